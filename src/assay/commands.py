@@ -1,0 +1,14 @@
+"""Command registration: the core commands plus each feature package's sub-commands."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Attach every command to the root app. Feature packages add one line each below."""
+    from assay import core_cli
+
+    core_cli.register(app)
+    # Feature packages: each module exposes ``register(app)``.
+    # (calibration, tez, gate/baseline/compare, runs/report are mounted here)

@@ -1,0 +1,39 @@
+"""Core commands: ``assay validate`` and ``assay metrics`` (``assay run`` lives in run_cli)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate)
+    app.command("metrics")(metrics)
+
+
+def validate(
+    dataset: Annotated[Path, typer.Argument(help="Dataset file (.yml, .yaml, .json, .jsonl).")],
+) -> None:
+    """Check a dataset against the schema and report the first problem precisely."""
+    from assay.dataset import load_dataset
+    from assay.metrics.base import resolve_all
+
+    loaded = load_dataset(dataset)
+    resolve_all(loaded.metrics)
+    tags = sorted({tag for sample in loaded.samples for tag in sample.tags})
+    typer.echo(
+        f"{dataset}: ok ({len(loaded.samples)} samples, {len(loaded.metrics)} default metrics, "
+        f"{len(tags)} tags, schema {loaded.schema_version})"
+    )
+
+
+def metrics() -> None:
+    """List every metric assay can resolve, one line each."""
+    from assay.metrics.base import catalogue
+
+    rows = catalogue()
+    width = max(len(name) for name, _ in rows)
+    for name, description in rows:
+        typer.echo(f"{name.ljust(width)}  {description}")

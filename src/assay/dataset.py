@@ -1,0 +1,320 @@
+"""Golden datasets: samples, the dataset document, and its YAML/JSON/JSONL loaders.
+
+assay reads its own ``assay.dataset.v1`` files and padosoft's ``eval-harness.dataset.v1``
+files unchanged. Validation is strict and every error names the file, the sample (index or
+id) and the field, so a user can fix a 5,000-sample file without guessing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from assay.errors import DatasetError, InputError
+
+DATASET_SCHEMA = "assay.dataset.v1"
+LEGACY_DATASET_SCHEMA = "eval-harness.dataset.v1"
+SUPPORTED_DATASET_SCHEMAS = (DATASET_SCHEMA, LEGACY_DATASET_SCHEMA)
+MAX_DATASET_BYTES = 512 * 1024 * 1024
+
+
+class Sample(BaseModel):
+    """One golden example: what the system gets, what it should say, and how to slice it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    input: dict[str, Any]
+    expected_output: Any
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_as_string(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("must be a string, not a boolean")
+        if isinstance(value, int):
+            return str(value)
+        return value
+
+    @property
+    def tags(self) -> list[str]:
+        """Cohort tags: ``metadata.tags`` as a string or list, trimmed and de-duplicated."""
+        return normalise_tags(self.metadata.get("tags"))
+
+    @property
+    def row_hash(self) -> str:
+        """Stable identity of the sample's content (input + expected), independent of its id."""
+        return row_hash(self.input, self.expected_output)
+
+
+class MetricSpec(BaseModel):
+    """A metric named in a dataset: an alias plus its options."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    name: str = Field(min_length=1)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class Dataset(BaseModel):
+    """A golden dataset document (``assay.dataset.v1``, or padosoft's v1 read unchanged)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal["assay.dataset.v1", "eval-harness.dataset.v1"] = DATASET_SCHEMA
+    name: str = Field(min_length=1)
+    description: str | None = None
+    repetitions: int = Field(default=1, ge=1)
+    metrics: list[MetricSpec] = Field(default_factory=list)
+    gate: dict[str, Any] | None = None
+    providers: dict[str, Any] | None = None
+    rubric: Any = None
+    samples: list[Sample] = Field(min_length=1)
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _metric_aliases(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"name": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @field_validator("repetitions", mode="before")
+    @classmethod
+    def _digit_string_repetitions(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value.strip())
+        return value
+
+    def sample(self, sample_id: str) -> Sample:
+        for item in self.samples:
+            if item.id == sample_id:
+                return item
+        raise KeyError(sample_id)
+
+
+def normalise_tags(raw: Any) -> list[str]:
+    """Tags from a string or list: strings only, trimmed, empties dropped, order kept."""
+    items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    seen: dict[str, None] = {}
+    for item in items:
+        if isinstance(item, str) and item.strip():
+            seen.setdefault(item.strip(), None)
+    return list(seen)
+
+
+def canonical_json(value: Any) -> str:
+    """Compact JSON with sorted keys: the byte form that row hashes are taken over."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def row_hash(input_: Any, expected: Any) -> str:
+    return hashlib.sha256(
+        canonical_json({"input": input_, "expected": expected}).encode("utf-8")
+    ).hexdigest()
+
+
+# --------------------------------------------------------------------------- YAML / JSON
+
+class _VerbatimIdLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe YAML loader that keeps ``id:`` scalars exactly as written (``007`` stays ``"007"``)."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    loader.flatten_mapping(node)
+    result: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if (
+            key == "id"
+            and isinstance(value_node, yaml.ScalarNode)
+            and value_node.tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+        ):
+            value: Any = value_node.value
+        else:
+            value = loader.construct_object(value_node, deep=True)
+        try:
+            result[key] = value
+        except TypeError as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"unhashable mapping key {key!r}", key_node.start_mark
+            ) from exc
+    return result
+
+
+_VerbatimIdLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+
+
+def read_text(path: Path, error: type[InputError] = DatasetError) -> str:
+    """Read a UTF-8 file with errors that name it (missing, too large, not UTF-8)."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise error(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
+    if size > MAX_DATASET_BYTES:
+        raise error(f"file is {size} bytes; the limit is {MAX_DATASET_BYTES}", file=str(path))
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise error(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise error(f"not valid UTF-8 (byte {exc.start}, line {line})", file=str(path)) from None
+
+
+def parse_document(text: str, path: Path, error: type[InputError] = DatasetError) -> Any:
+    """Parse YAML or JSON by extension; unknown extensions try JSON, then YAML."""
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return _parse_json(text, path, error)
+    if suffix in (".yml", ".yaml"):
+        return _parse_yaml(text, path, error)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return _parse_yaml(text, path, error)
+
+
+def _parse_json(text: str, path: Path, error: type[InputError]) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", file=str(path)) from None
+    except RecursionError:
+        raise error("JSON is nested too deeply", file=str(path)) from None
+
+
+def _parse_yaml(text: str, path: Path, error: type[InputError]) -> Any:
+    try:
+        return yaml.load(text, Loader=_VerbatimIdLoader)  # noqa: S506 - safe loader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise error(f"not valid YAML: {problem}{where}", file=str(path)) from None
+    except RecursionError:
+        raise error("YAML is nested too deeply", file=str(path)) from None
+
+
+def iter_jsonl(text: str, path: Path, error: type[InputError]) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, value)`` for each non-blank JSONL line."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise error(f"line {number} is not valid JSON: {exc.msg}", file=str(path)) from None
+
+
+# --------------------------------------------------------------------------- validation
+
+def _sample_label(raw_samples: Any, index: int) -> str | int:
+    if isinstance(raw_samples, list) and 0 <= index < len(raw_samples):
+        item = raw_samples[index]
+        if isinstance(item, Mapping):
+            sid = item.get("id")
+            if isinstance(sid, (str, int)) and not isinstance(sid, bool) and str(sid):
+                return str(sid)
+    return index
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return type(value).__name__
+
+
+def dataset_from_data(data: Any, *, source: str = "<dataset>") -> Dataset:
+    """Validate a parsed document into a :class:`Dataset` with precise error messages."""
+    if not isinstance(data, Mapping):
+        raise DatasetError(f"the document must be a mapping with 'name' and 'samples'; got {_describe(data)}", file=source)
+    version = data.get("schema_version", DATASET_SCHEMA)
+    if version not in SUPPORTED_DATASET_SCHEMAS:
+        raise DatasetError(
+            f"unsupported value {version!r}; supported: {', '.join(SUPPORTED_DATASET_SCHEMAS)}",
+            file=source,
+            field="schema_version",
+        )
+    raw_samples = data.get("samples")
+    if isinstance(raw_samples, list):
+        _check_duplicate_ids(raw_samples, source)
+    try:
+        return Dataset.model_validate(dict(data))
+    except ValidationError as exc:
+        raise _translate(exc, raw_samples, source, DatasetError) from None
+
+
+def _check_duplicate_ids(raw_samples: list[Any], source: str) -> None:
+    seen: dict[str, int] = {}
+    for index, item in enumerate(raw_samples):
+        if not isinstance(item, Mapping):
+            continue
+        sid = item.get("id")
+        if isinstance(sid, bool) or not isinstance(sid, (str, int)):
+            continue
+        key = str(sid)
+        if key in seen:
+            raise DatasetError(
+                f"duplicate id {key!r} (first used by sample #{seen[key]}, repeated at #{index})",
+                file=source,
+                sample=key,
+                field="id",
+            )
+        seen[key] = index
+
+
+def _translate(exc: ValidationError, raw_samples: Any, source: str, error: type[InputError]) -> InputError:
+    first = exc.errors()[0]
+    loc = list(first["loc"])
+    sample: str | int | None = None
+    if len(loc) >= 2 and loc[0] == "samples" and isinstance(loc[1], int):
+        sample = _sample_label(raw_samples, loc[1])
+        loc = loc[2:]
+    field = ".".join(str(part) for part in loc) or None
+    message = first["msg"]
+    if first["type"] == "missing":
+        message = "required field is missing"
+    elif first["type"] == "extra_forbidden":
+        message = "unknown field (check the spelling; see docs/datasets.md)"
+    elif first["type"] in ("dict_type", "model_type"):
+        message = f"must be a mapping; got {_describe(first.get('input'))}"
+    elif first["type"] == "list_type":
+        message = f"must be a list; got {_describe(first.get('input'))}"
+    elif first["type"] == "too_short" and field == "samples":
+        message = "must declare at least one sample"
+    elif first["type"] == "literal_error" and field == "schema_version":
+        message = f"unsupported value; supported: {', '.join(SUPPORTED_DATASET_SCHEMAS)}"
+    extra = len(exc.errors()) - 1
+    if extra:
+        message += f" (and {extra} more error{'s' if extra > 1 else ''})"
+    return error(message, file=source, sample=sample, field=field)
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Load a dataset from ``.yml``/``.yaml``, ``.json`` or ``.jsonl`` (one sample per line)."""
+    path = Path(path)
+    text = read_text(path)
+    if path.suffix.lower() == ".jsonl":
+        samples = [value for _, value in iter_jsonl(text, path, DatasetError)]
+        data: Any = {"name": path.stem, "samples": samples}
+    else:
+        data = parse_document(text, path)
+    return dataset_from_data(data, source=str(path))

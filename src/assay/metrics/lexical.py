@@ -1,0 +1,1 @@
+"""Placeholder until the family lands in this session."""

@@ -1,0 +1,161 @@
+"""What the system under test said: the :class:`Output` contract and saved-outputs files.
+
+A system under test answers with a string, or a mapping with ``output`` plus optional
+``retrieved`` (ranked ids or ``{id, text}``), ``trajectory`` and ``usage``. Saved-outputs files
+use padosoft's ``outputs`` wrapper (JSON or YAML) or JSONL with one ``{id, output}`` per line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.errors import OutputsError, SystemUnderTestError
+
+OUTPUTS_SCHEMA = "assay.outputs.v1"
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieved:
+    """One retrieved document: its id and, when known, its text."""
+
+    id: str
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """The system under test's answer for one sample."""
+
+    text: str
+    retrieved: tuple[Retrieved, ...] | None = None
+    trajectory: Mapping[str, Any] | None = None
+    usage: Mapping[str, Any] | None = field(default=None, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"output": self.text}
+        if self.retrieved is not None:
+            data["retrieved"] = [{"id": r.id, "text": r.text} if r.text else r.id for r in self.retrieved]
+        if self.trajectory is not None:
+            data["trajectory"] = dict(self.trajectory)
+        if self.usage is not None:
+            data["usage"] = dict(self.usage)
+        return data
+
+
+def parse_retrieved(raw: Any, *, where: str = "retrieved") -> tuple[Retrieved, ...]:
+    """Ranked entries from ids or ``{id, text}`` objects; duplicates keep their best rank."""
+    if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
+        raise ValueError(f"'{where}' must be a list of ids or {{id, text}} objects")
+    seen: set[str] = set()
+    items: list[Retrieved] = []
+    for position, entry in enumerate(raw):
+        if isinstance(entry, str) and entry:
+            item = Retrieved(entry)
+        elif isinstance(entry, Mapping) and isinstance(entry.get("id"), str) and entry["id"]:
+            text = entry.get("text")
+            item = Retrieved(entry["id"], text if isinstance(text, str) else "")
+        elif isinstance(entry, int) and not isinstance(entry, bool):
+            item = Retrieved(str(entry))
+        else:
+            raise ValueError(f"'{where}[{position}]' must be a non-empty id or an object with a non-empty 'id'")
+        if item.id not in seen:
+            seen.add(item.id)
+            items.append(item)
+    return tuple(items)
+
+
+def coerce_output(value: Any) -> Output:
+    """Turn whatever a system under test returned into an :class:`Output`, or explain why not."""
+    if isinstance(value, Output):
+        return value
+    if isinstance(value, str):
+        return Output(value)
+    if isinstance(value, Mapping):
+        text = value.get("output", value.get("actual_output"))
+        if not isinstance(text, str):
+            raise SystemUnderTestError(
+                f"returned a mapping whose 'output' is {type(text).__name__}; expected a string"
+            )
+        retrieved = None
+        if value.get("retrieved") is not None:
+            try:
+                retrieved = parse_retrieved(value["retrieved"])
+            except ValueError as exc:
+                raise SystemUnderTestError(str(exc)) from None
+        trajectory = value.get("trajectory")
+        usage = value.get("usage")
+        return Output(
+            text,
+            retrieved,
+            trajectory if isinstance(trajectory, Mapping) else None,
+            usage if isinstance(usage, Mapping) else None,
+        )
+    raise SystemUnderTestError(
+        f"returned {type(value).__name__}; expected a string or a mapping with 'output'"
+    )
+
+
+def _entry_output(entry: Any, *, sample_id: str, path: Path) -> Output:
+    try:
+        return coerce_output(entry)
+    except SystemUnderTestError as exc:
+        raise OutputsError(str(exc).replace("returned", "saved output is", 1), file=str(path), sample=sample_id, field="output") from None
+
+
+def load_outputs(path: str | Path) -> dict[str, Output]:
+    """Read a saved-outputs file into ``{sample_id: Output}``."""
+    from assay.dataset import iter_jsonl, parse_document, read_text
+
+    path = Path(path)
+    text = read_text(path, OutputsError)
+    outputs: dict[str, Output] = {}
+
+    def add(sample_id: Any, entry: Any, where: str) -> None:
+        if isinstance(sample_id, bool) or not isinstance(sample_id, (str, int)) or str(sample_id) == "":
+            raise OutputsError(f"{where} needs a non-empty string 'id'", file=str(path), field="id")
+        key = str(sample_id)
+        if key in outputs:
+            raise OutputsError(f"duplicate id {key!r} ({where})", file=str(path), sample=key, field="id")
+        outputs[key] = _entry_output(entry, sample_id=key, path=path)
+
+    if path.suffix.lower() == ".jsonl":
+        for number, value in iter_jsonl(text, path, OutputsError):
+            if not isinstance(value, Mapping):
+                raise OutputsError(f"line {number} must be an object with 'id' and 'output'", file=str(path))
+            add(value.get("id"), {k: v for k, v in value.items() if k != "id"}, f"line {number}")
+        return outputs
+
+    data = parse_document(text, path, OutputsError)
+    if not isinstance(data, Mapping) or "outputs" not in data:
+        raise OutputsError("a top-level 'outputs' wrapper is required", file=str(path), field="outputs")
+    body = data["outputs"]
+    if isinstance(body, Mapping):
+        for key, entry in body.items():
+            add(key, entry, f"outputs.{key}")
+    elif isinstance(body, list):
+        for index, entry in enumerate(body):
+            if not isinstance(entry, Mapping):
+                raise OutputsError(f"outputs[{index}] must be an object with 'id' and 'actual_output'", file=str(path))
+            add(entry.get("id"), {k: v for k, v in entry.items() if k != "id"}, f"outputs[{index}]")
+    else:
+        raise OutputsError("'outputs' must be a mapping of id to text or a list of entries", file=str(path), field="outputs")
+    return outputs
+
+
+def check_outputs_cover(outputs: Mapping[str, Output], sample_ids: Sequence[str], *, path: str) -> None:
+    """Saved outputs must answer exactly the dataset's samples: name what is missing or unknown."""
+    wanted = set(sample_ids)
+    missing = [sid for sid in sample_ids if sid not in outputs]
+    unknown = [sid for sid in outputs if sid not in wanted]
+
+    def preview(ids: list[str]) -> str:
+        shown = ", ".join(repr(i) for i in ids[:10])
+        return shown + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+
+    if missing:
+        raise OutputsError(f"no saved output for {len(missing)} sample(s): {preview(missing)}", file=path)
+    if unknown:
+        raise OutputsError(f"{len(unknown)} id(s) are not in the dataset: {preview(unknown)}", file=path)

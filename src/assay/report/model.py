@@ -1,0 +1,219 @@
+"""The report contract (``assay.report.v1``): pydantic models for every key a report holds.
+
+The JSON Schema shipped in ``assay/schemas/report.v1.json`` is generated from these models;
+evolve them additively (new optional keys only) so dashboards and gates keep working.
+Undefined statistics are ``None`` (``n/a`` in text), never a made-up 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+REPORT_SCHEMA = "assay.report.v1"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Bucket(_Model):
+    """One histogram bucket; the last one is closed on the right so 1.0 lands in it."""
+
+    lower: float
+    upper: float
+    count: int
+
+
+class MetricAggregate(_Model):
+    """Aggregates of one metric over every scored execution."""
+
+    name: str
+    attempted: int = Field(description="executions the metric was asked to score")
+    scored: int
+    failed: int = Field(description="executions where the metric raised a failure")
+    skipped: int = Field(description="executions not scored because the system under test failed")
+    coverage: float | None = Field(description="scored / attempted")
+    mean: float | None
+    p50: float | None
+    p95: float | None
+    min: float | None
+    max: float | None
+    pass_rate: float | None = Field(description="share of scored executions with score >= 0.5")
+    histogram: list[Bucket]
+
+
+class CohortMetric(_Model):
+    name: str
+    scored: int
+    failed: int
+    mean: float | None
+    p50: float | None
+    p95: float | None
+    pass_rate: float | None
+
+
+class Cohort(_Model):
+    """Aggregates over the executions whose sample carries one tag (or no tag at all)."""
+
+    name: str | None = Field(description="the tag; null for the untagged bucket")
+    label: str
+    is_untagged: bool
+    samples: int = Field(description="executions in the cohort")
+    metrics: list[CohortMetric]
+
+
+class ModelUsage(_Model):
+    model: str
+    calls: int
+    cached_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost_usd: float | None = Field(description="null when the model has no price")
+    priced: bool
+
+
+class UsageBlock(_Model):
+    """Provider accounting: tokens, locally measured latency and cost."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    latency_ms_total: float = 0.0
+    latency_ms_mean: float | None = None
+    latency_ms_max: float | None = None
+    cost_usd: float | None = Field(default=None, description="priced spend; null when nothing was priced")
+    complete: bool = Field(default=True, description="false when some calls used an unpriced model")
+    unpriced_models: list[str] = Field(default_factory=list)
+    models: list[ModelUsage] = Field(default_factory=list)
+
+
+class Usage(UsageBlock):
+    per_metric: dict[str, UsageBlock] = Field(default_factory=dict)
+
+
+class RowScore(_Model):
+    score: float
+    passed: bool
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class Row(_Model):
+    """One execution of one sample: its scores and errors; no input, expected or metadata."""
+
+    id: str
+    row_hash: str
+    repetition: int
+    tags: list[str]
+    passed: bool = Field(description="no failure and every metric scored >= 0.5")
+    scores: dict[str, RowScore]
+    errors: dict[str, str] = Field(default_factory=dict, description="metric name (or 'system-under-test') -> message")
+
+
+class Failure(_Model):
+    sample_id: str
+    repetition: int
+    stage: Literal["system-under-test", "metric"]
+    metric: str | None
+    message: str
+
+
+class Interval(_Model):
+    low: float
+    high: float
+    confidence: float
+
+
+class SampleAggregate(_Model):
+    """Per-sample view across repetitions (present when a run has more than one)."""
+
+    id: str
+    row_hash: str
+    repetitions: int
+    passed: int
+    errored: int
+    pass_rate: float
+    pass_rate_ci: Interval
+    unstable: bool
+    score_mean: float | None
+    score_stddev: float | None
+
+
+class Repetitions(_Model):
+    count: int
+    unstable_samples: list[str]
+    samples: list[SampleAggregate]
+
+
+class Budget(_Model):
+    limit_usd: float
+    spent_usd: float
+    halted: bool
+    completed_executions: int
+    reason: str | None = None
+
+
+class SystemUnderTestInfo(_Model):
+    kind: Literal["saved-outputs", "python", "http", "none"]
+    target: str | None = None
+
+
+class RunInfo(_Model):
+    run_id: str
+    assay_version: str
+    started_at: str
+    finished_at: str
+    duration_seconds: float
+    system_under_test: SystemUnderTestInfo
+    repetitions: int
+    halted: bool = False
+    halt_reason: str | None = None
+    embedding_provider: str | None = Field(default=None, description="e.g. 'hashing (test only)'")
+    judge_model: str | None = None
+
+
+class DatasetInfo(_Model):
+    name: str
+    schema_version: str
+    path: str | None = None
+    samples: int
+
+
+class Summary(_Model):
+    total_samples: int
+    total_executions: int
+    total_failures: int
+    sut_failures: int
+    metric_failures: int
+    pass_rate: float | None = Field(description="share of executions that passed every metric with no failure")
+    macro_f1: float | None = Field(description="mean pass-rate over metrics with at least one score")
+    macro_f1_excluded: list[str] = Field(default_factory=list, description="metrics left out of macro-F1: no score at all")
+
+
+class Report(_Model):
+    """A complete evaluation report."""
+
+    schema_version: Literal["assay.report.v1"] = REPORT_SCHEMA
+    dataset: DatasetInfo
+    run: RunInfo
+    summary: Summary
+    metrics: list[MetricAggregate]
+    cohorts: list[Cohort]
+    usage: Usage
+    repetitions: Repetitions | None = None
+    budget: Budget | None = None
+    gate: dict[str, Any] | None = Field(default=None, description="gate outcome (assay.gate), when one ran")
+    comparison: dict[str, Any] | None = Field(default=None, description="baseline comparison summary, when one ran")
+    warnings: list[str] = Field(default_factory=list)
+    failures: list[Failure]
+    rows: list[Row]
+
+    def metric(self, name: str) -> MetricAggregate:
+        for aggregate in self.metrics:
+            if aggregate.name == name:
+                return aggregate
+        raise KeyError(name)
