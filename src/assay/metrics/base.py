@@ -8,6 +8,7 @@ metrics); the runner awaits it. A metric that cannot score a sample raises
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import math
@@ -155,6 +156,17 @@ def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
         name, options = spec.name, spec.options
     else:
         raise MetricConfigError(f"a metric must be an alias, a 'module:Class' path or a Metric; got {type(spec).__name__}")
+    options = dict(options)
+    label = options.pop("as", None)
+    if label is not None and (not isinstance(label, str) or not _NAME.match(label)):
+        raise MetricConfigError(f"metric '{name}': 'as' must be a kebab-case name; got {label!r}")
+    metric = _resolve_named(name, options)
+    if label is not None:
+        metric = _renamed(metric, label)
+    return metric
+
+
+def _resolve_named(name: str, options: Mapping[str, Any]) -> Metric:
     _load_builtins()
     if name in _BUILTINS:
         return _build(_BUILTINS[name], options, name)
@@ -169,6 +181,17 @@ def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
         return _build(_import_path(name), options, name)
     known = ", ".join(sorted(_BUILTINS) + sorted(plugins))
     raise MetricConfigError(f"unknown metric '{name}'. Known metrics: {known}")
+
+
+def _renamed(metric: Metric, label: str) -> Metric:
+    """The same metric reported under another name (two variants of one metric in a run)."""
+    if dataclasses.is_dataclass(metric):
+        return dataclasses.replace(metric, name=label)  # type: ignore[type-var]
+    try:
+        metric.name = label
+    except AttributeError:
+        raise MetricConfigError(f"metric '{metric.name}' cannot be renamed with 'as'") from None
+    return metric
 
 
 def resolve_all(specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]]) -> list[Metric]:

@@ -1,1 +1,179 @@
-"""Placeholder until the family lands in this session."""
+"""Lexical metrics: exact-match, contains, regex and rouge-l. Offline, exact, free."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import regex
+from rapidfuzz.distance import LCSseq
+
+from assay.errors import MetricConfigError, MetricError
+from assay.metrics.base import MetricScore, clamp01, expected_string, register
+
+if TYPE_CHECKING:
+    from assay.dataset import Sample
+    from assay.outputs import Output
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased maximal runs of Unicode letters and digits (the rouge-l/bertscore tokens)."""
+    return _TOKEN.findall(text.lower())
+
+
+@register("exact-match", "1.0 when the output equals expected_output byte for byte, else 0.0")
+@dataclass(frozen=True)
+class ExactMatch:
+    """Strict equality: no trimming, no case folding."""
+
+    name: str = "exact-match"
+
+    def score(self, sample: Sample, output: Output) -> MetricScore:
+        expected = expected_string(sample, self.name)
+        match = output.text == expected
+        return MetricScore(1.0 if match else 0.0, {"match": match})
+
+
+@register("contains", "1.0 when expected_output occurs inside the output (case-sensitive by default)")
+@dataclass(frozen=True)
+class Contains:
+    """Substring membership; never true for an empty expected string."""
+
+    name: str = "contains"
+    case_sensitive: bool = True
+
+    def score(self, sample: Sample, output: Output) -> MetricScore:
+        expected = expected_string(sample, self.name, non_empty=True)
+        haystack = output.text
+        if not self.case_sensitive:
+            expected, haystack = expected.casefold(), haystack.casefold()
+        match = expected in haystack
+        return MetricScore(1.0 if match else 0.0, {"match": match})
+
+
+_BRACKETS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+_FLAGS = {
+    "i": regex.IGNORECASE,
+    "m": regex.MULTILINE,
+    "s": regex.DOTALL,
+    "x": regex.VERBOSE,
+    "u": regex.UNICODE,
+}
+
+
+def parse_delimited(pattern: str) -> tuple[str, int, bool]:
+    """Split a PHP-style ``/body/flags`` pattern into (body, flags, anchored)."""
+    if len(pattern) < 2:
+        raise MetricError("regex pattern must be delimited, like /ORD-\\d{6}/i")
+    opener = pattern[0]
+    if opener.isalnum() or opener.isspace() or opener == "\\":
+        raise MetricError(f"regex pattern must start with a delimiter such as '/'; got {opener!r}")
+    closer = _BRACKETS.get(opener, opener)
+    end = pattern.rfind(closer)
+    if end <= 0:
+        raise MetricError(f"regex pattern has no closing delimiter {closer!r}")
+    body, modifiers = pattern[1:end], pattern[end + 1 :]
+    flags, anchored = 0, False
+    for modifier in modifiers:
+        if modifier in _FLAGS:
+            flags |= _FLAGS[modifier]
+        elif modifier == "A":
+            anchored = True
+        elif modifier == "D":
+            body = _dollar_end_only(body)
+        elif modifier == "U":
+            raise MetricError("regex modifier 'U' (ungreedy) is not supported; write lazy quantifiers (*?, +?) instead")
+        elif modifier.isspace():
+            continue
+        else:
+            raise MetricError(f"unknown regex modifier {modifier!r}")
+    return body, flags, anchored
+
+
+def _dollar_end_only(body: str) -> str:
+    # PCRE's D: a trailing unescaped '$' matches only at the very end (Python's \Z).
+    if body.endswith("$") and not body.endswith("\\$"):
+        return body[:-1] + r"\Z"
+    return body
+
+
+@register("regex", "1.0 when the delimited pattern in expected_output matches the output (search)")
+@dataclass(frozen=True)
+class Regex:
+    """PCRE-style delimited pattern, search semantics, with a hard time bound per sample."""
+
+    name: str = "regex"
+    timeout_s: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not (0 < self.timeout_s <= 60):
+            raise MetricConfigError("regex timeout_s must be in (0, 60] seconds")
+
+    def score(self, sample: Sample, output: Output) -> MetricScore:
+        pattern = expected_string(sample, self.name)
+        body, flags, anchored = parse_delimited(pattern)
+        try:
+            compiled = regex.compile(body, flags)
+        except regex.error as exc:
+            raise MetricError(f"invalid regex pattern: {exc}") from None
+        try:
+            finder = compiled.match if anchored else compiled.search
+            match = finder(output.text, timeout=self.timeout_s) is not None
+        except TimeoutError:
+            raise MetricError(
+                f"regex did not finish within {self.timeout_s:g}s (catastrophic backtracking?)"
+            ) from None
+        return MetricScore(1.0 if match else 0.0, {"match": match})
+
+
+def rouge_l_counts(reference: list[str], candidate: list[str]) -> int:
+    """Length of the longest common subsequence of two token lists."""
+    return int(LCSseq.similarity(reference, candidate))
+
+
+@register("rouge-l", "F-measure of the longest common token subsequence (Lin, 2004), beta=1 by default")
+@dataclass(frozen=True)
+class RougeL:
+    """ROUGE-L over Unicode-aware tokens; LCS computed by rapidfuzz."""
+
+    name: str = "rouge-l"
+    beta: float = 1.0
+    max_tokens: int = 1024
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise MetricConfigError("rouge-l max_tokens must be at least 1")
+        if not self.beta > 0:
+            raise MetricConfigError("rouge-l beta must be positive")
+
+    def _tokens(self, text: str, field: str) -> list[str]:
+        tokens = tokenize(text)
+        if len(tokens) > self.max_tokens:
+            raise MetricError(
+                f"{field} has {len(tokens)} tokens; rouge-l supports at most {self.max_tokens} "
+                "(raise max_tokens to allow longer texts)"
+            )
+        return tokens
+
+    def score(self, sample: Sample, output: Output) -> MetricScore:
+        reference = self._tokens(expected_string(sample, self.name), "expected_output")
+        candidate = self._tokens(output.text, "output")
+        if not reference and not candidate:
+            return MetricScore(1.0, {"lcs_tokens": 0, "precision": 1.0, "recall": 1.0})
+        if not reference or not candidate:
+            return MetricScore(0.0, {"lcs_tokens": 0, "precision": 0.0, "recall": 0.0})
+        lcs = rouge_l_counts(reference, candidate)
+        precision = lcs / len(candidate)
+        recall = lcs / len(reference)
+        if lcs == 0:
+            f_measure = 0.0
+        else:
+            beta2 = self.beta * self.beta
+            f_measure = (1 + beta2) * precision * recall / (recall + beta2 * precision)
+        return MetricScore(
+            clamp01(f_measure),
+            {"lcs_tokens": lcs, "precision": precision, "recall": recall},
+        )
