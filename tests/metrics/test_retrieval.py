@@ -149,7 +149,7 @@ def test_linear_ndcg_with_fractional_gains_matches_numpy() -> None:
         docs = [f"d{n}" for n in range(rng.randint(1, 30))]
         levels = {doc: round(rng.uniform(0, 4), 3) for doc in docs}
         levels[docs[0]] = 2.5
-        ranking = rng.sample(docs + ["x1", "x2"], rng.randint(1, len(docs) + 2))
+        ranking = rng.sample([*docs, "x1", "x2"], rng.randint(1, len(docs) + 2))
         k = rng.randint(1, 12)
         ours = NDCGAtK(k=k).score(sample(levels), ids_output(*ranking)).value
         assert ours == pytest.approx(numpy_ndcg(levels, ranking, k, exponential=False), abs=1e-9)  # type: ignore[arg-type]
@@ -231,7 +231,7 @@ def test_k_resolution(metadata: dict[str, Any], option: int | None, k: int) -> N
 
 @pytest.mark.parametrize("bad", [0, -1, "0", "three", "3.5", 2.0, True, [3], {"k": 3}])
 def test_bad_metadata_k_is_a_metric_error(bad: Any) -> None:
-    with pytest.raises(MetricError, match="metadata.k must be a positive integer"):
+    with pytest.raises(MetricError, match=r"metadata\.k must be a positive integer"):
         RecallAtK().score(sample(["a"], k=bad), ids_output("a"))
 
 
