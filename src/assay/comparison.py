@@ -168,7 +168,7 @@ class Comparison(_Model):
         """Distinct (metric, scope) pairs with at least one statistic regressed."""
         return _distinct(self.regressions)
 
-    def summary(self) -> dict[str, object]:
+    def summary_dict(self) -> dict[str, object]:
         """A compact JSON-safe digest, for embedding in a report's ``comparison`` key."""
         return {
             "schema_version": self.schema_version,

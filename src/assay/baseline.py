@@ -1,0 +1,233 @@
+"""Baselines: the report a run is compared against, pinned per dataset.
+
+``assay baseline set REPORT`` copies the report into ``.assay/baselines/<slug>.report.json``
+and writes a pointer ``.assay/baselines/<slug>.json`` (``assay.baseline.v1``) next to it, so
+the baseline survives the original file being deleted and can be committed to the
+repository. ``--compare`` accepts ``baseline`` (that pointer), ``latest`` (the newest other
+run of the dataset in the run store) or a path to a report JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from assay.errors import InputError, StoreError, UsageError
+from assay.report.model import Report
+
+BASELINE_SCHEMA = "assay.baseline.v1"
+BASELINE_DIR_ENV = "ASSAY_BASELINE_DIR"
+DEFAULT_BASELINE_DIR = Path(".assay") / "baselines"
+
+
+class BaselineSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    finished_at: str
+    macro_f1: float | None
+    pass_rate: float | None
+    total_samples: int
+    total_executions: int
+    total_failures: int
+    repetitions: int
+
+
+class BaselinePointer(BaseModel):
+    """Which report is the baseline of one dataset (``assay.baseline.v1``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal["assay.baseline.v1"] = BASELINE_SCHEMA
+    dataset: str
+    report_path: str = Field(description="the pinned copy, relative to the pointer's folder")
+    report_sha256: str
+    source: str = Field(description="where the report was taken from (a path or 'run:<id>')")
+    set_at: str
+    summary: BaselineSummary
+
+
+def baseline_dir(root: Path | None = None) -> Path:
+    """``$ASSAY_BASELINE_DIR``, else ``<root or cwd>/.assay/baselines``."""
+    configured = os.environ.get(BASELINE_DIR_ENV)
+    if configured:
+        return Path(configured)
+    return (root or Path.cwd()) / DEFAULT_BASELINE_DIR
+
+
+def slug(dataset: str) -> str:
+    """A file-name-safe form of a dataset name (unsafe characters become '_')."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", dataset).lstrip(".")
+    return cleaned or "dataset"
+
+
+def load_report(path: Path) -> Report:
+    """Read and validate a report JSON; malformed or foreign documents raise InputError."""
+    from assay.dataset import read_text
+
+    text = read_text(Path(path), InputError)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON (line {exc.lineno}): {exc.msg}", file=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputError("a report must be a JSON object", file=str(path))
+    version = data.get("schema_version")
+    if version != "assay.report.v1":
+        raise InputError(
+            f"unsupported schema_version {version!r}; expected 'assay.report.v1'",
+            file=str(path),
+            field="schema_version",
+        )
+    try:
+        return Report.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InputError(f"not a valid assay report: {first['msg']}", file=str(path), field=where) from None
+
+
+def _summary(report: Report) -> BaselineSummary:
+    return BaselineSummary(
+        run_id=report.run.run_id,
+        finished_at=report.run.finished_at,
+        macro_f1=report.summary.macro_f1,
+        pass_rate=report.summary.pass_rate,
+        total_samples=report.summary.total_samples,
+        total_executions=report.summary.total_executions,
+        total_failures=report.summary.total_failures,
+        repetitions=report.run.repetitions,
+    )
+
+
+def set_baseline(report: Report, *, source: str, root: Path | None = None) -> tuple[Path, BaselinePointer]:
+    """Pin ``report`` as its dataset's baseline; returns the pointer path and pointer."""
+    from assay.fileio import write_atomic
+
+    folder = baseline_dir(root)
+    name = slug(report.dataset.name)
+    body = report.model_dump_json(indent=2) + "\n"
+    copy = folder / f"{name}.report.json"
+    write_atomic(copy, body)
+    pointer = BaselinePointer(
+        dataset=report.dataset.name,
+        report_path=copy.name,
+        report_sha256=hashlib.sha256(body.encode("utf-8")).hexdigest(),
+        source=source,
+        set_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        summary=_summary(report),
+    )
+    path = folder / f"{name}.json"
+    write_atomic(path, pointer.model_dump_json(indent=2) + "\n")
+    return path, pointer
+
+
+def read_pointer(dataset: str, *, root: Path | None = None) -> tuple[Path, BaselinePointer] | None:
+    """The dataset's pointer, or None when no baseline was set."""
+    path = baseline_dir(root) / f"{slug(dataset)}.json"
+    if not path.is_file():
+        return None
+    try:
+        pointer = BaselinePointer.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InputError(f"not a valid baseline pointer: {first['msg']}", file=str(path), field=where) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    return path, pointer
+
+
+def list_pointers(*, root: Path | None = None) -> list[tuple[Path, BaselinePointer]]:
+    folder = baseline_dir(root)
+    found = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        if path.name.endswith(".report.json"):
+            continue
+        try:
+            found.append((path, BaselinePointer.model_validate_json(path.read_text(encoding="utf-8"))))
+        except (ValidationError, OSError):
+            continue
+    return found
+
+
+def load_baseline(dataset: str, *, root: Path | None = None) -> Report | None:
+    """The pinned baseline report of ``dataset``; None when none is set."""
+    found = read_pointer(dataset, root=root)
+    if found is None:
+        return None
+    path, pointer = found
+    report_path = path.parent / pointer.report_path
+    if not report_path.is_file():
+        raise InputError(f"the baseline report {report_path} is missing; set the baseline again", file=str(path))
+    return load_report(report_path)
+
+
+def report_from_run(run_id: str, *, store_path: Path | None = None) -> Report:
+    """The report of a run kept in the run store."""
+    from assay.rebuild import report_from_store
+    from assay.store import RunStore
+
+    store = RunStore(store_path)
+    try:
+        return report_from_store(store, run_id)
+    finally:
+        store.close()
+
+
+def latest_report(dataset: str, *, exclude_run_id: str | None, store_path: Path | None = None) -> Report | None:
+    """The newest finished run of ``dataset`` in the run store, other than ``exclude_run_id``."""
+    from assay.store import RunStore, store_path as default_store
+
+    path = store_path or default_store()
+    if not Path(path).is_file():
+        return None
+    from assay.rebuild import report_from_store
+
+    store = RunStore(path)
+    try:
+        for record in store.list_runs(limit=10_000):
+            if record.dataset_name != dataset or record.run_id == exclude_run_id:
+                continue
+            if record.status != "finished":
+                continue
+            return report_from_store(store, record.run_id)
+    finally:
+        store.close()
+    return None
+
+
+def report_from_argument(target: str, *, store_path: Path | None = None) -> tuple[Report, str]:
+    """A report from a path to a report JSON, else from a run id in the store."""
+    path = Path(target)
+    if path.is_file():
+        return load_report(path), str(path)
+    try:
+        return report_from_run(target, store_path=store_path), f"run:{target}"
+    except StoreError as exc:
+        raise UsageError(f"{target!r} is neither a report file nor a stored run ({exc})") from None
+
+
+def resolve_reference(
+    target: str,
+    current: Report,
+    *,
+    root: Path | None = None,
+    store_path: Path | None = None,
+) -> Report | None:
+    """The report named by ``--compare``: 'baseline', 'latest' or a path. None = not found."""
+    if target == "baseline":
+        return load_baseline(current.dataset.name, root=root)
+    if target == "latest":
+        return latest_report(current.dataset.name, exclude_run_id=current.run.run_id, store_path=store_path)
+    path = Path(target)
+    if not path.exists():
+        raise UsageError(f"--compare {target}: no such file (use 'baseline', 'latest' or a report JSON path)")
+    return load_report(path)
