@@ -184,7 +184,8 @@ def report_from_run(run_id: str, *, store_path: Path | None = None) -> Report:
 
 def latest_report(dataset: str, *, exclude_run_id: str | None, store_path: Path | None = None) -> Report | None:
     """The newest finished run of ``dataset`` in the run store, other than ``exclude_run_id``."""
-    from assay.store import RunStore, store_path as default_store
+    from assay.store import RunStore
+    from assay.store import store_path as default_store
 
     path = store_path or default_store()
     if not Path(path).is_file():
