@@ -8,15 +8,11 @@ stdout or ``--out``; progress and diagnostics go to stderr.
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
 
 import typer
 
+from assay.console import EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, fail, warn
 from assay.errors import AssayError
-
-EXIT_OK = 0
-EXIT_GATE_FAILED = 1
-EXIT_USAGE = 2
 
 app = typer.Typer(
     name="assay",
@@ -25,16 +21,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    """Print a one-line error to stderr and exit; never a traceback for a user mistake."""
-    typer.echo(f"assay: error: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def warn(message: str) -> None:
-    typer.echo(f"assay: warning: {message}", err=True)
 
 
 # --- sub-command registration ------------------------------------------------------------
@@ -57,5 +43,4 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
+__all__ = ["EXIT_GATE_FAILED", "EXIT_OK", "EXIT_USAGE", "app", "fail", "main", "warn"]

@@ -7,8 +7,9 @@ import typer
 
 def register(app: typer.Typer) -> None:
     """Attach every command to the root app. Feature packages add one line each below."""
-    from assay import core_cli
+    from assay import core_cli, run_cli
 
     core_cli.register(app)
+    run_cli.register(app)
     # Feature packages: each module exposes ``register(app)``.
     # (calibration, tez, gate/baseline/compare, runs/report are mounted here)

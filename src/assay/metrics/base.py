@@ -157,6 +157,7 @@ def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
     else:
         raise MetricConfigError(f"a metric must be an alias, a 'module:Class' path or a Metric; got {type(spec).__name__}")
     options = dict(options)
+    options.pop("tags", None)  # scoping is the runner's business; see resolve_scoped
     label = options.pop("as", None)
     if label is not None and (not isinstance(label, str) or not _NAME.match(label)):
         raise MetricConfigError(f"metric '{name}': 'as' must be a kebab-case name; got {label!r}")
@@ -192,6 +193,39 @@ def _renamed(metric: Metric, label: str) -> Metric:
     except AttributeError:
         raise MetricConfigError(f"metric '{metric.name}' cannot be renamed with 'as'") from None
     return metric
+
+
+Scopes = dict[str, frozenset[str]]
+
+
+def _scope(spec: Any) -> frozenset[str] | None:
+    """The ``tags`` a metric spec is limited to (None: every sample)."""
+    from assay.dataset import MetricSpec, normalise_tags
+
+    options = spec.options if isinstance(spec, MetricSpec) else spec if isinstance(spec, Mapping) else {}
+    if "tags" not in options:
+        return None
+    tags = normalise_tags(options["tags"])
+    if not tags:
+        raise MetricConfigError("a metric's 'tags' must be a tag or a non-empty list of tags")
+    return frozenset(tags)
+
+
+def resolve_scoped(specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]]) -> tuple[list[Metric], Scopes]:
+    """Resolve metrics plus their tag scopes: a scoped metric scores only samples with one of its tags."""
+    specs = list(specs)
+    metrics = resolve_all(specs)
+    scopes: Scopes = {}
+    for spec, metric in zip(specs, metrics):
+        scope = _scope(spec)
+        if scope is not None:
+            scopes[metric.name] = scope
+    return metrics, scopes
+
+
+def applies(scopes: Mapping[str, frozenset[str]], metric: str, tags: Iterable[str]) -> bool:
+    scope = scopes.get(metric)
+    return scope is None or not scope.isdisjoint(tags)
 
 
 def resolve_all(specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]]) -> list[Metric]:

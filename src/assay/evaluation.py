@@ -1,0 +1,186 @@
+"""One evaluation from start to report: plan, run, store, aggregate.
+
+This is the library entry point behind ``assay run``::
+
+    report = assay.evaluate(dataset, sut=SavedOutputs(...), metrics=resolve_all([...]))
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from assay.dataset import Dataset
+from assay.errors import UsageError
+from assay.metrics.base import Metric
+from assay.outputs import Output
+from assay.rebuild import builder_from_store
+from assay.report.aggregate import ExecutionResult, ReportBuilder
+from assay.report.model import DatasetInfo, Report, RunInfo
+from assay.runner import Runner, plan
+from assay.store import RunStore, new_run_id
+from assay.sut import SystemUnderTest
+
+ProgressHook = Callable[[int], None]
+
+
+@dataclass
+class RunOptions:
+    """How to run: repetitions, concurrency, persistence and resumption."""
+
+    repetitions: int | None = None
+    sut_concurrency: int = 8
+    run_id: str | None = None
+    resume: bool = False
+    retry_errors: bool = False
+    dataset_path: str | None = None
+    extra_info: dict[str, str | None] = field(default_factory=dict)
+
+
+@dataclass
+class RunState:
+    """What a caller may watch while a run goes (progress) or stop it with (halt)."""
+
+    run_id: str = ""
+    total: int = 0
+    done: int = 0
+    halted: bool = False
+    halt_reason: str | None = None
+    should_stop: Callable[[], bool] = lambda: False
+    on_result: Callable[[ExecutionResult], None] | None = None
+
+
+def _iso(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="milliseconds")
+
+
+def evaluate(
+    dataset: Dataset,
+    *,
+    sut: SystemUnderTest,
+    metrics: Sequence[Metric],
+    options: RunOptions | None = None,
+    store: RunStore | None = None,
+    state: RunState | None = None,
+    warnings: Sequence[str] = (),
+    scopes: Mapping[str, frozenset[str]] | None = None,
+) -> Report:
+    """Run every sample through the system under test and the metrics; return the report."""
+    options = options or RunOptions()
+    state = state or RunState()
+    repetitions = options.repetitions or dataset.repetitions
+    metric_names = [m.name for m in metrics]
+    started = time.time()
+
+    run_id = options.run_id or new_run_id()
+    state.run_id = run_id
+    skip: set[tuple[str, int]] = set()
+    if store is not None:
+        if options.resume:
+            record = store.get_run(run_id)
+            if record.dataset_name != dataset.name:
+                raise UsageError(f"run '{run_id}' is for dataset '{record.dataset_name}', not '{dataset.name}'")
+            stored_metrics = record.config.get("metrics", [])
+            if stored_metrics != metric_names:
+                raise UsageError(
+                    f"run '{run_id}' used metrics {stored_metrics}; resume it with the same metrics (got {metric_names})"
+                )
+            repetitions = int(record.config.get("repetitions", repetitions))
+            skip = store.done_keys(run_id, include_errored=not options.retry_errors)
+            store.set_status(run_id, "running")
+        else:
+            store.create_run(
+                run_id,
+                dataset_name=dataset.name,
+                dataset_path=options.dataset_path,
+                config={
+                    "metrics": metric_names,
+                    "scopes": {name: sorted(tags) for name, tags in (scopes or {}).items()},
+                    "repetitions": repetitions,
+                    "system_under_test": sut.describe().model_dump(),
+                    "dataset_schema_version": dataset.schema_version,
+                    "dataset_samples": len(dataset.samples),
+                    **options.extra_info,
+                },
+            )
+    elif options.resume:
+        raise UsageError("--resume needs the run store (do not combine it with --no-store)")
+
+    sample_tags = {s.id: s.tags for s in dataset.samples}
+    hashes = {s.id: s.row_hash for s in dataset.samples}
+    positions = {s.id: i for i, s in enumerate(dataset.samples)}
+    builder = ReportBuilder(metric_names, scopes) if store is None else None
+    executions = plan(dataset.samples, repetitions, skip)
+    state.total = len(executions)
+
+    def on_result(result: ExecutionResult, output: Output | None) -> None:
+        if store is not None:
+            store.record(
+                run_id,
+                result,
+                output.to_json() if output is not None else None,
+                position=positions[result.sample_id],
+                tags=sample_tags[result.sample_id],
+                row_hash=hashes[result.sample_id],
+            )
+        else:
+            assert builder is not None
+            builder.add(result, sample_tags[result.sample_id], hashes[result.sample_id])
+        state.done += 1
+        if state.on_result is not None:
+            state.on_result(result)
+
+    runner = Runner(
+        metrics,
+        sut,
+        on_result=on_result,
+        sut_concurrency=options.sut_concurrency,
+        should_stop=state.should_stop,
+        scopes=scopes,
+    )
+    status = "interrupted"
+    try:
+        runner.run(executions)
+        status = "halted" if runner.stopped_early else "finished"
+    finally:
+        if store is not None:
+            store.set_status(run_id, status)
+    if runner.stopped_early:
+        state.halted = True
+
+    if store is not None:
+        builder = builder_from_store(store, run_id)
+    assert builder is not None
+    builder.sort(positions)
+    finished = time.time()
+    report = builder.build(
+        dataset=DatasetInfo(
+            name=dataset.name,
+            schema_version=dataset.schema_version,
+            path=options.dataset_path,
+            samples=len(dataset.samples),
+        ),
+        run=RunInfo(
+            run_id=run_id,
+            assay_version=_version(),
+            started_at=_iso(started),
+            finished_at=_iso(finished),
+            duration_seconds=round(max(0.0, finished - started), 3),
+            system_under_test=sut.describe(),
+            repetitions=repetitions,
+            halted=state.halted,
+            halt_reason=state.halt_reason if state.halted else None,
+            embedding_provider=options.extra_info.get("embedding_provider"),
+            judge_model=options.extra_info.get("judge_model"),
+        ),
+        warnings=warnings,
+    )
+    return report
+
+
+def _version() -> str:
+    from assay import __version__
+
+    return __version__

@@ -1,0 +1,52 @@
+"""Reports rebuilt from the run store: ``assay report RUN_ID`` and the end of every stored run."""
+
+from __future__ import annotations
+
+from assay.report.aggregate import ReportBuilder
+from assay.report.model import DatasetInfo, Report, RunInfo, SystemUnderTestInfo
+from assay.store import RunStore
+
+
+def builder_from_store(store: RunStore, run_id: str) -> ReportBuilder:
+    """Fold every stored execution of a run, in dataset order, into a fresh builder."""
+    config = store.get_run(run_id).config
+    scopes = {name: frozenset(tags) for name, tags in config.get("scopes", {}).items()}
+    builder = ReportBuilder(list(config.get("metrics", [])), scopes)
+    for result, tags, row_hash in store.iter_results(run_id):
+        builder.add(result, tags, row_hash)
+    return builder
+
+
+def report_from_store(store: RunStore, run_id: str) -> Report:
+    """The report of a stored run, without the dataset and without rerunning anything."""
+    from datetime import datetime
+
+    from assay import __version__
+
+    record = store.get_run(run_id)
+    builder = builder_from_store(store, run_id)
+    started = datetime.fromisoformat(record.created_at)
+    finished = datetime.fromisoformat(record.updated_at)
+    warnings = [] if record.status == "finished" else [f"run status is '{record.status}': the report covers finished work only"]
+    info = record.config
+    return builder.build(
+        dataset=DatasetInfo(
+            name=record.dataset_name,
+            schema_version=str(info.get("dataset_schema_version", "assay.dataset.v1")),
+            path=record.dataset_path,
+            samples=int(info.get("dataset_samples", builder.sample_count)),
+        ),
+        run=RunInfo(
+            run_id=run_id,
+            assay_version=__version__,
+            started_at=record.created_at,
+            finished_at=record.updated_at,
+            duration_seconds=round(max(0.0, (finished - started).total_seconds()), 3),
+            system_under_test=SystemUnderTestInfo.model_validate(info.get("system_under_test", {"kind": "none"})),
+            repetitions=int(info.get("repetitions", 1)),
+            halted=record.status == "halted",
+            embedding_provider=info.get("embedding_provider"),
+            judge_model=info.get("judge_model"),
+        ),
+        warnings=warnings,
+    )

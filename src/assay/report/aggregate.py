@@ -1,0 +1,479 @@
+"""From execution results to a :class:`Report`: aggregates, cohorts, histograms, usage.
+
+:class:`ReportBuilder` consumes results one at a time (from a live run or from the run store),
+keeping only compact per-metric score arrays and one small row per execution, so a report over
+100,000 samples needs no list of full outputs in memory.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from assay.metrics.base import PASS_THRESHOLD, applies
+from assay.report.model import (
+    Bucket,
+    Cohort,
+    CohortMetric,
+    DatasetInfo,
+    Failure,
+    Interval,
+    MetricAggregate,
+    ModelUsage,
+    Repetitions,
+    Report,
+    Row,
+    RowScore,
+    RunInfo,
+    SampleAggregate,
+    Summary,
+    Usage,
+    UsageBlock,
+)
+
+SUT_STAGE = "system-under-test"
+HISTOGRAM_BUCKETS = 10
+UNTAGGED_LABEL = "(untagged)"
+_ROUND = 10**10
+
+
+@dataclass(slots=True)
+class ScoreResult:
+    """One metric's outcome on one execution: a value, or an error message."""
+
+    value: float | None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    usage: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(slots=True)
+class ExecutionResult:
+    """Everything one (sample, repetition) produced; the unit the store commits."""
+
+    sample_id: str
+    repetition: int
+    scores: dict[str, ScoreResult]
+    sut_error: str | None = None
+    sut_usage: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return self.sut_error is None and all(
+            s.error is None and s.value is not None and s.value >= PASS_THRESHOLD for s in self.scores.values()
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sut_error": self.sut_error,
+            "sut_usage": [dict(u) for u in self.sut_usage],
+            "scores": {
+                name: {
+                    "value": s.value,
+                    "details": dict(s.details),
+                    "error": s.error,
+                    "usage": [dict(u) for u in s.usage],
+                }
+                for name, s in self.scores.items()
+            },
+        }
+
+    @classmethod
+    def from_json(cls, sample_id: str, repetition: int, data: Mapping[str, Any]) -> ExecutionResult:
+        return cls(
+            sample_id,
+            repetition,
+            {
+                name: ScoreResult(s["value"], s.get("details") or {}, s.get("error"), tuple(s.get("usage") or ()))
+                for name, s in data.get("scores", {}).items()
+            },
+            data.get("sut_error"),
+            tuple(data.get("sut_usage") or ()),
+        )
+
+
+# --------------------------------------------------------------------------- statistics
+
+def percentile(sorted_values: np.ndarray, q: float) -> float | None:
+    """Linear-interpolation percentile (numpy 'linear', Excel PERCENTILE.INC); None if empty."""
+    if sorted_values.size == 0:
+        return None
+    return float(np.percentile(sorted_values, q, method="linear"))
+
+
+def histogram(values: np.ndarray, buckets: int = HISTOGRAM_BUCKETS) -> list[Bucket]:
+    """Equal-width buckets over [0, 1]; scores rounded to 10 decimals first, 1.0 in the last bucket.
+
+    Bucketing uses integer arithmetic on the rounded score, so 0.3 lands in [0.3, 0.4) and
+    0.7 - 0.4 does too, with no float artefacts at the edges.
+    """
+    counts = np.zeros(buckets, dtype=np.int64)
+    if values.size:
+        scaled = np.rint(values * _ROUND).astype(np.int64)
+        index = np.minimum((scaled * buckets) // _ROUND, buckets - 1)
+        counts = np.bincount(index, minlength=buckets)
+    return [
+        Bucket(lower=round(i / buckets, 10), upper=round((i + 1) / buckets, 10), count=int(counts[i]))
+        for i in range(buckets)
+    ]
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
+    """Wilson score interval for a binomial proportion."""
+    from scipy.stats import norm
+
+    if n <= 0:
+        return Interval(low=0.0, high=1.0, confidence=confidence)
+    z = float(norm.ppf(0.5 + confidence / 2))
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = (z / denom) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return Interval(low=max(0.0, centre - half), high=min(1.0, centre + half), confidence=confidence)
+
+
+def _mean(values: np.ndarray) -> float | None:
+    return float(values.mean()) if values.size else None
+
+
+def _pass_rate(values: np.ndarray) -> float | None:
+    return float((values >= PASS_THRESHOLD).mean()) if values.size else None
+
+
+# --------------------------------------------------------------------------- usage
+
+class UsageAccumulator:
+    """Sums per-call usage records overall, per metric and per model."""
+
+    def __init__(self) -> None:
+        self.total = _UsageSum()
+        self.per_metric: dict[str, _UsageSum] = defaultdict(_UsageSum)
+
+    def add(self, metric: str, records: Iterable[Mapping[str, Any]]) -> None:
+        for record in records:
+            self.total.add(record)
+            self.per_metric[metric].add(record)
+
+    def build(self) -> Usage:
+        base = self.total.build()
+        return Usage(**base.model_dump(), per_metric={m: s.build() for m, s in sorted(self.per_metric.items())})
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int) and value >= 0:
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return 0
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+class _UsageSum:
+    def __init__(self) -> None:
+        self.calls = self.cached = self.prompt = self.completion = self.total_tokens = 0
+        self.latencies: list[float] = []
+        self.cost = 0.0
+        self.priced_calls = 0
+        self.unpriced: set[str] = set()
+        self.models: dict[str, dict[str, Any]] = {}
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        model = str(record.get("model") or "(unnamed model)")
+        cached = bool(record.get("cached"))
+        prompt, completion = _int(record.get("prompt_tokens")), _int(record.get("completion_tokens"))
+        total = _int(record.get("total_tokens")) or prompt + completion
+        cost = _finite(record.get("cost_usd"))
+        entry = self.models.setdefault(
+            model, {"calls": 0, "cached": 0, "prompt": 0, "completion": 0, "total": 0, "cost": 0.0, "priced": True}
+        )
+        self.calls += 1
+        entry["calls"] += 1
+        if cached:
+            # A cache hit costs nothing now; its tokens were paid for by an earlier run.
+            self.cached += 1
+            entry["cached"] += 1
+            return
+        self.prompt += prompt
+        self.completion += completion
+        self.total_tokens += total
+        entry["prompt"] += prompt
+        entry["completion"] += completion
+        entry["total"] += total
+        latency = _finite(record.get("latency_ms"))
+        if latency is not None:
+            self.latencies.append(latency)
+        if cost is None:
+            self.unpriced.add(model)
+            entry["priced"] = False
+        else:
+            self.cost += cost
+            self.priced_calls += 1
+            entry["cost"] += cost
+
+    def build(self) -> UsageBlock:
+        return UsageBlock(
+            calls=self.calls,
+            cached_calls=self.cached,
+            prompt_tokens=self.prompt,
+            completion_tokens=self.completion,
+            total_tokens=self.total_tokens,
+            latency_ms_total=round(sum(self.latencies), 3),
+            latency_ms_mean=round(sum(self.latencies) / len(self.latencies), 3) if self.latencies else None,
+            latency_ms_max=round(max(self.latencies), 3) if self.latencies else None,
+            cost_usd=round(self.cost, 8) if self.priced_calls else None,
+            complete=not self.unpriced,
+            unpriced_models=sorted(self.unpriced),
+            models=[
+                ModelUsage(
+                    model=name,
+                    calls=e["calls"],
+                    cached_calls=e["cached"],
+                    prompt_tokens=e["prompt"],
+                    completion_tokens=e["completion"],
+                    total_tokens=e["total"],
+                    cost_usd=round(e["cost"], 8) if e["priced"] else None,
+                    priced=e["priced"],
+                )
+                for name, e in sorted(self.models.items())
+            ],
+        )
+
+
+# --------------------------------------------------------------------------- builder
+
+class _Scores:
+    """Scores of one metric within one slice (overall or a cohort)."""
+
+    __slots__ = ("failed", "skipped", "values")
+
+    def __init__(self) -> None:
+        self.values = array("d")
+        self.failed = 0
+        self.skipped = 0
+
+
+class ReportBuilder:
+    """Accumulates execution results and produces the report."""
+
+    def __init__(self, metric_names: Sequence[str], scopes: Mapping[str, frozenset[str]] | None = None) -> None:
+        self.metric_names = list(metric_names)
+        self.scopes = dict(scopes or {})
+        self._hashes: dict[str, str] = {}
+        self._overall: dict[str, _Scores] = {m: _Scores() for m in self.metric_names}
+        self._cohorts: dict[str | None, dict[str, _Scores]] = {}
+        self._cohort_sizes: dict[str | None, int] = defaultdict(int)
+        self.rows: list[Row] = []
+        self.failures: list[Failure] = []
+        self.usage = UsageAccumulator()
+        self.executions = 0
+        self.passed = 0
+        self.sut_failures = 0
+        self.metric_failures = 0
+        self._per_sample: dict[str, list[tuple[bool, bool, float | None]]] = defaultdict(list)
+        self.spent_usd = 0.0
+
+    def _slices(self, tags: list[str]) -> list[dict[str, _Scores]]:
+        keys: list[str | None] = list(tags) if tags else [None]
+        slices = [self._overall]
+        for key in keys:
+            self._cohort_sizes[key] += 1
+            if key not in self._cohorts:
+                self._cohorts[key] = {m: _Scores() for m in self.metric_names}
+            slices.append(self._cohorts[key])
+        return slices
+
+    def add(self, result: ExecutionResult, tags: list[str], row_hash: str) -> None:
+        """Fold one execution in; ``tags`` and ``row_hash`` come from its sample."""
+        self._hashes[result.sample_id] = row_hash
+        slices = self._slices(tags)
+        self.executions += 1
+        errors: dict[str, str] = {}
+        scores: dict[str, RowScore] = {}
+        if result.sut_error is not None:
+            self.sut_failures += 1
+            errors[SUT_STAGE] = result.sut_error
+            self.failures.append(
+                Failure.model_construct(
+                    sample_id=result.sample_id, repetition=result.repetition, stage=SUT_STAGE, metric=None, message=result.sut_error
+                )
+            )
+            self.usage.add(SUT_STAGE, result.sut_usage)
+        for name in self.metric_names:
+            outcome = result.scores.get(name)
+            if outcome is None:
+                if result.sut_error is not None and applies(self.scopes, name, tags):
+                    for part in slices:
+                        part[name].skipped += 1
+                continue
+            self.usage.add(name, outcome.usage)
+            self.spent_usd += sum(_finite(u.get("cost_usd")) or 0.0 for u in outcome.usage if not u.get("cached"))
+            if outcome.error is not None or outcome.value is None:
+                message = outcome.error or "metric produced no score"
+                self.metric_failures += 1
+                errors[name] = message
+                self.failures.append(
+                    Failure.model_construct(
+                        sample_id=result.sample_id, repetition=result.repetition, stage="metric", metric=name, message=message
+                    )
+                )
+                for part in slices:
+                    part[name].failed += 1
+                continue
+            for part in slices:
+                part[name].values.append(outcome.value)
+            scores[name] = RowScore.model_construct(
+                score=outcome.value, passed=outcome.value >= PASS_THRESHOLD, details=dict(outcome.details)
+            )
+        passed = result.passed
+        self.passed += passed
+        self.rows.append(
+            Row.model_construct(
+                id=result.sample_id,
+                row_hash=row_hash,
+                repetition=result.repetition,
+                tags=list(tags),
+                passed=passed,
+                scores=scores,
+                errors=errors,
+            )
+        )
+        values = [s.score for s in scores.values()]
+        self._per_sample[result.sample_id].append(
+            (passed, bool(errors), sum(values) / len(values) if values else None)
+        )
+
+    @property
+    def sample_count(self) -> int:
+        return len(self._per_sample)
+
+    def sort(self, positions: Mapping[str, int]) -> None:
+        """Put rows and failures in dataset order (a concurrent run finishes out of order)."""
+        end = len(positions)
+        self.rows.sort(key=lambda r: (positions.get(r.id, end), r.repetition))
+        self.failures.sort(key=lambda f: (positions.get(f.sample_id, end), f.repetition))
+
+    # ----------------------------------------------------------------------- build
+
+    def _metric_aggregate(self, name: str, scores: _Scores) -> MetricAggregate:
+        values = np.sort(np.frombuffer(scores.values, dtype=np.float64)) if scores.values else np.empty(0)
+        attempted = values.size + scores.failed + scores.skipped
+        return MetricAggregate(
+            name=name,
+            attempted=attempted,
+            scored=int(values.size),
+            failed=scores.failed,
+            skipped=scores.skipped,
+            coverage=values.size / attempted if attempted else None,
+            mean=_mean(values),
+            p50=percentile(values, 50),
+            p95=percentile(values, 95),
+            min=float(values[0]) if values.size else None,
+            max=float(values[-1]) if values.size else None,
+            pass_rate=_pass_rate(values),
+            histogram=histogram(values),
+        )
+
+    def _cohort(self, key: str | None) -> Cohort:
+        metrics = []
+        for name in self.metric_names:
+            scores = self._cohorts[key][name]
+            values = np.sort(np.frombuffer(scores.values, dtype=np.float64)) if scores.values else np.empty(0)
+            metrics.append(
+                CohortMetric(
+                    name=name,
+                    scored=int(values.size),
+                    failed=scores.failed,
+                    mean=_mean(values),
+                    p50=percentile(values, 50),
+                    p95=percentile(values, 95),
+                    pass_rate=_pass_rate(values),
+                )
+            )
+        return Cohort(
+            name=key,
+            label=key if key is not None else UNTAGGED_LABEL,
+            is_untagged=key is None,
+            samples=self._cohort_sizes[key],
+            metrics=metrics,
+        )
+
+    def _repetitions(self, count: int) -> Repetitions | None:
+        if count <= 1:
+            return None
+        aggregates = []
+        for sample_id, runs in self._per_sample.items():
+            n = len(runs)
+            passed = sum(1 for p, _, _ in runs if p)
+            means = np.array([m for _, _, m in runs if m is not None], dtype=np.float64)
+            aggregates.append(
+                SampleAggregate(
+                    id=sample_id,
+                    row_hash=self._hashes.get(sample_id, ""),
+                    repetitions=n,
+                    passed=passed,
+                    errored=sum(1 for _, e, _ in runs if e),
+                    pass_rate=passed / n,
+                    pass_rate_ci=wilson_interval(passed, n),
+                    unstable=n > 1 and 0 < passed < n,
+                    score_mean=float(means.mean()) if means.size else None,
+                    score_stddev=float(means.std()) if means.size else None,
+                )
+            )
+        return Repetitions(
+            count=count,
+            unstable_samples=[a.id for a in aggregates if a.unstable],
+            samples=aggregates,
+        )
+
+    def build(self, *, dataset: DatasetInfo, run: RunInfo, warnings: Sequence[str] = ()) -> Report:
+        metrics = [self._metric_aggregate(name, self._overall[name]) for name in self.metric_names]
+        rates = [m.pass_rate for m in metrics if m.pass_rate is not None]
+        excluded = [m.name for m in metrics if m.pass_rate is None]
+        tagged = sorted((k for k in self._cohorts if k is not None), key=lambda t: t.encode("utf-8"))
+        cohorts = [self._cohort(k) for k in tagged]
+        if None in self._cohorts:
+            cohorts.append(self._cohort(None))
+        all_warnings = list(warnings)
+        if excluded:
+            all_warnings.append(
+                "no score at all for " + ", ".join(excluded) + "; left out of macro-F1 (see failures)"
+            )
+        summary = Summary(
+            total_samples=len(self._per_sample),
+            total_executions=self.executions,
+            total_failures=len(self.failures),
+            sut_failures=self.sut_failures,
+            metric_failures=self.metric_failures,
+            pass_rate=self.passed / self.executions if self.executions else None,
+            macro_f1=sum(rates) / len(rates) if rates else None,
+            macro_f1_excluded=excluded,
+        )
+        return Report.model_construct(
+            schema_version="assay.report.v1",
+            dataset=dataset,
+            run=run,
+            summary=summary,
+            metrics=metrics,
+            cohorts=cohorts,
+            usage=self.usage.build(),
+            repetitions=self._repetitions(run.repetitions),
+            budget=None,
+            gate=None,
+            comparison=None,
+            warnings=all_warnings,
+            failures=self.failures,
+            rows=self.rows,
+        )

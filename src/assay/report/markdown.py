@@ -1,0 +1,121 @@
+"""Markdown view of a report, in the layout of seed 000 ("A complete report at a glance").
+
+Diff-stable: fixed section order, four decimals, user strings escaped and single-lined.
+"""
+
+from __future__ import annotations
+
+import html
+
+from assay.report.model import Report
+
+_MAX_FAILURES = 200
+
+
+def fmt(value: float | None, digits: int = 4) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def cell(text: str) -> str:
+    """Escape a user string for a table cell: HTML, pipes, backticks, newlines."""
+    text = " ".join(str(text).split())
+    return html.escape(text, quote=False).replace("|", "\\|").replace("`", "\\`")
+
+
+def render_markdown(report: Report) -> str:
+    s = report.summary
+    out: list[str] = [f"# Eval report — {cell(report.dataset.name)}", ""]
+    out.append(
+        f"_Run {cell(report.run.run_id)} completed in {report.run.duration_seconds:.2f}s over "
+        f"{s.total_samples} samples ({s.total_executions} executions, {s.total_failures} failures captured)._"
+    )
+    if report.run.halted:
+        out += ["", f"**Run halted:** {cell(report.run.halt_reason or 'stopped early')}"]
+    for warning in report.warnings:
+        out += ["", f"> warning: {cell(warning)}"]
+
+    out += ["", "## Summary", "", "| field | value |", "| --- | --- |"]
+    out.append(f"| system under test | {cell(report.run.system_under_test.kind)} {cell(report.run.system_under_test.target or '')} |")
+    out.append(f"| samples | {s.total_samples} |")
+    out.append(f"| executions | {s.total_executions} |")
+    out.append(f"| repetitions | {report.run.repetitions} |")
+    out.append(f"| failures (system under test / metric) | {s.sut_failures} / {s.metric_failures} |")
+    out.append(f"| pass-rate (every metric >= 0.5) | {fmt(s.pass_rate)} |")
+    if report.run.embedding_provider:
+        out.append(f"| embedding provider | {cell(report.run.embedding_provider)} |")
+    if report.run.judge_model:
+        out.append(f"| judge model | {cell(report.run.judge_model)} |")
+
+    out += [
+        "",
+        "## Per-metric aggregates",
+        "",
+        "| metric | mean | p50 | p95 | pass-rate (>= 0.5) | scored | failed |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for m in report.metrics:
+        out.append(
+            f"| {cell(m.name)} | {fmt(m.mean)} | {fmt(m.p50)} | {fmt(m.p95)} | {fmt(m.pass_rate)} | "
+            f"{m.scored} | {m.failed + m.skipped} |"
+        )
+    out += ["", f"## Macro-F1 (avg pass-rate across all metrics): {fmt(s.macro_f1)}"]
+    if s.macro_f1_excluded:
+        out += ["", f"_Left out (no score at all): {cell(', '.join(s.macro_f1_excluded))}._"]
+
+    usage = report.usage
+    if usage.calls:
+        cost = "unpriced" if usage.cost_usd is None else f"${usage.cost_usd:.6f}"
+        if usage.unpriced_models:
+            cost += f" (unpriced: {cell(', '.join(usage.unpriced_models))})"
+        out += [
+            "",
+            "## Usage summary",
+            "",
+            "| calls | cached | prompt tokens | completion tokens | total tokens | mean latency ms | cost |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+            f"| {usage.calls} | {usage.cached_calls} | {usage.prompt_tokens} | {usage.completion_tokens} | "
+            f"{usage.total_tokens} | {fmt(usage.latency_ms_mean, 2)} | {cost} |",
+        ]
+
+    if report.repetitions is not None:
+        reps = report.repetitions
+        out += ["", "## Sampling", "", f"{reps.count} repetitions per sample; {len(reps.unstable_samples)} unstable samples."]
+        if reps.unstable_samples:
+            out += ["", "### Unstable samples", "", "| sample | passed | pass-rate | 95% interval |", "| --- | --- | --- | --- |"]
+            for agg in reps.samples:
+                if agg.unstable:
+                    out.append(
+                        f"| {cell(agg.id)} | {agg.passed}/{agg.repetitions} | {fmt(agg.pass_rate)} | "
+                        f"{fmt(agg.pass_rate_ci.low)}–{fmt(agg.pass_rate_ci.high)} |"
+                    )
+
+    out += ["", "## Cohorts by metadata.tags", "", "| cohort | samples | metric | mean | pass-rate |", "| --- | --- | --- | --- | --- |"]
+    for cohort in report.cohorts:
+        for m in cohort.metrics:
+            if m.scored + m.failed == 0:
+                continue  # the metric does not apply to this cohort
+            out.append(f"| {cell(cohort.label)} | {cohort.samples} | {cell(m.name)} | {fmt(m.mean)} | {fmt(m.pass_rate)} |")
+
+    out += ["", "## Score histograms"]
+    for m in report.metrics:
+        out += ["", f"### {cell(m.name)}", "", "| bucket | count |", "| --- | --- |"]
+        last = len(m.histogram) - 1
+        for i, bucket in enumerate(m.histogram):
+            label = f"{bucket.lower:.1f}-{bucket.upper:.1f}" + (" inclusive" if i == last else "")
+            out.append(f"| {label} | {bucket.count} |")
+
+    if report.gate is not None:
+        out += ["", "## Gate", "", f"**{'passed' if report.gate.get('passed') else 'FAILED'}**"]
+        for failure in report.gate.get("failures", []):
+            out.append(f"- {cell(failure.get('message', ''))}")
+
+    out += ["", "## Failures", ""]
+    if not report.failures:
+        out.append("None.")
+    for failure in report.failures[:_MAX_FAILURES]:
+        where = failure.metric if failure.metric is not None else failure.stage
+        rep = f" (repetition {failure.repetition})" if report.run.repetitions > 1 else ""
+        out.append(f"- **sample <code>{cell(failure.sample_id)}</code> / {cell(where)}**{rep} - {cell(failure.message)}")
+    if len(report.failures) > _MAX_FAILURES:
+        out.append(f"- … and {len(report.failures) - _MAX_FAILURES} more (see the JSON report)")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,421 @@
+"""``assay run`` (the main job), ``assay runs`` and ``assay report``."""
+
+from __future__ import annotations
+
+import random
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from assay.console import EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, fail, warn
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+    app.command("runs")(runs)
+    app.command("report")(report)
+
+
+_FORMATS = ("json", "md", "html", "junit")
+
+
+def _write(text: str, out: Path | None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from assay.fileio import write_atomic
+
+    write_atomic(out, text)
+
+
+def render(report_obj: Any, fmt: str, comparison: Any = None) -> str:
+    """Render a report in one of the supported formats."""
+    if fmt == "json":
+        return report_obj.model_dump_json(indent=2) + "\n"
+    if fmt == "md":
+        from assay.report.markdown import render_markdown
+
+        return render_markdown(report_obj)
+    if fmt == "html":
+        from assay.report.html import render_html
+
+        return render_html(report_obj, comparison)
+    if fmt == "junit":
+        from assay.report.junit import render_junit
+
+        return render_junit(report_obj)
+    fail(f"--format must be one of {', '.join(_FORMATS)}; got {fmt!r}")
+
+
+def _select(dataset: Any, *, limit: int | None, sample_n: int | None, seed: int, tags: list[str], ids: list[str]) -> Any:
+    """Dataset selection for fast loops: --id, --tag, --sample N --seed S, --limit N."""
+    samples = list(dataset.samples)
+    if ids:
+        known = {s.id for s in samples}
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            fail(f"--id: no sample with id {', '.join(repr(i) for i in unknown)} in dataset '{dataset.name}'")
+        wanted = set(ids)
+        samples = [s for s in samples if s.id in wanted]
+    if tags:
+        wanted_tags = set(tags)
+        samples = [s for s in samples if wanted_tags.intersection(s.tags)]
+    if sample_n is not None:
+        if sample_n < 1:
+            fail("--sample must be at least 1")
+        rng = random.Random(seed)
+        picked = set(rng.sample(range(len(samples)), min(sample_n, len(samples))))
+        samples = [s for i, s in enumerate(samples) if i in picked]
+    if limit is not None:
+        if limit < 1:
+            fail("--limit must be at least 1")
+        samples = samples[:limit]
+    if not samples:
+        fail("the selection (--id/--tag/--sample/--limit) leaves no sample to run")
+    return dataset.model_copy(update={"samples": samples})
+
+
+def run(
+    dataset: Annotated[Path, typer.Argument(help="Golden dataset (.yml, .yaml, .json, .jsonl).")],
+    outputs: Annotated[Path | None, typer.Option("--outputs", envvar="ASSAY_OUTPUTS", help="Score a saved-outputs file.")] = None,
+    sut: Annotated[str | None, typer.Option("--sut", envvar="ASSAY_SUT", help="Python system under test, 'module:function'.")] = None,
+    sut_url: Annotated[str | None, typer.Option("--sut-url", envvar="ASSAY_SUT_URL", help="HTTP system under test: POST each sample's input as JSON.")] = None,
+    metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="Metric alias or 'module:Class' (repeatable); replaces the dataset's metrics.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", envvar="ASSAY_FORMAT", help="json | md | html | junit")] = "md",
+    out: Annotated[Path | None, typer.Option("--out", "-o", envvar="ASSAY_OUT", help="Write the report here instead of stdout.")] = None,
+    also: Annotated[list[str] | None, typer.Option("--also", help="Extra report files, FORMAT=PATH (repeatable), e.g. html=report.html.")] = None,
+    min_macro_f1: Annotated[float | None, typer.Option("--min-macro-f1", envvar="ASSAY_MIN_MACRO_F1", help="Fail (exit 1) below this macro-F1.")] = None,
+    min_pass_rate: Annotated[list[str] | None, typer.Option("--min-pass-rate", help="METRIC=X: fail below this pass-rate (repeatable).")] = None,
+    min_mean: Annotated[list[str] | None, typer.Option("--min-mean", help="METRIC=X: fail below this mean (repeatable).")] = None,
+    min_coverage: Annotated[list[str] | None, typer.Option("--min-coverage", help="METRIC=X: fail below this share of scored samples.")] = None,
+    max_failures: Annotated[int | None, typer.Option("--max-failures", envvar="ASSAY_MAX_FAILURES", help="Allow up to N captured failures (default 0).")] = None,
+    compare: Annotated[str | None, typer.Option("--compare", envvar="ASSAY_COMPARE", help="baseline | latest | PATH to a report JSON.")] = None,
+    max_regressions: Annotated[int | None, typer.Option("--max-regressions", envvar="ASSAY_MAX_REGRESSIONS", help="Regressions beyond noise allowed (default 0).")] = None,
+    repetitions: Annotated[int | None, typer.Option("--repetitions", envvar="ASSAY_REPETITIONS", help="Run each sample N times.")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-j", envvar="ASSAY_CONCURRENCY", help="Concurrent calls to the system under test.")] = 8,
+    budget_usd: Annotated[float | None, typer.Option("--budget-usd", envvar="ASSAY_BUDGET_USD", help="Stop before priced spend exceeds this.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N samples.")] = None,
+    sample_n: Annotated[int | None, typer.Option("--sample", help="A random N samples (see --seed).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for --sample.")] = 0,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Only samples with this tag (repeatable).")] = None,
+    sample_id: Annotated[list[str] | None, typer.Option("--id", help="Only this sample id (repeatable).")] = None,
+    resume: Annotated[str | None, typer.Option("--resume", envvar="ASSAY_RESUME", help="Continue run RUN_ID (or 'latest') without redoing finished work.")] = None,
+    retry_errors: Annotated[bool, typer.Option("--retry-errors", help="With --resume: redo only executions that failed.")] = False,
+    run_id: Annotated[str | None, typer.Option("--run-id", envvar="ASSAY_RUN_ID", help="Name the run (default: timestamp).")] = None,
+    store_path: Annotated[Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (default .assay/runs.db).")] = None,
+    no_store: Annotated[bool, typer.Option("--no-store", envvar="ASSAY_NO_STORE", help="Keep nothing on disk (no resume).")] = False,
+    judge_model: Annotated[str | None, typer.Option("--judge-model", envvar="ASSAY_JUDGE_MODEL", help="Chat model for judge metrics.")] = None,
+    embedding_model: Annotated[str | None, typer.Option("--embedding-model", envvar="ASSAY_EMBEDDING_MODEL", help="Embedding model.")] = None,
+    embedding_provider: Annotated[str | None, typer.Option("--embedding-provider", envvar="ASSAY_EMBEDDING_PROVIDER", help="openai | local | hashing")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", envvar="ASSAY_BASE_URL", help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL).")] = None,
+    provider_concurrency: Annotated[int | None, typer.Option("--provider-concurrency", envvar="ASSAY_PROVIDER_CONCURRENCY", help="Concurrent provider calls.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the provider cache.")] = False,
+    refresh_cache: Annotated[bool, typer.Option("--refresh-cache", help="Call providers again and overwrite cached answers.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", envvar="ASSAY_CACHE_DIR", help="Provider cache directory.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary on stderr.")] = False,
+) -> None:
+    """Run a dataset through a system under test (or saved outputs), score it, report, gate."""
+    from assay.dataset import load_dataset
+    from assay.evaluation import RunOptions, RunState, evaluate
+    from assay.metrics.base import resolve_scoped
+    from assay.outputs import check_outputs_cover, load_outputs
+    from assay.store import RunStore
+    from assay.sut import PythonTarget, SavedOutputs
+
+    if fmt not in _FORMATS:
+        fail(f"--format must be one of {', '.join(_FORMATS)}; got {fmt!r}")
+    chosen = [x for x in (outputs, sut, sut_url) if x is not None]
+    if len(chosen) != 1:
+        fail("give exactly one of --outputs FILE, --sut module:function or --sut-url URL")
+    if retry_errors and not resume:
+        fail("--retry-errors needs --resume RUN_ID")
+    if repetitions is not None and repetitions < 1:
+        fail(f"--repetitions must be a positive integer; got {repetitions}")
+    if budget_usd is not None and not budget_usd > 0:
+        fail(f"--budget-usd must be a positive amount in US dollars; got {budget_usd}")
+    extra_reports = _parse_also(also or [])
+
+    loaded = load_dataset(dataset)
+    specs: list[Any] = list(metric) if metric else list(loaded.metrics)
+    if not specs:
+        fail(f"{dataset}: no metrics: declare 'metrics:' in the dataset or pass --metric NAME")
+
+    provider_info = _configure_providers(
+        loaded,
+        {
+            "judge_model": judge_model,
+            "embedding_model": embedding_model,
+            "embedding_provider": embedding_provider,
+            "base_url": base_url,
+            "max_concurrency": provider_concurrency,
+            "cache_dir": str(cache_dir) if cache_dir else None,
+            "cache_mode": "off" if no_cache else "refresh" if refresh_cache else None,
+        },
+    )
+    metrics, scopes = resolve_scoped(specs)
+    families = {type(m).__module__.rsplit(".", 1)[-1] for m in metrics}
+    if "semantic" not in families:
+        provider_info.pop("embedding_provider", None)
+    if not families & {"judge", "rubric"}:
+        provider_info.pop("judge_model", None)
+
+    if outputs is not None:
+        saved = load_outputs(outputs)
+        check_outputs_cover(saved, [s.id for s in loaded.samples], path=str(outputs))
+        system: Any = SavedOutputs(saved, str(outputs))
+    elif sut is not None:
+        system = PythonTarget(sut)
+    else:
+        from assay.http_sut import HttpTarget
+
+        system = HttpTarget.from_environment(str(sut_url))
+
+    selected = _select(loaded, limit=limit, sample_n=sample_n, seed=seed, tags=tag or [], ids=sample_id or [])
+    store = None if no_store else RunStore(store_path)
+    resume_id = None
+    if resume is not None:
+        if store is None:
+            fail("--resume needs the run store (do not combine it with --no-store)")
+        resume_id = store.latest_run_id(loaded.name) if resume == "latest" else resume
+
+    state = RunState()
+    budget = None
+    if budget_usd is not None:
+        from assay.budget import BudgetGuard
+
+        budget = BudgetGuard(budget_usd, state)
+    progress = _Progress(enabled=not quiet and sys.stderr.isatty())
+    previous = state.on_result
+
+    def on_result(result: Any) -> None:
+        if budget is not None:
+            budget.observe(result)
+        progress.advance()
+        if previous is not None:
+            previous(result)
+
+    state.on_result = on_result
+    options = RunOptions(
+        repetitions=repetitions,
+        sut_concurrency=concurrency,
+        run_id=resume_id or run_id,
+        resume=resume_id is not None,
+        retry_errors=retry_errors,
+        dataset_path=str(dataset),
+        extra_info=provider_info,
+    )
+    try:
+        with progress.session(lambda: state.total):
+            report_obj = evaluate(
+                selected, sut=system, metrics=metrics, options=options, store=store, state=state, scopes=scopes
+            )
+    except KeyboardInterrupt:
+        if store is not None:
+            store.close()
+            command = _resume_command(state.run_id)
+            typer.echo(f"assay: interrupted; finished work is kept. Resume with:\n  {command}", err=True)
+        else:
+            typer.echo("assay: interrupted (no run store, nothing kept)", err=True)
+        raise typer.Exit(130) from None
+    finally:
+        if store is not None:
+            store.close()
+
+    if budget is not None:
+        report_obj = report_obj.model_copy(update={"budget": budget.block(state.done)})
+
+    comparison = None
+    if compare is not None:
+        comparison = _compare(report_obj, compare, store_path=store_path)
+    gate_result = _gate(
+        report_obj,
+        loaded,
+        comparison,
+        {
+            "min_macro_f1": min_macro_f1,
+            "min_pass_rate": min_pass_rate or [],
+            "min_mean": min_mean or [],
+            "min_coverage": min_coverage or [],
+            "max_failures": max_failures,
+            "max_regressions": max_regressions,
+        },
+    )
+    update: dict[str, Any] = {"gate": gate_result.model_dump(mode="json")}
+    if comparison is not None:
+        update["comparison"] = comparison.summary_dict()
+    report_obj = report_obj.model_copy(update=update)
+
+    _write(render(report_obj, fmt, comparison), out)
+    for extra_fmt, extra_path in extra_reports:
+        _write(render(report_obj, extra_fmt, comparison), extra_path)
+    if not quiet:
+        _print_summary(report_obj, gate_result)
+    if report_obj.run.halted:
+        raise typer.Exit(EXIT_GATE_FAILED)
+    raise typer.Exit(EXIT_OK if gate_result.passed else EXIT_GATE_FAILED)
+
+
+def _parse_also(items: list[str]) -> list[tuple[str, Path]]:
+    parsed = []
+    for item in items:
+        kind, sep, path = item.partition("=")
+        if not sep or kind not in _FORMATS or not path:
+            fail(f"--also must look like FORMAT=PATH with FORMAT in {', '.join(_FORMATS)}; got {item!r}")
+        parsed.append((kind, Path(path)))
+    return parsed
+
+
+def _configure_providers(dataset: Any, cli: dict[str, Any]) -> dict[str, str | None]:
+    """Hand provider flags to the provider layer; returns what the report should name."""
+    try:
+        from assay.providers import settings as provider_settings
+    except ImportError:
+        return {}
+    current = provider_settings.configure(cli={k: v for k, v in cli.items() if v is not None}, dataset=dataset.providers)
+    info: dict[str, str | None] = {}
+    provider = getattr(current, "embedding_provider", None)
+    if provider:
+        info["embedding_provider"] = "hashing (test only, not semantic)" if provider == "hashing" else str(provider)
+    model = getattr(current, "judge_model", None)
+    if model:
+        info["judge_model"] = str(model)
+    return info
+
+
+def _compare(report_obj: Any, target: str, *, store_path: Path | None) -> Any:
+    from assay.baseline import resolve_reference
+    from assay.comparison import compare_reports
+
+    reference = resolve_reference(target, report_obj)
+    if reference is None:
+        warn(f"--compare {target}: no reference report found; comparison skipped (the gate is not affected)")
+        return None
+    return compare_reports(report_obj, reference)
+
+
+def _gate(report_obj: Any, dataset: Any, comparison: Any, cli: dict[str, Any]) -> Any:
+    from assay.gate import evaluate as evaluate_gate
+    from assay.gate import load_rules
+
+    config = Path("assay.toml")
+    rules = load_rules(cli=cli, dataset_gate=dataset.gate, config_path=config if config.exists() else None)
+    return evaluate_gate(report_obj, rules, comparison)
+
+
+def _print_summary(report_obj: Any, gate_result: Any) -> None:
+    from assay.report.markdown import fmt
+
+    s = report_obj.summary
+    typer.echo(
+        f"assay: {report_obj.dataset.name}: {s.total_executions} executions, macro-F1 {fmt(s.macro_f1)}, "
+        f"{s.total_failures} failures, run {report_obj.run.run_id}",
+        err=True,
+    )
+    for failure in gate_result.failures:
+        typer.echo(f"assay: gate: {failure.message}", err=True)
+    typer.echo(f"assay: gate {'passed' if gate_result.passed else 'FAILED'}", err=True)
+
+
+def _resume_command(run_id: str) -> str:
+    args = [a for a in sys.argv[1:]]
+    cleaned: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg in ("--resume", "--run-id"):
+            skip = True
+            continue
+        if arg.startswith(("--resume=", "--run-id=")):
+            continue
+        cleaned.append(arg)
+    return "assay " + " ".join(shlex.quote(a) for a in cleaned) + f" --resume {shlex.quote(run_id)}"
+
+
+class _Progress:
+    """A rich progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self._bar: Any = None
+        self._task: Any = None
+        self._total: Any = None
+
+    def session(self, total: Any) -> Any:
+        from contextlib import contextmanager
+
+        @contextmanager
+        def manage() -> Any:
+            if not self.enabled:
+                yield
+                return
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+            self._total = total
+            with Progress(
+                "[progress.description]{task.description}",
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            ) as bar:
+                self._bar = bar
+                self._task = bar.add_task("scoring", total=None)
+                yield
+            self._bar = None
+
+        return manage()
+
+    def advance(self) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, total=self._total() or None)
+
+
+def runs(
+    store_path: Annotated[Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")] = None,
+    limit: Annotated[int, typer.Option("--limit", help="How many runs to list.")] = 20,
+) -> None:
+    """List past runs, newest first."""
+    from assay.store import RunStore
+
+    store = RunStore(store_path)
+    try:
+        records = store.list_runs(limit)
+    finally:
+        store.close()
+    if not records:
+        typer.echo("no runs yet", err=True)
+        return
+    for r in records:
+        typer.echo(f"{r.run_id}  {r.status:<11}  {r.dataset_name}  {r.executions} executions, {r.errored} with failures  {r.created_at}")
+
+
+def report(
+    run_id: Annotated[str, typer.Argument(help="A run id from 'assay runs', or 'latest'.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="json | md | html | junit")] = "md",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
+    store_path: Annotated[Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")] = None,
+) -> None:
+    """Render a stored run again, without rerunning anything."""
+    from assay.rebuild import report_from_store
+    from assay.store import RunStore
+
+    if fmt not in _FORMATS:
+        fail(f"--format must be one of {', '.join(_FORMATS)}; got {fmt!r}")
+    store = RunStore(store_path)
+    try:
+        resolved = store.latest_run_id() if run_id == "latest" else run_id
+        report_obj = report_from_store(store, resolved)
+    finally:
+        store.close()
+    _write(render(report_obj, fmt), out)
+
+
+__all__ = ["EXIT_USAGE", "register", "render"]

@@ -1,0 +1,203 @@
+"""The run store: every finished execution committed to SQLite (WAL) as the run goes.
+
+A run that is interrupted, killed or whose provider fails keeps every finished result; the run
+can be resumed (finished executions are not redone) and any stored run can be reported again.
+Commits are grouped for at most ``commit_interval_s`` so 100,000 fast executions do not pay
+one fsync each; a SIGKILL loses at most that window plus what was in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from assay.errors import StoreError
+from assay.report.aggregate import ExecutionResult
+
+DEFAULT_DIR = ".assay"
+STORE_SCHEMA = "assay.store.v1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    dataset_name TEXT NOT NULL,
+    dataset_path TEXT,
+    status TEXT NOT NULL,
+    config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS executions (
+    run_id TEXT NOT NULL,
+    sample_id TEXT NOT NULL,
+    repetition INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    tags TEXT NOT NULL,
+    row_hash TEXT NOT NULL,
+    has_error INTEGER NOT NULL,
+    output TEXT,
+    result TEXT NOT NULL,
+    PRIMARY KEY (run_id, sample_id, repetition)
+);
+"""
+
+
+def store_path() -> Path:
+    """Default store location: ``$ASSAY_STORE`` or ``.assay/runs.db``."""
+    return Path(os.environ.get("ASSAY_STORE") or Path(DEFAULT_DIR) / "runs.db")
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run_id: str
+    created_at: str
+    updated_at: str
+    dataset_name: str
+    dataset_path: str | None
+    status: str
+    config: dict[str, Any]
+    executions: int
+    errored: int
+
+
+class RunStore:
+    """SQLite-backed store of runs and their executions."""
+
+    def __init__(self, path: str | Path | None = None, *, commit_interval_s: float = 0.1) -> None:
+        self.path = Path(path) if path is not None else store_path()
+        self.commit_interval_s = commit_interval_s
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (STORE_SCHEMA,))
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open run store {self.path}: {exc}") from None
+        self._pending = 0
+        self._last_commit = time.monotonic()
+
+    # ----------------------------------------------------------------------- runs
+
+    def create_run(self, run_id: str, *, dataset_name: str, dataset_path: str | None, config: dict[str, Any]) -> None:
+        stamp = now_iso()
+        try:
+            self.db.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, 'running', ?)",
+                (run_id, stamp, stamp, dataset_name, dataset_path, json.dumps(config)),
+            )
+        except sqlite3.IntegrityError:
+            raise StoreError(f"run '{run_id}' already exists in {self.path}") from None
+
+    def set_status(self, run_id: str, status: str) -> None:
+        self.flush()
+        self.db.execute("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?", (status, now_iso(), run_id))
+
+    def get_run(self, run_id: str) -> RunRecord:
+        row = self.db.execute(
+            "SELECT r.run_id, r.created_at, r.updated_at, r.dataset_name, r.dataset_path, r.status, r.config, "
+            "(SELECT COUNT(*) FROM executions e WHERE e.run_id = r.run_id), "
+            "(SELECT COUNT(*) FROM executions e WHERE e.run_id = r.run_id AND e.has_error) "
+            "FROM runs r WHERE r.run_id = ?",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"no run '{run_id}' in {self.path} (see 'assay runs')")
+        return RunRecord(*row[:6], json.loads(row[6]), row[7], row[8])
+
+    def latest_run_id(self, dataset_name: str | None = None) -> str:
+        query = "SELECT run_id FROM runs"
+        params: tuple[Any, ...] = ()
+        if dataset_name is not None:
+            query += " WHERE dataset_name = ?"
+            params = (dataset_name,)
+        row = self.db.execute(query + " ORDER BY created_at DESC, rowid DESC LIMIT 1", params).fetchone()
+        if row is None:
+            raise StoreError(f"no runs in {self.path}" + (f" for dataset '{dataset_name}'" if dataset_name else ""))
+        return str(row[0])
+
+    def list_runs(self, limit: int = 20) -> list[RunRecord]:
+        ids = [r[0] for r in self.db.execute("SELECT run_id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?", (limit,))]
+        return [self.get_run(i) for i in ids]
+
+    # ----------------------------------------------------------------------- executions
+
+    def record(
+        self,
+        run_id: str,
+        result: ExecutionResult,
+        output: dict[str, Any] | None,
+        *,
+        position: int,
+        tags: list[str],
+        row_hash: str,
+    ) -> None:
+        """Store one finished execution (replacing an earlier attempt at the same one)."""
+        has_error = result.sut_error is not None or any(s.error is not None for s in result.scores.values())
+        if self._pending == 0:
+            self.db.execute("BEGIN")
+        self.db.execute(
+            "INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                result.sample_id,
+                result.repetition,
+                position,
+                json.dumps(tags, ensure_ascii=False),
+                row_hash,
+                int(has_error),
+                json.dumps(output, ensure_ascii=False) if output is not None else None,
+                json.dumps(result.to_json(), ensure_ascii=False, allow_nan=False),
+            ),
+        )
+        self._pending += 1
+        if time.monotonic() - self._last_commit >= self.commit_interval_s:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._pending:
+            self.db.execute("COMMIT")
+            self._pending = 0
+        self._last_commit = time.monotonic()
+
+    def done_keys(self, run_id: str, *, include_errored: bool = True) -> set[tuple[str, int]]:
+        """(sample_id, repetition) pairs already stored for a run."""
+        query = "SELECT sample_id, repetition FROM executions WHERE run_id = ?"
+        if not include_errored:
+            query += " AND has_error = 0"
+        return {(r[0], r[1]) for r in self.db.execute(query, (run_id,))}
+
+    def iter_results(self, run_id: str) -> Iterator[tuple[ExecutionResult, list[str], str]]:
+        """Stored executions in dataset order, with each sample's tags and row hash."""
+        self.flush()
+        cursor = self.db.execute(
+            "SELECT sample_id, repetition, tags, row_hash, result FROM executions "
+            "WHERE run_id = ? ORDER BY position, repetition",
+            (run_id,),
+        )
+        for sample_id, repetition, tags, row_hash, result in cursor:
+            yield ExecutionResult.from_json(sample_id, repetition, json.loads(result)), json.loads(tags), row_hash
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            self.db.close()

@@ -1,0 +1,107 @@
+"""Systems under test: saved outputs, a Python callable, or an HTTP endpoint.
+
+Each answers one sample with an :class:`~assay.outputs.Output`. A failure on one sample raises
+:class:`~assay.errors.SystemUnderTestError`, which the runner records for that sample only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from assay.dataset import Sample
+from assay.errors import SystemUnderTestError, UsageError
+from assay.outputs import Output, coerce_output
+from assay.report.model import SystemUnderTestInfo
+
+
+class SystemUnderTest(Protocol):
+    """Something that answers a sample. ``synchronous`` lets the runner skip the event loop."""
+
+    synchronous: bool
+
+    def describe(self) -> SystemUnderTestInfo: ...
+
+    async def answer(self, sample: Sample) -> Output: ...
+
+
+class SavedOutputs:
+    """Answers from a saved-outputs file, looked up by sample id."""
+
+    synchronous = True
+
+    def __init__(self, outputs: Mapping[str, Output], path: str) -> None:
+        self.outputs = outputs
+        self.path = path
+
+    def describe(self) -> SystemUnderTestInfo:
+        return SystemUnderTestInfo(kind="saved-outputs", target=Path(self.path).name)
+
+    def answer_now(self, sample: Sample) -> Output:
+        try:
+            return self.outputs[sample.id]
+        except KeyError:
+            raise SystemUnderTestError(f"no saved output for sample '{sample.id}'") from None
+
+    async def answer(self, sample: Sample) -> Output:
+        return self.answer_now(sample)
+
+
+def _short_error(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if len(text) > 300:
+        text = text[:300] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class PythonTarget:
+    """A ``module:function`` called with the sample's input (sync or async)."""
+
+    synchronous = False
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self.function = load_callable(spec)
+        self.is_async = inspect.iscoroutinefunction(self.function)
+
+    def describe(self) -> SystemUnderTestInfo:
+        return SystemUnderTestInfo(kind="python", target=self.spec)
+
+    async def answer(self, sample: Sample) -> Output:
+        try:
+            if self.is_async:
+                value = await self.function(dict(sample.input))
+            else:
+                value = await asyncio.to_thread(self.function, dict(sample.input))
+        except SystemUnderTestError:
+            raise
+        except Exception as exc:  # the SUT's own bug: recorded for this sample, run goes on
+            raise SystemUnderTestError(f"raised {_short_error(exc)}") from None
+        return coerce_output(value)
+
+
+def load_callable(spec: str) -> Any:
+    """Import ``module:function`` (the working directory is importable, like ``python -m``)."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(f"--sut must look like 'module:function'; got {spec!r}")
+    cwd = str(Path.cwd())
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise UsageError(f"--sut {spec}: cannot import '{module_name}' ({_short_error(exc)})") from None
+    target: Any = module
+    for part in attr.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            raise UsageError(f"--sut {spec}: '{module_name}' has no attribute '{attr}'")
+    if not callable(target):
+        raise UsageError(f"--sut {spec}: '{attr}' is not callable")
+    return target
