@@ -1,0 +1,194 @@
+"""Commands ``assay baseline set|show`` and ``assay compare A B``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from assay.comparison import Comparison, MetricComparison
+
+baseline_app = typer.Typer(help="Pin and inspect the baseline report a run is compared against.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(baseline_app, name="baseline")
+    app.command("compare")(compare)
+
+
+@baseline_app.command("set")
+def baseline_set(
+    report: Annotated[str, typer.Argument(help="A report JSON file, or a run id from the run store.")],
+    store: Annotated[Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for a run id).")] = None,
+) -> None:
+    """Pin REPORT as the baseline of its dataset (copied under .assay/baselines/)."""
+    from assay.baseline import report_from_argument, set_baseline
+
+    loaded, source = report_from_argument(report, store_path=store)
+    path, pointer = set_baseline(loaded, source=source)
+    if loaded.summary.total_failures:
+        typer.echo(
+            f"assay: warning: the baseline has {loaded.summary.total_failures} captured failures",
+            err=True,
+        )
+    typer.echo(
+        f"baseline for '{pointer.dataset}' set to run {pointer.summary.run_id} "
+        f"(macro-F1 {_fmt(pointer.summary.macro_f1)}): {path}"
+    )
+
+
+@baseline_app.command("show")
+def baseline_show(
+    dataset: Annotated[str | None, typer.Option("--dataset", "-d", help="Only this dataset.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the pointer JSON.")] = False,
+) -> None:
+    """Show the pinned baselines (all datasets, or one)."""
+    import json
+
+    from assay.baseline import list_pointers, read_pointer
+    from assay.errors import UsageError
+
+    if dataset is not None:
+        found = read_pointer(dataset)
+        if found is None:
+            raise UsageError(f"no baseline is set for dataset '{dataset}' (use 'assay baseline set REPORT')")
+        pointers = [found]
+    else:
+        pointers = list_pointers()
+        if not pointers:
+            typer.echo("no baseline is set (use 'assay baseline set REPORT')")
+            return
+    if as_json:
+        payload = [pointer.model_dump(mode="json") for _, pointer in pointers]
+        typer.echo(json.dumps(payload[0] if dataset is not None else payload, indent=2))
+        return
+    for path, pointer in pointers:
+        s = pointer.summary
+        typer.echo(
+            f"{pointer.dataset}: run {s.run_id} finished {s.finished_at}; macro-F1 {_fmt(s.macro_f1)}, "
+            f"pass-rate {_fmt(s.pass_rate)}, {s.total_samples} samples x {s.repetitions} reps, "
+            f"{s.total_failures} failures; set {pointer.set_at} from {pointer.source} ({path})"
+        )
+
+
+def compare(
+    current: Annotated[str, typer.Argument(help="The new report (JSON file or run id).")],
+    reference: Annotated[str, typer.Argument(help="The reference report (JSON file, run id, or 'baseline').")],
+    fmt: Annotated[str, typer.Option("--format", "-f", envvar="ASSAY_COMPARE_FORMAT", help="text | json")] = "text",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
+    alpha: Annotated[float, typer.Option("--alpha", envvar="ASSAY_ALPHA", help="Significance level of the paired tests.")] = 0.05,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    max_regressions: Annotated[
+        int | None, typer.Option("--max-regressions", envvar="ASSAY_MAX_REGRESSIONS", help="Exit 1 when more regressions than this.")
+    ] = None,
+    store: Annotated[Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for run ids).")] = None,
+) -> None:
+    """Compare two reports sample by sample: deltas with intervals, flips, new failures."""
+    from assay.baseline import load_baseline, report_from_argument
+    from assay.comparison import compare_reports
+    from assay.errors import UsageError
+
+    if fmt not in ("text", "json"):
+        raise UsageError(f"--format must be text or json; got {fmt!r}")
+    if max_regressions is not None and max_regressions < 0:
+        raise UsageError(f"--max-regressions must be >= 0; got {max_regressions}")
+    current_report, _ = report_from_argument(current, store_path=store)
+    if reference == "baseline":
+        reference_report = load_baseline(current_report.dataset.name)
+        if reference_report is None:
+            raise UsageError(f"no baseline is set for dataset '{current_report.dataset.name}'")
+    else:
+        reference_report, _ = report_from_argument(reference, store_path=store)
+    result = compare_reports(current_report, reference_report, alpha=alpha, seed=seed)
+    text = result.model_dump_json(indent=2) + "\n" if fmt == "json" else render_comparison_text(result)
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        from assay.fileio import write_atomic
+
+        write_atomic(out, text)
+    if max_regressions is not None and result.regression_count > max_regressions:
+        typer.echo(
+            f"assay: {result.regression_count} regressions beyond noise (allowed: {max_regressions})", err=True
+        )
+        raise typer.Exit(1)
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _signed(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.4f}"
+
+
+def _p(value: float | None) -> str:
+    return "n/a" if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
+
+
+def _line(item: MetricComparison) -> list[str]:
+    def interval(stat: object) -> str:
+        found = getattr(stat, "interval", None)
+        return "n/a" if found is None else f"[{found.low:+.4f}, {found.high:+.4f}]"
+
+    return [
+        item.cohort_label or "overall",
+        item.metric,
+        str(item.paired),
+        f"{_fmt(item.mean.reference)}->{_fmt(item.mean.current)}",
+        _signed(item.mean.delta),
+        interval(item.mean),
+        _p(item.mean.p_adjusted),
+        _fmt(item.mean.mdd),
+        f"{_fmt(item.pass_rate.reference)}->{_fmt(item.pass_rate.current)}",
+        _signed(item.pass_rate.delta),
+        interval(item.pass_rate),
+        _p(item.pass_rate.p_adjusted),
+        _fmt(item.pass_rate.mdd),
+        item.verdict,
+    ]
+
+
+def _columns(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+
+
+def render_comparison_text(c: Comparison) -> str:
+    """A terminal summary of a comparison: header, delta table, regressions, flips."""
+    lines = [
+        f"compare {c.dataset}: run {c.current.run_id} vs reference {c.reference.run_id}",
+        f"joined on {c.join_key}: {c.counts.compared} compared, {c.counts.added} added, {c.counts.removed} removed; "
+        f"alpha {c.alpha:g} (Holm-adjusted), {c.resamples} bootstrap resamples, seed {c.seed}",
+        f"macro-F1 {_fmt(c.reference.macro_f1)} -> {_fmt(c.current.macro_f1)} ({_signed(c.macro_f1_delta)})",
+        "",
+    ]
+    head = ["scope", "metric", "n", "mean", "d-mean", "interval", "p-adj", "MDD",
+            "pass-rate", "d-pass", "interval", "p-adj", "MDD", "verdict"]
+    body = [_line(item) for item in [*c.metrics, *c.cohorts]]
+    if body:
+        lines += _columns([head, *body])
+    lines.append("")
+    if c.regressions:
+        lines.append(f"REGRESSIONS beyond noise ({c.regression_count}):")
+        lines += [f"  - {item.message}" for item in c.regressions]
+    elif c.comparable:
+        lines.append("no regression beyond noise")
+    lines.append(f"flipped: {c.counts.pass_to_fail} pass->fail, {c.counts.fail_to_pass} fail->pass")
+    for flip in c.flips[:50]:
+        lines.append(f"  {flip.direction:<12} {flip.sample_id} {flip.metric}: {flip.before:.4f} -> {flip.after:.4f}")
+    if len(c.flips) > 50:
+        lines.append(f"  ... and {len(c.flips) - 50} more (use --format json)")
+    if c.new_failures:
+        lines.append(f"new failures ({len(c.new_failures)}):")
+        for item in c.new_failures[:50]:
+            what = ", ".join(item.failed_metrics + [f"{name} (error)" for name in item.errored])
+            lines.append(f"  {item.sample_id}: {what}")
+    for label, refs in (("added", c.added), ("removed", c.removed)):
+        if refs:
+            shown = ", ".join(ref.sample_id for ref in refs[:20])
+            lines.append(f"{label} ({len(refs)}): {shown}{' ...' if len(refs) > 20 else ''}")
+    lines += [f"warning: {w}" for w in c.warnings]
+    return "\n".join(lines) + "\n"
