@@ -1,0 +1,305 @@
+"""The metric registry: aliases, module:Class paths, 'as' renaming, uniqueness and plugins."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.dataset import MetricSpec, Sample
+from assay.errors import MetricConfigError
+from assay.metrics import base
+from assay.metrics.base import catalogue, resolve, resolve_all
+from assay.metrics.lexical import Contains, ExactMatch, RougeL
+from assay.metrics.ordinal import OrdinalDistance
+from assay.outputs import Output
+
+DETERMINISTIC = [
+    "exact-match",
+    "contains",
+    "regex",
+    "rouge-l",
+    "ordinal-distance",
+    "citation-groundedness",
+    "retrieval-hit-at-k",
+    "retrieval-recall-at-k",
+    "retrieval-mrr",
+    "retrieval-ndcg-at-k",
+    "answer-containment-at-k",
+]
+
+PLUGIN_MODULE = '''
+from dataclasses import dataclass
+
+from assay.metrics.base import MetricScore
+
+
+@dataclass(frozen=True)
+class WordCount:
+    """Scores 1.0 when the output has at most max_words words."""
+
+    name: str = "word-count"
+    max_words: int = 3
+
+    def score(self, sample, output):
+        return MetricScore(1.0 if len(output.text.split()) <= self.max_words else 0.0)
+
+
+class Mutable:
+    def __init__(self):
+        self.name = "mutable"
+
+    def score(self, sample, output):
+        return MetricScore(0.5)
+
+
+class ReadOnlyName:
+    @property
+    def name(self):
+        return "read-only"
+
+    def score(self, sample, output):
+        return MetricScore(0.5)
+
+
+NOT_A_METRIC = 42
+INSTANCE = WordCount(name="word-count-instance", max_words=1)
+
+
+def broken_factory(**options):
+    raise RuntimeError("plugin exploded")
+'''
+
+
+def sample(expected: Any = "x") -> Sample:
+    return Sample(id="s", input={}, expected_output=expected)
+
+
+@pytest.fixture
+def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An importable module plus an installed (fake) distribution declaring assay.metrics entry points."""
+    module_name = f"assay_test_plugin_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{module_name}.py").write_text(PLUGIN_MODULE, encoding="utf-8")
+    dist = tmp_path / "assay_test_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: assay-test-plugin\nVersion: 1.0\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(
+        textwrap.dedent(
+            f"""\
+            [assay.metrics]
+            word-count = {module_name}:WordCount
+            word-count-instance = {module_name}:INSTANCE
+            plugin-broken = {module_name}:broken_factory
+            plugin-missing = no_such_module_for_assay_tests:Thing
+
+            [some.other.group]
+            ignored = {module_name}:WordCount
+            """
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "assay_test_plugin_module", module_name, raising=False)
+    yield tmp_path
+    sys.modules.pop(module_name, None)
+
+
+def plugin_module() -> str:
+    return sys.assay_test_plugin_module  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- aliases
+
+
+def test_catalogue_lists_every_deterministic_metric_with_a_description() -> None:
+    rows = dict(catalogue())
+    for name in DETERMINISTIC:
+        assert name in rows
+        assert rows[name].strip()
+
+
+@pytest.mark.parametrize("name", DETERMINISTIC)
+def test_alias_resolves_to_a_metric_with_that_name(name: str) -> None:
+    metric = resolve(name)
+    assert metric.name == name
+    assert callable(metric.score)
+
+
+def test_resolve_passes_instances_through() -> None:
+    metric = ExactMatch()
+    assert resolve(metric) is metric
+
+
+def test_resolve_spec_and_mapping_with_options() -> None:
+    by_mapping = resolve({"name": "ordinal-distance", "scale": ["low", "high"]})
+    by_spec = resolve(MetricSpec(name="ordinal-distance", scale=["low", "high"]))
+    assert isinstance(by_mapping, OrdinalDistance)
+    assert by_mapping == by_spec == OrdinalDistance(scale=("low", "high"))
+    assert resolve({"name": "rouge-l", "beta": 2}) == RougeL(beta=2)
+
+
+def test_unknown_metric_lists_known_ones() -> None:
+    with pytest.raises(MetricConfigError) as info:
+        resolve("exact-mtach")
+    message = str(info.value)
+    assert message.startswith("unknown metric 'exact-mtach'. Known metrics: ")
+    for name in DETERMINISTIC:
+        assert name in message
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"name": "rouge-l", "bogus": 1},
+        {"name": "rouge-l", "max_tokens": 0},
+        {"name": "regex", "timeout_s": -1},
+        {"name": "exact-match", "case_sensitive": False},
+        {"name": "ordinal-distance", "scale": "low"},
+    ],
+)
+def test_invalid_options_are_config_errors(options: dict[str, Any]) -> None:
+    with pytest.raises(MetricConfigError, match=f"metric '{options['name']}'|must|scale"):
+        resolve(options)
+
+
+def test_non_metric_spec_type_is_rejected() -> None:
+    with pytest.raises(MetricConfigError, match="must be an alias"):
+        resolve(42)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- module:Class paths
+
+
+def test_module_class_path_builds_the_class() -> None:
+    metric = resolve("assay.metrics.lexical:Contains")
+    assert metric == Contains()
+    metric = resolve({"name": "assay.metrics.lexical:Contains", "case_sensitive": False})
+    assert metric.score(sample("PARIS"), Output("paris")).value == 1.0
+
+
+def test_module_path_to_an_instance_and_nested_attribute(plugin_dir: Path) -> None:
+    module = plugin_module()
+    assert resolve(f"{module}:INSTANCE").name == "word-count-instance"
+    metric = resolve({"name": f"{module}:WordCount", "max_words": 1})
+    assert metric.score(sample(), Output("two words")).value == 0.0
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("no_such_module_for_assay_tests:Thing", "cannot import module 'no_such_module_for_assay_tests'"),
+        ("assay.metrics.lexical:Nope", "has no attribute 'Nope'"),
+        ("assay.metrics.lexical:ExactMatch.missing", "has no attribute 'ExactMatch.missing'"),
+        ("assay.metrics.lexical:tokenize", "invalid options|has no 'name'"),
+        ("assay.metrics.base:PASS_THRESHOLD", "resolves to float, which has no 'name' and 'score"),
+    ],
+)
+def test_bad_module_paths(path: str, message: str) -> None:
+    with pytest.raises(MetricConfigError, match=message):
+        resolve(path)
+
+
+def test_path_to_something_that_is_not_a_metric(plugin_dir: Path) -> None:
+    with pytest.raises(MetricConfigError, match="resolves to int"):
+        resolve(f"{plugin_module()}:NOT_A_METRIC")
+
+
+# --------------------------------------------------------------------------- 'as' renaming
+
+
+def test_as_renames_a_builtin_with_options() -> None:
+    metric = resolve({"name": "rouge-l", "as": "rouge-l-recall-heavy", "beta": 2})
+    assert metric.name == "rouge-l-recall-heavy"
+    assert metric == RougeL(name="rouge-l-recall-heavy", beta=2)
+    assert resolve("rouge-l").name == "rouge-l"  # the registry itself is unchanged
+
+
+def test_as_renames_plain_objects(plugin_dir: Path) -> None:
+    metric = resolve({"name": f"{plugin_module()}:Mutable", "as": "renamed"})
+    assert metric.name == "renamed"
+
+
+def test_as_on_a_read_only_name_is_a_config_error(plugin_dir: Path) -> None:
+    with pytest.raises(MetricConfigError, match="cannot be renamed with 'as'"):
+        resolve({"name": f"{plugin_module()}:ReadOnlyName", "as": "other"})
+
+
+@pytest.mark.parametrize("label", ["Has Spaces", "UPPER", "", 5, "trailing-", "-leading"])
+def test_as_must_be_kebab_case(label: Any) -> None:
+    with pytest.raises(MetricConfigError, match="'as' must be a kebab-case name"):
+        resolve({"name": "contains", "as": label})
+
+
+# --------------------------------------------------------------------------- uniqueness
+
+
+def test_duplicate_names_in_a_run_are_rejected() -> None:
+    with pytest.raises(MetricConfigError, match="metric name 'exact-match' is used twice"):
+        resolve_all(["exact-match", "exact-match"])
+    with pytest.raises(MetricConfigError, match="'contains' is used twice"):
+        resolve_all(["contains", {"name": "contains", "case_sensitive": False}])
+
+
+def test_as_makes_two_variants_of_one_metric_possible() -> None:
+    metrics = resolve_all(["contains", {"name": "contains", "as": "contains-ci", "case_sensitive": False}])
+    assert [m.name for m in metrics] == ["contains", "contains-ci"]
+
+
+def test_instance_names_must_be_kebab_case() -> None:
+    with pytest.raises(MetricConfigError, match="must be kebab-case"):
+        resolve_all([ExactMatch(name="Exact Match")])
+
+
+# --------------------------------------------------------------------------- entry-point plugins
+
+
+def test_entry_point_plugin_from_an_installed_distribution(plugin_dir: Path) -> None:
+    metric = resolve("word-count")
+    assert metric.name == "word-count"
+    assert metric.score(sample(), Output("one two")).value == 1.0
+    with_options = resolve({"name": "word-count", "max_words": 1, "as": "short-answer"})
+    assert with_options.name == "short-answer"
+    assert with_options.score(sample(), Output("one two")).value == 0.0
+    assert resolve("word-count-instance").name == "word-count-instance"
+
+
+def test_plugins_appear_in_catalogue_and_unknown_message(plugin_dir: Path) -> None:
+    rows = dict(catalogue())
+    assert rows["word-count"] == f"third-party ({plugin_module()}:WordCount)"
+    assert "ignored" not in rows  # other entry-point groups are not metrics
+    with pytest.raises(MetricConfigError) as info:
+        resolve("nope")
+    assert "word-count" in str(info.value)
+    assert "exact-match" in str(info.value)
+
+
+def test_plugin_that_fails_to_load_is_a_config_error(plugin_dir: Path) -> None:
+    with pytest.raises(MetricConfigError, match="entry point failed to load \\(ModuleNotFoundError"):
+        resolve("plugin-missing")
+
+
+@pytest.mark.xfail(strict=True, raises=RuntimeError, reason="base._build lets a plugin factory's RuntimeError escape")
+def test_plugin_whose_factory_raises_is_a_config_error(plugin_dir: Path) -> None:
+    """A broken plugin must not crash the CLI with a traceback (base.py says so for load())."""
+    with pytest.raises(MetricConfigError, match="plugin exploded"):
+        resolve("plugin-broken")
+
+
+def test_builtins_win_over_a_plugin_with_the_same_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    shadow = importlib.metadata.EntryPoint(name="exact-match", value="assay.metrics.lexical:Contains", group="assay.metrics")
+    extra = importlib.metadata.EntryPoint(name="my-contains", value="assay.metrics.lexical:Contains", group="assay.metrics")
+
+    def fake_entry_points(**params: Any) -> importlib.metadata.EntryPoints:
+        assert params == {"group": "assay.metrics"}
+        return importlib.metadata.EntryPoints([shadow, extra])
+
+    monkeypatch.setattr(base, "entry_points", fake_entry_points)
+    assert isinstance(resolve("exact-match"), ExactMatch)
+    plugin = resolve({"name": "my-contains", "as": "my-contains"})
+    assert isinstance(plugin, Contains)
+    assert plugin.name == "my-contains"
