@@ -1,0 +1,212 @@
+"""The OpenAI-compatible chat client used by the judge metrics (OpenAI, vLLM, Ollama, ...).
+
+Requests go through the ``openai`` SDK (``AsyncOpenAI`` with a configurable ``base_url``), with
+the SDK's retries off so :mod:`assay.providers.retry` can count them and honour Retry-After.
+Replies are parsed here, strictly, from the raw HTTP body: a reply with no text is a provider
+failure, never an empty answer. A caller-supplied ``accept`` function validates the text;
+only accepted replies are cached, so a malformed judge answer is never replayed from cache.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from assay.errors import ProviderError
+from assay.providers.cache import ProviderCache, cache_key
+from assay.providers.pricing import cost_usd
+from assay.providers.retry import Gate, RetryPolicy, call_with_retries, endpoint_host
+from assay.providers.settings import ProviderSettings
+from assay.providers.usage import UsageRecord, cached_record, record
+
+T = TypeVar("T")
+PROVIDER_KIND = "openai-compatible"
+
+
+class ReplyRejected(Exception):
+    """Raised by an ``accept`` function: the reply arrived but does not say what it must."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+class RejectedReply(ProviderError):
+    """A reply that ``accept`` rejected, with the usage it cost and its text for a re-ask."""
+
+    def __init__(
+        self, reason: str, *, content: str, usage: tuple[UsageRecord, ...], reaskable: bool = True
+    ) -> None:
+        self.reason = reason
+        self.content = content
+        self.reaskable = reaskable
+        self.usage = usage
+        super().__init__(reason)
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """An accepted reply: the text, what it cost, and whether it came from the cache."""
+
+    content: str
+    usage: tuple[UsageRecord, ...]
+    cached: bool
+    retries: int
+
+
+def _int_field(usage: Mapping[str, Any], name: str) -> int | None:
+    value = usage.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
+
+
+def parse_completion(body: bytes, *, what: str, host: str) -> tuple[str | None, dict[str, int] | None]:
+    """``(content, usage)`` from a chat-completions body; never echoes the body in errors.
+
+    ``content`` is ``None`` when the body has no non-empty ``choices[0].message.content``;
+    the caller raises after recording the tokens the reply cost.
+    """
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise ProviderError(f"{what} to {host} returned a malformed response (not valid JSON)") from None
+    if not isinstance(data, dict):
+        raise ProviderError(f"{what} to {host} returned a malformed response (not a JSON object)")
+    choices = data.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    usage = data.get("usage")
+    tokens: dict[str, int] | None = None
+    if isinstance(usage, dict):
+        prompt = _int_field(usage, "prompt_tokens")
+        completion = _int_field(usage, "completion_tokens")
+        total = _int_field(usage, "total_tokens")
+        if prompt is not None or completion is not None:
+            prompt, completion = prompt or 0, completion or 0
+            tokens = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": total if total is not None else prompt + completion,
+            }
+    return (content if isinstance(content, str) and content.strip() else None), tokens
+
+
+class ChatProvider:
+    """Chat completions against one model of one OpenAI-compatible endpoint."""
+
+    def __init__(
+        self,
+        settings: ProviderSettings,
+        model: str,
+        *,
+        client: Any,
+        gate: Gate,
+        cache: ProviderCache,
+    ) -> None:
+        self.settings = settings
+        self.model = model
+        self.host = endpoint_host(settings.base_url)
+        self._client = client
+        self._gate = gate
+        self._cache = cache
+        self._policy = RetryPolicy(
+            max_retries=settings.max_retries,
+            base_s=settings.retry_base_s,
+            max_wait_s=settings.retry_max_wait_s,
+            timeout_s=settings.timeout_s,
+        )
+        self.calls = 0  # HTTP requests actually sent (attempts, retries included)
+
+    def key(self, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any], template_version: str) -> str:
+        return cache_key(
+            {
+                "kind": "chat",
+                "provider": PROVIDER_KIND,
+                "base_url": self.settings.base_url or "",
+                "model": self.model,
+                "messages": [dict(m) for m in messages],
+                "params": dict(params),
+                "template_version": template_version,
+            }
+        )
+
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        params: Mapping[str, Any],
+        template_version: str,
+        accept: Callable[[str], T],
+        what: str = "chat request",
+    ) -> tuple[T, ChatReply]:
+        """Send (or replay from cache) one chat request; ``accept`` parses the reply text.
+
+        Raises :class:`ProviderError` for transport/HTTP/format failures (no usage spent
+        is lost: the caller gets ``RejectedReply.usage`` for a reply that arrived but was
+        rejected) and never caches a failure.
+        """
+        key = self.key(messages, params, template_version)
+        started = time.perf_counter()
+        hit = self._cache.get(key) if self._cache.reads else None
+        if hit is not None:
+            try:
+                content = json.loads(hit)["content"]
+                value = accept(content)
+            except (ValueError, KeyError, TypeError, ReplyRejected):
+                pass  # an unreadable entry is ignored and overwritten below
+            else:
+                latency = (time.perf_counter() - started) * 1000
+                return value, ChatReply(content, (cached_record(self.model, latency),), True, 0)
+
+        async def send() -> Any:
+            self.calls += 1
+            return await self._client.chat.completions.with_raw_response.create(
+                model=self.model, messages=[dict(m) for m in messages], **params
+            )
+
+        started = time.perf_counter()
+        raw, retries = await call_with_retries(
+            send, what=what, host=self.host, policy=self._policy, gate=self._gate
+        )
+        latency = (time.perf_counter() - started) * 1000
+        body = await _read_body(raw, what=what, host=self.host)
+        content, tokens = parse_completion(body, what=what, host=self.host)
+        if tokens is None:
+            usage = record(model=self.model, prompt_tokens=0, completion_tokens=0,
+                           latency_ms=latency, cost_usd=None)
+        else:
+            usage = record(
+                model=self.model, **tokens, latency_ms=latency,
+                cost_usd=cost_usd(self.model, tokens["prompt_tokens"], tokens["completion_tokens"], self.settings.prices),
+            )
+        if content is None:
+            raise RejectedReply(
+                f"{what} to {self.host}: response is missing choices[0].message.content (or it is empty)",
+                content="",
+                usage=(usage,),
+                reaskable=False,
+            )
+        try:
+            value = accept(content)
+        except ReplyRejected as exc:
+            raise RejectedReply(exc.reason, content=content, usage=(usage,)) from None
+        self._cache.put(key, "chat", self.model, json.dumps({"content": content}).encode("utf-8"))
+        return value, ChatReply(content, (usage,), False, retries)
+
+
+async def _read_body(raw: Any, *, what: str, host: str) -> bytes:
+    """The raw HTTP body of a ``with_raw_response`` result (read errors are provider errors)."""
+    response = getattr(raw, "http_response", raw)
+    try:
+        content = response.content
+    except Exception:
+        try:
+            content = await response.aread()
+        except Exception:
+            raise ProviderError(f"{what} to {host} failed: the response body could not be read") from None
+    return bytes(content)

@@ -1,0 +1,357 @@
+"""Embedding providers: the shared memo/batching machinery and the OpenAI-compatible client.
+
+Every embedder deduplicates the strings it is asked for, serves repeats from an in-process
+memo (bounded LRU), joins requests already in flight for the same string, and sends the rest
+in batches of ``embedding_batch_size`` concurrently under the endpoint's concurrency gate.
+The OpenAI-compatible embedder also reads and writes the SQLite provider cache, one entry per
+(string, model, endpoint, request parameters), so a rerun sends nothing.
+
+Vectors are float32 from the moment they arrive, so a score computed from a fresh answer and
+one computed from the cache are bit-for-bit equal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from assay.errors import ProviderError
+from assay.providers.cache import ProviderCache, cache_key
+from assay.providers.chat import PROVIDER_KIND, _read_body
+from assay.providers.pricing import cost_usd
+from assay.providers.retry import Gate, RetryPolicy, call_with_retries, endpoint_host
+from assay.providers.settings import ProviderSettings
+from assay.providers.usage import UsageRecord, cached_record, record
+
+Vector = np.ndarray
+
+
+@dataclass(frozen=True)
+class Embeddings:
+    """Vectors aligned with the requested texts, plus the usage this request accounts for."""
+
+    vectors: tuple[Vector, ...]
+    usage: tuple[UsageRecord, ...]
+
+
+class _Memo:
+    """A bounded LRU of key -> value."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: OrderedDict[str, Any] = OrderedDict()
+
+    def get(self, key: str) -> Any:
+        value = self._data.get(key)
+        if value is not None:
+            self._data.move_to_end(key)
+        return value
+
+    def put(self, key: str, value: Any) -> None:
+        self._data[key] = value
+        self._data.move_to_end(key)
+        while len(self._data) > self.size:
+            self._data.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def _swallow(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()  # mark as retrieved: waiters that never came must not warn
+
+
+class MemoEmbedder:
+    """Shared machinery: dedupe, memo, in-flight joining, batching, deferred usage."""
+
+    kind: str = "abstract"
+    bills: bool = False  # whether calls produce usage records (paid providers only)
+    contextual: bool = False
+
+    def __init__(self, model: str, *, batch_size: int = 128, memo_size: int = 200_000) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self._memo = _Memo(memo_size)
+        self._inflight: dict[str, asyncio.Future[Vector]] = {}
+        self._pending: dict[int, UsageRecord] = {}
+        self._key_batch: dict[str, int] = {}
+        self._batch_ids = itertools.count()
+        self.requests = 0  # batches fetched from the backend (not memo or cache)
+
+    # -- hooks for subclasses ------------------------------------------------------------
+    def _key(self, text: str) -> str:
+        return text
+
+    async def _fetch(self, texts: list[str]) -> tuple[list[Vector], UsageRecord | None]:
+        raise NotImplementedError
+
+    def _cache_get(self, keys: list[str]) -> dict[str, Vector]:
+        return {}
+
+    def _cache_put(self, items: list[tuple[str, Vector]]) -> None:
+        return None
+
+    # -- public API ------------------------------------------------------------------------
+    async def embed(self, texts: Sequence[str]) -> Embeddings:
+        """Vectors for ``texts`` (in order); usage for whatever this call had to pay for."""
+        keys = [self._key(text) for text in texts]
+        found, usage, local = await self._resolve(dict(zip(keys, texts)), defer=False)
+        if not usage and local and self.bills:
+            usage.append(cached_record(self.model, 0.0))
+        return Embeddings(tuple(found[key] for key in keys), tuple(usage))
+
+    async def prefetch(self, texts: Sequence[str]) -> None:
+        """Embed many strings ahead of scoring; their usage is claimed by the first consumer."""
+        by_key = {self._key(text): text for text in texts}
+        await self._resolve(by_key, defer=True)
+
+    # -- machinery ---------------------------------------------------------------------------
+    def _claim(self, key: str, usage: list[UsageRecord]) -> None:
+        batch = self._key_batch.pop(key, None)
+        if batch is not None and batch in self._pending:
+            usage.append(self._pending.pop(batch))
+
+    async def _resolve(
+        self, by_key: dict[str, str], *, defer: bool
+    ) -> tuple[dict[str, Vector], list[UsageRecord], bool]:
+        found: dict[str, Vector] = {}
+        usage: list[UsageRecord] = []
+        local = False
+        waiting: list[str] = []
+        missing: list[str] = []
+        for key in by_key:
+            vector = self._memo.get(key)
+            if vector is not None:
+                found[key] = vector
+                local = True
+                if not defer:
+                    self._claim(key, usage)
+            elif key in self._inflight:
+                waiting.append(key)
+            else:
+                missing.append(key)
+        if missing:
+            started = time.perf_counter()
+            hits = self._cache_get(missing)
+            if hits:
+                local = True
+                for key, vector in hits.items():
+                    self._memo.put(key, vector)
+                    found[key] = vector
+                missing = [key for key in missing if key not in hits]
+                if not missing and not defer and self.bills:
+                    usage.append(cached_record(self.model, (time.perf_counter() - started) * 1000))
+        if missing:
+            await self._fetch_missing(missing, by_key, found, usage, defer)
+        for key in waiting:
+            future = self._inflight.get(key)
+            vector = None
+            if future is not None:
+                try:
+                    vector = await asyncio.shield(future)
+                except ProviderError as exc:
+                    # The request belongs to another caller, which reports its usage.
+                    raise ProviderError(str(exc), status=exc.status, retryable=exc.retryable) from None
+            vector = vector if vector is not None else self._memo.get(key)
+            if vector is None:  # evicted between resolution and now: fetch again
+                await self._fetch_missing([key], by_key, found, usage, defer)
+            else:
+                found[key] = vector
+            local = True
+        return found, usage, local
+
+    async def _fetch_missing(
+        self,
+        missing: list[str],
+        by_key: dict[str, str],
+        found: dict[str, Vector],
+        usage: list[UsageRecord],
+        defer: bool,
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        futures: dict[str, asyncio.Future[Vector]] = {}
+        for key in missing:
+            future: asyncio.Future[Vector] = loop.create_future()
+            future.add_done_callback(_swallow)
+            futures[key] = self._inflight[key] = future
+        batches = [missing[i : i + self.batch_size] for i in range(0, len(missing), self.batch_size)]
+        try:
+            results = await asyncio.gather(
+                *(self._fetch([by_key[key] for key in batch]) for batch in batches), return_exceptions=True
+            )
+            error: BaseException | None = None
+            to_cache: list[tuple[str, Vector]] = []
+            for batch, result in zip(batches, results):
+                if isinstance(result, BaseException):
+                    error = error or result
+                    for key in batch:
+                        futures[key].set_exception(result)
+                    continue
+                vectors, rec = result
+                for key, vector in zip(batch, vectors):
+                    self._memo.put(key, vector)
+                    found[key] = vector
+                    futures[key].set_result(vector)
+                    to_cache.append((key, vector))
+                if rec is not None:
+                    if defer:
+                        batch_id = next(self._batch_ids)
+                        self._pending[batch_id] = rec
+                        for key in batch:
+                            self._key_batch[key] = batch_id
+                    else:
+                        usage.append(rec)
+            self._cache_put(to_cache)
+        finally:
+            for key, future in futures.items():
+                if not future.done():
+                    future.cancel()
+                if self._inflight.get(key) is future:
+                    del self._inflight[key]
+        if error is not None:
+            if isinstance(error, ProviderError):
+                error.usage = tuple(usage)  # type: ignore[attr-defined]
+                raise error
+            raise error
+
+
+def _vector(raw: Any) -> Vector | None:
+    if not isinstance(raw, list) or not raw:
+        return None
+    for value in raw:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return None
+    return np.asarray(raw, dtype=np.float32)
+
+
+def parse_embeddings(body: bytes, expected: int, *, what: str, host: str) -> tuple[list[Vector], dict[str, int] | None]:
+    """Vectors (in input order) and token usage from an embeddings body, strictly checked."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise ProviderError(f"{what} to {host} returned a malformed response (not valid JSON)") from None
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise ProviderError(f"{what} to {host} returned a malformed response (no 'data' list)")
+    if len(items) != expected:
+        raise ProviderError(f"{what} to {host}: response returned {len(items)} vector(s); expected {expected}")
+    ordered: list[Vector | None] = [None] * expected
+    for position, item in enumerate(items):
+        index = item.get("index", position) if isinstance(item, dict) else None
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < expected or ordered[index] is not None:
+            raise ProviderError(f"{what} to {host} returned a malformed response (bad or repeated 'index')")
+        vector = _vector(item.get("embedding"))
+        if vector is None:
+            raise ProviderError(
+                f"{what} to {host} returned a malformed response (embedding {index} is not a non-empty list of finite numbers)"
+            )
+        ordered[index] = vector
+    vectors = [v for v in ordered if v is not None]
+    dims = {v.shape[0] for v in vectors}
+    if len(dims) > 1:
+        low, high = min(dims), max(dims)
+        raise ProviderError(f"{what} to {host} returned vectors of different dimensionality ({low} vs {high})")
+    usage = data.get("usage")
+    tokens = None
+    if isinstance(usage, dict):
+        prompt = usage.get("prompt_tokens")
+        total = usage.get("total_tokens", prompt)
+        if isinstance(prompt, int) and not isinstance(prompt, bool) and prompt >= 0:
+            tokens = {"prompt_tokens": prompt, "total_tokens": total if isinstance(total, int) and total >= 0 else prompt}
+    return vectors, tokens
+
+
+class OpenAIEmbedder(MemoEmbedder):
+    """Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint, cached in SQLite."""
+
+    kind = PROVIDER_KIND
+    bills = True
+
+    def __init__(
+        self,
+        settings: ProviderSettings,
+        model: str,
+        *,
+        client: Any,
+        gate: Gate,
+        cache: ProviderCache,
+        dimensions: int | None = None,
+    ) -> None:
+        super().__init__(model, batch_size=settings.embedding_batch_size)
+        self.settings = settings
+        self.host = endpoint_host(settings.base_url)
+        self.dimensions = dimensions
+        self._client = client
+        self._gate = gate
+        self._cache = cache
+        self._policy = RetryPolicy(
+            max_retries=settings.max_retries,
+            base_s=settings.retry_base_s,
+            max_wait_s=settings.retry_max_wait_s,
+            timeout_s=settings.timeout_s,
+        )
+        self._params: dict[str, Any] = {"encoding_format": "float"}
+        if dimensions is not None:
+            self._params["dimensions"] = dimensions
+        self.calls = 0  # HTTP requests sent, retries included
+
+    def _key(self, text: str) -> str:
+        return cache_key(
+            {
+                "kind": "embedding",
+                "provider": self.kind,
+                "base_url": self.settings.base_url or "",
+                "model": self.model,
+                "params": self._params,
+                "input": text,
+            }
+        )
+
+    def _cache_get(self, keys: list[str]) -> dict[str, Vector]:
+        if not self._cache.reads:
+            return {}
+        return {key: np.frombuffer(value, dtype=np.float32) for key, value in self._cache.get_many(keys).items()}
+
+    def _cache_put(self, items: list[tuple[str, Vector]]) -> None:
+        if items and self._cache.writes:
+            self._cache.put_many([(key, "embedding", self.model, vector.tobytes()) for key, vector in items])
+
+    async def _fetch(self, texts: list[str]) -> tuple[list[Vector], UsageRecord | None]:
+        what = "embeddings request"
+
+        async def send() -> Any:
+            self.calls += 1
+            return await self._client.embeddings.with_raw_response.create(
+                model=self.model, input=list(texts), **self._params
+            )
+
+        started = time.perf_counter()
+        raw, _ = await call_with_retries(send, what=what, host=self.host, policy=self._policy, gate=self._gate)
+        latency = (time.perf_counter() - started) * 1000
+        self.requests += 1
+        body = await _read_body(raw, what=what, host=self.host)
+        vectors, tokens = parse_embeddings(body, len(texts), what=what, host=self.host)
+        if self.dimensions is not None and vectors and vectors[0].shape[0] != self.dimensions:
+            raise ProviderError(
+                f"{what} to {self.host} returned {vectors[0].shape[0]}-dimensional vectors; expected {self.dimensions}"
+            )
+        prompt = tokens["prompt_tokens"] if tokens else 0
+        rec = record(
+            model=self.model,
+            prompt_tokens=prompt,
+            completion_tokens=0,
+            total_tokens=tokens["total_tokens"] if tokens else 0,
+            latency_ms=latency,
+            cost_usd=cost_usd(self.model, prompt, 0, self.settings.prices) if tokens else None,
+        )
+        return vectors, rec

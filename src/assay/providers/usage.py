@@ -1,0 +1,43 @@
+"""Usage records: one JSON-safe dict per provider call, in the shape the report sums.
+
+``{"model", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms", "cost_usd",
+"cached"}``. Latency is measured here with a monotonic clock, not taken from the provider.
+A cache hit spends nothing this run, so it records zero tokens and a cost of 0.0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+UsageRecord = dict[str, Any]
+
+
+def record(
+    *,
+    model: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    total_tokens: int | None = None,
+    latency_ms: float,
+    cost_usd: float | None,
+    cached: bool = False,
+) -> UsageRecord:
+    """A usage record for one call; ``cost_usd`` is ``None`` when the model is unpriced."""
+    total = prompt_tokens + completion_tokens if total_tokens is None else total_tokens
+    return {
+        "model": model,
+        "prompt_tokens": int(prompt_tokens),
+        "completion_tokens": int(completion_tokens),
+        "total_tokens": int(total),
+        "latency_ms": round(float(latency_ms), 3),
+        "cost_usd": cost_usd,
+        "cached": cached,
+    }
+
+
+def cached_record(model: str, latency_ms: float) -> UsageRecord:
+    """A call answered from the provider cache: nothing was sent, nothing was spent."""
+    return record(
+        model=model, prompt_tokens=0, completion_tokens=0, total_tokens=0,
+        latency_ms=latency_ms, cost_usd=0.0, cached=True,
+    )
