@@ -129,15 +129,23 @@ class _VerbatimIdLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type:
     """Safe YAML loader that keeps ``id:`` scalars exactly as written (``007`` stays ``"007"``)."""
 
 
+_NUMERIC_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
     loader.flatten_mapping(node)
     result: dict[Any, Any] = {}
     for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
+        if isinstance(key_node, yaml.ScalarNode) and key_node.tag in _NUMERIC_TAGS:
+            # Numeric-looking keys stay as written, as in JSON: the saved-outputs mapping
+            # ``outputs: {007: ...}`` must answer sample "007", not 7 (or octal 0042 -> 34).
+            key: Any = key_node.value
+        else:
+            key = loader.construct_object(key_node, deep=True)
         if (
             key == "id"
             and isinstance(value_node, yaml.ScalarNode)
-            and value_node.tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+            and value_node.tag in _NUMERIC_TAGS
         ):
             value: Any = value_node.value
         else:
