@@ -31,6 +31,7 @@ EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
 
+_EPSILON = 1e-9  # float noise: a mean of 0.6499999999 meets a 0.65 floor
 FLOOR_KEYS = ("min_mean", "min_pass_rate", "min_p50", "min_p95", "min_coverage")
 _FLOOR_STAT = {
     "min_mean": "mean",
@@ -286,7 +287,7 @@ def _show(value: float | None) -> str:
 
 
 def _floor_failure(rule: str, subject: str, label: str, actual: float | None, threshold: float) -> RuleFailure | None:
-    if actual is not None and actual >= threshold:
+    if actual is not None and actual >= threshold - _EPSILON:
         return None
     return RuleFailure(
         rule=rule,
@@ -410,3 +411,19 @@ def render_text(result: GateResult) -> str:
     verdict = "passed" if result.passed else f"failed ({len(result.failures)} of {result.checked} rules)"
     lines.append(f"gate: {verdict}")
     return "\n".join(lines)
+
+
+def json_schema() -> dict[str, object]:
+    """The JSON Schema of :class:`GateResult`, as shipped in ``assay/schemas/gate.v1.json``."""
+    schema: dict[str, object] = GateResult.model_json_schema(mode="serialization")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://assay.dev/schemas/gate.v1.json"
+    return schema
+
+
+if __name__ == "__main__":  # regenerate the shipped schema
+    import json as _json
+
+    _target = Path(__file__).resolve().parent / "schemas" / "gate.v1.json"
+    _target.write_text(_json.dumps(json_schema(), indent=2) + "\n", encoding="utf-8")
+    print(_target)

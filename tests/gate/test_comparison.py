@@ -1,0 +1,213 @@
+"""Paired comparison: statistics checked against statsmodels/scipy, joins, flips, schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.descriptivestats import sign_test as sm_sign_test
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import NormalIndPower
+
+from assay import comparison as comparison_module
+from assay.comparison import (
+    compare_reports,
+    holm,
+    minimum_detectable_difference,
+    paired_bootstrap,
+    sign_test,
+    sign_test_floor,
+)
+from assay.errors import UsageError
+from assay.gate import GateRules, evaluate
+from gate.factory import from_matrix, make_report
+
+
+def binary_pair(seed: int, n: int = 120, p_ref: float = 0.7, p_cur: float = 0.6):
+    rng = np.random.default_rng(seed)
+    ref = (rng.random(n) < p_ref).astype(float)
+    cur = (rng.random(n) < p_cur).astype(float)
+    return ref, cur
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_pass_rate_test_is_exact_mcnemar(seed):
+    ref, cur = binary_pair(seed)
+    comparison = compare_reports(from_matrix({"m": cur[:, None]}), from_matrix({"m": ref[:, None]}))
+    [row] = comparison.metrics
+    table = [
+        [np.sum((ref == 1) & (cur == 1)), np.sum((ref == 1) & (cur == 0))],
+        [np.sum((ref == 0) & (cur == 1)), np.sum((ref == 0) & (cur == 0))],
+    ]
+    expected = mcnemar(table, exact=True).pvalue
+    assert row.pass_rate.test == "mcnemar-exact"
+    assert row.pass_rate.p_value == pytest.approx(expected, rel=1e-9)
+    assert row.pass_to_fail == table[0][1] and row.fail_to_pass == table[1][0]
+    assert row.pass_rate.delta == pytest.approx(cur.mean() - ref.mean())
+
+
+def test_sign_test_with_repetitions_matches_statsmodels():
+    rng = np.random.default_rng(3)
+    ref = (rng.random((60, 3)) < 0.8).astype(float)
+    cur = (rng.random((60, 3)) < 0.6).astype(float)
+    comparison = compare_reports(from_matrix({"m": cur}), from_matrix({"m": ref}))
+    [row] = comparison.metrics
+    d = cur.mean(axis=1) - ref.mean(axis=1)
+    assert row.pass_rate.test == "sign-test"
+    assert row.pass_rate.p_value == pytest.approx(sm_sign_test(d, 0)[1], rel=1e-9)
+
+
+def test_sign_test_edge_cases():
+    assert sign_test(np.array([])) is None
+    assert sign_test(np.zeros(5)) == 1.0
+    assert sign_test(np.array([-1.0] * 6)) == pytest.approx(2 * 0.5**6)
+    # smallest one-way count the exact test calls significant, checked against scipy
+    for alpha in (0.05, 0.01, 0.2):
+        k = sign_test_floor(alpha)
+        assert stats.binomtest(k, k).pvalue < alpha <= stats.binomtest(k - 1, k - 1).pvalue
+
+
+def test_holm_matches_statsmodels():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        p = rng.random(rng.integers(1, 15)) ** 3
+        expected = multipletests(p, method="holm")[1]
+        assert holm(list(p)) == pytest.approx(list(expected), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bootstrap_interval_agrees_with_scipy(seed):
+    rng = np.random.default_rng(seed)
+    ref = rng.beta(5, 2, 200)
+    cur = np.clip(ref - 0.03 + rng.normal(0, 0.1, 200), 0, 1)
+    d = cur - ref
+    ours, _ = paired_bootstrap(d, rng=np.random.default_rng(seed), resamples=9999, confidence=0.95)
+    theirs = stats.bootstrap(
+        (cur, ref), lambda a, b, axis: np.mean(a - b, axis=axis), paired=True, vectorized=True,
+        n_resamples=9999, confidence_level=0.95, method="percentile", random_state=np.random.default_rng(seed + 100),
+    ).confidence_interval
+    assert ours is not None
+    assert ours.low == pytest.approx(theirs.low, abs=0.003)
+    assert ours.high == pytest.approx(theirs.high, abs=0.003)
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.01, 0.02, 0.03])
+def test_bootstrap_p_value_agrees_with_paired_t_test(shift):
+    rng = np.random.default_rng(7)
+    ref = rng.beta(5, 2, 200)
+    cur = np.clip(ref - shift + rng.normal(0, 0.1, 200), 0, 1)
+    _, p = paired_bootstrap(cur - ref, rng=np.random.default_rng(1), resamples=4000, confidence=0.95)
+    expected = stats.ttest_rel(cur, ref).pvalue
+    assert p == pytest.approx(expected, abs=0.02)
+
+
+def test_minimum_detectable_difference_matches_statsmodels_power():
+    rng = np.random.default_rng(2)
+    d = rng.normal(0, 0.2, 150)
+    effect = NormalIndPower().solve_power(effect_size=None, nobs1=150, alpha=0.05, power=0.8, ratio=0)
+    assert minimum_detectable_difference(d, 0.05) == pytest.approx(effect * d.std(ddof=1), rel=1e-3)
+    assert minimum_detectable_difference(np.zeros(10), 0.05) is None  # no spread: undefined
+    assert minimum_detectable_difference(np.array([0.1]), 0.05) is None
+
+
+def test_a_detected_drop_exceeds_its_mdd_and_noise_stays_inside():
+    rng = np.random.default_rng(11)
+    quality = rng.beta(5, 2, 200)
+    ref = np.clip(quality + rng.normal(0, 0.05, 200), 0, 1)[:, None]
+    cur = np.clip(quality - 0.1 + rng.normal(0, 0.05, 200), 0, 1)[:, None]
+    [row] = compare_reports(from_matrix({"judge": cur}), from_matrix({"judge": ref})).metrics
+    assert row.verdict == "regressed"
+    assert row.mean.mdd is not None and abs(row.mean.delta) > row.mean.mdd
+    assert row.mean.interval is not None and row.mean.interval.high < 0
+
+
+def test_join_on_row_hash_survives_renamed_ids():
+    ref = make_report({"a": {"scores": {"m": [1.0]}}, "b": {"scores": {"m": [0.0]}}}, hashes={"a": "h1", "b": "h2"})
+    cur = make_report({"A": {"scores": {"m": [0.0]}}, "b": {"scores": {"m": [0.0]}}}, hashes={"A": "h1", "b": "h2"})
+    result = compare_reports(cur, ref)
+    assert result.join_key == "row_hash"
+    assert result.counts.compared == 2 and not result.added and not result.removed
+    [flip] = result.flips
+    assert (flip.sample_id, flip.direction, flip.before, flip.after) == ("A", "pass-to-fail", 1.0, 0.0)
+    [new] = result.new_failures
+    assert new.sample_id == "A" and new.failed_metrics == ["m"]
+
+
+def test_join_falls_back_to_id_when_hashes_are_ambiguous():
+    hashes = {"a": "same", "b": "same", "c": "h3"}
+    ref = make_report({k: {"scores": {"m": [1.0]}} for k in "abc"}, hashes=hashes)
+    cur = make_report({k: {"scores": {"m": [1.0]}} for k in "abd"}, hashes={**hashes, "d": "h4"})
+    result = compare_reports(cur, ref)
+    assert result.join_key == "id"
+    assert [r.sample_id for r in result.added] == ["d"]
+    assert [r.sample_id for r in result.removed] == ["c"]
+    assert result.counts.compared == 2
+
+
+def test_cohort_rows_errors_and_one_sided_metrics():
+    ref = make_report(
+        {
+            "p1": {"tags": ["policy"], "scores": {"m": [1.0], "old": [1.0]}},
+            "p2": {"tags": ["policy"], "scores": {"m": [1.0], "old": [1.0]}},
+            "g1": {"tags": ["geo", "policy"], "scores": {"m": [0.2], "old": [1.0]}},
+            "u1": {"scores": {"m": [0.9], "old": [1.0]}},
+        }
+    )
+    cur = make_report(
+        {
+            "p1": {"tags": ["policy"], "scores": {"m": [None]}},
+            "p2": {"tags": ["policy"], "scores": {"m": [0.8]}},
+            "g1": {"tags": ["geo", "policy"], "scores": {"m": [0.7]}},
+            "u1": {"scores": {"m": [0.9]}},
+        }
+    )
+    result = compare_reports(cur, ref)
+    assert [m.metric for m in result.metrics] == ["m"]
+    assert "metric 'old' is only in the reference report" in result.warnings
+    scopes = [(c.cohort_label, c.paired) for c in result.cohorts]
+    assert scopes == [("geo", 1), ("policy", 2), ("(untagged)", 1)]  # p1 errored: not paired
+    assert result.metrics[0].coverage_current == pytest.approx(0.75)
+    [new] = result.new_failures
+    assert new.sample_id == "p1" and new.errored == ["m"]
+    flips = {(f.sample_id, f.direction) for f in result.flips}
+    assert flips == {("g1", "fail-to-pass")}
+
+
+def test_nothing_in_common_is_incomparable_and_does_not_gate():
+    ref = make_report({"a": {"scores": {"m": [1.0]}}})
+    cur = make_report({"b": {"scores": {"m": [0.0]}}})
+    result = compare_reports(cur, ref)
+    assert not result.comparable and "no sample" in (result.incomparable_reason or "")
+    assert result.metrics[0].verdict == "incomparable" and result.metrics[0].mean.delta is None
+    gate_result = evaluate(cur, GateRules(max_failures=0), result)
+    assert gate_result.passed and any("not usable" in w for w in gate_result.warnings)
+
+
+def test_deterministic_for_a_seed_and_alpha_validated():
+    ref, cur = binary_pair(1)
+    a = compare_reports(from_matrix({"m": cur[:, None]}), from_matrix({"m": ref[:, None]}), seed=5)
+    b = compare_reports(from_matrix({"m": cur[:, None]}), from_matrix({"m": ref[:, None]}), seed=5)
+    assert a == b
+    with pytest.raises(UsageError):
+        compare_reports(from_matrix({"m": cur[:, None]}), from_matrix({"m": ref[:, None]}), alpha=1.5)
+
+
+def test_schema_shipped_and_documents_validate():
+    shipped = Path(comparison_module.__file__).parent / "schemas" / "comparison.v1.json"
+    schema = json.loads(shipped.read_text(encoding="utf-8"))
+    assert schema == comparison_module.json_schema(), "regenerate: python -m assay.comparison"
+    rng = np.random.default_rng(0)
+    ref = rng.random((50, 2))
+    cur = np.clip(ref - 0.2, 0, 1)
+    cur[3, 0] = np.nan
+    tags = [["a"] if i % 3 else [] for i in range(50)]
+    result = compare_reports(from_matrix({"x": cur, "y": ref}, tags=tags), from_matrix({"x": ref, "y": ref}, tags=tags))
+    document = json.loads(result.model_dump_json())
+    jsonschema.validate(document, schema)
+    assert document["schema_version"] == "assay.comparison.v1"
+    assert result.summary_dict()["counts"]["regressions"] == result.regression_count >= 1
