@@ -1,0 +1,179 @@
+"""Split a TIP response into claims, keeping each claim's citations.
+
+TIP never defines claim splitting; this module does it the Markdown-aware way: paragraphs and
+list items split into sentences, table data rows are one claim each, headings and code are
+skipped. Units that TIP exempts from the citation requirement are not claims: abstention
+statements, structural language about the context, suggestions and question reformulations,
+and sentences with no factual content at all. A unit that carries a citation is always a claim.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from assay.tez.citations import CITATION, CitationRef, parse_citations, strip_citations
+
+_MARK = "\u27e6{}\u27e7"
+_MARK_RE = re.compile("\u27e6(\\d+)\u27e7")
+_LEADING_MARKS = re.compile("^(?:\\s*\u27e6\\d+\u27e7)+")
+_LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_ABBREVIATIONS = re.compile(
+    r"\b(U\.S|U\.K|e\.g|i\.e|etc|vs|Mr|Ms|Mrs|Dr|Inc|Co|Corp|Ltd|No|approx|St|Jr|Sr)\.", re.I
+)
+_SENTENCE_END = re.compile(
+    "[.!?][\"')\u201d]*(?:\u27e6\\d+\u27e7)*(?=\\s+[A-Z0-9\"'(\u201c*_\u27e6$])"
+)
+
+ABSTENTION = re.compile(
+    r"\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|cannot|can't|can\s+not|unable\s+to|"
+    r"is\s+not\s+able\s+to)\b[^.;]{0,60}?\b(?:contain|include|mention|cover|provide|address|"
+    r"discuss|answer|determine|compare|identify|say|state|describe|detail|specify|find|have)"
+    r"|\bno\s+(?:information|data|details?|mention|record|records|interview|statements?|"
+    r"discussion|evidence|coverage|description)\b"
+    r"|\bnot\s+(?:available|covered|mentioned|included|addressed|discussed|present|provided|"
+    r"described|detailed|specified|documented|identified|in\s+the\s+(?:provided|bundled)\s+context)\b"
+    r"|\boutside\s+(?:of\s+)?the\s+(?:scope|context|bundle|materials)\b"
+    r"|\bno\s+\w+\s+(?:is|are|was|were)\s+(?:identified|mentioned|named|included)\b"
+    r"|\binsufficient\s+(?:context|information)\b",
+    re.I,
+)
+_STRUCTURAL = re.compile(
+    r"^(?:the\s+)?(?:bundled\s+|provided\s+|available\s+|transmitted\s+)?context\s+"
+    r"(?:contains|includes|consists\s+of|has|covers)\b",
+    re.I,
+)
+_SUGGESTION = re.compile(
+    r"\b(?:you\s+(?:may|might|could|can)|consider\s+(?:asking|requesting|contacting)|"
+    r"ask\s+the\s+(?:tez\s+)?creator|contact\s+the|i\s+(?:recommend|suggest)|please\b)",
+    re.I,
+)
+_REFORMULATION = re.compile(
+    r"^(?:you\s+asked|your\s+question|to\s+answer\s+(?:your|this)\s+question|regarding\s+your)",
+    re.I,
+)
+_FACTUAL = re.compile(r"\d|[\"\u201c\u201d]|\b[A-Z]{2,}\b")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]{2,}")
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One claim: its text without citations, and the refs written inside it."""
+
+    text: str
+    citations: tuple[CitationRef, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SplitResponse:
+    claims: tuple[Claim, ...]
+    abstention_statements: tuple[str, ...]
+    leading_abstention: bool
+
+
+def split_response(text: str) -> SplitResponse:
+    """Claims of a response in order, plus the abstention statements it makes."""
+    refs: list[list[CitationRef]] = []
+
+    def protect(match: re.Match[str]) -> str:
+        refs.append(parse_citations(match.group(0)))
+        return _MARK.format(len(refs) - 1)
+
+    masked = CITATION.sub(protect, text)
+    claims: list[Claim] = []
+    abstentions: list[str] = []
+    leading: bool | None = None
+    for unit in _units(masked):
+        cites = tuple(ref for n in _MARK_RE.findall(unit) for ref in refs[int(n)])
+        plain = " ".join(strip_citations(_MARK_RE.sub("", unit)).split())
+        plain = plain.strip("*_ ").strip()
+        if not plain:
+            continue
+        kind = _classify(plain, bool(cites))
+        if leading is None and kind != "skip":
+            leading = kind == "abstention"
+        if kind == "abstention":
+            abstentions.append(plain)
+        elif kind == "claim":
+            claims.append(Claim(plain, cites))
+    return SplitResponse(tuple(claims), tuple(abstentions), bool(leading))
+
+
+def _classify(plain: str, cited: bool) -> str:
+    if cited:
+        return "claim"
+    if ABSTENTION.search(plain):
+        return "abstention"
+    if _STRUCTURAL.search(plain) or _SUGGESTION.search(plain) or _REFORMULATION.search(plain):
+        return "skip"
+    body = plain.split(" ", 1)[1] if " " in plain else ""
+    if _FACTUAL.search(plain) or re.search(r"\b[A-Z][a-z]", body):
+        return "claim"
+    return "claim" if len(_WORD.findall(plain)) >= 6 else "skip"
+
+
+def _units(masked: str) -> list[str]:
+    """Sentences of paragraphs and list items, and table data rows, in order."""
+    blocks: list[str] = []
+    current: list[str] = []
+    fenced = False
+    table_header_pending = True
+
+    def flush() -> None:
+        if current:
+            blocks.append(" ".join(current))
+            current.clear()
+
+    for line in masked.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            flush()
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if not stripped or stripped.startswith("#") or re.fullmatch(r"[-*_]{3,}", stripped):
+            flush()
+            table_header_pending = True
+            continue
+        if stripped.startswith("|"):
+            flush()
+            if _TABLE_SEP.match(stripped):
+                continue
+            if table_header_pending:
+                table_header_pending = False
+                continue
+            cells = [c.strip() for c in stripped.strip("|").split("|")]
+            blocks.append("; ".join(c for c in cells if c))
+            continue
+        table_header_pending = True
+        if stripped.startswith(">"):
+            stripped = stripped.lstrip("> ")
+        if _LIST.match(stripped):
+            flush()
+            stripped = _LIST.sub("", stripped)
+        current.append(stripped)
+    flush()
+    units: list[str] = []
+    for block in blocks:
+        for sentence in _sentences(block):
+            lead = _LEADING_MARKS.match(sentence)
+            if lead and units:
+                units[-1] += lead.group(0)
+                sentence = sentence[lead.end() :]
+            if sentence.strip():
+                units.append(sentence.strip())
+    return units
+
+
+def _sentences(block: str) -> list[str]:
+    guarded = _ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", "\u2024"), block)
+    guarded = re.sub(r"(?<=\d)\.(?=\d)", "\u2024", guarded)
+    parts: list[str] = []
+    cursor = 0
+    for match in _SENTENCE_END.finditer(guarded):
+        parts.append(guarded[cursor : match.end()])
+        cursor = match.end()
+    parts.append(guarded[cursor:])
+    return [part.replace("\u2024", ".").strip() for part in parts if part.strip()]

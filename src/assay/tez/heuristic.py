@@ -1,0 +1,61 @@
+"""``automated_heuristic``: deterministic, offline scoring of an interrogation turn.
+
+Per claim, each citation that exists and whose location resolves is checked for lexical support
+(:func:`assay.tez.support.supports`: numbers at the location, names in the item, content-word
+coverage >= tau). A claim none of whose citations support it may still be *faithful* when some
+context text (any item or the synthesis, whole) supports it: it is mis-cited, not invented.
+Relevance is :func:`assay.tez.scoring.lexical_relevance`.
+"""
+
+from __future__ import annotations
+
+from assay.tez.bundle import Bundle
+from assay.tez.records import SessionTurn
+from assay.tez.scoring import (
+    ClaimOutcome,
+    TurnScore,
+    detect_abstention,
+    finish,
+    lexical_relevance,
+    prepare,
+)
+from assay.tez.session import Expectation
+from assay.tez.support import DEFAULT_TAU, supports
+
+METHOD = "automated_heuristic"
+
+
+def context_texts(bundle: Bundle) -> list[str]:
+    """Every readable text inside the grounding boundary: items, then the synthesis."""
+    texts = [item.text for item in bundle.items.values() if item.text is not None]
+    if bundle.synthesis_text is not None:
+        texts.append(bundle.synthesis_text)
+    return texts
+
+
+def backed_anywhere(claim: str, bundle: Bundle, *, tau: float = DEFAULT_TAU) -> bool:
+    """Whether some context text, taken whole, supports the claim."""
+    return any(supports(claim, text, text, tau=tau).supported for text in context_texts(bundle))
+
+
+def score_turn(
+    bundle: Bundle, turn: SessionTurn, expectation: Expectation | None = None, *, tau: float = DEFAULT_TAU
+) -> TurnScore:
+    """Score one turn with rules only; same inputs always give the same numbers."""
+    prepared = prepare(bundle, turn)
+    outcomes = []
+    for claim, resolutions in zip(prepared.split.claims, prepared.resolutions, strict=True):
+        checks = []
+        for ref, res in zip(claim.citations, resolutions, strict=True):
+            if not res.exists or not res.location_resolved or res.text is None:
+                checks.append((False, res.reason))
+                continue
+            item = bundle.item(ref.item_id)
+            whole = bundle.synthesis_text if res.synthesis else (item.text if item else None)
+            verdict = supports(claim.text, res.text, whole, tau=tau)
+            checks.append((verdict.supported, verdict.reason))
+        cited_ok = any(ok for ok, _ in checks)
+        faithful = cited_ok or backed_anywhere(claim.text, bundle, tau=tau)
+        outcomes.append(ClaimOutcome(tuple(checks), faithful))
+    relevance = lexical_relevance(turn, expectation, detect_abstention(turn, prepared))
+    return finish(bundle, turn, expectation, prepared, outcomes, relevance)

@@ -1,0 +1,93 @@
+"""The JSON Schemas the tez package ships, and validation of documents against them.
+
+``tez-eval-metrics.schema.json`` is the schema of seed 004 (``com.ragu.eval-metrics`` 1.0.0) and
+``tez-enterprise-tip-eval.schema.json`` the published ``tezit-eval`` schema (tezit-protocol/spec,
+CC BY 4.0), both unchanged. The others are generated from assay's pydantic models by
+:func:`write_generated_schemas` (``python -m assay.tez.schemas``).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from assay.errors import TezError
+from assay.tez import records
+
+VENDOR_SCHEMA = "tez-eval-metrics.schema.json"
+ENTERPRISE_SCHEMA = "tez-enterprise-tip-eval.schema.json"
+EXTENSION_MANIFEST_SCHEMA = "tez-extension-manifest.schema.json"
+SESSION_SCHEMA = "tez-session.schema.json"
+SCORE_REPORT_SCHEMA = "tez-score-report.schema.json"
+
+GENERATED: dict[str, type[BaseModel]] = {
+    EXTENSION_MANIFEST_SCHEMA: records.ExtensionManifest,
+    SESSION_SCHEMA: records.SessionFile,
+    SCORE_REPORT_SCHEMA: records.ScoreReport,
+}
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    """A shipped schema by file name (package data under ``assay/schemas``)."""
+    text = resources.files("assay").joinpath("schemas", name).read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def generated_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of one of assay's own tez models, as shipped."""
+    schema = model.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema
+
+
+def schema_errors(document: Any, name: str) -> list[str]:
+    """Every violation of ``document`` against shipped schema ``name`` (empty when valid)."""
+    import jsonschema
+
+    schema = load_schema(name)
+    validator_cls = jsonschema.validators.validator_for(schema)
+    validator = validator_cls(schema, format_checker=validator_cls.FORMAT_CHECKER)
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    return [f"{_path(e.absolute_path)}: {e.message}" for e in errors]
+
+
+def check_document(document: Any, name: str, *, target: str) -> None:
+    """Raise :class:`TezError` unless ``document`` is valid; called before every write."""
+    problems = schema_errors(document, name)
+    if problems:
+        raise TezError(
+            f"refusing to write: document fails {name}: {problems[0]}"
+            + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+            file=target,
+        )
+
+
+def _path(parts: Any) -> str:
+    out = "$"
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def write_generated_schemas(directory: Path | None = None) -> list[Path]:
+    """Regenerate the model-derived schemas into ``directory`` (default: the package)."""
+    target = directory or Path(str(resources.files("assay").joinpath("schemas")))
+    written = []
+    for name, model in GENERATED.items():
+        path = target / name
+        path.write_text(json.dumps(generated_schema(model), indent=2) + "\n", encoding="utf-8")
+        written.append(path)
+    load_schema.cache_clear()
+    return written
+
+
+if __name__ == "__main__":  # pragma: no cover
+    for path in write_generated_schemas():
+        print(path)
