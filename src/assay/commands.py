@@ -12,5 +12,6 @@ def register(app: typer.Typer) -> None:
     core_cli.register(app)
     run_cli.register(app)
     __import__("assay.gate_cli", fromlist=["register"]).register(app)  # baseline, compare
+    __import__("assay.tez.cli", fromlist=["register"]).register(app)  # tez score|show|validate
     # Feature packages: each module exposes ``register(app)``.
     # (calibration, tez, gate/baseline/compare, runs/report are mounted here)
