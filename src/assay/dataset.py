@@ -91,6 +91,8 @@ class Dataset(BaseModel):
     @field_validator("repetitions", mode="before")
     @classmethod
     def _digit_string_repetitions(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("must be an integer of at least 1, not a boolean")
         if isinstance(value, str) and value.strip().isdigit():
             return int(value.strip())
         return value

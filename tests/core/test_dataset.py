@@ -1,0 +1,319 @@
+"""Dataset loading: formats, padosoft compatibility, verbatim ids, and precise error messages."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.dataset import Dataset, Sample, load_dataset
+from assay.errors import DatasetError, MetricError
+
+DATA = Path(__file__).parent / "data"
+
+SAMPLES = [
+    {"id": "a", "input": {"q": "one"}, "expected_output": "x", "metadata": {"tags": ["t1"]}},
+    {"id": "b", "input": {"q": "two"}, "expected_output": ["y", 2], "metadata": {}},
+]
+
+
+def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load_error(tmp_path: Path, name: str, text: str | bytes) -> DatasetError:
+    path = write(tmp_path, name, text)
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    error = info.value
+    assert error.file == str(path)
+    assert str(path) in str(error)
+    return error
+
+
+# --------------------------------------------------------------------------- formats
+
+def test_yaml_json_and_jsonl_load_the_same_samples(tmp_path: Path) -> None:
+    import yaml
+
+    doc = {"schema_version": "assay.dataset.v1", "name": "same", "samples": SAMPLES}
+    from_yaml = load_dataset(write(tmp_path, "same.yml", yaml.safe_dump(doc)))
+    from_json = load_dataset(write(tmp_path, "same.json", json.dumps(doc)))
+    jsonl = "\n".join(json.dumps(s) for s in SAMPLES) + "\n\n"
+    from_jsonl = load_dataset(write(tmp_path, "same.jsonl", jsonl))
+    for loaded in (from_yaml, from_json, from_jsonl):
+        assert [s.model_dump() for s in loaded.samples] == [
+            {"id": s["id"], "input": s["input"], "expected_output": s["expected_output"], "metadata": s["metadata"]}
+            for s in SAMPLES
+        ]
+    assert from_yaml.name == from_json.name == "same"
+    # A JSONL file has no header: the dataset is named after the file.
+    assert from_jsonl.name == "same"
+    assert from_yaml.schema_version == "assay.dataset.v1"
+
+
+def test_yaml_extension_case_and_yaml_suffix(tmp_path: Path) -> None:
+    text = "name: n\nsamples:\n  - {id: a, input: {}, expected_output: x}\n"
+    assert load_dataset(write(tmp_path, "d.YAML", text)).samples[0].id == "a"
+
+
+def test_padosoft_dataset_is_read_unchanged() -> None:
+    path = DATA / "padosoft_rag.yml"
+    dataset = load_dataset(path)
+    assert dataset.schema_version == "eval-harness.dataset.v1"
+    assert dataset.name == "rag.factuality.fy2026"
+    assert dataset.repetitions == 2  # digit string accepted
+    assert [s.id for s in dataset.samples] == ["capital-france", "0", "0042", "1.50"]
+    france, zero, wh, price = dataset.samples
+    assert france.tags == ["geography", "europe"]
+    assert zero.input == {}
+    assert zero.expected_output == ["refund", "30 days"]
+    assert zero.tags == ["policy"]  # a single string tag
+    # trimmed, empties and non-strings dropped, de-duplicated, order kept
+    assert wh.tags == ["ids"]
+    assert wh.expected_output == {"code": "WH-IT-07"}
+    assert wh.metadata["ordinal_scale"] == ["low", "medium", "high"]
+    assert price.expected_output == 1.5
+    assert price.tags == []
+
+
+def test_row_hash_is_sha256_of_canonical_input_and_expected() -> None:
+    sample = Sample(id="x", input={"b": 1, "a": "é/ü"}, expected_output=[1, {"z": 0, "y": 2.0}])
+    # Written independently: compact, sorted keys, unicode and slashes unescaped.
+    canonical = '{"expected":[1,{"y":2.0,"z":0}],"input":{"a":"é/ü","b":1}}'
+    assert sample.row_hash == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # id and metadata are not part of the identity
+    other = Sample(id="y", input={"a": "é/ü", "b": 1}, expected_output=[1, {"y": 2.0, "z": 0}], metadata={"tags": "t"})
+    assert other.row_hash == sample.row_hash
+
+
+# --------------------------------------------------------------------------- ids
+
+def test_numeric_looking_ids_stay_strings(tmp_path: Path) -> None:
+    text = (
+        "name: ids\nsamples:\n"
+        "  - {id: 007, input: {}, expected_output: x}\n"
+        "  - {id: 42, input: {}, expected_output: x}\n"
+        "  - {id: 1.50, input: {}, expected_output: x}\n"
+        "  - {id: 1e3, input: {}, expected_output: x}\n"
+        "  - {id: '0', input: {}, expected_output: x}\n"
+    )
+    dataset = load_dataset(write(tmp_path, "ids.yml", text))
+    assert [s.id for s in dataset.samples] == ["007", "42", "1.50", "1e3", "0"]
+    assert all(isinstance(s.id, str) for s in dataset.samples)
+
+
+def test_integer_ids_in_json_become_strings(tmp_path: Path) -> None:
+    doc = {"name": "ids", "samples": [{"id": 42, "input": {}, "expected_output": 1}, {"id": "007", "input": {}, "expected_output": 1}]}
+    dataset = load_dataset(write(tmp_path, "ids.json", json.dumps(doc)))
+    assert [s.id for s in dataset.samples] == ["42", "007"]
+
+
+def test_boolean_id_is_rejected(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "b.yml", "name: d\nsamples:\n  - {id: true, input: {}, expected_output: x}\n")
+    assert error.field == "id"
+    assert error.sample == 0
+
+
+# --------------------------------------------------------------------------- metrics and repetitions
+
+def test_metric_specs_as_alias_or_mapping_with_options(tmp_path: Path) -> None:
+    text = (
+        "name: m\n"
+        "metrics:\n"
+        "  - exact-match\n"
+        "  - {name: ordinal-distance, scale: [low, medium, high, urgent]}\n"
+        "samples:\n  - {id: a, input: {}, expected_output: x}\n"
+    )
+    dataset = load_dataset(write(tmp_path, "m.yml", text))
+    assert [m.name for m in dataset.metrics] == ["exact-match", "ordinal-distance"]
+    assert dataset.metrics[0].options == {}
+    assert dataset.metrics[1].options == {"scale": ["low", "medium", "high", "urgent"]}
+
+
+def test_metric_spec_options_reach_the_metric(tmp_path: Path) -> None:
+    from assay.metrics.base import resolve_all
+    from assay.outputs import Output
+
+    text = (
+        "name: m\n"
+        "metrics:\n"
+        "  - {name: ordinal-distance, scale: [low, medium, high, urgent]}\n"
+        "samples:\n  - {id: a, input: {}, expected_output: high}\n"
+    )
+    dataset = load_dataset(write(tmp_path, "m.yml", text))
+    (metric,) = resolve_all(dataset.metrics)
+    sample = dataset.samples[0]
+    # one step off on the declared scale: half credit (reference semantics 1 / 0.5 / 0)
+    assert metric.score(sample, Output("medium")).value == 0.5
+    assert metric.score(sample, Output("urgent")).value == 0.5
+    assert metric.score(sample, Output("low")).value == 0.0
+    # without the option there is no scale at all
+    (bare,) = resolve_all(["ordinal-distance"])
+    with pytest.raises(MetricError):
+        bare.score(sample, Output("medium"))
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("3", 3), (" 12 ", 12), (4, 4)])
+def test_repetitions_accept_digit_strings(tmp_path: Path, raw: object, expected: int) -> None:
+    text = f"name: r\nrepetitions: {json.dumps(raw)}\nsamples:\n  - {{id: a, input: {{}}, expected_output: x}}\n"
+    assert load_dataset(write(tmp_path, "r.yml", text)).repetitions == expected
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "abc", "1.5", "true"])
+def test_bad_repetitions_are_rejected(tmp_path: Path, raw: str) -> None:
+    text = f"name: r\nrepetitions: {raw}\nsamples:\n  - {{id: a, input: {{}}, expected_output: x}}\n"
+    error = load_error(tmp_path, "r.yml", text)
+    assert error.field == "repetitions"
+
+
+# --------------------------------------------------------------------------- errors
+
+def test_missing_id_names_sample_index_and_field(tmp_path: Path) -> None:
+    text = "name: d\nsamples:\n  - {id: a, input: {}, expected_output: x}\n  - input: {q: 1}\n    expected_output: x\n"
+    error = load_error(tmp_path, "d.yml", text)
+    assert error.sample == 1
+    assert error.field == "id"
+    assert "sample #1" in str(error) and "'id'" in str(error)
+
+
+def test_duplicate_id_names_the_id_and_both_positions(tmp_path: Path) -> None:
+    text = (
+        "name: d\nsamples:\n"
+        "  - {id: a, input: {}, expected_output: x}\n"
+        "  - {id: b, input: {}, expected_output: x}\n"
+        "  - {id: a, input: {}, expected_output: y}\n"
+    )
+    error = load_error(tmp_path, "d.yml", text)
+    assert error.sample == "a"
+    assert error.field == "id"
+    assert "#0" in str(error) and "#2" in str(error)
+
+
+def test_duplicate_after_string_conversion(tmp_path: Path) -> None:
+    # 7 and "7" are the same id once ids are strings
+    doc = {"name": "d", "samples": [{"id": 7, "input": {}, "expected_output": 1}, {"id": "7", "input": {}, "expected_output": 1}]}
+    error = load_error(tmp_path, "d.json", json.dumps(doc))
+    assert error.sample == "7" and error.field == "id"
+
+
+def test_input_as_list_is_rejected_with_sample_id(tmp_path: Path) -> None:
+    text = "name: d\nsamples:\n  - {id: ok, input: {}, expected_output: x}\n  - {id: s2, input: [1, 2], expected_output: x}\n"
+    error = load_error(tmp_path, "d.yml", text)
+    assert error.sample == "s2"
+    assert error.field == "input"
+    assert "list" in error.detail
+
+
+def test_missing_expected_output_is_rejected(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "d.yml", "name: d\nsamples:\n  - {id: a, input: {}}\n")
+    assert (error.sample, error.field) == ("a", "expected_output")
+
+
+def test_null_expected_output_is_allowed(tmp_path: Path) -> None:
+    dataset = load_dataset(write(tmp_path, "d.yml", "name: d\nsamples:\n  - {id: a, input: {}, expected_output: null}\n"))
+    assert dataset.samples[0].expected_output is None
+
+
+def test_metadata_as_list_is_rejected(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "d.yml", "name: d\nsamples:\n  - {id: a, input: {}, expected_output: x, metadata: [1]}\n")
+    assert (error.sample, error.field) == ("a", "metadata")
+
+
+def test_unknown_sample_field_is_named(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "d.yml", "name: d\nsamples:\n  - {id: a, input: {}, expected_output: x, expcted: 3}\n")
+    assert (error.sample, error.field) == ("a", "expcted")
+    assert "unknown field" in error.detail
+
+
+def test_unknown_top_level_field_is_named(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "d.yml", "name: d\nsampels: []\nsamples:\n  - {id: a, input: {}, expected_output: x}\n")
+    assert error.field == "sampels"
+
+
+def test_bad_schema_version(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "d.yml", "schema_version: eval-harness.dataset.v9\nname: d\nsamples:\n  - {id: a, input: {}, expected_output: x}\n")
+    assert error.field == "schema_version"
+    assert "eval-harness.dataset.v9" in error.detail
+    assert "assay.dataset.v1" in error.detail and "eval-harness.dataset.v1" in error.detail
+
+
+def test_missing_name(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "d.yml", "samples:\n  - {id: a, input: {}, expected_output: x}\n")
+    assert error.field == "name"
+
+
+@pytest.mark.parametrize("samples", ["samples: []\n", ""])
+def test_empty_or_missing_samples(tmp_path: Path, samples: str) -> None:
+    error = load_error(tmp_path, "d.yml", "name: d\n" + samples)
+    assert error.field == "samples"
+
+
+def test_sample_that_is_not_a_mapping(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "d.yml", "name: d\nsamples:\n  - {id: a, input: {}, expected_output: x}\n  - just text\n")
+    assert error.sample == 1
+
+
+def test_malformed_yaml_names_the_line(tmp_path: Path) -> None:
+    text = "name: d\nsamples:\n  - id: a\n    input: {q: 1\n    expected_output: x\n"
+    error = load_error(tmp_path, "d.yml", text)
+    assert "not valid YAML" in error.detail
+    # the unclosed flow mapping opened on line 4 is detected on line 5
+    assert "line 5" in error.detail
+
+
+def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "d.json", '{"name": "d",\n "samples": [\n}')
+    assert "not valid JSON" in error.detail and "line 3" in error.detail
+
+
+def test_malformed_jsonl_names_the_line(tmp_path: Path) -> None:
+    text = json.dumps(SAMPLES[0]) + "\n\n" + json.dumps(SAMPLES[1]) + "\n{broken\n"
+    error = load_error(tmp_path, "d.jsonl", text)
+    assert "line 4" in error.detail
+
+
+def test_jsonl_sample_error_names_the_sample(tmp_path: Path) -> None:
+    text = json.dumps(SAMPLES[0]) + "\n" + json.dumps({"id": "bad", "input": [], "expected_output": 1}) + "\n"
+    error = load_error(tmp_path, "d.jsonl", text)
+    assert (error.sample, error.field) == ("bad", "input")
+
+
+def test_invalid_utf8_names_byte_and_line(tmp_path: Path) -> None:
+    raw = b"name: d\nsamples:\n  - {id: a, input: {q: \"\xff\xfe\"}, expected_output: x}\n"
+    error = load_error(tmp_path, "d.yml", raw)
+    assert "UTF-8" in error.detail
+    bad_byte = raw.index(b"\xff")
+    assert f"byte {bad_byte}" in error.detail
+    assert "line 3" in error.detail
+
+
+def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
+    text = "\ufeffname: d\nsamples:\n  - {id: a, input: {}, expected_output: ü}\n"
+    assert load_dataset(write(tmp_path, "d.yml", text)).samples[0].expected_output == "ü"
+
+
+@pytest.mark.parametrize("text", ["- a\n- b\n", "just a string\n", "", "42\n"])
+def test_non_mapping_document(tmp_path: Path, text: str) -> None:
+    error = load_error(tmp_path, "d.yml", text)
+    assert "mapping" in error.detail
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "nope.yml"
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    assert str(path) in str(info.value)
+
+
+def test_samples_are_immutable() -> None:
+    dataset = Dataset(name="d", samples=[Sample(id="a", input={}, expected_output="x")])
+    with pytest.raises(Exception):  # noqa: B017 - pydantic raises ValidationError on frozen models
+        dataset.samples[0].id = "b"  # type: ignore[misc]
