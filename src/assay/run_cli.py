@@ -84,6 +84,10 @@ def run(
     outputs: Annotated[Path | None, typer.Option("--outputs", envvar="ASSAY_OUTPUTS", help="Score a saved-outputs file.")] = None,
     sut: Annotated[str | None, typer.Option("--sut", envvar="ASSAY_SUT", help="Python system under test, 'module:function'.")] = None,
     sut_url: Annotated[str | None, typer.Option("--sut-url", envvar="ASSAY_SUT_URL", help="HTTP system under test: POST each sample's input as JSON.")] = None,
+    sut_output_path: Annotated[str | None, typer.Option("--sut-output-path", envvar="ASSAY_SUT_OUTPUT_PATH", help="JSON path of the answer in the --sut-url reply (default 'output').")] = None,
+    sut_retrieved_path: Annotated[str | None, typer.Option("--sut-retrieved-path", envvar="ASSAY_SUT_RETRIEVED_PATH", help="JSON path of the retrieved ids in the --sut-url reply.")] = None,
+    sut_timeout: Annotated[float | None, typer.Option("--sut-timeout", envvar="ASSAY_SUT_TIMEOUT", help="Seconds allowed per call to the system under test (default 60).")] = None,
+    rpm: Annotated[float | None, typer.Option("--rpm", envvar="ASSAY_RPM", help="At most this many calls per minute to the system under test.")] = None,
     metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="Metric alias or 'module:Class' (repeatable); replaces the dataset's metrics.")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", envvar="ASSAY_FORMAT", help="json | md | html | junit")] = "md",
     out: Annotated[Path | None, typer.Option("--out", "-o", envvar="ASSAY_OUT", help="Write the report here instead of stdout.")] = None,
@@ -163,16 +167,33 @@ def run(
     if not families & {"judge", "rubric"}:
         provider_info.pop("judge_model", None)
 
+    if rpm is not None and not rpm > 0:
+        fail(f"--rpm must be a positive number of calls per minute; got {rpm}")
+    if sut_timeout is not None and not sut_timeout > 0:
+        fail(f"--sut-timeout must be a positive number of seconds; got {sut_timeout}")
+    if concurrency < 1:
+        fail(f"--concurrency must be at least 1; got {concurrency}")
     if outputs is not None:
         saved = load_outputs(outputs)
         check_outputs_cover(saved, [s.id for s in loaded.samples], path=str(outputs))
         system: Any = SavedOutputs(saved, str(outputs))
-    elif sut is not None:
-        system = PythonTarget(sut)
     else:
-        from assay.http_sut import HttpTarget
+        from assay.limiter import Limiter
 
-        system = HttpTarget.from_environment(str(sut_url))
+        limiter = Limiter(concurrency, rpm=rpm)
+        if sut is not None:
+            system = PythonTarget(sut)
+            system.limiter = limiter
+        else:
+            from assay.http_sut import HttpTarget
+
+            system = HttpTarget.from_environment(
+                str(sut_url),
+                output_path=sut_output_path,
+                retrieved_path=sut_retrieved_path,
+                timeout_s=sut_timeout,
+                limiter=limiter,
+            )
 
     selected = _select(loaded, limit=limit, sample_n=sample_n, seed=seed, tags=tag or [], ids=sample_id or [])
     store = None if no_store else RunStore(store_path)

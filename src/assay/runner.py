@@ -2,10 +2,13 @@
 
 Saved outputs scored by offline metrics take a plain synchronous loop (no event loop per
 sample). Anything that calls out — a Python or HTTP system under test, provider-backed metrics —
-runs on asyncio with bounded concurrency, in windows so that metrics can batch their provider
-calls (``prefetch``). Each finished execution is handed to ``on_result`` at once, so the store
-commits it as it finishes. A failure of the system under test or of a metric is recorded for
-that execution only; the run goes on.
+runs on asyncio: calls to the system under test go through an adaptive limiter
+(:mod:`assay.limiter`), provider calls through the provider layer's own gate, and executions
+stream (a new one starts as soon as one ends). When a metric can batch its provider calls
+(``prefetch``), executions go in windows instead, scoring one window while answering the next.
+Each finished execution is handed to ``on_result`` at once, so the store commits it as it
+finishes. A failure of the system under test or of a metric is recorded for that execution
+only; the run goes on.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 from assay.dataset import Sample
 from assay.errors import AssayError, MetricError
+from assay.limiter import Limiter, RetryBudget, call_limited
 from assay.metrics.base import Metric, MetricScore, applies, check_details
 from assay.outputs import Output
 from assay.report.aggregate import ExecutionResult, ScoreResult
@@ -99,7 +103,13 @@ def plan(samples: Sequence[Sample], repetitions: int, skip: Iterable[tuple[str, 
 
 
 class Runner:
-    """Drives one run. ``should_stop`` is polled between executions (budget halts)."""
+    """Drives one run. ``should_stop`` is polled between executions (budget halts).
+
+    Calls to the system under test go through a :class:`~assay.limiter.Limiter`: the one
+    passed here, else the one the SUT carries as ``sut.limiter`` (``assay run`` attaches one
+    built from ``--concurrency`` and ``--rpm``), else a fixed limit of ``sut_concurrency``. A SUT
+    that raises :class:`~assay.limiter.RateLimited` is retried after ``Retry-After``.
+    """
 
     def __init__(
         self,
@@ -111,6 +121,8 @@ class Runner:
         window: int = 256,
         should_stop: Callable[[], bool] = lambda: False,
         scopes: Mapping[str, frozenset[str]] | None = None,
+        limiter: Limiter | None = None,
+        retries: RetryBudget | None = None,
     ) -> None:
         if sut_concurrency < 1:
             raise ValueError("sut_concurrency must be at least 1")
@@ -122,6 +134,8 @@ class Runner:
         self.should_stop = should_stop
         self.stopped_early = False
         self.scopes = dict(scopes or {})
+        self.limiter = limiter
+        self.retries = retries
 
     def metrics_for(self, sample: Sample) -> list[Metric]:
         """The metrics that apply to a sample (tag-scoped metrics skip other samples)."""
@@ -159,30 +173,95 @@ class Runner:
 
     # ----------------------------------------------------------------------- async path
 
-    async def run_async(self, executions: Sequence[Execution]) -> None:
-        gate = asyncio.Semaphore(self.sut_concurrency)
-        prefetchers = [m for m in self.metrics if hasattr(m, "prefetch")]
-        for start in range(0, len(executions), self.window):
-            if self.should_stop():
-                self.stopped_early = True
-                return
-            window = executions[start : start + self.window]
-            answers = await asyncio.gather(*(self._answer(gate, e) for e in window))
-            ready = [(e.sample, a) for e, a in zip(window, answers) if isinstance(a, Output)]
-            for metric in prefetchers:
-                # A failed prefetch only loses the batching; each sample's own call reports the error.
-                with contextlib.suppress(Exception):
-                    await metric.prefetch(ready)  # type: ignore[attr-defined]
-            await asyncio.gather(*(self._finish(e, a) for e, a in zip(window, answers)))
+    def sut_limiter(self) -> Limiter:
+        """The limiter for calls to the system under test: given, carried by the SUT, or fixed."""
+        if self.limiter is not None:
+            return self.limiter
+        carried = getattr(self.sut, "limiter", None)
+        if isinstance(carried, Limiter):
+            return carried
+        return Limiter(self.sut_concurrency, adaptive=False)
 
-    async def _answer(self, gate: asyncio.Semaphore, execution: Execution) -> Output | str:
-        async with gate:
-            try:
-                return await self.sut.answer(execution.sample)
-            except AssayError as exc:
-                return str(exc)
-            except Exception as exc:
-                return f"system under test failed: {type(exc).__name__}"
+    async def run_async(self, executions: Sequence[Execution]) -> None:
+        limiter = self.sut_limiter()
+        prefetchers = [m for m in self.metrics if hasattr(m, "prefetch")]
+        try:
+            if prefetchers:
+                await self._run_windows(executions, limiter, prefetchers)
+            else:
+                await self._run_stream(executions, limiter)
+        finally:
+            close = getattr(self.sut, "aclose", None)
+            if close is not None:
+                await close()
+
+    async def _run_stream(self, executions: Sequence[Execution], limiter: Limiter) -> None:
+        """Each execution answers and scores on its own; a new one starts as soon as one ends.
+
+        At most ``window`` executions (or twice the SUT limit, if larger) are in flight, so a
+        slow sample never holds back the rest and memory stays bounded.
+        """
+        cap = max(self.window, 2 * limiter.max_concurrency)
+        running: set[asyncio.Task[None]] = set()
+        try:
+            for execution in executions:
+                if len(running) >= cap:
+                    done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                    for task in done:
+                        task.result()  # a broken store or handler ends the run here
+                if self.should_stop():
+                    self.stopped_early = True
+                    break
+                running.add(asyncio.ensure_future(self._one(limiter, execution)))
+            while running:
+                done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()
+        finally:
+            for task in running:
+                task.cancel()
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
+
+    async def _one(self, limiter: Limiter, execution: Execution) -> None:
+        await self._finish(execution, await self._answer(limiter, execution))
+
+    async def _run_windows(self, executions: Sequence[Execution], limiter: Limiter, prefetchers: list[Metric]) -> None:
+        """Windows of answers, so metrics can batch provider calls (``prefetch``) per window.
+
+        Scoring of one window overlaps answering of the next.
+        """
+        scoring: asyncio.Future[Any] | None = None
+        try:
+            for start in range(0, len(executions), self.window):
+                if self.should_stop():
+                    self.stopped_early = True
+                    break
+                window = executions[start : start + self.window]
+                answers = await asyncio.gather(*(self._answer(limiter, e) for e in window))
+                ready = [(e.sample, a) for e, a in zip(window, answers) if isinstance(a, Output)]
+                for metric in prefetchers:
+                    # A failed prefetch only loses the batching; each sample's own call reports the error.
+                    with contextlib.suppress(Exception):
+                        await metric.prefetch(ready)  # type: ignore[attr-defined]
+                if scoring is not None:
+                    await scoring
+                scoring = asyncio.gather(*(self._finish(e, a) for e, a in zip(window, answers)))
+            if scoring is not None:
+                await scoring
+        finally:
+            if scoring is not None and not scoring.done():
+                scoring.cancel()
+                await asyncio.gather(scoring, return_exceptions=True)
+
+    async def _answer(self, limiter: Limiter, execution: Execution) -> Output | str:
+        sample = execution.sample
+        try:
+            return await call_limited(limiter, lambda: self.sut.answer(sample), retries=self.retries)
+        except AssayError as exc:
+            return str(exc)
+        except Exception as exc:
+            return f"system under test failed: {type(exc).__name__}"
 
     async def _finish(self, execution: Execution, answer: Output | str) -> None:
         sample, repetition = execution.sample, execution.repetition

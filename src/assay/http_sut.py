@@ -1,0 +1,268 @@
+"""An HTTP endpoint as the system under test: ``assay run --sut-url URL``.
+
+Each sample's ``input`` is POSTed as a JSON object. The answer is read from the JSON reply at
+``--sut-output-path`` (default ``output``) and, when ``--sut-retrieved-path`` is set, the ranked
+retrieved ids (or ``{id, text}`` objects) from that path. Paths are dotted, with list indices as
+numbers or in brackets: ``choices.0.message.content`` or ``data.items[0].text``; ``$`` (or an
+empty path) is the whole reply.
+
+Headers come from ``ASSAY_SUT_HEADERS``: a JSON object, or ``Name: value; Name2: value2``. Their
+values are sent and never printed. Every failure — a timeout (``--sut-timeout`` bounds the whole
+call), a refused connection, a non-2xx status, a reply that is not JSON or lacks the answer — is
+that sample's failure, reported with the status or reason only, never the reply body. HTTP 429
+(and 503 with ``Retry-After``) raise :class:`~assay.limiter.RateLimited`, so the runner backs
+off, lowers concurrency and tries the sample again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from assay.dataset import Sample
+from assay.errors import SystemUnderTestError, UsageError
+from assay.limiter import Limiter, RateLimited, retry_after_seconds
+from assay.outputs import Output, parse_retrieved
+from assay.report.model import SystemUnderTestInfo
+
+DEFAULT_OUTPUT_PATH = "output"
+DEFAULT_TIMEOUT_S = 60.0
+_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_STEP = re.compile(r"\[(\d+)\]")
+
+PathStep = str | int
+
+
+def parse_path(path: str | None, *, flag: str) -> tuple[PathStep, ...]:
+    """``a.b[0].c`` or ``a.b.0.c`` → ``("a", "b", 0, "c")``; ``$`` or ``""`` → ``()``."""
+    text = (path or "").strip()
+    if text.startswith("$"):
+        text = text[1:].lstrip(".")
+    if not text:
+        return ()
+    steps: list[PathStep] = []
+    for part in _STEP.sub(r".\1", text).split("."):
+        if part == "":
+            raise UsageError(f"{flag}: {path!r} has an empty step (use dots between names, e.g. 'data.answer')")
+        steps.append(int(part) if part.isdigit() else part)
+    return tuple(steps)
+
+
+def _render(path: Sequence[PathStep]) -> str:
+    return ".".join(str(step) for step in path) or "$"
+
+
+_MISSING = object()
+
+
+def lookup(document: Any, path: Sequence[PathStep]) -> Any:
+    """The value at ``path`` in a parsed JSON document, or ``_MISSING``."""
+    value = document
+    for step in path:
+        if isinstance(value, Mapping):
+            value = value.get(str(step), _MISSING)
+        elif isinstance(value, list) and isinstance(step, int) and step < len(value):
+            value = value[step]
+        else:
+            return _MISSING
+        if value is _MISSING:
+            return _MISSING
+    return value
+
+
+def parse_headers(raw: str | None) -> dict[str, str]:
+    """Headers from ``ASSAY_SUT_HEADERS``: a JSON object or ``Name: value; Name2: value2``.
+
+    Errors name the entry, never a value (values are usually credentials).
+    """
+    if raw is None or not raw.strip():
+        return {}
+    text = raw.strip()
+    pairs: list[tuple[Any, Any]]
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise UsageError("ASSAY_SUT_HEADERS looks like JSON but does not parse") from None
+        if not isinstance(data, dict):
+            raise UsageError("ASSAY_SUT_HEADERS must be a JSON object of header names to values")
+        pairs = list(data.items())
+    else:
+        pairs = []
+        for index, entry in enumerate(part for part in text.split(";") if part.strip()):
+            name, sep, value = entry.partition(":")
+            if not sep:
+                raise UsageError(f"ASSAY_SUT_HEADERS: entry {index + 1} is not 'Name: value'")
+            pairs.append((name.strip(), value.strip()))
+    headers: dict[str, str] = {}
+    for index, (name, value) in enumerate(pairs):
+        if not isinstance(name, str) or not _HEADER_NAME.match(name):
+            raise UsageError(f"ASSAY_SUT_HEADERS: entry {index + 1} has an invalid header name")
+        if not isinstance(value, str) or "\n" in value or "\r" in value:
+            raise UsageError(f"ASSAY_SUT_HEADERS: the value of header '{name}' must be a single-line string")
+        headers[name] = value
+    return headers
+
+
+def public_url(url: str) -> str:
+    """The URL without credentials, query or fragment (safe for reports and messages)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+class HttpTarget:
+    """POSTs each sample's input to ``url`` and reads the answer from the JSON reply."""
+
+    synchronous = False
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        output_path: str = DEFAULT_OUTPUT_PATH,
+        retrieved_path: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        limiter: Limiter | None = None,
+    ) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(f"--sut-url must be an http:// or https:// URL; got {public_url(url)!r}")
+        if not timeout_s > 0:
+            raise UsageError(f"--sut-timeout must be a positive number of seconds; got {timeout_s}")
+        self.url = url
+        self.shown = public_url(url)
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json", **dict(headers or {})}
+        self.output_path = parse_path(output_path, flag="--sut-output-path")
+        self.retrieved_path = parse_path(retrieved_path, flag="--sut-retrieved-path") if retrieved_path else None
+        self.timeout_s = float(timeout_s)
+        self.limiter = limiter or Limiter(8)
+        self._client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def from_environment(
+        cls,
+        url: str,
+        *,
+        output_path: str | None = None,
+        retrieved_path: str | None = None,
+        timeout_s: float | None = None,
+        limiter: Limiter | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> HttpTarget:
+        """Build from flags, falling back to ``ASSAY_SUT_*`` environment variables."""
+        env = os.environ if environ is None else environ
+        timeout = timeout_s
+        if timeout is None and env.get("ASSAY_SUT_TIMEOUT"):
+            try:
+                timeout = float(env["ASSAY_SUT_TIMEOUT"])
+            except ValueError:
+                raise UsageError("ASSAY_SUT_TIMEOUT must be a number of seconds") from None
+        return cls(
+            url,
+            headers=parse_headers(env.get("ASSAY_SUT_HEADERS")),
+            output_path=output_path if output_path is not None else env.get("ASSAY_SUT_OUTPUT_PATH", DEFAULT_OUTPUT_PATH),
+            retrieved_path=retrieved_path if retrieved_path is not None else env.get("ASSAY_SUT_RETRIEVED_PATH") or None,
+            timeout_s=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
+            limiter=limiter,
+        )
+
+    def describe(self) -> SystemUnderTestInfo:
+        return SystemUnderTestInfo(kind="http", target=self.shown)
+
+    def __repr__(self) -> str:  # never show header values
+        return f"HttpTarget({self.shown!r}, headers={sorted(self._headers)})"
+
+    # ----------------------------------------------------------------------- calls
+
+    def _session(self) -> Any:
+        import httpx
+
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            size = max(10, self.limiter.max_concurrency)
+            self._client = httpx.AsyncClient(
+                headers=self._headers,
+                timeout=httpx.Timeout(self.timeout_s),
+                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+            )
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the connection pool (the runner calls this at the end of a run)."""
+        if self._client is not None:
+            client, self._client, self._loop = self._client, None, None
+            await client.aclose()
+
+    async def answer(self, sample: Sample) -> Output:
+        import httpx
+
+        client = self._session()
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                response = await client.post(self.url, json=dict(sample.input))
+                body = await response.aread()
+        except TimeoutError:
+            raise SystemUnderTestError(f"{self.shown} timed out after {self.timeout_s:g}s") from None
+        except httpx.TimeoutException:
+            raise SystemUnderTestError(f"{self.shown} timed out after {self.timeout_s:g}s") from None
+        except httpx.HTTPError as exc:
+            raise SystemUnderTestError(f"{self.shown}: connection failed ({type(exc).__name__})") from None
+        except (TypeError, ValueError) as exc:
+            raise SystemUnderTestError(f"the sample's input cannot be sent as JSON ({type(exc).__name__})") from None
+        status = response.status_code
+        if status == 429 or (status == 503 and "retry-after" in response.headers):
+            raise RateLimited(
+                f"{self.shown} answered HTTP {status}",
+                retry_after=retry_after_seconds(response.headers.get("retry-after")),
+                status=status,
+            )
+        if not 200 <= status < 300:
+            raise SystemUnderTestError(f"{self.shown} answered HTTP {status}")
+        try:
+            document = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            raise SystemUnderTestError(f"{self.shown} answered HTTP {status} with a body that is not JSON") from None
+        return self._read(document)
+
+    def _read(self, document: Any) -> Output:
+        text = lookup(document, self.output_path)
+        where = _render(self.output_path)
+        if text is _MISSING:
+            raise SystemUnderTestError(f"the reply has no '{where}' (set --sut-output-path)")
+        if not isinstance(text, str):
+            raise SystemUnderTestError(f"the reply's '{where}' is {_kind(text)}, not a string")
+        retrieved = None
+        if self.retrieved_path is not None:
+            raw = lookup(document, self.retrieved_path)
+            rwhere = _render(self.retrieved_path)
+            if raw is _MISSING or raw is None:
+                raise SystemUnderTestError(f"the reply has no '{rwhere}' (set --sut-retrieved-path)")
+            try:
+                retrieved = parse_retrieved(raw, where=rwhere)
+            except ValueError as exc:
+                raise SystemUnderTestError(f"the reply's {exc}") from None
+        return Output(text, retrieved)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
