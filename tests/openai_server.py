@@ -188,7 +188,7 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?", 1)[0]
             with server._lock:
                 server.calls[path] += 1
-                server.requests.append((path, request, dict(self.headers.items())))
+                server.requests.append((path, request, {k.lower(): v for k, v in self.headers.items()}))
                 server._inflight += 1
                 server.max_inflight = max(server.max_inflight, server._inflight)
             try:

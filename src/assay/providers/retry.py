@@ -104,6 +104,11 @@ def retry_after_seconds(headers: Any) -> float | None:
     return max(0.0, (when - now).total_seconds())
 
 
+async def backoff_sleep(seconds: float) -> None:
+    """The wait between attempts (a module attribute so tests can record the delays)."""
+    await asyncio.sleep(seconds)
+
+
 @dataclass
 class _Attempt:
     message: str
@@ -132,9 +137,10 @@ async def call_with_retries(
     host: str,
     policy: RetryPolicy,
     gate: Gate,
-    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    sleep: Callable[[float], Awaitable[Any]] | None = None,
 ) -> tuple[T, int]:
     """Run ``send`` through the gate, retrying transient failures; return (result, retries)."""
+    sleep = sleep or backoff_sleep
     retries = 0
     while True:
         try:
