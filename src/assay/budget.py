@@ -39,13 +39,22 @@ class BudgetGuard:
         self.spent_usd += execution_cost(result)
         self.executions += 1
 
-    def should_stop(self) -> bool:
+    def should_stop(self, in_flight: int = 0) -> bool:
+        """True when one more execution (on top of ``in_flight`` unfinished ones) could overspend.
+
+        The concurrent runner passes ``in_flight`` and, on True, waits for those to finish and
+        asks again; it halts only when nothing is in flight. Until the first execution has
+        finished its cost is unknown, so only one runs.
+        """
+        if in_flight and not self.executions:
+            return True
         projected = self.spent_usd / self.executions if self.executions else 0.0
-        if self.spent_usd + projected > self.limit_usd:
-            self.state.halt_reason = (
-                f"spent ${self.spent_usd:.4f} of a ${self.limit_usd:.4f} budget after {self.executions} executions; "
-                f"the next one was projected at ${projected:.4f}"
-            )
+        if self.spent_usd + projected * (1 + in_flight) > self.limit_usd:
+            if not in_flight:
+                self.state.halt_reason = (
+                    f"spent ${self.spent_usd:.4f} of a ${self.limit_usd:.4f} budget after {self.executions} executions; "
+                    f"the next one was projected at ${projected:.4f}"
+                )
             return True
         return False
 

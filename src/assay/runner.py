@@ -84,6 +84,19 @@ def is_async_metric(metric: Metric) -> bool:
     return inspect.iscoroutinefunction(metric.score) or hasattr(metric, "prefetch")
 
 
+def _accepts_argument(function: Callable[..., Any]) -> bool:
+    """Whether ``should_stop`` takes the number of executions in flight."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return False
+    try:
+        signature.bind(0)
+    except TypeError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Execution:
     position: int
@@ -132,6 +145,7 @@ class Runner:
         self.sut_concurrency = sut_concurrency
         self.window = max(1, window)
         self.should_stop = should_stop
+        self._stop_takes_in_flight = _accepts_argument(should_stop)
         self.stopped_early = False
         self.scopes = dict(scopes or {})
         self.limiter = limiter
@@ -209,7 +223,13 @@ class Runner:
                     done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                     for task in done:
                         task.result()  # a broken store or handler ends the run here
-                if self.should_stop():
+                # A budget that would be passed with this one launched waits for the work in
+                # flight to report its cost, and halts only once nothing is in flight.
+                while running and self._stop(len(running)):
+                    done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                    for task in done:
+                        task.result()
+                if self._stop(len(running)):
                     self.stopped_early = True
                     break
                 running.add(asyncio.ensure_future(self._one(limiter, execution)))
@@ -223,6 +243,9 @@ class Runner:
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
 
+    def _stop(self, in_flight: int) -> bool:
+        return self.should_stop(in_flight) if self._stop_takes_in_flight else self.should_stop()  # type: ignore[call-arg]
+
     async def _one(self, limiter: Limiter, execution: Execution) -> None:
         await self._finish(execution, await self._answer(limiter, execution))
 
@@ -234,7 +257,7 @@ class Runner:
         scoring: asyncio.Future[Any] | None = None
         try:
             for start in range(0, len(executions), self.window):
-                if self.should_stop():
+                if self._stop(0):
                     self.stopped_early = True
                     break
                 window = executions[start : start + self.window]
