@@ -91,7 +91,9 @@ class OpenAIServer:
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
         self._httpd.request_queue_size = 256
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="openai-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-server", daemon=True
+        )
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> OpenAIServer:
