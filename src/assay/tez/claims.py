@@ -164,7 +164,32 @@ def _units(masked: str) -> list[str]:
                 sentence = sentence[lead.end() :]
             if sentence.strip():
                 units.append(sentence.strip())
-    return units
+    return [segment for unit in units for segment in _clauses(unit)]
+
+
+def _clauses(unit: str) -> list[str]:
+    """Split a sentence after each citation that more cited text follows.
+
+    ``A [[x]], so B [[y]].`` is two claims, each with its own evidence; text after the last
+    citation stays with the last clause, and adjacent citations stay together.
+    """
+    pieces = re.split("((?:\u27e6\\d+\u27e7\\s*)+)", unit)
+    clauses: list[str] = []
+    current = ""
+    for piece in pieces:
+        if _MARK_RE.match(piece or " "):
+            current += piece
+            if _WORD.search(_MARK_RE.sub("", current)):
+                clauses.append(current)
+                current = ""
+        else:
+            current += piece
+    if current.strip():
+        if clauses and (not _WORD.search(current) or not _MARK_RE.search(current)):
+            clauses[-1] += current
+        else:
+            clauses.append(current)
+    return [c.strip().lstrip(",;: ").strip() for c in clauses if c.strip()] or [unit]
 
 
 def _sentences(block: str) -> list[str]:

@@ -18,7 +18,7 @@ from functools import lru_cache
 DEFAULT_TAU = 0.5
 
 _NUMBER = re.compile(
-    r"(?<![\w.\-])([$\u20ac\u00a3]?)(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?"
+    r"(?<![\w.\-])(-?)([$\u20ac\u00a3]?)(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?"
     r"(?:(\s?(?:million|billion|thousand|trillion|bn|mn|[MBKT])(?![A-Za-z]))|(\s?%|\s?percent\b))?"
     r"(?![A-Za-z0-9])"
 )
@@ -50,9 +50,10 @@ def numbers(text: str) -> tuple[Number, ...]:
     """Numbers with their scale applied and the tolerance implied by their rounding."""
     out = []
     for m in _NUMBER.finditer(text):
-        digits, decimals, scale_word = m.group(2), m.group(3) or "", (m.group(4) or "").strip()
+        sign, digits, decimals = m.group(1), m.group(3), m.group(4) or ""
+        scale_word = (m.group(5) or "").strip()
         scale = _SCALE.get(scale_word.lower(), 1.0) if scale_word else 1.0
-        value = float(digits.replace(",", "") + decimals) * scale
+        value = float(sign + digits.replace(",", "") + decimals) * scale
         places = len(decimals) - 1 if decimals else 0
         out.append(Number(value, 0.5 * 10.0 ** (-places) * scale, m.group(0).strip()))
     return tuple(out)
