@@ -58,12 +58,23 @@ class Metric(Protocol):
     def score(self, sample: Sample, output: Output) -> MetricScore: ...
 
 
+_PLAIN = (str, int, bool, type(None))
+
+
 def check_details(details: Mapping[str, Any], metric: str) -> None:
-    """Reject details that would not serialise to strict JSON (NaN, objects, ...)."""
-    try:
-        json.dumps(details, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise MetricError(f"metric '{metric}' returned details that are not JSON-safe: {exc}") from None
+    """Reject details that would not serialise to strict JSON (NaN, objects, ...).
+
+    Flat details of plain values (the common case) are checked without serialising them.
+    """
+    for key, value in details.items():
+        if isinstance(key, str) and (
+            isinstance(value, _PLAIN) or (isinstance(value, float) and math.isfinite(value))
+        ):
+            continue
+        try:
+            json.dumps({key: value}, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise MetricError(f"metric '{metric}' returned details that are not JSON-safe: {exc}") from None
 
 
 # --------------------------------------------------------------------------- registry

@@ -35,6 +35,7 @@ from assay.report.model import (
     Summary,
     Usage,
     UsageBlock,
+    trusted,
 )
 
 SUT_STAGE = "system-under-test"
@@ -116,7 +117,10 @@ def histogram(values: np.ndarray, buckets: int = HISTOGRAM_BUCKETS) -> list[Buck
     counts = np.zeros(buckets, dtype=np.int64)
     if values.size:
         scaled = np.rint(values * _ROUND).astype(np.int64)
-        index = np.minimum((scaled * buckets) // _ROUND, buckets - 1)
+        # Lower edges in units of 1e-10, exactly as the buckets print them, so a score equal to
+        # a printed edge lands in the bucket that starts there (1/3 with 3 buckets -> bucket 1).
+        lowers = np.array([round(round(i / buckets, 10) * _ROUND) for i in range(buckets)], dtype=np.int64)
+        index = np.clip(np.searchsorted(lowers, scaled, side="right") - 1, 0, buckets - 1)
         counts = np.bincount(index, minlength=buckets)
     return [
         Bucket(lower=round(i / buckets, 10), upper=round((i + 1) / buckets, 10), count=int(counts[i]))
@@ -305,12 +309,9 @@ class ReportBuilder:
         if result.sut_error is not None:
             self.sut_failures += 1
             errors[SUT_STAGE] = result.sut_error
-            self.failures.append(
-                Failure.model_construct(
-                    sample_id=result.sample_id, repetition=result.repetition, stage=SUT_STAGE, metric=None, message=result.sut_error
-                )
-            )
+            self._fail(result, SUT_STAGE, None, result.sut_error)
             self.usage.add(SUT_STAGE, result.sut_usage)
+        total = 0.0
         for name in self.metric_names:
             outcome = result.scores.get(name)
             if outcome is None:
@@ -318,41 +319,53 @@ class ReportBuilder:
                     for part in slices:
                         part[name].skipped += 1
                 continue
-            self.usage.add(name, outcome.usage)
-            self.spent_usd += sum(_finite(u.get("cost_usd")) or 0.0 for u in outcome.usage if not u.get("cached"))
-            if outcome.error is not None or outcome.value is None:
+            if outcome.usage:
+                self.usage.add(name, outcome.usage)
+            value = outcome.value
+            if outcome.error is not None or value is None:
                 message = outcome.error or "metric produced no score"
                 self.metric_failures += 1
                 errors[name] = message
-                self.failures.append(
-                    Failure.model_construct(
-                        sample_id=result.sample_id, repetition=result.repetition, stage="metric", metric=name, message=message
-                    )
-                )
+                self._fail(result, "metric", name, message)
                 for part in slices:
                     part[name].failed += 1
                 continue
             for part in slices:
-                part[name].values.append(outcome.value)
-            scores[name] = RowScore.model_construct(
-                score=outcome.value, passed=outcome.value >= PASS_THRESHOLD, details=dict(outcome.details)
+                part[name].values.append(value)
+            total += value
+            scores[name] = trusted(
+                RowScore, {"score": value, "passed": value >= PASS_THRESHOLD, "details": dict(outcome.details)}
             )
-        passed = result.passed
+        passed = not errors and all(s.passed for s in scores.values())
         self.passed += passed
         self.rows.append(
-            Row.model_construct(
-                id=result.sample_id,
-                row_hash=row_hash,
-                repetition=result.repetition,
-                tags=list(tags),
-                passed=passed,
-                scores=scores,
-                errors=errors,
+            trusted(
+                Row,
+                {
+                    "id": result.sample_id,
+                    "row_hash": row_hash,
+                    "repetition": result.repetition,
+                    "tags": list(tags),
+                    "passed": passed,
+                    "scores": scores,
+                    "errors": errors,
+                },
             )
         )
-        values = [s.score for s in scores.values()]
-        self._per_sample[result.sample_id].append(
-            (passed, bool(errors), sum(values) / len(values) if values else None)
+        self._per_sample[result.sample_id].append((passed, bool(errors), total / len(scores) if scores else None))
+
+    def _fail(self, result: ExecutionResult, stage: str, metric: str | None, message: str) -> None:
+        self.failures.append(
+            trusted(
+                Failure,
+                {
+                    "sample_id": result.sample_id,
+                    "repetition": result.repetition,
+                    "stage": stage,
+                    "metric": metric,
+                    "message": message,
+                },
+            )
         )
 
     @property
