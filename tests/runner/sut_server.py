@@ -49,7 +49,7 @@ class SutServer:
         self.headers_seen: list[dict[str, str]] = []
         self._in_flight = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._httpd = _QuietServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
         self._httpd.request_queue_size = 512
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -66,6 +66,13 @@ class SutServer:
     def __exit__(self, *exc: object) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self.calls.clear()
+            self.served.clear()
+            self.rate_limited = 0
+            self.peak_in_flight = 0
 
     def total_calls(self) -> int:
         with self._lock:
@@ -97,6 +104,11 @@ class SutServer:
         finally:
             with self._lock:
                 self._in_flight -= 1
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return  # a client killed mid-request (the SIGKILL tests) is expected, not news
 
 
 def _handler(server: SutServer) -> type[BaseHTTPRequestHandler]:

@@ -1,4 +1,4 @@
-"""Fixtures for runner tests: a clean environment for ``assay run`` subprocesses."""
+"""Helpers to run ``assay`` in a subprocess with a clean environment."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-
-import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -30,8 +28,3 @@ def run_assay(args: Sequence[str], *, cwd: Path, env: dict[str, str] | None = No
     return subprocess.run(
         assay_command(*args), cwd=cwd, env=assay_env(env), capture_output=True, text=True, timeout=timeout
     )
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    return tmp_path
