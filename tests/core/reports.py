@@ -1,0 +1,32 @@
+"""Shared helpers: validate every report a test produces against the shipped JSON Schema."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import jsonschema
+
+from assay.report.model import Report
+from assay.report.schema import load_schema
+
+
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    schema = load_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def check_report(report: Report | str | dict[str, Any]) -> dict[str, Any]:
+    """The report as JSON data, after asserting it is valid against report.v1.json."""
+    if isinstance(report, Report):
+        data = json.loads(report.model_dump_json())
+    elif isinstance(report, str):
+        data = json.loads(report)
+    else:
+        data = report
+    errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
+    assert not errors, "; ".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
+    return data
