@@ -81,7 +81,7 @@ def sample(expected: Any = "x") -> Sample:
 
 
 @pytest.fixture
-def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """An importable module plus an installed (fake) distribution declaring assay.metrics entry points."""
     module_name = f"assay_test_plugin_{tmp_path.name.replace('-', '_')}"
     (tmp_path / f"{module_name}.py").write_text(PLUGIN_MODULE, encoding="utf-8")
@@ -104,13 +104,8 @@ def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(sys, "assay_test_plugin_module", module_name, raising=False)
-    yield tmp_path
+    yield module_name
     sys.modules.pop(module_name, None)
-
-
-def plugin_module() -> str:
-    return sys.assay_test_plugin_module  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------- aliases
@@ -182,8 +177,8 @@ def test_module_class_path_builds_the_class() -> None:
     assert metric.score(sample("PARIS"), Output("paris")).value == 1.0
 
 
-def test_module_path_to_an_instance_and_nested_attribute(plugin_dir: Path) -> None:
-    module = plugin_module()
+def test_module_path_to_an_instance_and_nested_attribute(plugin: str) -> None:
+    module = plugin
     assert resolve(f"{module}:INSTANCE").name == "word-count-instance"
     metric = resolve({"name": f"{module}:WordCount", "max_words": 1})
     assert metric.score(sample(), Output("two words")).value == 0.0
@@ -204,9 +199,9 @@ def test_bad_module_paths(path: str, message: str) -> None:
         resolve(path)
 
 
-def test_path_to_something_that_is_not_a_metric(plugin_dir: Path) -> None:
+def test_path_to_something_that_is_not_a_metric(plugin: str) -> None:
     with pytest.raises(MetricConfigError, match="resolves to int"):
-        resolve(f"{plugin_module()}:NOT_A_METRIC")
+        resolve(f"{plugin}:NOT_A_METRIC")
 
 
 # --------------------------------------------------------------------------- 'as' renaming
@@ -219,14 +214,14 @@ def test_as_renames_a_builtin_with_options() -> None:
     assert resolve("rouge-l").name == "rouge-l"  # the registry itself is unchanged
 
 
-def test_as_renames_plain_objects(plugin_dir: Path) -> None:
-    metric = resolve({"name": f"{plugin_module()}:Mutable", "as": "renamed"})
+def test_as_renames_plain_objects(plugin: str) -> None:
+    metric = resolve({"name": f"{plugin}:Mutable", "as": "renamed"})
     assert metric.name == "renamed"
 
 
-def test_as_on_a_read_only_name_is_a_config_error(plugin_dir: Path) -> None:
+def test_as_on_a_read_only_name_is_a_config_error(plugin: str) -> None:
     with pytest.raises(MetricConfigError, match="cannot be renamed with 'as'"):
-        resolve({"name": f"{plugin_module()}:ReadOnlyName", "as": "other"})
+        resolve({"name": f"{plugin}:ReadOnlyName", "as": "other"})
 
 
 @pytest.mark.parametrize("label", ["Has Spaces", "UPPER", "", 5, "trailing-", "-leading"])
@@ -258,7 +253,7 @@ def test_instance_names_must_be_kebab_case() -> None:
 # --------------------------------------------------------------------------- entry-point plugins
 
 
-def test_entry_point_plugin_from_an_installed_distribution(plugin_dir: Path) -> None:
+def test_entry_point_plugin_from_an_installed_distribution(plugin: str) -> None:
     metric = resolve("word-count")
     assert metric.name == "word-count"
     assert metric.score(sample(), Output("one two")).value == 1.0
@@ -268,9 +263,9 @@ def test_entry_point_plugin_from_an_installed_distribution(plugin_dir: Path) -> 
     assert resolve("word-count-instance").name == "word-count-instance"
 
 
-def test_plugins_appear_in_catalogue_and_unknown_message(plugin_dir: Path) -> None:
+def test_plugins_appear_in_catalogue_and_unknown_message(plugin: str) -> None:
     rows = dict(catalogue())
-    assert rows["word-count"] == f"third-party ({plugin_module()}:WordCount)"
+    assert rows["word-count"] == f"third-party ({plugin}:WordCount)"
     assert "ignored" not in rows  # other entry-point groups are not metrics
     with pytest.raises(MetricConfigError) as info:
         resolve("nope")
@@ -278,13 +273,13 @@ def test_plugins_appear_in_catalogue_and_unknown_message(plugin_dir: Path) -> No
     assert "exact-match" in str(info.value)
 
 
-def test_plugin_that_fails_to_load_is_a_config_error(plugin_dir: Path) -> None:
+def test_plugin_that_fails_to_load_is_a_config_error(plugin: str) -> None:
     with pytest.raises(MetricConfigError, match="entry point failed to load \\(ModuleNotFoundError"):
         resolve("plugin-missing")
 
 
 @pytest.mark.xfail(strict=True, raises=RuntimeError, reason="base._build lets a plugin factory's RuntimeError escape")
-def test_plugin_whose_factory_raises_is_a_config_error(plugin_dir: Path) -> None:
+def test_plugin_whose_factory_raises_is_a_config_error(plugin: str) -> None:
     """A broken plugin must not crash the CLI with a traceback (base.py says so for load())."""
     with pytest.raises(MetricConfigError, match="plugin exploded"):
         resolve("plugin-broken")
