@@ -1,0 +1,144 @@
+"""The shipped report JSON Schema: generated from the models, and every report validates.
+
+Also: reports carry no sample input, expected output or metadata (safe as CI artifacts).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from assay.dataset import Dataset, Sample, load_dataset
+from assay.evaluation import evaluate
+from assay.metrics.base import resolve_scoped
+from assay.outputs import Output, Retrieved, load_outputs
+from assay.report.markdown import render_markdown
+from assay.report.model import Report
+from assay.report.schema import load_schema, render_schema, schema_path, write_schema
+from assay.sut import SavedOutputs
+
+from .reports import check_report
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+
+
+def quickstart_report() -> Report:
+    dataset = load_dataset(QUICKSTART / "dataset.yml")
+    outputs = load_outputs(QUICKSTART / "outputs.json")
+    metrics, scopes = resolve_scoped(dataset.metrics)
+    return evaluate(dataset, sut=SavedOutputs(outputs, "outputs.json"), metrics=metrics, scopes=scopes)
+
+
+def test_shipped_schema_is_the_generated_schema() -> None:
+    """Fails after a model change until ``python -m assay.report.schema`` regenerates the file."""
+    shipped = schema_path().read_text(encoding="utf-8")
+    assert shipped == render_schema(), "report.v1.json is stale: run `python -m assay.report.schema`"
+    assert load_schema() == json.loads(render_schema())
+
+
+def test_shipped_schema_is_a_valid_draft_2020_12_schema() -> None:
+    schema = load_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["properties"]["schema_version"]["const"] == "assay.report.v1"
+    assert schema["additionalProperties"] is False
+
+
+def test_write_schema_writes_the_rendered_document(tmp_path: Path) -> None:
+    target = write_schema(tmp_path / "nested" / "report.json")
+    assert target.read_text(encoding="utf-8") == render_schema()
+
+
+def test_quickstart_report_validates_and_round_trips() -> None:
+    report = quickstart_report()
+    data = check_report(report)
+    assert data["schema_version"] == "assay.report.v1"
+    # the builder assembles the report without validation; the model must accept it back
+    assert Report.model_validate(data).model_dump(mode="json") == data
+    assert data["summary"]["total_samples"] == len(load_dataset(QUICKSTART / "dataset.yml").samples)
+
+
+def test_schema_rejects_broken_reports() -> None:
+    data = check_report(quickstart_report())
+    validator = jsonschema.Draft202012Validator(load_schema())
+    variants = []
+    missing = copy.deepcopy(data)
+    del missing["summary"]
+    variants.append(missing)
+    extra = copy.deepcopy(data)
+    extra["rows"][0]["input"] = {"question": "leak"}
+    variants.append(extra)
+    wrong_version = copy.deepcopy(data)
+    wrong_version["schema_version"] = "assay.report.v2"
+    variants.append(wrong_version)
+    bad_type = copy.deepcopy(data)
+    bad_type["metrics"][0]["scored"] = "many"
+    variants.append(bad_type)
+    bad_stage = copy.deepcopy(data)
+    bad_stage["failures"] = [{"sample_id": "x", "repetition": 0, "stage": "elsewhere", "metric": None, "message": "m"}]
+    variants.append(bad_stage)
+    for variant in variants:
+        assert not validator.is_valid(variant)
+
+
+SECRETS = {
+    "input": "INPUT-sk-live-4f9a8b7c6d5e",
+    "expected": "EXPECTED-secret-7d6c5b4a",
+    "metadata": "METADATA-sk-proj-0123456789abcdef",
+    "evidence": "EVIDENCE-internal-memo-quote",
+}
+
+
+def secret_dataset() -> tuple[Dataset, dict[str, Output]]:
+    samples = [
+        Sample(
+            id="q1",
+            input={"question": SECRETS["input"], "api_key": SECRETS["input"]},
+            expected_output=SECRETS["expected"],
+            metadata={"tags": ["t"], "owner_token": SECRETS["metadata"], "notes": {"deep": [SECRETS["metadata"]]}},
+        ),
+        Sample(
+            id="q2",
+            input={"question": "plain"},
+            expected_output="Paris",
+            metadata={
+                "tags": ["t", "cited"],
+                "citation_evidence": [{"citation": "[1]", "quote": SECRETS["evidence"]}],
+                "secret": SECRETS["metadata"],
+            },
+        ),
+        Sample(id="q3", input={"question": SECRETS["input"]}, expected_output=["d1", "d2"], metadata={"k": 2, "tags": ["rag"]}),
+    ]
+    outputs = {
+        "q1": Output("an answer that does not contain it"),
+        "q2": Output(f"Paris [1] {SECRETS['evidence']}"),
+        "q3": Output("retrieved", (Retrieved("d2"), Retrieved("d9"))),
+    }
+    return Dataset(name="secrets", samples=samples), outputs
+
+
+@pytest.mark.parametrize("fmt", ["json", "md"])
+def test_reports_carry_no_input_expected_metadata_or_evidence(fmt: str) -> None:
+    dataset, outputs = secret_dataset()
+    metrics, scopes = resolve_scoped(
+        [
+            {"name": "exact-match", "tags": ["t"]},
+            {"name": "rouge-l", "tags": ["t"]},
+            {"name": "citation-groundedness", "tags": ["cited"]},
+            {"name": "retrieval-recall-at-k", "tags": ["rag"]},
+        ]
+    )
+    report = evaluate(dataset, sut=SavedOutputs(outputs, "o.json"), metrics=metrics, scopes=scopes)
+    data = check_report(report)
+    assert data["summary"]["total_failures"] == 0  # the secrets are not hidden inside failures either
+    text = report.model_dump_json() if fmt == "json" else render_markdown(report)
+    for label, secret in SECRETS.items():
+        assert secret not in text, label
+    for row in data["rows"]:
+        assert set(row) == {"id", "row_hash", "repetition", "tags", "passed", "scores", "errors"}
+    # and the scores are there, so the test is looking at a real report
+    assert data["rows"][1]["scores"]["citation-groundedness"]["score"] == 1.0
+    assert data["rows"][2]["scores"]["retrieval-recall-at-k"]["score"] == 0.5
