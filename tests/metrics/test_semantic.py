@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from openai_server import EMBEDDINGS, OpenAIServer, Step, hash_vector
 from scipy.spatial.distance import cdist
 from scipy.spatial.distance import cosine as scipy_cosine
 
@@ -22,6 +21,7 @@ from assay.outputs import Output
 from assay.providers import local, registry
 from assay.providers import settings as provider_settings_module
 from assay.providers.settings import ProviderSettings
+from openai_server import EMBEDDINGS, OpenAIServer, Step, hash_vector
 
 
 def sample(expected: object, sid: str = "s1", **metadata: object) -> Sample:

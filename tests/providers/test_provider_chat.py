@@ -8,12 +8,12 @@ import logging
 from pathlib import Path
 
 import pytest
-from openai_server import CHAT, OpenAIServer, Step
 
 from assay.errors import ProviderError
 from assay.providers import registry, retry, settings
 from assay.providers.chat import RejectedReply, ReplyRejected
 from assay.providers.settings import ProviderSettings
+from openai_server import CHAT, OpenAIServer, Step
 
 MESSAGES = [{"role": "user", "content": "grade this"}]
 PARAMS = {"temperature": 0, "seed": 42}
@@ -77,7 +77,7 @@ async def test_priced_model_has_a_cost(openai_server: OpenAIServer, provider_set
 
 async def test_rerun_is_served_from_the_cache(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
     await ask()
-    value, reply = await ask()
+    _value, reply = await ask()
     assert openai_server.calls[CHAT] == 1
     assert reply.cached is True
     assert reply.usage[0]["cached"] is True and reply.usage[0]["total_tokens"] == 0

@@ -7,13 +7,13 @@ import math
 
 import numpy as np
 import pytest
-from openai_server import EMBEDDINGS, OpenAIServer, Step, hash_vector
 
 from assay.errors import ProviderError
 from assay.providers import registry, settings
 from assay.providers.embeddings import OpenAIEmbedder
 from assay.providers.hashing import HashingEmbedder, dimensions_from_name
 from assay.providers.settings import ProviderSettings
+from openai_server import EMBEDDINGS, OpenAIServer, Step, hash_vector
 
 
 def change(base: ProviderSettings, update: dict) -> ProviderSettings:
