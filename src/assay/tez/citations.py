@@ -105,7 +105,8 @@ def _tokens(text: str) -> set[str]:
 
 def slug(text: str) -> str:
     """Lowercase-hyphen slug of a heading (what ``[[item:section-name]]`` SHOULD use)."""
-    squeezed = re.sub(r"[^\w\s-]", "", text.lower().replace("&", " "))
+    joined = re.sub(r"(?<=\w)&(?=\w)", "", text.lower()).replace("&", " ")
+    squeezed = re.sub(r"[^\w\s-]", "", joined)
     return re.sub(r"[\s_-]+", "-", squeezed).strip("-")
 
 

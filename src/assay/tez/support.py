@@ -27,7 +27,10 @@ _SCALE = {
     "billion": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12, "t": 1e12,
 }  # fmt: skip
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9&'\-]*")
-_CODE = re.compile(r"\b(?=[A-Za-z0-9\-]*[A-Za-z])(?=[A-Za-z0-9\-]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\b")
+_CODE = re.compile(
+    r"(?<![\w.$\u20ac\u00a3,\-])(?=[A-Za-z0-9\-]*[A-Za-z])(?=[A-Za-z0-9\-]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\b"
+)
+_AMOUNT = re.compile(r"^\d+(?:\.\d+)?(?:[kmbt]|bn|mn)$", re.I)
 STOPWORDS = frozenset(
     ["a", "an", "the", "and", "or", "but", "if", "then", "than", "that", "this", "these", "those", "there", "their", "them", "they", "it", "its", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "do", "does", "did", "of", "in", "on", "at", "to", "for", "from", "by", "with", "as", "into", "onto", "about", "over", "under", "between", "through", "during", "per", "via", "which", "who", "whom", "whose", "what", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "too", "very", "can", "will", "just", "should", "would", "could", "may", "might", "must", "also", "our", "we", "you", "your", "he", "she", "his", "her", "i", "me", "my", "us", "context", "bundle", "bundled", "provided", "available", "according", "based", "item", "items", "document", "documents", "source", "sources", "cited", "cite", "citation", "states", "stated", "state", "says", "said", "notes", "noted", "mentions", "mentioned", "indicates", "indicated", "shows", "shown", "reports", "reported", "describes", "described", "lists", "listed", "suggests", "suggested", "while", "whereas", "however", "although", "though", "because", "since", "therefore", "thus", "approximately", "around", "roughly", "about", "nearly", "including", "include", "includes", "included"]
 )
@@ -60,13 +63,20 @@ def numbers(text: str) -> tuple[Number, ...]:
 
 
 def stem(word: str) -> str:
-    """A deliberately small stemmer: possessives and common plural/verb endings."""
+    """A deliberately small stemmer: possessives, plurals, -ing/-ed, final e."""
     w = word.lower().strip("'-")
     if w.endswith("'s"):
         w = w[:-2]
-    for suffix, repl, minimum in (("ies", "y", 5), ("ing", "", 6), ("ed", "", 5), ("es", "", 5), ("s", "", 4)):
-        if w.endswith(suffix) and len(w) >= minimum and not w.endswith("ss"):
-            return w[: len(w) - len(suffix)] + repl
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("s") and not w.endswith("ss") and len(w) > 3:
+        w = w[:-1]
+    if w.endswith("ing") and len(w) > 5:
+        w = w[:-3]
+    elif w.endswith("ed") and len(w) > 4:
+        w = w[:-2]
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
     return w
 
 
@@ -86,8 +96,13 @@ def entities(text: str) -> set[str]:
     tokens = _TOKEN.findall(text)
     found = {stem(t) for t in tokens[1:] if t[:1].isupper() and t.lower() not in STOPWORDS}
     found |= {stem(t) for t in tokens if len(t) > 1 and t.isupper()}
-    found |= {c.lower() for c in _CODE.findall(text)}
-    return {e for e in found if len(e) > 1}
+    found |= {c.lower() for c in _codes(text)}
+    return {e for e in found if len(e) > 1 and not _AMOUNT.match(e)}
+
+
+def _codes(text: str) -> list[str]:
+    """Letter-digit codes (``Q3``, ``TAMARIND-4``, ``A100``), not amounts like ``25M``."""
+    return [c for c in _CODE.findall(text) if not _AMOUNT.match(c)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +116,7 @@ class TextIndex:
 
 @lru_cache(maxsize=1024)
 def index(text: str) -> TextIndex:
-    words = content_words(text) | {c.lower() for c in _CODE.findall(text)}
+    words = content_words(text) | {c.lower() for c in _codes(text)}
     return TextIndex(numbers(text), frozenset(words), " ".join(text.lower().split()))
 
 
