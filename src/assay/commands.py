@@ -13,5 +13,6 @@ def register(app: typer.Typer) -> None:
     run_cli.register(app)
     __import__("assay.gate_cli", fromlist=["register"]).register(app)  # baseline, compare
     __import__("assay.tez.cli", fromlist=["register"]).register(app)  # tez score|show|validate
+    __import__("assay.calibration.cli", fromlist=["register"]).register(app)  # agreement
     # Feature packages: each module exposes ``register(app)``.
     # (calibration, tez, gate/baseline/compare, runs/report are mounted here)

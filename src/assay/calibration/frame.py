@@ -74,7 +74,7 @@ def to_dataframe(result: CalibrationResult) -> pandas.DataFrame:
     """Flatten ``result``; raises UsageError when pandas is not installed."""
     try:
         import pandas as pd
-    except ImportError:  # pragma: no cover - depends on the environment
+    except ImportError:
         raise UsageError("to_dataframe() needs pandas: pip install 'assay[pandas]'") from None
     base = {"cannot_assess_mode": result.cannot_assess_mode, "na_mode": result.na_mode}
     rows = _rows(result.overall, base)

@@ -1,0 +1,95 @@
+"""``assay agreement LABELS_FILE``: agreement statistics from precomputed labels, with a gate.
+
+Exit codes: 0 computed (and the gate passed), 1 a ``--min-*`` threshold was missed or the
+gated statistic is undefined (an n/a kappa cannot pass a gate), 2 a usage or input error.
+The report goes to stdout or ``--out``; the gate verdict goes to stderr.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from assay.calibration.result import CalibrationResult
+
+
+def register(app: typer.Typer) -> None:
+    app.command("agreement")(agreement)
+
+
+def gate_failures(
+    result: CalibrationResult, *, min_kappa: float | None, min_agreement: float | None
+) -> list[str]:
+    """Human-readable reasons the thresholds were missed (empty = passed)."""
+    failures: list[str] = []
+    agg = result.overall.aggregate
+    if min_kappa is not None:
+        value = agg.mean_kappa_macro
+        if value is None:
+            failures.append("mean kappa (macro) is undefined (n/a), so --min-kappa cannot pass")
+        elif value < min_kappa:
+            failures.append(f"mean kappa (macro) {value:.3f} < --min-kappa {min_kappa:g}")
+    if min_agreement is not None:
+        value = agg.accuracy_micro
+        if value is None:
+            failures.append("accuracy (micro) is undefined (n/a), so --min-agreement cannot pass")
+        elif value < min_agreement:
+            failures.append(f"accuracy (micro) {value:.3f} < --min-agreement {min_agreement:g}")
+    return failures
+
+
+def _check_unit(name: str, value: float | None, low: float) -> None:
+    from assay.errors import UsageError
+
+    if value is not None and not low <= value <= 1.0:
+        raise UsageError(f"{name} must be in [{low:g}, 1]; got {value:g}")
+
+
+def agreement(
+    labels_file: Annotated[Path, typer.Argument(help="Labels file (.json, .yml, .yaml, .jsonl, .csv).")],
+    fmt: Annotated[str, typer.Option("--format", "-f", envvar="ASSAY_AGREEMENT_FORMAT", help="text | json")] = "text",
+    out: Annotated[Path | None, typer.Option("--out", "-o", envvar="ASSAY_AGREEMENT_OUT", help="Write the report here instead of stdout.")] = None,
+    mode: Annotated[str, typer.Option("--mode", envvar="ASSAY_AGREEMENT_MODE", help="CANNOT_ASSESS / NA handling: exclude | as_unmet | as_category.")] = "exclude",
+    na_mode: Annotated[str | None, typer.Option("--na-mode", envvar="ASSAY_AGREEMENT_NA_MODE", help="NA handling for multi-choice criteria (default: --mode).")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", envvar="ASSAY_AGREEMENT_BOOTSTRAP", help="Item-level bootstrap resamples (0 = none).")] = 0,
+    seed: Annotated[int | None, typer.Option("--seed", envvar="ASSAY_AGREEMENT_SEED", help="Seed of the bootstrap.")] = None,
+    confidence: Annotated[float, typer.Option("--confidence", envvar="ASSAY_AGREEMENT_CONFIDENCE", help="Confidence level of the intervals.")] = 0.95,
+    min_kappa: Annotated[float | None, typer.Option("--min-kappa", envvar="ASSAY_MIN_KAPPA", help="Exit 1 when the mean kappa (macro) is below this.")] = None,
+    min_agreement: Annotated[float | None, typer.Option("--min-agreement", envvar="ASSAY_MIN_AGREEMENT", help="Exit 1 when accuracy (micro) is below this.")] = None,
+    criteria: Annotated[Path | None, typer.Option("--criteria", envvar="ASSAY_AGREEMENT_CRITERIA", help="Criteria file for labels that do not declare them (CSV, JSONL).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Per-judge criterion tables and per-criterion intervals.")] = False,
+) -> None:
+    """Agreement between judges and human labels: kappa, alpha, correlations, bias, intervals."""
+    from assay.calibration.compute import compute_agreement
+    from assay.calibration.loaders import load_labels
+    from assay.errors import UsageError
+    from assay.fileio import write_atomic
+
+    if fmt not in ("text", "json"):
+        raise UsageError(f"--format must be text or json; got {fmt!r}")
+    if bootstrap < 0:
+        raise UsageError(f"--bootstrap must be >= 0; got {bootstrap}")
+    _check_unit("--min-kappa", min_kappa, -1.0)
+    _check_unit("--min-agreement", min_agreement, 0.0)
+    labels = load_labels(labels_file, criteria=criteria)
+    result = compute_agreement(
+        labels,
+        cannot_assess_mode=mode,
+        na_mode=na_mode or mode,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence_level=confidence,
+    )
+    text = result.to_json() + "\n" if fmt == "json" else result.summary(verbose=verbose) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        write_atomic(out, text)
+    failures = gate_failures(result, min_kappa=min_kappa, min_agreement=min_agreement)
+    for reason in failures:
+        typer.echo(f"assay: gate failed: {reason}", err=True)
+    if failures:
+        raise typer.Exit(1)

@@ -1,0 +1,106 @@
+"""``assay agreement``: output formats, gates and exit codes (0 ok, 1 gate failed, 2 input error)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from assay.calibration.result import schema_path
+from assay.cli import main
+
+DATA = Path(__file__).parent / "data"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        main(["agreement", *args])
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_text_report_exit_0(capsys):
+    code, out, err = run(capsys, str(DATA / "ensemble.yml"))
+    assert code == 0, err
+    assert "Handling modes: CANNOT_ASSESS=exclude, NA=exclude" in out
+    assert "Accuracy (micro" in out and "(macro" in out
+
+
+def test_json_to_file_is_schema_valid(capsys, tmp_path):
+    target = tmp_path / "out" / "agreement.json"
+    code, out, _ = run(capsys, str(DATA / "ensemble.yml"), "--format", "json", "--out", str(target),
+                       "--mode", "as_unmet", "--bootstrap", "30", "--seed", "4")
+    assert code == 0 and out == ""
+    document = json.loads(target.read_text(encoding="utf-8"))
+    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    jsonschema.validate(document, schema)
+    assert document["cannot_assess_mode"] == "as_unmet" and document["na_mode"] == "as_unmet"
+    assert document["bootstrap"]["n_resamples"] == 30 and document["bootstrap"]["seed"] == 4
+
+
+def test_na_mode_overrides_mode(capsys):
+    code, out, _ = run(capsys, str(DATA / "ensemble.yml"), "--format", "json", "--mode", "as_category",
+                       "--na-mode", "exclude")
+    assert code == 0
+    document = json.loads(out)
+    assert (document["cannot_assess_mode"], document["na_mode"]) == ("as_category", "exclude")
+
+
+def test_gates(capsys):
+    code, _, err = run(capsys, str(DATA / "ensemble.yml"), "--min-kappa", "0.5", "--min-agreement", "0.8")
+    assert code == 0, err
+    code, _, err = run(capsys, str(DATA / "ensemble.yml"), "--min-kappa", "0.95")
+    assert code == 1
+    assert "gate failed: mean kappa (macro)" in err and "< --min-kappa 0.95" in err
+    code, _, err = run(capsys, str(DATA / "ensemble.yml"), "--min-agreement", "0.99")
+    assert code == 1 and "accuracy (micro)" in err
+
+
+def test_undefined_kappa_cannot_pass_a_gate(capsys, tmp_path):
+    path = tmp_path / "same.csv"
+    path.write_text("item_id,criterion,human,judge\n1,c,MET,MET\n2,c,MET,MET\n3,c,MET,MET\n")
+    code, _, err = run(capsys, str(path), "--min-kappa", "0.1")
+    assert code == 1 and "undefined (n/a)" in err
+    code, _, err = run(capsys, str(path), "--min-agreement", "0.9")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mode", "as_worst"], "cannot_assess_mode must be one of"),
+        (["--format", "xml"], "--format must be text or json"),
+        (["--bootstrap", "-1"], "--bootstrap must be >= 0"),
+        (["--min-agreement", "1.5"], "--min-agreement must be in [0, 1]"),
+    ],
+)
+def test_usage_errors_exit_2(capsys, args, message):
+    code, _, err = run(capsys, str(DATA / "ensemble.yml"), *args)
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_bad_labels_file_exit_2_with_one_line(capsys, tmp_path):
+    path = tmp_path / "bad.yml"
+    path.write_text("criteria: [{name: c}]\nitems:\n  - id: q1\n    human: {c: MAYBE}\n    judge: {c: MET}\n")
+    code, _, err = run(capsys, str(path))
+    assert code == 2
+    assert err.strip().count("\n") == 0
+    assert "bad.yml: sample 'q1': field 'human.c'" in err
+
+
+def test_console_script_in_a_subprocess(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "assay", "agreement", str(DATA / "wide.csv"), "--format", "json"],
+        capture_output=True, text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["judges"] == ["judge-a", "judge-b"]

@@ -1,0 +1,153 @@
+"""Labels files: every format loads to the same arrays, and mistakes name file, item and field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from assay.calibration import Criterion, compute_agreement, labels_from_data, load_labels
+from assay.calibration.model import FAILED, MISSING
+from assay.errors import CalibrationError
+
+from .builders import binary, nominal, ordinal
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_yaml_document_loads_every_cell_kind():
+    labels = load_labels(DATA / "ensemble.yml")
+    assert labels.judges == ("gpt-a", "gpt-b")
+    assert labels.item_ids == ("1", "2", "3", "4", "5", "6")  # numeric ids stay strings
+    assert [c.kind for c in labels.criteria] == ["binary", "binary", "ordinal", "nominal"]
+    tone = 3
+    assert labels.votes[1, tone, 2] == FAILED
+    assert labels.votes[0, tone, 5] == MISSING  # errored item: no judge verdicts
+    assert labels.item_errored.tolist() == [False] * 5 + [True]
+    assert labels.criteria[2].labels[labels.human[2, 3]] == "n/a"
+    assert labels.lengths is not None and labels.lengths[4] == 2
+
+
+def test_json_yaml_and_jsonl_agree(tmp_path, simple_doc):
+    (tmp_path / "l.json").write_text(json.dumps(simple_doc))
+    (tmp_path / "l.yaml").write_text(yaml.safe_dump(simple_doc))
+    header = {"criteria": simple_doc["criteria"]}
+    (tmp_path / "l.jsonl").write_text(
+        "\n".join(json.dumps(x) for x in [header, *simple_doc["items"]]) + "\n"
+    )
+    loaded = [load_labels(tmp_path / name) for name in ("l.json", "l.yaml", "l.jsonl")]
+    for other in loaded[1:]:
+        assert np.array_equal(other.human, loaded[0].human)
+        assert np.array_equal(other.votes, loaded[0].votes)
+        assert other.criteria == loaded[0].criteria
+
+
+def test_long_csv_infers_criteria_and_reads_failed_cells():
+    labels = load_labels(DATA / "long.csv")
+    assert labels.judges == ("judge-a",)
+    kinds = {c.name: c for c in labels.criteria}
+    assert kinds["correct"].kind == "binary"
+    assert kinds["score"].kind == "ordinal"
+    assert kinds["score"].labels == ("1", "2", "3", "4", "5")  # full range, 3 never chosen
+    assert labels.votes[0, 0, 2] == FAILED
+    assert any("inferred" in note for note in labels.notes)
+
+
+def test_wide_csv_with_an_empty_cell_is_missing():
+    labels = load_labels(DATA / "wide.csv")
+    assert labels.judges == ("judge-a", "judge-b")
+    assert labels.votes[1, 0, 3] == MISSING
+    assert labels.votes[0, 0, 2] == 2  # CANNOT_ASSESS
+
+
+def test_criteria_file_fixes_the_scale(tmp_path):
+    crit = tmp_path / "criteria.yml"
+    crit.write_text(yaml.safe_dump({"criteria": [
+        {"name": "correct"},
+        {"name": "score", "type": "ordinal", "options": [{"label": str(i)} for i in range(1, 8)]},
+    ]}))
+    labels = load_labels(DATA / "long.csv", criteria=crit)
+    assert labels.criteria[1].labels == tuple(str(i) for i in range(1, 8))
+    assert labels.notes == ()
+
+
+def test_jsonl_without_header_infers_nominal_and_binary(tmp_path):
+    lines = [
+        {"id": 1, "human": {"ok": True, "style": "terse"}, "judge": {"ok": "MET", "style": "chatty"}},
+        {"id": 2, "human": {"ok": False, "style": "chatty"}, "judge": {"ok": "unmet", "style": "chatty"}},
+    ]
+    path = tmp_path / "x.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines))
+    labels = load_labels(path)
+    by_name = {c.name: c for c in labels.criteria}
+    assert by_name["ok"].kind == "binary"
+    assert by_name["style"].kind == "nominal" and by_name["style"].labels == ("chatty", "terse")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "match"),
+    [
+        (lambda d: d["items"][1]["human"].update(correct="MAYBE"), r"sample 'b': field 'human\.correct'.*MET, UNMET"),
+        (lambda d: d["items"][0]["judges"]["j1"].update(clarity="7"), r"sample 'a': field 'judges\.j1\.clarity'.*not an option"),
+        (lambda d: d["items"][2]["human"].update(speed="MET"), r"field 'human\.speed': unknown criterion"),
+        (lambda d: d["items"][3].update(human_score=1.5), r"sample 'd': field 'human_score'.*\[0, 1\]"),
+        (lambda d: d["items"][3].update(colour="red"), r"sample 'd': field 'colour': unknown field"),
+        (lambda d: d["items"][1].update(id="a"), r"sample 'a': field 'id': duplicate item id"),
+        (lambda d: d["criteria"][1].update(options=[{"label": "x"}]), r"field 'criteria\.1'.*at least 2 non-NA"),
+        (lambda d: d["items"][0]["judges"]["j1"].update(correct={"oops": 1}), r"failed judgment"),
+        (lambda d: d.update(items=[]), r"field 'items'"),
+    ],
+)
+def test_mistakes_name_file_item_and_field(simple_doc, mutate, match):
+    mutate(simple_doc)
+    with pytest.raises(CalibrationError, match=match) as info:
+        labels_from_data(simple_doc, source="labels.json")
+    assert str(info.value).startswith("labels.json")
+
+
+def test_undeclared_judge_is_rejected_when_judges_are_listed(simple_doc):
+    simple_doc["judges"] = ["j1"]
+    with pytest.raises(CalibrationError, match=r"judge 'j2' is not declared"):
+        labels_from_data(simple_doc)
+
+
+def test_file_level_errors(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(CalibrationError, match=r"bad\.json: not valid JSON"):
+        load_labels(bad)
+    csv = tmp_path / "bad.csv"
+    csv.write_text("a,b\n1,2\n")
+    with pytest.raises(CalibrationError, match="item_id column"):
+        load_labels(csv)
+    dup = tmp_path / "dup.csv"
+    dup.write_text("item_id,criterion,rater,label\n1,c,human,MET\n1,c,human,UNMET\n")
+    with pytest.raises(CalibrationError, match="second label"):
+        load_labels(dup)
+    with pytest.raises(CalibrationError, match="cannot read file"):
+        load_labels(tmp_path / "missing.yml")
+
+
+def test_criterion_rules():
+    assert ordinal("o", labels="abc", na=False).code_values.tolist() == [0.0, 0.5, 1.0]
+    with pytest.raises(ValueError, match="option value must be in"):
+        Criterion(name="x", type="nominal", options=[{"label": "a", "value": 2}, {"label": "b"}])
+    with pytest.raises(ValueError, match="unique"):
+        Criterion(name="x", type="nominal", options=[{"label": "a"}, {"label": "A"}])
+    with pytest.raises(ValueError, match="no options"):
+        Criterion(name="x", type="binary", options=[{"label": "a"}, {"label": "b"}])
+    with pytest.raises(ValueError, match="every ordinal option or for none"):
+        Criterion(name="x", type="ordinal", options=[{"label": "a", "value": 0.1}, {"label": "b"}])
+    # autorubric spelling: options + scale_type
+    assert Criterion(name="x", scale_type="nominal", options=[{"label": "a"}, {"label": "b"}]).kind == "nominal"
+    assert binary("p", -1).worst_code == 0  # a penalty criterion's worst answer is MET
+    assert nominal("n", values=(0.3, 0.1, 0.9)).worst_code == 1
+
+
+def test_loaded_file_round_trips_to_a_result():
+    result = compute_agreement(load_labels(DATA / "ensemble.yml"))
+    assert result.n_items == 6 and result.n_errored_items == 1
+    assert result.source.endswith("ensemble.yml")
