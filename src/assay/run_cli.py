@@ -22,20 +22,25 @@ def register(app: typer.Typer) -> None:
 _FORMATS = ("json", "md", "html", "junit")
 
 
-def _write(text: str, out: Path | None) -> None:
+def _write(text: str | bytes, out: Path | None) -> None:
     if out is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        if isinstance(text, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text)
+            sys.stdout.buffer.flush()
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
         return
     from assay.fileio import write_atomic
 
     write_atomic(out, text)
 
 
-def render(report_obj: Any, fmt: str, comparison: Any = None) -> str:
-    """Render a report in one of the supported formats."""
+def render(report_obj: Any, fmt: str, comparison: Any = None) -> str | bytes:
+    """Render a report in one of the supported formats (JSON as UTF-8 bytes, no extra copy)."""
     if fmt == "json":
-        return report_obj.model_dump_json(indent=2) + "\n"
+        return report_obj.__pydantic_serializer__.to_json(report_obj, indent=2) + b"\n"
     if fmt == "md":
         from assay.report.markdown import render_markdown
 

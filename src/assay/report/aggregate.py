@@ -258,6 +258,11 @@ class _UsageSum:
 
 # --------------------------------------------------------------------------- builder
 
+def _as_dict(details: Mapping[str, Any]) -> dict[str, Any]:
+    # Details are immutable by contract; share the metric's dict instead of copying 400k of them.
+    return details if type(details) is dict else dict(details)
+
+
 class _Scores:
     """Scores of one metric within one slice (overall or a cohort)."""
 
@@ -272,7 +277,11 @@ class _Scores:
 class ReportBuilder:
     """Accumulates execution results and produces the report."""
 
-    def __init__(self, metric_names: Sequence[str], scopes: Mapping[str, frozenset[str]] | None = None) -> None:
+    def __init__(
+        self,
+        metric_names: Sequence[str],
+        scopes: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
         self.metric_names = list(metric_names)
         self.scopes = dict(scopes or {})
         self._hashes: dict[str, str] = {}
@@ -286,7 +295,8 @@ class ReportBuilder:
         self.passed = 0
         self.sut_failures = 0
         self.metric_failures = 0
-        self._per_sample: dict[str, list[tuple[bool, bool, float | None]]] = defaultdict(list)
+        # Per sample: [executions, passed, errored, scored executions, sum of means, sum of squares].
+        self._per_sample: dict[str, list[float]] = {}
         self.spent_usd = 0.0
 
     def _slices(self, tags: list[str]) -> list[dict[str, _Scores]]:
@@ -334,7 +344,7 @@ class ReportBuilder:
                 part[name].values.append(value)
             total += value
             scores[name] = trusted(
-                RowScore, {"score": value, "passed": value >= PASS_THRESHOLD, "details": dict(outcome.details)}
+                RowScore, {"score": value, "passed": value >= PASS_THRESHOLD, "details": _as_dict(outcome.details)}
             )
         passed = not errors and all(s.passed for s in scores.values())
         self.passed += passed
@@ -345,14 +355,24 @@ class ReportBuilder:
                     "id": result.sample_id,
                     "row_hash": row_hash,
                     "repetition": result.repetition,
-                    "tags": list(tags),
+                    "tags": tags,
                     "passed": passed,
                     "scores": scores,
                     "errors": errors,
                 },
             )
         )
-        self._per_sample[result.sample_id].append((passed, bool(errors), total / len(scores) if scores else None))
+        tally = self._per_sample.get(result.sample_id)
+        if tally is None:
+            tally = self._per_sample[result.sample_id] = [0, 0, 0, 0, 0.0, 0.0]
+        tally[0] += 1
+        tally[1] += passed
+        tally[2] += bool(errors)
+        if scores:
+            mean = total / len(scores)
+            tally[3] += 1
+            tally[4] += mean
+            tally[5] += mean * mean
 
     def _fail(self, result: ExecutionResult, stage: str, metric: str | None, message: str) -> None:
         self.failures.append(
@@ -427,22 +447,22 @@ class ReportBuilder:
         if count <= 1:
             return None
         aggregates = []
-        for sample_id, runs in self._per_sample.items():
-            n = len(runs)
-            passed = sum(1 for p, _, _ in runs if p)
-            means = np.array([m for _, _, m in runs if m is not None], dtype=np.float64)
+        for sample_id, (n, passed, errored, scored, total, squares) in self._per_sample.items():
+            n, passed = int(n), int(passed)
+            mean = total / scored if scored else None
+            spread = math.sqrt(max(0.0, squares / scored - mean * mean)) if mean is not None else None
             aggregates.append(
                 SampleAggregate(
                     id=sample_id,
                     row_hash=self._hashes.get(sample_id, ""),
                     repetitions=n,
                     passed=passed,
-                    errored=sum(1 for _, e, _ in runs if e),
+                    errored=int(errored),
                     pass_rate=passed / n,
                     pass_rate_ci=wilson_interval(passed, n),
                     unstable=n > 1 and 0 < passed < n,
-                    score_mean=float(means.mean()) if means.size else None,
-                    score_stddev=float(means.std()) if means.size else None,
+                    score_mean=mean,
+                    score_stddev=spread,
                 )
             )
         return Repetitions(
@@ -465,7 +485,7 @@ class ReportBuilder:
                 "no score at all for " + ", ".join(excluded) + "; left out of macro-F1 (see failures)"
             )
         summary = Summary(
-            total_samples=len(self._per_sample),
+            total_samples=self.sample_count,
             total_executions=self.executions,
             total_failures=len(self.failures),
             sut_failures=self.sut_failures,

@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 REPORT_SCHEMA = "assay.report.v1"
 
 
+_FIELDS_SET: dict[type, set[str]] = {}
+
+
 def trusted(cls: type[BaseModel], fields: dict[str, Any]) -> Any:
     """Build a model from values assay itself produced, skipping validation.
 
@@ -22,7 +25,11 @@ def trusted(cls: type[BaseModel], fields: dict[str, Any]) -> Any:
     """
     obj = cls.__new__(cls)
     object.__setattr__(obj, "__dict__", fields)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(fields))
+    # One shared fields-set per class: these models are never mutated after construction.
+    shared = _FIELDS_SET.get(cls)
+    if shared is None or len(shared) != len(fields):
+        shared = _FIELDS_SET.setdefault(cls, set(fields))
+    object.__setattr__(obj, "__pydantic_fields_set__", shared)
     object.__setattr__(obj, "__pydantic_extra__", None)
     object.__setattr__(obj, "__pydantic_private__", None)
     return obj
