@@ -41,6 +41,10 @@ def bundle_copy(bundles_dir: Path, tmp_path: Path):
 
     def make(name: str = "tip-compliance") -> Path:
         target = tmp_path / name
+        suffix = 1
+        while target.exists():
+            suffix += 1
+            target = tmp_path / f"{name}-{suffix}"
         shutil.copytree(bundles_dir / name, target)
         return target
 

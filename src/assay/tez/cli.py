@@ -181,10 +181,15 @@ def validate(
     refs = list(iter_refs(loaded, loaded.synthesis_text)) if loaded.synthesis_text else []
     bad = sorted({ref.label: res.reason for ref, res in refs if not (res.exists and res.location_resolved)}.items())
     problems += [f"{loaded.synthesis_file}: citation [[{label}]]: {reason}" for label, reason in bad]
+    problems += [
+        f"context item '{i.id}': file '{i.file}' is missing"
+        for i in loaded.items.values()
+        if i.file is not None and i.size is None
+    ]
     problems += state.warnings
     if all(ext in loaded.eval_extensions for ext in EVAL_EXTENSION_IDS):
         problems.append("bundle carries both com.ragu.eval-metrics and tezit-eval")
-    warnings = [w for w in loaded.warnings if "both com.ragu.eval-metrics" not in w]
+    warnings = [w for w in loaded.warnings if "both com.ragu.eval-metrics" not in w and "is missing from" not in w]
     failed = bool(problems) or (strict and bool(warnings))
     if fmt is Format.json:
         typer.echo(json.dumps({
@@ -256,6 +261,12 @@ def _score_text(report: Any) -> str:
             f"{q.query_id.ljust(width)}  {s.groundedness:6.3f} {s.relevance:6.3f} {s.faithfulness:6.3f}"
             f"  {q.n_claims:6d}  {q.n_verified_citations:3d}/{q.n_citations:<4d}  {abst}"
         )
+    for q in report.queries:
+        for claim in q.claims:
+            for c in claim.citations:
+                if not (c.exists and c.location_resolved):
+                    label = c.item_id if c.location is None else f"{c.item_id}:{c.location}"
+                    lines.append(f"  {q.query_id}: citation [[{label}]]: {c.reason}")
     if report.queries:
         agg = report.queries[-1].aggregate_session_scores
         lines.append(

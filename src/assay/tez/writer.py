@@ -163,6 +163,19 @@ def tezit_report(
 # --------------------------------------------------------------------------- plans
 
 
+def _refuse_incomplete(bundle: Bundle) -> None:
+    """Writing is strict: a bundle whose manifest names item files that are absent is broken,
+    and records written into it would cite items nobody can check."""
+    missing = [i for i in bundle.items.values() if i.file is not None and i.size is None]
+    if missing:
+        item = missing[0]
+        raise TezError(
+            f"context item '{item.id}' points to '{item.file}', which is missing; refusing to write "
+            "eval records into an incomplete bundle",
+            file=str(bundle.source),
+        )
+
+
 def _refuse_other(bundle: Bundle, writing: str) -> None:
     other = STANDARD_EXTENSION_ID if writing == VENDOR_EXTENSION_ID else VENDOR_EXTENSION_ID
     if other in bundle.eval_extensions:
@@ -179,6 +192,7 @@ def plan_vendor(
 ) -> WritePlan:
     """Validated documents for the vendor extension (nothing is written here)."""
     _refuse_other(bundle, VENDOR_EXTENSION_ID)
+    _refuse_incomplete(bundle)
     if not scores:
         raise TezError("nothing to write: the session has no scored turns")
     state = read_eval_state(bundle)
@@ -200,6 +214,7 @@ def plan_tezit(
     bundle: Bundle, session_id: str, scores: Sequence[TurnScore], *, model: str, evaluated_at: str | None = None
 ) -> WritePlan:
     _refuse_other(bundle, STANDARD_EXTENSION_ID)
+    _refuse_incomplete(bundle)
     if isinstance(bundle.manifest.get("extensions"), dict) and STANDARD_EXTENSION_ID in bundle.manifest["extensions"]:
         raise TezError(
             "manifest.json already holds an inline tezit-eval entry; assay does not rewrite the "
