@@ -50,8 +50,6 @@ class SutServer:
         self._in_flight = 0
         self._lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-        self._httpd.request_queue_size = 512
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
@@ -107,6 +105,9 @@ class SutServer:
 
 
 class _QuietServer(ThreadingHTTPServer):
+    request_queue_size = 512  # a class attribute: listen() runs inside the constructor
+    daemon_threads = True
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         return  # a client killed mid-request (the SIGKILL tests) is expected, not news
 
@@ -114,6 +115,7 @@ class _QuietServer(ThreadingHTTPServer):
 def _handler(server: SutServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # else headers and body wait on delayed ACKs (~40 ms)
 
         def log_message(self, format: str, *args: Any) -> None:
             return
