@@ -9,6 +9,8 @@ CC BY 4.0), both unchanged. The others are generated from assay's pydantic model
 from __future__ import annotations
 
 import json
+import re
+from datetime import datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -47,13 +49,31 @@ def generated_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$")
+
+
+def is_date_time(value: object) -> bool:
+    """RFC 3339 ``date-time`` (checked here so validation never depends on optional packages)."""
+    if not isinstance(value, str):
+        return True  # format applies to strings only
+    if not _DATE_TIME.match(value):
+        return False
+    try:
+        datetime.fromisoformat(re.sub(r"[Zz]$", "+00:00", value.replace("t", "T", 1)))
+    except ValueError:
+        return False
+    return True
+
+
 def schema_errors(document: Any, name: str) -> list[str]:
     """Every violation of ``document`` against shipped schema ``name`` (empty when valid)."""
     import jsonschema
 
     schema = load_schema(name)
     validator_cls = jsonschema.validators.validator_for(schema)
-    validator = validator_cls(schema, format_checker=validator_cls.FORMAT_CHECKER)
+    checker = jsonschema.FormatChecker()
+    checker.checks("date-time")(is_date_time)
+    validator = validator_cls(schema, format_checker=checker)
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     return [f"{_path(e.absolute_path)}: {e.message}" for e in errors]
 
