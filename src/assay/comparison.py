@@ -5,8 +5,10 @@ expected output; on the sample id when hashes are missing or ambiguous). For eac
 overall and per cohort, the paired per-sample differences give:
 
 * the change of the mean score, with a paired-bootstrap interval and a bootstrap p-value;
-* the change of the pass-rate, with a paired-bootstrap interval and an exact sign test,
-  which is the exact McNemar test when every sample ran once (pass/fail is binary);
+* the change of the pass-rate, with a paired-bootstrap interval and the exact McNemar test
+  when every sample ran once (pass/fail is binary); with repetitions each sample has a pass
+  fraction and the paired bootstrap tests it too (a pass/fail metric's mean *is* its
+  pass-rate, so it is then tested once);
 * the minimum detectable difference (MDD): the smallest change that the test would catch
   80% of the time at ``alpha``, given the spread of the paired differences seen here.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -62,7 +65,7 @@ class StatDelta(_Model):
     current: float | None
     delta: float | None = Field(description="current - reference")
     interval: Interval | None = Field(description="paired-bootstrap interval of delta")
-    test: Literal["paired-bootstrap", "mcnemar-exact", "sign-test"] | None
+    test: Literal["paired-bootstrap", "mcnemar-exact"] | None
     p_value: float | None
     p_adjusted: float | None = Field(description="Holm-adjusted over every test of the comparison")
     mdd: float | None = Field(
@@ -283,45 +286,65 @@ def paired_bootstrap(
 ) -> tuple[Interval | None, float | None]:
     """Percentile interval of the mean paired difference, and a two-sided p-value for it.
 
-    The p-value is the bootstrap standard-error test: z = mean / sd(resampled means),
-    p = 2 * (1 - Phi(|z|)). Unlike counting resamples it has no 1/(resamples+1) floor, so
-    it survives the multiple-testing correction when many metrics and cohorts are tested.
-    When every difference is the same the spread is zero and the exact sign test decides.
+    The p-value is the bootstrap standard-error test: t = mean / sd(resampled means), read
+    against Student's t with n - 1 degrees of freedom. Unlike counting resamples it has no
+    1/(resamples+1) floor, so it survives the multiple-testing correction when many metrics
+    and cohorts are tested. When every difference is the same the spread is zero and the
+    exact sign test decides.
     """
-    from scipy.stats import norm
+    return paired_bootstrap_rows(
+        np.atleast_2d(differences), rng=rng, resamples=resamples, confidence=confidence
+    )[0]
 
-    n = differences.size
+
+def paired_bootstrap_rows(
+    rows: np.ndarray, *, rng: np.random.Generator, resamples: int, confidence: float
+) -> list[tuple[Interval | None, float | None]]:
+    """:func:`paired_bootstrap` for several statistics of the same samples (one resampling)."""
+    from scipy.stats import t as student_t
+
+    k, n = rows.shape
     if n == 0:
-        return None, None
-    observed = float(differences.mean())
-    chunk = max(1, _BOOTSTRAP_CELLS // n)
-    means = np.empty(resamples)
+        return [(None, None)] * k
+    chunk = max(1, _BOOTSTRAP_CELLS // (n * k))
+    means = np.empty((k, resamples))
     for start in range(0, resamples, chunk):
         stop = min(resamples, start + chunk)
         idx = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = differences[idx].mean(axis=1)
+        means[:, start:stop] = rows[:, idx].mean(axis=2)
     tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    interval = Interval(low=float(low), high=float(high), confidence=confidence)
-    if n < 2:
-        return interval, None
-    spread = float(means.std(ddof=1))
-    if spread == 0.0 or np.all(differences == differences[0]):
-        return interval, sign_test(differences)
-    return interval, float(2.0 * norm.sf(abs(observed) / spread))
+    bounds = np.quantile(means, [tail, 1.0 - tail], axis=1)
+    results: list[tuple[Interval | None, float | None]] = []
+    for row in range(k):
+        differences = rows[row]
+        interval = Interval(low=float(bounds[0, row]), high=float(bounds[1, row]), confidence=confidence)
+        spread = float(means[row].std(ddof=1))
+        if n < 2:
+            p_value = None
+        elif spread == 0.0 or np.all(differences == differences[0]):
+            p_value = sign_test(differences)
+        else:
+            p_value = float(2.0 * student_t.sf(abs(float(differences.mean())) / spread, n - 1))
+        results.append((interval, p_value))
+    return results
+
+
+@lru_cache(maxsize=32)
+def _z_sum(alpha: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(1 - alpha / 2) + norm.ppf(POWER))
 
 
 def minimum_detectable_difference(differences: np.ndarray, alpha: float) -> float | None:
     """(z_{1-alpha/2} + z_{power}) * sd(d) / sqrt(n); None when the spread is unknown or zero."""
-    from scipy.stats import norm
-
     n = differences.size
     if n < 2:
         return None
     spread = float(np.std(differences, ddof=1))
     if spread == 0.0:
         return None
-    return float((norm.ppf(1 - alpha / 2) + norm.ppf(POWER)) * spread / math.sqrt(n))
+    return _z_sum(alpha) * spread / math.sqrt(n)
 
 
 # --------------------------------------------------------------------------- comparison
@@ -422,20 +445,27 @@ def _test_cell(cell: _Cell, *, alpha: float, rng: np.random.Generator, resamples
     n = cell.score_ref.size
     d_score = cell.score_cur - cell.score_ref
     d_pass = cell.pass_cur - cell.pass_ref
-    mean_interval, mean_p = paired_bootstrap(d_score, rng=rng, resamples=resamples, confidence=confidence)
-    pass_interval, _ = paired_bootstrap(d_pass, rng=rng, resamples=resamples, confidence=confidence)
-    pass_p = sign_test(d_pass)
+    (mean_interval, mean_p), (pass_interval, pass_boot_p) = paired_bootstrap_rows(
+        np.vstack([d_score, d_pass]), rng=rng, resamples=resamples, confidence=confidence
+    )
+    # one execution per sample: pass/fail is binary and McNemar's exact test applies; with
+    # repetitions each sample has a pass fraction and the bootstrap test uses its size
+    pass_p = sign_test(d_pass) if cell.binary else pass_boot_p
     pass_mdd = minimum_detectable_difference(d_pass, alpha)
     floor = sign_test_floor(alpha)
     # the exact test needs at least `floor` one-way flips, whatever the spread says
     pass_mdd = max(pass_mdd or 0.0, floor / n) if n and floor <= n else None
+    # pass/fail scores (exact-match...): the mean *is* the pass-rate, tested once, exactly
+    same_as_pass = bool(n) and np.array_equal(cell.score_ref, cell.pass_ref) and np.array_equal(
+        cell.score_cur, cell.pass_cur
+    )
     cell.mean_raw = {
         "reference": float(cell.score_ref.mean()) if n else None,
         "current": float(cell.score_cur.mean()) if n else None,
         "delta": float(d_score.mean()) if n else None,
         "interval": mean_interval,
-        "test": "paired-bootstrap" if n else None,
-        "p_value": mean_p,
+        "test": "paired-bootstrap" if n and not same_as_pass else None,
+        "p_value": None if same_as_pass else mean_p,
         "mdd": minimum_detectable_difference(d_score, alpha),
     }
     cell.pass_raw = {
@@ -443,7 +473,7 @@ def _test_cell(cell: _Cell, *, alpha: float, rng: np.random.Generator, resamples
         "current": float(cell.pass_cur.mean()) if n else None,
         "delta": float(d_pass.mean()) if n else None,
         "interval": pass_interval,
-        "test": ("mcnemar-exact" if cell.binary else "sign-test") if n else None,
+        "test": ("mcnemar-exact" if cell.binary else "paired-bootstrap") if n else None,
         "p_value": pass_p,
         "mdd": pass_mdd,
     }

@@ -51,15 +51,24 @@ def test_pass_rate_test_is_exact_mcnemar(seed):
     assert row.pass_rate.delta == pytest.approx(cur.mean() - ref.mean())
 
 
-def test_sign_test_with_repetitions_matches_statsmodels():
+def test_pass_rate_with_repetitions_uses_pass_fractions():
     rng = np.random.default_rng(3)
-    ref = (rng.random((60, 3)) < 0.8).astype(float)
-    cur = (rng.random((60, 3)) < 0.6).astype(float)
+    ref = (rng.random((150, 3)) < 0.8).astype(float)
+    cur = (rng.random((150, 3)) < 0.7).astype(float)
     comparison = compare_reports(from_matrix({"m": cur}), from_matrix({"m": ref}))
     [row] = comparison.metrics
-    d = cur.mean(axis=1) - ref.mean(axis=1)
-    assert row.pass_rate.test == "sign-test"
-    assert row.pass_rate.p_value == pytest.approx(sm_sign_test(d, 0)[1], rel=1e-9)
+    assert row.pass_rate.test == "paired-bootstrap"
+    assert row.pass_rate.delta == pytest.approx(cur.mean() - ref.mean())
+    # the bootstrap-t p-value is close to the paired t-test on per-sample pass fractions
+    expected = stats.ttest_rel(cur.mean(axis=1), ref.mean(axis=1)).pvalue
+    assert row.pass_rate.p_value == pytest.approx(expected, abs=0.01)
+    # scores are 0/1, so the mean is the pass-rate and is not tested twice
+    assert row.mean.p_value is None and row.mean.delta == pytest.approx(row.pass_rate.delta)
+
+
+def test_sign_test_matches_statsmodels():
+    d = np.array([-1, -0.5, 0, 0.2, -0.3, -0.1, 0, -2, 0.4, -0.7])
+    assert sign_test(d) == pytest.approx(sm_sign_test(d, 0)[1], rel=1e-9)
 
 
 def test_sign_test_edge_cases():
