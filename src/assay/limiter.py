@@ -126,7 +126,7 @@ class Limiter:
     @property
     def limit(self) -> int:
         """Slots available now (the integer part of the adaptive window)."""
-        return max(self.min_concurrency, int(self._limit))
+        return max(self.min_concurrency, int(self._limit + 1e-9))  # 5 x 0.2 steps reach 6, not 5.999...
 
     @property
     def in_flight(self) -> int:
@@ -164,7 +164,8 @@ class Limiter:
         while True:
             pause = self._paused_until - self.now()
             if pause > 0:
-                await self._wait(pause)
+                # Re-check at least every 0.25 s: a pause can be lifted by a clock we do not drive.
+                await self._wait(min(pause, 0.25))
                 continue
             if self._in_flight < self.limit:
                 break
@@ -199,7 +200,7 @@ class Limiter:
 
     def _on_success(self) -> None:
         if self.adaptive and self._limit < self.max_concurrency:
-            self._limit = min(float(self.max_concurrency), self._limit + 1.0 / max(1.0, self._limit))
+            self._limit = min(float(self.max_concurrency), self._limit + 1.0 / self.limit)
 
     def _on_overload(self, slot: Slot) -> None:
         if slot.retry_after is not None and slot.retry_after > 0:

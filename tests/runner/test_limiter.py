@@ -1,0 +1,185 @@
+"""The adaptive limiter: AIMD arithmetic, one cut per congestion event, Retry-After, rpm, retries."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
+
+import pytest
+
+from assay.limiter import (
+    GaveUp,
+    Limiter,
+    RateLimited,
+    RetryBudget,
+    call_limited,
+    retry_after_seconds,
+)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_multiplicative_decrease_happens_once_per_congestion_event() -> None:
+    limiter = Limiter(16, clock=FakeClock())
+    slots = [await limiter.acquire() for _ in range(16)]
+    assert limiter.in_flight == 16 and limiter.limit == 16
+    # Eight calls of the same window are refused: the window is cut once, to 8, not to 16/2^8.
+    for slot in slots[:8]:
+        slot.overloaded()
+        slot.release()
+    assert limiter.limit == 8
+    assert limiter.stats.decreases == 1
+    assert limiter.stats.overloaded == 8
+    # A refusal of a call started after the cut is a new event: cut again.
+    for slot in slots[8:]:
+        slot.succeeded()
+        slot.release()
+    fresh = await limiter.acquire()
+    fresh.overloaded()
+    fresh.release()
+    assert limiter.limit == 4
+    assert limiter.stats.decreases == 2
+
+
+async def test_additive_increase_is_one_slot_per_window_of_successes() -> None:
+    limiter = Limiter(10, initial=4, clock=FakeClock())
+    for _ in range(4):  # 4 successes at window 4: +1/4 each
+        slot = await limiter.acquire()
+        slot.succeeded()
+        slot.release()
+    assert limiter.limit == 5
+    for _ in range(200):
+        slot = await limiter.acquire()
+        slot.succeeded()
+        slot.release()
+    assert limiter.limit == 10  # never past the ceiling
+
+
+async def test_fixed_limiter_never_changes_its_limit() -> None:
+    limiter = Limiter(6, adaptive=False, clock=FakeClock())
+    slot = await limiter.acquire()
+    slot.overloaded(None)
+    slot.release()
+    assert limiter.limit == 6
+    assert limiter.stats.overloaded == 1 and limiter.stats.decreases == 0
+
+
+async def test_floor_is_min_concurrency() -> None:
+    limiter = Limiter(4, min_concurrency=2, clock=FakeClock())
+    for _ in range(5):
+        slot = await limiter.acquire()
+        slot.overloaded()
+        slot.release()
+    assert limiter.limit == 2
+
+
+async def test_retry_after_pauses_every_caller() -> None:
+    clock = FakeClock()
+    limiter = Limiter(4, clock=clock)
+    slot = await limiter.acquire()
+    slot.overloaded(retry_after=7.5)
+    slot.release()
+    assert limiter.paused_until == pytest.approx(107.5)
+    waiter = asyncio.ensure_future(limiter.acquire())
+    await asyncio.sleep(0.02)
+    assert not waiter.done()  # still paused on the (fake) clock
+    clock.now = 107.6
+    got = await asyncio.wait_for(waiter, 5)
+    got.release()
+
+
+async def test_in_flight_never_exceeds_the_limit() -> None:
+    limiter = Limiter(3)
+    peak = 0
+
+    async def work() -> None:
+        nonlocal peak
+        async with limiter.slot():
+            peak = max(peak, limiter.in_flight)
+            await asyncio.sleep(0.001)
+
+    await asyncio.gather(*(work() for _ in range(40)))
+    assert peak == 3
+    assert limiter.stats.calls == 40
+    assert limiter.in_flight == 0
+
+
+async def test_rpm_spaces_call_starts() -> None:
+    limiter = Limiter(8, rpm=1200)  # one start every 50 ms
+    loop = asyncio.get_running_loop()
+    starts: list[float] = []
+
+    async def work() -> None:
+        async with limiter.slot():
+            starts.append(loop.time())
+
+    await asyncio.gather(*(work() for _ in range(5)))
+    starts.sort()
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert all(gap >= 0.05 - 0.005 for gap in gaps), gaps
+
+
+async def test_call_limited_retries_after_refusals_then_succeeds() -> None:
+    limiter = Limiter(2)
+    attempts = 0
+
+    async def send() -> str:
+        nonlocal attempts
+        attempts += 1
+        if attempts < 3:
+            raise RateLimited("HTTP 429", retry_after=0.0)
+        return "ok"
+
+    assert await call_limited(limiter, send) == "ok"
+    assert attempts == 3
+    assert limiter.stats.overloaded == 2
+
+
+async def test_call_limited_gives_up_and_says_why() -> None:
+    limiter = Limiter(2)
+    waits: list[float] = []
+
+    async def refuse() -> str:
+        raise RateLimited("HTTP 429")
+
+    async def fake_sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    with pytest.raises(GaveUp, match=r"HTTP 429 \(rate limited; gave up after 3 retries\)"):
+        await call_limited(limiter, refuse, retries=RetryBudget(max_retries=3, base_s=1.0), sleep=fake_sleep)
+    assert len(waits) == 3
+    assert waits[0] >= 1.0 and waits[1] >= 2.0 and waits[2] >= 4.0  # exponential without Retry-After
+
+    async def refuse_long() -> str:
+        raise RateLimited("HTTP 429", retry_after=3600)
+
+    with pytest.raises(GaveUp, match="more than the 120s limit"):
+        await call_limited(limiter, refuse_long)
+
+
+def test_retry_after_values() -> None:
+    assert retry_after_seconds("2") == 2.0
+    assert retry_after_seconds(" 0.25 ") == 0.25
+    assert retry_after_seconds("-1") is None
+    assert retry_after_seconds("soon") is None
+    assert retry_after_seconds(None) is None
+    assert retry_after_seconds("nan") is None
+    later = datetime.now(timezone.utc) + timedelta(seconds=30)
+    seconds = retry_after_seconds(format_datetime(later, usegmt=True))
+    assert seconds is not None and 25 <= seconds <= 31
+    earlier = datetime.now(timezone.utc) - timedelta(seconds=30)
+    assert retry_after_seconds(format_datetime(earlier, usegmt=True)) == 0.0
+
+
+def test_bad_settings_are_refused() -> None:
+    for kwargs in ({"max_concurrency": 0}, {"max_concurrency": 2, "min_concurrency": 3}, {"decrease": 1.0}, {"rpm": 0}):
+        with pytest.raises(ValueError):
+            Limiter(**kwargs)
