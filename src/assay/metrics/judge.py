@@ -295,8 +295,6 @@ class LLMAsJudge:
             "prompt_chars": len(prompt.encode("utf-8")),
             "response_chars": len(reply.content.encode("utf-8")),
             "reasked": reasked,
-            "retries": reply.retries,
-            "cached": reply.cached,
         }
         return MetricScore(value, details, usage=usage or None)
 
@@ -353,8 +351,6 @@ class RefusalQuality:
             "prompt_chars": len(prompt.encode("utf-8")),
             "response_chars": len(reply.content.encode("utf-8")),
             "reasked": reasked,
-            "retries": reply.retries,
-            "cached": reply.cached,
         }
         return MetricScore(value, details, usage=usage or None)
 
