@@ -395,3 +395,22 @@ def test_progress_bar_on_a_terminal_stays_off_stdout(tmp_path: Path) -> None:
     assert result.returncode == 0
     check_report(result.stdout)
     assert b"gate passed" in b"".join(chunks)
+
+
+def test_padosoft_files_run_unchanged(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data = Path(__file__).parent / "data"
+    code, out, _ = run_main(
+        capsys, "run", str(data / "padosoft_rag.yml"), "--outputs", str(data / "padosoft_outputs.yml"),
+        "-m", "contains", "-f", "json", "--store", str(tmp_path / "runs.db"),
+    )
+    report = check_report(out)
+    assert report["dataset"]["schema_version"] == "eval-harness.dataset.v1"
+    assert report["run"]["repetitions"] == 2  # "2" in the file
+    assert [(r["id"], r["repetition"]) for r in report["rows"]] == [
+        (sid, rep) for sid in ("capital-france", "0", "0042", "1.50") for rep in (0, 1)
+    ]
+    # contains needs a string expected_output: the three non-string samples are failures, not zeros
+    contains = report["metrics"][0]
+    assert (contains["scored"], contains["failed"], contains["mean"]) == (2, 6, 1.0)
+    assert code == 1
+    assert report["repetitions"]["count"] == 2

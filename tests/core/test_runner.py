@@ -313,3 +313,14 @@ def test_repetitions_option_overrides_dataset() -> None:
 def test_coerce_output_contract_for_python_suts() -> None:
     # what a Python SUT may return: a string or a mapping with 'output' (+ 'retrieved')
     assert coerce_output({"output": "x", "retrieved": [{"id": "d", "text": "t"}]}).retrieved == (Retrieved("d", "t"),)
+
+
+def test_store_and_memory_paths_give_the_same_report(tmp_path: Path) -> None:
+    dataset, outputs = make_dataset(count=9, repetitions=2)
+    in_memory = run(dataset, CountingSaved(outputs, {"004"}))
+    store = RunStore(tmp_path / "runs.db")
+    try:
+        stored = run(dataset, CountingSaved(outputs, {"004"}), store=store)
+    finally:
+        store.close()
+    assert body(in_memory) == body(stored)
