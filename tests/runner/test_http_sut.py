@@ -1,0 +1,188 @@
+"""The HTTP system under test: JSON paths, headers from the environment, failures without bodies."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.dataset import Sample
+from assay.errors import SystemUnderTestError, UsageError
+from assay.http_sut import HttpTarget, lookup, parse_headers, parse_path, public_url
+from assay.limiter import Limiter, RateLimited
+from runner.procs import run_assay
+from runner.sut_server import SutServer, write_dataset
+
+
+def sample(qid: str = "s0001") -> Sample:
+    return Sample(id=qid, input={"qid": qid, "question": "q"}, expected_output=f"answer {qid}")
+
+
+def answer(target: HttpTarget, item: Sample) -> Any:
+    async def go() -> Any:
+        try:
+            return await target.answer(item)
+        finally:
+            await target.aclose()
+
+    return asyncio.run(go())
+
+
+# --------------------------------------------------------------------------- pure helpers
+
+def test_paths() -> None:
+    assert parse_path("output", flag="f") == ("output",)
+    assert parse_path("choices.0.message.content", flag="f") == ("choices", 0, "message", "content")
+    assert parse_path("data.items[2].text", flag="f") == ("data", "items", 2, "text")
+    assert parse_path("$.a.b", flag="f") == ("a", "b")
+    assert parse_path("$", flag="f") == ()
+    with pytest.raises(UsageError, match="empty step"):
+        parse_path("a..b", flag="--sut-output-path")
+    document = {"choices": [{"message": {"content": "hi"}}], "n": None}
+    assert lookup(document, ("choices", 0, "message", "content")) == "hi"
+    assert lookup(document, ()) is document
+    missing = lookup(document, ("choices", 3))
+    assert missing is lookup(document, ("nope",))
+    assert lookup(document, ("n",)) is None
+
+
+def test_headers_from_json_or_pairs() -> None:
+    assert parse_headers('{"Authorization": "Bearer abc", "X-Team": "qa"}') == {"Authorization": "Bearer abc", "X-Team": "qa"}
+    assert parse_headers("Authorization: Bearer a:b; X-Team: qa") == {"Authorization": "Bearer a:b", "X-Team": "qa"}
+    assert parse_headers(None) == {} and parse_headers("  ") == {}
+    for bad in ("Authorization Bearer topsecret", '{"Auth": 5}', '["x"]', '{"bad name": "topsecret"}', "{oops"):
+        with pytest.raises(UsageError) as info:
+            parse_headers(bad)
+        assert "topsecret" not in str(info.value)
+
+
+def test_public_url_drops_credentials_and_query() -> None:
+    assert public_url("https://user:pw@api.example.com:8443/v1/answer?key=s3cret#x") == "https://api.example.com:8443/v1/answer"
+    with pytest.raises(UsageError):
+        HttpTarget("ftp://example.com/")
+
+
+# --------------------------------------------------------------------------- against a server
+
+def test_reads_answer_and_retrieved_ids_from_configured_paths() -> None:
+    with SutServer() as server:
+        target = HttpTarget(server.url, output_path="output", retrieved_path="retrieved")
+        output = answer(target, sample("s0007"))
+    assert output.text == "answer s0007"
+    assert [r.id for r in output.retrieved] == ["doc-s0007", "doc-other"]
+
+
+def test_nested_paths_and_shape_errors() -> None:
+    with SutServer() as server:
+        deep = HttpTarget(server.url, output_path="choices[0].message.content")
+        with pytest.raises(SystemUnderTestError, match=r"has no 'choices\.0\.message\.content'"):
+            answer(deep, sample())
+        listy = HttpTarget(server.url, output_path="retrieved")
+        with pytest.raises(SystemUnderTestError, match="is a list, not a string"):
+            answer(listy, sample())
+        bad_retrieved = HttpTarget(server.url, retrieved_path="output")
+        with pytest.raises(SystemUnderTestError, match="'output' must be a list"):
+            answer(bad_retrieved, sample())
+
+
+def test_headers_are_sent_and_never_shown(tmp_path: Path) -> None:
+    dataset = tmp_path / "dataset.json"
+    write_dataset(dataset, 3)
+    with SutServer() as server:
+        done = run_assay(
+            ["run", str(dataset), "--sut-url", server.url + "?token=query-secret", "--store", str(tmp_path / "s.db"),
+             "-f", "json", "-o", str(tmp_path / "r.json")],
+            cwd=tmp_path,
+            env={"ASSAY_SUT_HEADERS": "Authorization: Bearer header-secret; X-Team: qa"},
+        )
+        assert done.returncode == 0, done.stderr
+        assert all(h.get("Authorization") == "Bearer header-secret" for h in server.headers_seen)
+        assert all(h.get("X-Team") == "qa" for h in server.headers_seen)
+    report_text = (tmp_path / "r.json").read_text()
+    for secret in ("header-secret", "query-secret"):
+        assert secret not in report_text
+        assert secret not in done.stderr + done.stdout
+    assert json.loads(report_text)["run"]["system_under_test"] == {"kind": "http", "target": server.url}
+
+
+def test_non_2xx_is_a_failure_with_the_status_only() -> None:
+    with SutServer(fail_first=frozenset({"s0001"})) as server, pytest.raises(SystemUnderTestError) as info:
+        answer(HttpTarget(server.url), sample("s0001"))
+    assert "HTTP 500" in str(info.value)
+    assert "secret-body-text" not in str(info.value)
+
+
+def test_429_raises_rate_limited_with_retry_after() -> None:
+    with SutServer(max_in_flight=0, retry_after="3") as server, pytest.raises(RateLimited) as info:
+        answer(HttpTarget(server.url), sample())
+    assert info.value.retry_after == 3.0 and info.value.status == 429
+    assert "secret-body-text" not in str(info.value)
+
+
+def test_timeout_is_a_failure() -> None:
+    with SutServer(latency_s=1.0) as server, pytest.raises(SystemUnderTestError, match=r"timed out after 0\.1s"):
+        answer(HttpTarget(server.url, timeout_s=0.1), sample())
+
+
+def test_refused_connection_is_a_failure() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(SystemUnderTestError, match="connection failed"):
+        answer(HttpTarget(f"http://127.0.0.1:{port}/x", timeout_s=5), sample())
+
+
+def test_reply_that_is_not_json_is_a_failure() -> None:
+    with SutServer() as server:
+        target = HttpTarget(server.url)
+        server.answer = lambda qid, call: "ok"  # still JSON; swap the body builder below
+
+        original = server.reply
+
+        def broken(request: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+            original(request, headers)
+            return 200, {}, b"<html>secret-body-text</html>"
+
+        server.reply = broken  # type: ignore[method-assign]
+        with pytest.raises(SystemUnderTestError, match="not JSON") as info:
+            answer(target, sample())
+    assert "secret-body-text" not in str(info.value)
+
+
+def test_from_environment_reads_flags_then_env() -> None:
+    env = {
+        "ASSAY_SUT_HEADERS": '{"X-Key": "v"}',
+        "ASSAY_SUT_OUTPUT_PATH": "data.text",
+        "ASSAY_SUT_RETRIEVED_PATH": "data.ids",
+        "ASSAY_SUT_TIMEOUT": "2.5",
+    }
+    target = HttpTarget.from_environment("http://127.0.0.1:9/x", environ=env)
+    assert target.output_path == ("data", "text")
+    assert target.retrieved_path == ("data", "ids")
+    assert target.timeout_s == 2.5
+    assert "v" not in repr(target)
+    flagged = HttpTarget.from_environment("http://127.0.0.1:9/x", output_path="answer", timeout_s=1, environ=env, limiter=Limiter(3))
+    assert flagged.output_path == ("answer",) and flagged.timeout_s == 1.0 and flagged.limiter.max_concurrency == 3
+    with pytest.raises(UsageError, match="ASSAY_SUT_TIMEOUT"):
+        HttpTarget.from_environment("http://127.0.0.1:9/x", environ={"ASSAY_SUT_TIMEOUT": "soon"})
+
+
+def test_cli_flags_reach_the_target(tmp_path: Path) -> None:
+    dataset = tmp_path / "dataset.json"
+    write_dataset(dataset, 4)
+    with SutServer(latency_s=0.5) as server:
+        done = run_assay(
+            ["run", str(dataset), "--sut-url", server.url, "--sut-timeout", "0.1", "--no-store", "-f", "json",
+             "-o", str(tmp_path / "r.json"), "-q"],
+            cwd=tmp_path,
+        )
+    assert done.returncode == 1  # every sample timed out: captured failures fail the gate
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["summary"]["sut_failures"] == 4
+    assert all("timed out after 0.1s" in f["message"] for f in report["failures"])
+    bad = run_assay(["run", str(dataset), "--sut-url", "http://127.0.0.1:9/", "--rpm", "0", "--no-store"], cwd=tmp_path)
+    assert bad.returncode == 2 and "--rpm" in bad.stderr
