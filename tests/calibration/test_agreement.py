@@ -118,7 +118,7 @@ def label_sets(draw):
     )
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(label_sets(), st.sampled_from(MODES))
 def test_every_criterion_statistic_matches_sklearn_and_scipy(labels, mode):
     result = compute_agreement(labels, cannot_assess_mode=mode, na_mode=mode)
