@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
 from assay.report.aggregate import (
@@ -92,6 +94,20 @@ def test_percentile_matches_numpy_linear_and_statistics_inclusive() -> None:
         assert m.mean == pytest.approx(statistics.fmean(values.tolist()), abs=1e-12)
         assert m.min == values.min() and m.max == values.max()
         assert m.scored == m.attempted == size and m.coverage == 1.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(min_value=0.0, max_value=1.0, allow_nan=False), min_size=1, max_size=60))
+def test_aggregates_property(values: list[float]) -> None:
+    m = single_metric_report(values).metric("m")
+    assert m.mean == pytest.approx(statistics.fmean(values), abs=1e-12)
+    assert m.p50 == pytest.approx(float(np.percentile(values, 50, method="linear")), abs=1e-12)
+    assert m.p95 == pytest.approx(float(np.percentile(values, 95, method="linear")), abs=1e-12)
+    assert m.pass_rate == sum(v >= 0.5 for v in values) / len(values)
+    assert (m.min, m.max) == (min(values), max(values))
+    counts = [b.count for b in m.histogram]
+    assert len(counts) == 10 and sum(counts) == len(values)
+    assert counts[9] >= sum(v == 1.0 for v in values)
 
 
 def test_percentile_hand_worked() -> None:
