@@ -199,3 +199,25 @@ def test_official_tip_bundle_validate_reports_its_placeholder_citation(bundles_d
     assert code == 1 and data["citations"] == 127 and data["distinct_citations"] == 37
     assert data["problems"] == ["tez.md: citation [[citations]]: no context item 'citations' in the manifest"]
     assert any("transcript" in w for w in data["warnings"])
+
+
+def test_score_with_the_judge_method_through_the_provider(
+    tmp_path: Path, bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any], capsys: Any,
+    openai_server: Any, provider_settings: Any,
+) -> None:
+    openai_server.chat_reply = lambda request: (
+        '{"relevance": 0.8}' if "Rate how directly" in request["messages"][-1]["content"]
+        else '{"supported_by": [1], "faithful": true}'
+    )
+    bundle = bundle_copy("interop-level-3")
+    session = write_session(tmp_path / "s.json", bundles_dir, responses, "interop-level-3", GOOD)
+    code, out, _ = run(["tez", "score", str(bundle), "-s", str(session), "--method", "llm_as_judge",
+                        "--write", "--format", "json"], capsys)  # fmt: skip
+    assert code == 0
+    report = json.loads(out)
+    assert report["evaluator"] == {"model": "judge-test", "model_version": "judge-test", "evaluation_method": "llm_as_judge"}
+    latest = json.loads((bundle / VENDOR_DIR / "eval-metrics.json").read_text())
+    jsonschema.Draft202012Validator(schema("tez-eval-metrics.schema.json")).validate(latest)
+    assert latest["evaluator"]["evaluation_method"] == "llm_as_judge"
+    assert latest["scores"]["relevance"] == 0.8  # content-canary-02: answered, so the judge rated it
+    assert openai_server.total_calls() > 0

@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from assay.errors import TezError
-from assay.tez.manifest import declared_extension_ids, item_entries, manifest_warnings
+from assay.tez.manifest import ItemEntry, declared_extension_ids, item_entries, manifest_warnings
 from assay.tez.records import EVAL_EXTENSION_IDS, STANDARD_EXTENSION_ID
 
 MiB = 1024 * 1024
@@ -80,6 +80,10 @@ class Bundle:
     warnings: list[str] = field(default_factory=list)
     eval_extensions: dict[str, list[str]] = field(default_factory=dict)
     _reader: _Reader | None = None
+
+    @property
+    def limits(self) -> Limits:
+        return self._reader.limits if self._reader is not None else Limits()
 
     def item(self, item_id: str) -> ContextItem | None:
         return self.items.get(item_id)
@@ -375,7 +379,7 @@ def _check_major_version(manifest: dict[str, Any], source: Path) -> None:
         )
 
 
-def _load_item(entry: Any, reader: _Reader, names: set[str], source: Path, warnings: list[str]) -> ContextItem:
+def _load_item(entry: ItemEntry, reader: _Reader, names: set[str], source: Path, warnings: list[str]) -> ContextItem:
     if entry.file is None:
         warnings.append(f"context item '{entry.id}' has no file (external); only its id can be checked")
         return ContextItem(entry.id, entry.type, entry.title, None, None, None, None, entry.declared_hash)

@@ -56,7 +56,7 @@ def score(
         typer.Option("--expectations", "-e", envvar="ASSAY_TEZ_EXPECTATIONS", help="Expected outcomes in test-queries.json shape."),
     ] = None,
     method: Annotated[Method, typer.Option("--method", envvar="ASSAY_TEZ_METHOD", help="Scoring method.")] = Method.automated_heuristic,
-    judge_model: Annotated[str | None, typer.Option("--judge-model", help="Judge model (llm_as_judge); default ASSAY_JUDGE_MODEL.")] = None,
+    judge_model: Annotated[str | None, typer.Option("--judge-model", envvar="ASSAY_JUDGE_MODEL", help="Judge model (llm_as_judge); default ASSAY_JUDGE_MODEL.")] = None,
     write: Annotated[bool, typer.Option("--write", envvar="ASSAY_TEZ_WRITE", help="Write the records into the bundle.")] = False,
     extension: Annotated[
         Extension, typer.Option("--extension", envvar="ASSAY_TEZ_EXTENSION", help="Extension id to write.")

@@ -101,11 +101,11 @@ def parse_object(text: str) -> dict[str, Any]:
     return data
 
 
-def _only_keys(data: dict[str, Any], required: set[str], optional: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+def _only_keys(data: dict[str, Any], required: set[str], optional: frozenset[str] = frozenset()) -> None:
     missing = sorted(required - set(data))
     if missing:
         raise JudgeParseError(f"reply is missing the key(s): {', '.join(missing)}")
-    extra = sorted(set(data) - required - set(optional))
+    extra = sorted(set(data) - required - optional)
     if extra:
         raise JudgeParseError(f"reply has unsupported key(s): {', '.join(extra)}")
 
@@ -113,7 +113,7 @@ def _only_keys(data: dict[str, Any], required: set[str], optional: set[str] = fr
 def parse_claim_verdict(text: str, n_cited: int) -> tuple[frozenset[int], bool]:
     """``(1-based cited passages that support, faithful)`` from a claim-verdict reply."""
     data = parse_object(text)
-    _only_keys(data, {"supported_by", "faithful"}, {"reason"})
+    _only_keys(data, {"supported_by", "faithful"}, frozenset({"reason"}))
     cited = data["supported_by"]
     if not isinstance(cited, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in cited):
         raise JudgeParseError("'supported_by' must be a list of passage numbers")
@@ -127,7 +127,7 @@ def parse_claim_verdict(text: str, n_cited: int) -> tuple[frozenset[int], bool]:
 
 def parse_relevance(text: str) -> float:
     data = parse_object(text)
-    _only_keys(data, {"relevance"}, {"reason"})
+    _only_keys(data, {"relevance"}, frozenset({"reason"}))
     value = data["relevance"]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
         raise JudgeParseError("'relevance' must be a number from 0 to 1")

@@ -327,7 +327,7 @@ def _apply_zip(bundle: Bundle, plan: WritePlan) -> None:
     replaced = {ext_dir + rel for rel in plan.files}
     fd, tmp = tempfile.mkstemp(prefix=f".{source.name}.", suffix=".tmp", dir=source.parent)
     os.close(fd)
-    limit = bundle._reader.limits.max_file_bytes if bundle._reader else None
+    limit = bundle.limits.max_file_bytes
     try:
         with zipfile.ZipFile(source) as zin, zipfile.ZipFile(tmp, "w") as zout:
             for info in zin.infolist():
@@ -335,8 +335,8 @@ def _apply_zip(bundle: Bundle, plan: WritePlan) -> None:
                 if rel in replaced or (plan.drop_records and rel.startswith(f"{ext_dir}{RECORDS_DIR}/")):
                     continue
                 with zin.open(info) as handle:
-                    data = handle.read() if limit is None else handle.read(limit + 1)
-                if limit is not None and len(data) > limit:
+                    data = handle.read(limit + 1)
+                if len(data) > limit:
                     raise TezError("entry grew past the size limit while copying", file=f"{source}:{rel}")
                 zout.writestr(info, data)
             stamp = time.localtime()[:6]
