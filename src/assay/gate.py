@@ -381,7 +381,11 @@ def evaluate(report: Report, rules: GateRules, comparison: Comparison | None = N
     else:
         allowed = 0 if allowed is None else allowed
         count = comparison.regression_count
-        detail = "; ".join(item.message for item in comparison.regressions)
+        labels = dict.fromkeys(
+            item.metric if item.cohort_label is None else f"{item.metric} in cohort '{item.cohort_label}'"
+            for item in comparison.regressions
+        )
+        detail = ", ".join(labels)
         check(
             RuleFailure(
                 rule="max_regressions",

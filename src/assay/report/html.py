@@ -36,6 +36,8 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 10px;border-bot
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
 th,td{border-bottom:1px solid var(--line);padding:5px 8px;text-align:right;vertical-align:top}
 th{background:var(--panel);font-weight:600}
+td{white-space:nowrap}td.l{white-space:normal}
+.scroll{overflow-x:auto}
 td.l,th.l{text-align:left}
 .msg{white-space:pre-wrap;word-break:break-word}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:14px}
@@ -54,8 +56,12 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
 """
 
 
+_CONTROL = dict.fromkeys(c for c in range(32) if chr(c) not in "\n\t")
+
+
 def _e(value: object) -> str:
-    return escape(str(value), quote=True)
+    """Escape for HTML text and attributes; control characters (never meaningful) dropped."""
+    return escape(str(value).translate(_CONTROL), quote=True)
 
 
 def _num(value: float | None, digits: int = 4) -> str:
@@ -86,7 +92,10 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[str]], left: int = 1, cl
     for row in rows:
         cells = "".join(f'<td class="l">{c}</td>' if i < left else f"<td>{c}</td>" for i, c in enumerate(row))
         body.append(f"<tr>{cells}</tr>")
-    return f'<table class="{cls}"><thead><tr>{heads}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    return (
+        f'<div class="scroll"><table class="{cls}"><thead><tr>{heads}</tr></thead>'
+        f'<tbody>{"".join(body)}</tbody></table></div>'
+    )
 
 
 def histogram_svg(name: str, buckets: Sequence[Bucket], *, width: int = 320, height: int = 150) -> str:
