@@ -74,7 +74,10 @@ def parse_citations(text: str) -> list[CitationRef]:
 
 def strip_citations(text: str) -> str:
     """``text`` with every bracket group removed (whitespace tidied)."""
-    return re.sub(r"[ \t]+([.,;:!?])", r"\1", CITATION.sub("", text)).strip()
+    bare = CITATION.sub("", text)
+    bare = re.sub(r"\(\s*[,;]?\s*\)", "", bare)
+    bare = re.sub(r"[,;]\s*\)", ")", bare)
+    return re.sub(r"[ \t]+([.,;:!?)])", r"\1", bare).strip()
 
 
 # --------------------------------------------------------------------------- headings
@@ -152,8 +155,14 @@ def heading_index(text: str) -> tuple[tuple[Heading, ...], tuple[str, ...]]:
     return tuple(headings), lines
 
 
-def _section_text(lines: tuple[str, ...], heading: Heading) -> str:
-    return "\n".join(lines[heading.start : heading.end])
+def _section_text(lines: tuple[str, ...], heading: Heading, headings: tuple[Heading, ...] = ()) -> str:
+    """The section's lines, preceded by its ancestors' heading lines (they qualify it)."""
+    trail: list[str] = []
+    parent = heading.parent
+    while parent is not None and headings:
+        trail.append(lines[headings[parent].start])
+        parent = headings[parent].parent
+    return "\n".join([*reversed(trail), *lines[heading.start : heading.end]])
 
 
 def resolve_location(text: str, location: str) -> tuple[str | None, str]:
@@ -173,13 +182,13 @@ def resolve_location(text: str, location: str) -> tuple[str | None, str]:
         first, last = int(m.group(1)), int(m.group(2))
         pages = [_by_key(headings, f"p{n}") for n in range(first, last + 1)] if first <= last else [None]
         if all(pages):
-            return "\n".join(_section_text(lines, h) for h in pages if h), "page range"
+            return "\n".join(_section_text(lines, h, headings) for h in pages if h), "page range"
         return None, f"page range {loc} is not fully present"
     key = loc.lstrip("#").strip().lower()
     if heading := _by_key(headings, key):
-        return _section_text(lines, heading), "heading"
+        return _section_text(lines, heading, headings), "heading"
     if heading := _by_tokens(headings, key):
-        return _section_text(lines, heading), "heading words"
+        return _section_text(lines, heading, headings), "heading words"
     if ":" in loc:  # element suffix (p12:table-3) or sheet:range -> fall back to the location part
         head, _, tail = loc.partition(":")
         found, how = resolve_location(text, head)

@@ -87,7 +87,7 @@ def split_response(text: str) -> SplitResponse:
     for unit in _units(masked):
         cites = tuple(ref for n in _MARK_RE.findall(unit) for ref in refs[int(n)])
         plain = " ".join(strip_citations(_MARK_RE.sub("", unit)).split())
-        plain = plain.strip("*_ ").strip()
+        plain = re.sub(r"\*\*|__|`", "", plain).strip("*_ ").strip()
         if not plain:
             continue
         kind = _classify(plain, bool(cites))

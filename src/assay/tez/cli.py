@@ -220,7 +220,11 @@ def _emit(text: str, out: Path | None) -> None:
         from assay.tez.writer import write_json_atomic
 
         if text.lstrip().startswith("{"):
-            write_json_atomic(out, json.loads(text))
+            from assay.tez.schemas import SCORE_REPORT_SCHEMA, check_document
+
+            doc = json.loads(text)
+            check_document(doc, SCORE_REPORT_SCHEMA, target=str(out))
+            write_json_atomic(out, doc)
         else:
             out.write_text(text, encoding="utf-8")
 

@@ -9,7 +9,10 @@ Relevance is :func:`assay.tez.scoring.lexical_relevance`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from assay.tez.bundle import Bundle
+from assay.tez.citations import CitationRef, Resolution
 from assay.tez.records import SessionTurn
 from assay.tez.scoring import (
     ClaimOutcome,
@@ -20,7 +23,7 @@ from assay.tez.scoring import (
     prepare,
 )
 from assay.tez.session import Expectation
-from assay.tez.support import DEFAULT_TAU, supports
+from assay.tez.support import DEFAULT_TAU, contributes, supports
 
 METHOD = "automated_heuristic"
 
@@ -36,6 +39,38 @@ def context_texts(bundle: Bundle) -> list[str]:
 def backed_anywhere(claim: str, bundle: Bundle, *, tau: float = DEFAULT_TAU) -> bool:
     """Whether some context text, taken whole, supports the claim."""
     return any(supports(claim, text, text, tau=tau).supported for text in context_texts(bundle))
+
+
+def _joint_support(
+    bundle: Bundle,
+    claim: str,
+    refs: Sequence[CitationRef],
+    resolutions: Sequence[Resolution],
+    checks: list[tuple[bool, str]],
+    tau: float,
+) -> list[tuple[bool, str]]:
+    """``[[a, b]]`` may back a claim together: each number in one place, the words in another.
+
+    When no single citation supports the claim, the located spans are tried as one text; if
+    that supports it, the citations whose span holds part of the claim count as supporting.
+    """
+    located = [i for i, res in enumerate(resolutions) if res.exists and res.location_resolved and res.text]
+    if len(located) < 2:
+        return checks
+    spans = [resolutions[i].text or "" for i in located]
+    wholes = []
+    for i in located:
+        item = bundle.item(refs[i].item_id)
+        whole = bundle.synthesis_text if resolutions[i].synthesis else (item.text if item else None)
+        if whole and whole not in wholes:
+            wholes.append(whole)
+    if not supports(claim, "\n".join(spans), "\n".join(wholes), tau=tau).supported:
+        return checks
+    out = list(checks)
+    for i, span in zip(located, spans, strict=True):
+        if contributes(claim, span):
+            out[i] = (True, "supports the claim together with the claim's other citations")
+    return out
 
 
 def score_turn(
@@ -54,6 +89,8 @@ def score_turn(
             whole = bundle.synthesis_text if res.synthesis else (item.text if item else None)
             verdict = supports(claim.text, res.text, whole, tau=tau)
             checks.append((verdict.supported, verdict.reason))
+        if not any(ok for ok, _ in checks):
+            checks = _joint_support(bundle, claim.text, claim.citations, resolutions, checks, tau)
         cited_ok = any(ok for ok, _ in checks)
         faithful = cited_ok or backed_anywhere(claim.text, bundle, tau=tau)
         outcomes.append(ClaimOutcome(tuple(checks), faithful))

@@ -31,6 +31,7 @@ _CODE = re.compile(
     r"(?<![\w.$\u20ac\u00a3,\-])(?=[A-Za-z0-9\-]*[A-Za-z])(?=[A-Za-z0-9\-]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\b"
 )
 _AMOUNT = re.compile(r"^\d+(?:\.\d+)?(?:[kmbt]|bn|mn)$", re.I)
+_COUNTED = re.compile(r"^\d+-[a-z]+$")  # 5-person, 3-month: a number and a word, not a code
 STOPWORDS = frozenset(
     ["a", "an", "the", "and", "or", "but", "if", "then", "than", "that", "this", "these", "those", "there", "their", "them", "they", "it", "its", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "do", "does", "did", "of", "in", "on", "at", "to", "for", "from", "by", "with", "as", "into", "onto", "about", "over", "under", "between", "through", "during", "per", "via", "which", "who", "whom", "whose", "what", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "too", "very", "can", "will", "just", "should", "would", "could", "may", "might", "must", "also", "our", "we", "you", "your", "he", "she", "his", "her", "i", "me", "my", "us", "context", "bundle", "bundled", "provided", "available", "according", "based", "item", "items", "document", "documents", "source", "sources", "cited", "cite", "citation", "states", "stated", "state", "says", "said", "notes", "noted", "mentions", "mentioned", "indicates", "indicated", "shows", "shown", "reports", "reported", "describes", "described", "lists", "listed", "suggests", "suggested", "while", "whereas", "however", "although", "though", "because", "since", "therefore", "thus", "approximately", "around", "roughly", "about", "nearly", "including", "include", "includes", "included"]
 )
@@ -97,12 +98,12 @@ def entities(text: str) -> set[str]:
     found = {stem(t) for t in tokens[1:] if t[:1].isupper() and t.lower() not in STOPWORDS}
     found |= {stem(t) for t in tokens if len(t) > 1 and t.isupper()}
     found |= {c.lower() for c in _codes(text)}
-    return {e for e in found if len(e) > 1 and not _AMOUNT.match(e)}
+    return {e for e in found if len(e) > 1 and not _AMOUNT.match(e) and not _COUNTED.match(e)}
 
 
 def _codes(text: str) -> list[str]:
     """Letter-digit codes (``Q3``, ``TAMARIND-4``, ``A100``), not amounts like ``25M``."""
-    return [c for c in _CODE.findall(text) if not _AMOUNT.match(c)]
+    return [c for c in _CODE.findall(text) if not _AMOUNT.match(c) and not _COUNTED.match(c)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,3 +146,12 @@ def supports(claim: str, span: str, item_text: str | None = None, *, tau: float 
     if covered + 1e-12 < tau:
         return Verdict(False, f"only {covered:.0%} of the claim's words occur at the cited location")
     return Verdict(True, f"{covered:.0%} of the claim's words and all its numbers and names found")
+
+
+def contributes(claim: str, span: str) -> bool:
+    """Whether ``span`` holds part of the claim: one of its numbers, else one of its words."""
+    idx = index(span)
+    claim_numbers = numbers(claim)
+    if claim_numbers:
+        return any(_number_found(n, idx.numbers) for n in claim_numbers)
+    return bool(content_words(claim) & idx.words)
