@@ -2,7 +2,7 @@
 
 Both sides use assay's tokenizer (rouge-score is handed an object whose ``tokenize`` calls
 ``assay.metrics.lexical.tokenize``), so both compute the same numbers; the script checks that
-before it prints the timings. Run:  python benchmarks/bench_rouge.py [--pairs N] [--repeat R]
+before it prints the timings. Run:  python benchmarks/bench_rouge.py [--pairs N] [--repeat R] [--words MIN MAX]
 """
 
 from __future__ import annotations
@@ -33,19 +33,19 @@ def sentence(rng: random.Random, length: int) -> str:
     return " ".join(rng.choice(VOCABULARY) + rng.choice(PUNCTUATION) for _ in range(length))
 
 
-def pairs(n: int, seed: int) -> list[tuple[str, str]]:
-    """Reference sentences of 8-40 words and candidates that are edited copies or unrelated."""
+def pairs(n: int, seed: int, low: int = 8, high: int = 40) -> list[tuple[str, str]]:
+    """References of low..high words and candidates that are edited copies or unrelated."""
     rng = random.Random(seed)
     result = []
     for _ in range(n):
-        reference = sentence(rng, rng.randint(8, 40))
+        reference = sentence(rng, rng.randint(low, high))
         if rng.random() < 0.7:
             words = [w for w in reference.split() if rng.random() > 0.2]
             for _ in range(rng.randint(0, 6)):
                 words.insert(rng.randint(0, len(words)), rng.choice(VOCABULARY))
             candidate = " ".join(words)
         else:
-            candidate = sentence(rng, rng.randint(8, 40))
+            candidate = sentence(rng, rng.randint(low, high))
         result.append((reference, candidate))
     return result
 
@@ -64,9 +64,10 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--words", type=int, nargs=2, default=(8, 40), metavar=("MIN", "MAX"))
     args = parser.parse_args()
 
-    data = pairs(args.pairs, args.seed)
+    data = pairs(args.pairs, args.seed, *args.words)
     samples = [Sample(id=str(n), input={}, expected_output=ref) for n, (ref, _) in enumerate(data)]
     outputs = [Output(cand) for _, cand in data]
     metric = RougeL()

@@ -11,6 +11,8 @@ import time
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
 from assay.dataset import Sample
@@ -359,3 +361,24 @@ def test_rouge_l_rejects_bad_options(options: dict[str, float]) -> None:
 def test_rouge_l_rejects_non_string_expected() -> None:
     with pytest.raises(MetricError, match="must be a string for rouge-l; got mapping"):
         RougeL().score(sample({"text": "a"}), Output("a"))
+
+
+def _alnum_runs(text: str) -> list[str]:
+    """Independent statement of the token rule: maximal runs of str.isalnum() characters."""
+    tokens: list[str] = []
+    current: list[str] = []
+    for char in text.lower():
+        if char.isalnum():
+            current.append(char)
+        elif current:
+            tokens.append("".join(current))
+            current = []
+    if current:
+        tokens.append("".join(current))
+    return tokens
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_tokenize_is_maximal_alnum_runs(text: str) -> None:
+    assert tokenize(text) == _alnum_runs(text)
