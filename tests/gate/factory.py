@@ -34,7 +34,7 @@ SUT = "system-under-test"
 
 
 def _hash(sample_id: str) -> str:
-    return hashlib.sha256(f"content-of-{sample_id}".encode()).hexdigest()
+    return hashlib.sha256(f"content-of-{sample_id}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _histogram(values: list[float]) -> list[Bucket]:
