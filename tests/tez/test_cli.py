@@ -221,3 +221,23 @@ def test_score_with_the_judge_method_through_the_provider(
     assert latest["evaluator"]["evaluation_method"] == "llm_as_judge"
     assert latest["scores"]["relevance"] == 0.8  # content-canary-02: answered, so the judge rated it
     assert openai_server.total_calls() > 0
+    assert report["usage"]["calls"] == openai_server.total_calls() and report["usage"]["cached_calls"] == 0
+
+
+def test_invalid_eval_record_is_a_validate_problem_and_a_warning_on_write(
+    tmp_path: Path, bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any], capsys: Any
+) -> None:
+    bundle = bundle_copy("interop-level-3")
+    ext = bundle / VENDOR_DIR
+    ext.mkdir(parents=True)
+    (ext / "eval-metrics.json").write_text(json.dumps({"session_id": "s", "query_id": "q", "scores": {"groundedness": 2}}))
+    code, out, _ = run(["tez", "validate", str(bundle)], capsys)
+    assert code == 1 and "eval-metrics.json: fails tez-eval-metrics.schema.json" in out
+    code, out, _ = run(["tez", "show", str(bundle)], capsys)
+    assert code == 0 and "warning: extensions/com.ragu.eval-metrics/eval-metrics.json: fails" in out
+    session = write_session(tmp_path / "s.json", bundles_dir, responses, "interop-level-3", GOOD)
+    code, out, _ = run(["tez", "score", str(bundle), "-s", str(session), "--write"], capsys)
+    assert code == 0 and "warning: extensions/com.ragu.eval-metrics/eval-metrics.json: fails" in out
+    jsonschema.Draft202012Validator(schema("tez-eval-metrics.schema.json")).validate(
+        json.loads((ext / "eval-metrics.json").read_text())
+    )

@@ -283,6 +283,12 @@ def _score_text(report: Any) -> str:
                                  ("relevance", "faithfulness", "citation_accuracy", "completeness", "abstention_rate"))
         + f"; false abstentions {report.false_abstentions}"
     )  # fmt: skip
+    if report.usage is not None:
+        u = report.usage
+        cost = "unpriced" if u.cost_usd is None else f"${u.cost_usd:.4f}"
+        lines.append(
+            f"judge usage: {u.calls} calls ({u.cached_calls} cached), {u.prompt_tokens}+{u.completion_tokens} tokens, {cost}"
+        )
     lines += [f"alert: {al.message}" for al in report.alerts]
     lines += [f"warning: {w}" for w in report.warnings]
     lines += [f"wrote: {p}" for p in report.written]

@@ -28,6 +28,7 @@ from assay.tez.records import (
     ScoreReport,
     Scores,
     SessionFile,
+    UsageSummary,
 )
 from assay.tez.scoring import TurnScore
 from assay.tez.session import Expectation
@@ -170,4 +171,19 @@ def build_report(
         alerts=alerts,
         warnings=[*evaluation.bundle.warnings, *evaluation.warnings, *extra_warnings],
         written=list(written),
+        usage=usage_summary(evaluation.usage),
+    )
+
+
+def usage_summary(usage: Sequence[Mapping[str, Any]]) -> UsageSummary | None:
+    """Totals of the usage records (None when no provider was called)."""
+    if not usage:
+        return None
+    costs = [u.get("cost_usd") for u in usage]
+    return UsageSummary(
+        calls=len(usage),
+        cached_calls=sum(1 for u in usage if u.get("cached")),
+        prompt_tokens=sum(int(u.get("prompt_tokens") or 0) for u in usage),
+        completion_tokens=sum(int(u.get("completion_tokens") or 0) for u in usage),
+        cost_usd=None if any(c is None for c in costs) else float(sum(costs)),  # type: ignore[arg-type]
     )

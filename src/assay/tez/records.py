@@ -242,6 +242,16 @@ class Alert(_Strict):
     message: str
 
 
+class UsageSummary(_Strict):
+    """Provider spend of a judge-scored session (``cost_usd`` is None when any call is unpriced)."""
+
+    calls: int
+    cached_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+
+
 class ScoreReport(_Strict):
     """What ``assay tez score --format json`` prints."""
 
@@ -257,3 +267,4 @@ class ScoreReport(_Strict):
     alerts: list[Alert]
     warnings: list[str]
     written: list[str]
+    usage: UsageSummary | None = None

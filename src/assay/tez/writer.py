@@ -205,7 +205,7 @@ def plan_vendor(
             raise TezError(f"query ids collide on the record file name {name}", sample=record.query_id)
         files[name] = record.to_json()
     files[VENDOR_FILE] = records[-1].to_json()
-    plan = WritePlan(VENDOR_EXTENSION_ID, files, drop_records=True)
+    plan = WritePlan(VENDOR_EXTENSION_ID, files, drop_records=True, warnings=list(state.warnings))
     _validate(plan)
     return plan
 
