@@ -468,3 +468,23 @@ def test_ordinal_inter_judge_alpha_uses_the_full_scale():
     assert got.krippendorff_alpha_interval == pytest.approx(
         krippendorff.alpha(reliability_data=values, level_of_measurement="interval")
     )
+
+
+def test_abstention_agreement_is_mode_independent_and_matches_sklearn():
+    crits = [binary("a"), binary("b"), ordinal("o", labels="123", na=True)]
+    human = [["MET", "CANNOT_ASSESS", "1"], ["CANNOT_ASSESS", "UNMET", "n/a"], ["MET", "MET", "2"],
+             ["UNMET", None, "n/a"]]
+    judge = [["CANNOT_ASSESS", "CANNOT_ASSESS", "n/a"], ["CANNOT_ASSESS", "MET", "n/a"],
+             ["MET", "MET", "2"], ["UNMET", "MET", "3"]]
+    labels = LabelSet.from_labels(crits, human, {"j": judge})
+    blocks = [compute_agreement(labels, cannot_assess_mode=m, na_mode=m).overall.abstention for m in MODES]
+    assert blocks[0] == blocks[1] == blocks[2]
+    ca, na = blocks[0]
+    assert (ca.kind, ca.n_criteria, ca.n_pairs) == ("cannot_assess", 2, 7)
+    # flags of criterion a over items 0-3, then b over items 0-2 (item 3 has no human label)
+    h = [0, 1, 0, 0, 1, 0, 0]
+    j = [1, 1, 0, 0, 1, 0, 0]
+    assert (ca.human_abstain, ca.judge_abstain, ca.both_abstain, ca.judge_only, ca.human_only) == (2, 3, 2, 1, 0)
+    assert ca.kappa == pytest.approx(cohen_kappa_score(h, j, labels=[0, 1]))
+    assert (na.kind, na.n_pairs, na.both_abstain, na.judge_only, na.human_only) == ("na", 4, 1, 1, 1)
+    assert na.kappa == pytest.approx(cohen_kappa_score([0, 1, 0, 1], [1, 1, 0, 0], labels=[0, 1]))

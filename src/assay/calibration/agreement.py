@@ -24,6 +24,7 @@ from assay.calibration import stats
 from assay.calibration.bands import kappa_band
 from assay.calibration.model import FAILED, MISSING, Criterion, Mode
 from assay.calibration.result import (
+    AbstentionAgreement,
     Aggregate,
     BinaryMicro,
     ConfusionMatrix,
@@ -255,3 +256,45 @@ def aggregate(pairs: Sequence[Pairs], criteria: Sequence[CriterionAgreement]) ->
         binary_micro=binary_micro(pairs),
         coverage=sum_coverage([p.coverage for p in pairs]),
     )
+
+
+def abstention_agreement(
+    criteria: Sequence[Criterion],
+    human: np.ndarray,
+    judge: np.ndarray,
+    errored: np.ndarray,
+) -> list[AbstentionAgreement]:
+    """Agreement on *whether* to abstain (CANNOT_ASSESS for binary, NA for multi-choice)."""
+    out: list[AbstentionAgreement] = []
+    for kind in ("cannot_assess", "na"):
+        chosen = [
+            c for c, crit in enumerate(criteria)
+            if (crit.kind_ == "binary") == (kind == "cannot_assess") and crit.abstain_codes
+        ]
+        if not chosen:
+            continue
+        h_flags: list[np.ndarray] = []
+        j_flags: list[np.ndarray] = []
+        for c in chosen:
+            both = (human[c] >= 0) & (judge[c] >= 0) & ~errored
+            codes = criteria[c].abstain_codes
+            h_flags.append(np.isin(human[c][both], codes))
+            j_flags.append(np.isin(judge[c][both], codes))
+        h = np.concatenate(h_flags).astype(int)
+        j = np.concatenate(j_flags).astype(int)
+        kappa = stats.cohen_kappa(h, j, labels=[0, 1])
+        out.append(
+            AbstentionAgreement(
+                kind=kind,  # type: ignore[arg-type]
+                n_criteria=len(chosen),
+                n_pairs=len(h),
+                human_abstain=int(h.sum()),
+                judge_abstain=int(j.sum()),
+                both_abstain=int(np.sum(h & j)),
+                judge_only=int(np.sum(j & (1 - h))),
+                human_only=int(np.sum(h & (1 - j))),
+                kappa=kappa,
+                kappa_interpretation=kappa_band(kappa),
+            )
+        )
+    return out

@@ -15,6 +15,7 @@ from assay.calibration import stats
 from assay.calibration.aggregate import Aggregation, consensus
 from assay.calibration.agreement import (
     Pairs,
+    abstention_agreement,
     aggregate,
     criterion_agreement,
     make_pairs,
@@ -85,6 +86,7 @@ def _block(
         aggregate=aggregate(pairs, criteria),
         criteria=criteria,
         scores=_scores(human_scores, scores, errored),
+        abstention=abstention_agreement(labels.criteria, labels.human, codes, errored),
         length_bias=length_bias,
     )
     return block, pairs

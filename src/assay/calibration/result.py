@@ -165,6 +165,25 @@ class ScoreAgreement(_Model):
     bias: Bias
 
 
+class AbstentionAgreement(_Model):
+    """Do judge and human abstain on the same pairs? Mode-independent, pooled over criteria.
+
+    ``cannot_assess`` pools the binary criteria, ``na`` the multi-choice criteria that have an
+    NA option; the kappa is Cohen's kappa on the abstained / answered dichotomy.
+    """
+
+    kind: Literal["cannot_assess", "na"]
+    n_criteria: int
+    n_pairs: int = Field(description="pairs with both labels present on graded items")
+    human_abstain: int
+    judge_abstain: int
+    both_abstain: int
+    judge_only: int = Field(description="the judge abstained where the human answered")
+    human_only: int = Field(description="the human abstained where the judge answered")
+    kappa: float | None
+    kappa_interpretation: str
+
+
 class AgreementBlock(_Model):
     """One rater (the ensemble's consensus, or one judge) against the human labels."""
 
@@ -172,6 +191,9 @@ class AgreementBlock(_Model):
     aggregate: Aggregate
     criteria: list[CriterionAgreement]
     scores: ScoreAgreement
+    abstention: list[AbstentionAgreement] = Field(
+        default_factory=list, description="CANNOT_ASSESS and NA agreement, where they apply"
+    )
     length_bias: Correlation | None = Field(
         default=None, description="Spearman between answer length (words) and this rater's score"
     )

@@ -65,6 +65,13 @@ def _block_lines(block: AgreementBlock, *, header: str) -> list[str]:
         f"(judge abstained {cov.n_judge_abstain}, human abstained {cov.n_human_abstain}, "
         f"errored {cov.n_errored}, failed {cov.n_failed}, missing {cov.n_missing})"
     )
+    for ab in block.abstention:
+        name = "CANNOT_ASSESS" if ab.kind == "cannot_assess" else "NA"
+        lines.append(
+            f"  {name} agreement ({ab.n_pairs} pairs, any mode): human {ab.human_abstain}, "
+            f"judge {ab.judge_abstain}, both {ab.both_abstain}, judge only {ab.judge_only}, "
+            f"human only {ab.human_only}; kappa {fmt(ab.kappa)} ({ab.kappa_interpretation})"
+        )
     s = block.scores
     lines.append(f"  Scores (per-item weighted score, n={s.n}):")
     lines.append(f"    RMSE {fmt(s.rmse, '.4f')}  MAE {fmt(s.mae, '.4f')}")
