@@ -335,3 +335,18 @@ def test_write_json_atomic_replaces_whole_file(tmp_path: Path) -> None:
     writer.write_json_atomic(target, {"a": 1})
     assert json.loads(target.read_text()) == {"a": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_symlink_inside_the_extension_folder_is_refused(
+    bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any], tmp_path: Path
+) -> None:
+    path = bundle_copy()
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}")
+    ext = path / VENDOR_DIR
+    ext.mkdir(parents=True)
+    (ext / "eval-metrics.json").symlink_to(outside)
+    with pytest.raises(TezError, match="symlink"):
+        score_and_write(path, session_of(bundles_dir, responses, FOUR[:1]), bundles_dir)
+    assert outside.read_text() == "{}"
+    assert sorted(p.name for p in (path / "extensions").iterdir()) == ["com.ragu.eval-metrics"]

@@ -291,6 +291,10 @@ def _apply_directory(bundle: Bundle, plan: WritePlan) -> None:
     for path in (parent, target):
         if path.is_symlink():
             raise TezError("is a symlink; refusing to write through it", file=str(path))
+    if target.is_dir():
+        for path in target.rglob("*"):
+            if path.is_symlink():
+                raise TezError("is a symlink inside the extension folder; refusing to write", file=str(path))
     parent.mkdir(exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{plan.extension_id}.", suffix=".tmp", dir=parent))
     backup: Path | None = None
