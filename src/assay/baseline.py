@@ -174,8 +174,12 @@ def report_from_run(run_id: str, *, store_path: Path | None = None) -> Report:
     """The report of a run kept in the run store."""
     from assay.rebuild import report_from_store
     from assay.store import RunStore
+    from assay.store import store_path as default_store
 
-    store = RunStore(store_path)
+    path = Path(store_path or default_store())
+    if not path.is_file():
+        raise StoreError(f"no run store at {path}")
+    store = RunStore(path)
     try:
         return report_from_store(store, run_id)
     finally:

@@ -1,0 +1,176 @@
+"""Baselines (set/show/resolve) and the `assay baseline` / `assay compare` commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+
+from assay import baseline as baseline_module
+from assay.baseline import (
+    load_baseline,
+    load_report,
+    read_pointer,
+    resolve_reference,
+    set_baseline,
+    slug,
+)
+from assay.cli import main
+from assay.errors import InputError, UsageError
+from gate.factory import from_matrix, make_report
+
+SCHEMAS = Path(baseline_module.__file__).parent / "schemas"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    """Every test runs in its own folder, with no store or baseline settings inherited."""
+    for variable in ("ASSAY_BASELINE_DIR", "ASSAY_STORE", "ASSAY_MAX_REGRESSIONS", "ASSAY_ALPHA"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def reports(tmp_path: Path, drop: float = 0.2) -> tuple[Path, Path]:
+    rng = np.random.default_rng(0)
+    quality = rng.beta(5, 2, (80, 1))
+    ref = from_matrix({"judge": np.clip(quality + rng.normal(0, 0.05, quality.shape), 0, 1)}, run_id="ref")
+    cur = from_matrix({"judge": np.clip(quality - drop + rng.normal(0, 0.05, quality.shape), 0, 1)}, run_id="cur")
+    ref_path, cur_path = tmp_path / "ref.json", tmp_path / "cur.json"
+    ref_path.write_text(ref.model_dump_json(), encoding="utf-8")
+    cur_path.write_text(cur.model_dump_json(), encoding="utf-8")
+    return ref_path, cur_path
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(list(argv))
+    captured = capsys.readouterr()
+    return int(info.value.code or 0), captured.out, captured.err
+
+
+# --------------------------------------------------------------------------- library
+
+
+def test_set_show_and_resolve_baseline(tmp_path):
+    report = make_report({"a": {"scores": {"m": [1.0]}}}, dataset="my data/set", run_id="r-7")
+    path, pointer = set_baseline(report, source="ref.json")
+    assert path == tmp_path / ".assay" / "baselines" / "my_data_set.json" and slug("..x y") == "x_y"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    jsonschema.validate(document, json.loads((SCHEMAS / "baseline.v1.json").read_text()))
+    assert json.loads((SCHEMAS / "baseline.v1.json").read_text()) == baseline_module.json_schema()
+    assert document["schema_version"] == "assay.baseline.v1" and document["summary"]["run_id"] == "r-7"
+    assert read_pointer("my data/set")[1] == pointer
+    assert load_baseline("my data/set") == report
+    current = make_report({"a": {"scores": {"m": [0.0]}}}, dataset="my data/set", run_id="r-8")
+    assert resolve_reference("baseline", current) == report
+
+
+def test_missing_baseline_resolves_to_none():
+    current = make_report({"a": {"scores": {"m": [1.0]}}})
+    assert resolve_reference("baseline", current) is None
+    assert resolve_reference("latest", current, store_path=Path("nope.db")) is None
+    with pytest.raises(UsageError, match="no such file"):
+        resolve_reference("missing.json", current)
+
+
+def test_baseline_dir_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASSAY_BASELINE_DIR", str(tmp_path / "pinned"))
+    path, _ = set_baseline(make_report({"a": {"scores": {"m": [1.0]}}}), source="x")
+    assert path.parent == tmp_path / "pinned" and (tmp_path / "pinned" / "demo.report.json").is_file()
+
+
+def test_latest_comes_from_the_run_store(tmp_path):
+    from assay.store import RunStore
+
+    store = RunStore(tmp_path / "runs.db")
+    for run_id, status in (("old", "finished"), ("broken", "interrupted"), ("now", "finished")):
+        store.create_run(run_id, dataset_name="demo", dataset_path=None, config={"metrics": ["m"]})
+        store.set_status(run_id, status)
+    store.close()
+    current = make_report({"a": {"scores": {"m": [1.0]}}}, run_id="now")
+    found = resolve_reference("latest", current, store_path=tmp_path / "runs.db")
+    assert found is not None and found.run.run_id == "old"  # not itself, not the unfinished run
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"schema_version": "eval-harness.report.v1"}', "unsupported schema_version"),
+        ('{"schema_version": "assay.report.v1", "dataset": {}}', "not a valid assay report"),
+        ("[1, 2]", "must be a JSON object"),
+    ],
+)
+def test_bad_report_files(tmp_path, content, needle):
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_report(path)
+    assert needle in str(info.value) and "bad.json" in str(info.value)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def test_cli_baseline_set_and_show(tmp_path, capsys):
+    ref, _ = reports(tmp_path)
+    code, out, _ = run_cli(capsys, "baseline", "set", str(ref))
+    assert code == 0 and "baseline for 'sim' set to run ref" in out
+    code, out, _ = run_cli(capsys, "baseline", "show")
+    assert code == 0 and out.startswith("sim: run ref")
+    code, out, _ = run_cli(capsys, "baseline", "show", "--dataset", "sim", "--json")
+    assert code == 0 and json.loads(out)["summary"]["run_id"] == "ref"
+    code, _, err = run_cli(capsys, "baseline", "show", "--dataset", "other")
+    assert code == 2 and "no baseline is set for dataset 'other'" in err
+
+
+def test_cli_baseline_set_rejects_unknown_target(capsys):
+    code, _, err = run_cli(capsys, "baseline", "set", "no-such-run")
+    assert code == 2 and "neither a report file nor a stored run" in err
+    assert "Traceback" not in err
+
+
+def test_cli_compare_text_and_json(tmp_path, capsys):
+    ref, cur = reports(tmp_path)
+    code, out, _ = run_cli(capsys, "compare", str(cur), str(ref))
+    assert code == 0
+    assert "REGRESSIONS beyond noise" in out and "judge" in out and "regressed" in out
+    out_path = tmp_path / "cmp.json"
+    code, out, _ = run_cli(capsys, "compare", str(cur), str(ref), "--format", "json", "--out", str(out_path))
+    assert code == 0 and out == ""
+    document = json.loads(out_path.read_text(encoding="utf-8"))
+    jsonschema.validate(document, json.loads((SCHEMAS / "comparison.v1.json").read_text()))
+    assert document["counts"]["regressions"] >= 1 and document["current"]["run_id"] == "cur"
+
+
+def test_cli_compare_max_regressions_and_baseline_keyword(tmp_path, capsys):
+    ref, cur = reports(tmp_path)
+    code, _, err = run_cli(capsys, "compare", str(cur), str(ref), "--max-regressions", "0")
+    assert code == 1 and "regressions beyond noise" in err
+    code, _, err = run_cli(capsys, "compare", str(cur), "baseline")
+    assert code == 2 and "no baseline is set" in err
+    run_cli(capsys, "baseline", "set", str(ref))
+    code, out, _ = run_cli(capsys, "compare", str(cur), "baseline", "--format", "json")
+    assert code == 0 and json.loads(out)["reference"]["run_id"] == "ref"
+
+
+def test_cli_compare_noise_passes(tmp_path, capsys):
+    ref, cur = reports(tmp_path, drop=0.0)
+    code, out, _ = run_cli(capsys, "compare", str(cur), str(ref), "--max-regressions", "0")
+    assert code == 0 and "no regression beyond noise" in out
+
+
+def test_cli_compare_bad_flags(tmp_path, capsys):
+    ref, cur = reports(tmp_path)
+    code, _, err = run_cli(capsys, "compare", str(cur), str(ref), "--format", "yaml")
+    assert code == 2 and "--format must be text or json" in err
+    code, _, err = run_cli(capsys, "compare", str(cur), str(ref), "--alpha", "2")
+    assert code == 2 and "alpha" in err
+
+
+def test_looking_up_a_run_creates_no_store(tmp_path, capsys):
+    run_cli(capsys, "baseline", "set", "some-run")
+    assert not (tmp_path / ".assay").exists()
