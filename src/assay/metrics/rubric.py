@@ -1,0 +1,424 @@
+"""The ``rubric`` metric: an LLM judge gives one verdict per weighted criterion.
+
+The rubric (metric option ``rubric``: a list of criteria, a mapping with ``criteria``, or a
+YAML/JSON file path; or ``metadata.rubric`` on a sample) declares binary criteria
+(MET / UNMET / CANNOT_ASSESS), ordinal and nominal multi-choice criteria (options, NA options)
+and weights (negative = penalty). Every multi-choice criterion gets a "cannot assess" NA
+option when it has none, so a judge can always abstain instead of guessing.
+
+The judge answers in strict JSON, one call per rubric (default) or one call per criterion
+(``per_criterion: true``); a malformed answer gets one bounded re-ask, then the call fails.
+With several judge models (``models: [a, b, c]``) the verdicts are aggregated per criterion
+(``aggregation: {binary: majority|weighted|unanimous, ordinal: median|mean|mode, nominal:
+mode}``, worst-case tie-break; see :mod:`assay.calibration.aggregate`). A judge whose call
+failed does not vote; if every judge failed, the sample is a recorded failure.
+
+The score is the weighted rubric score (:mod:`assay.calibration.scoring`) under the abstention
+policy ``abstain: skip | zero | worst`` (recorded in the details). When nothing could be scored
+(every verdict abstained) the sample fails; it is never scored 0.0. Per-criterion verdicts and
+every judge's vote go into the details, which ``assay calibrate`` reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assay.errors import AssayError, MetricConfigError, MetricError
+from assay.metrics.base import MetricScore, register
+
+if TYPE_CHECKING:
+    from assay.calibration.model import Criterion
+    from assay.dataset import Sample
+    from assay.outputs import Output
+
+NA_LABEL = "cannot assess"
+
+RUBRIC_TEMPLATE = """\
+You grade an ANSWER against a rubric for an automated evaluation. Judge every criterion \
+independently and only on what the ANSWER says. The REFERENCE is context, not a requirement.
+
+QUESTION: {question}
+REFERENCE: {expected}
+ANSWER: {actual}
+
+CRITERIA:
+{criteria}
+
+Reply with a single JSON object and nothing else, no code fences:
+{{"verdicts": {{{keys}}}, "reason": "<one short sentence>"}}"""
+
+CRITERION_TEMPLATE = """\
+You grade an ANSWER against one criterion for an automated evaluation. Judge only what the \
+ANSWER says. The REFERENCE is context, not a requirement.
+
+QUESTION: {question}
+REFERENCE: {expected}
+ANSWER: {actual}
+
+CRITERION:
+{criteria}
+
+Reply with a single JSON object and nothing else, no code fences:
+{{"verdict": "<your verdict>", "reason": "<one short sentence>"}}"""
+
+RUBRIC_REASK = (
+    "Your previous reply could not be used: {problem}. Reply again with only the JSON object "
+    "described above."
+)
+
+
+# --------------------------------------------------------------------------- rubric parsing
+
+def parse_rubric(value: Any, *, where: str) -> tuple[Criterion, ...]:
+    """Criteria from a list, a mapping with ``criteria`` / ``rubric``, or a file path."""
+    from pydantic import ValidationError
+
+    from assay.calibration.loaders import load_criteria
+    from assay.calibration.model import Criterion
+
+    if isinstance(value, (str, Path)):
+        try:
+            return tuple(load_criteria(value))
+        except AssayError as exc:
+            raise MetricConfigError(f"{where}: {exc}") from None
+    if isinstance(value, Mapping):
+        value = value.get("criteria", value.get("rubric"))
+    if not isinstance(value, list) or not value:
+        raise MetricConfigError(f"{where} must be a non-empty list of criteria (or a file path)")
+    criteria: list[Criterion] = []
+    for index, raw in enumerate(value):
+        try:
+            criteria.append(Criterion.model_validate(raw))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"])
+            message = first["msg"].removeprefix("Value error, ")
+            raise MetricConfigError(
+                f"{where}[{index}]{'.' + loc if loc else ''}: {message}"
+            ) from None
+    names = [c.name for c in criteria]
+    if len(set(names)) != len(names):
+        raise MetricConfigError(f"{where}: criterion names must be unique")
+    return tuple(criteria)
+
+
+def with_na_options(criteria: Sequence[Criterion]) -> tuple[Criterion, ...]:
+    """Append a "cannot assess" NA option to multi-choice criteria that have none (last, so
+    the authored option indices do not move)."""
+    from assay.calibration.model import Option
+
+    out = []
+    for criterion in criteria:
+        if criterion.options is not None and not any(o.na for o in criterion.options):
+            labels = {o.label.lower() for o in criterion.options}
+            label = NA_LABEL if NA_LABEL not in labels else "cannot assess (n/a)"
+            options = (*criterion.options, Option(label=label, na=True))
+            criterion = criterion.model_copy(update={"options": options})
+        out.append(criterion)
+    return tuple(out)
+
+
+def describe(criteria: Sequence[Criterion]) -> str:
+    """The CRITERIA block of the prompt."""
+    lines = []
+    for number, c in enumerate(criteria, start=1):
+        requirement = c.requirement or c.name
+        if c.options is None:
+            if c.weight < 0:
+                lines.append(f'{number}. "{c.name}" (penalty): {requirement}')
+                lines.append(
+                    "   MET if the answer has this problem, UNMET if it does not, CANNOT_ASSESS "
+                    "only if the answer gives no basis to decide."
+                )
+            else:
+                lines.append(f'{number}. "{c.name}": {requirement}')
+                lines.append(
+                    "   MET if the answer satisfies it, UNMET if it does not, CANNOT_ASSESS only "
+                    "if the answer gives no basis to decide."
+                )
+        else:
+            scale = "ordered from worst to best" if c.kind == "ordinal" else "unordered"
+            lines.append(f'{number}. "{c.name}" (choose one option, {scale}): {requirement}')
+            shown = ", ".join(
+                json.dumps(o.label, ensure_ascii=False) + (" (not applicable / cannot assess)" if o.na else "")
+                for o in c.options
+            )
+            lines.append(f"   Options: {shown}")
+    return "\n".join(lines)
+
+
+def _verdict_code(criterion: Criterion, raw: Any, name: str) -> int:
+    from assay.metrics.judge import JudgeParseError
+
+    if not isinstance(raw, str):
+        raise JudgeParseError(f"the verdict for '{name}' must be a string")
+    if criterion.options is not None and raw.strip().upper().replace(" ", "_") == "CANNOT_ASSESS":
+        return criterion.abstain_codes[0]
+    try:
+        return criterion.code_of(raw)
+    except ValueError:
+        allowed = "MET, UNMET or CANNOT_ASSESS" if criterion.options is None else "one of the listed options"
+        raise JudgeParseError(f"the verdict for '{name}' is not {allowed}") from None
+
+
+def parse_rubric_reply(text: str, criteria: Sequence[Criterion]) -> tuple[list[int], str | None]:
+    """Codes (in criteria order) and the reason from a one-call-per-rubric reply."""
+    from assay.metrics.judge import JudgeParseError, parse_object
+
+    data = parse_object(text)
+    verdicts = data.get("verdicts")
+    if not isinstance(verdicts, dict):
+        raise JudgeParseError("judge response must have a 'verdicts' object")
+    names = [c.name for c in criteria]
+    missing = [n for n in names if n not in verdicts]
+    if missing:
+        raise JudgeParseError(f"judge response has no verdict for: {', '.join(missing)}")
+    extra = [k for k in verdicts if k not in names]
+    if extra:
+        raise JudgeParseError(f"judge response has {len(extra)} verdict(s) for unknown criteria")
+    codes = [_verdict_code(c, verdicts[c.name], c.name) for c in criteria]
+    return codes, _reason(data)
+
+
+def parse_criterion_reply(text: str, criterion: Criterion) -> tuple[int, str | None]:
+    """Code and reason from a one-call-per-criterion reply."""
+    from assay.metrics.judge import JudgeParseError, parse_object
+
+    data = parse_object(text)
+    if "verdict" not in data:
+        raise JudgeParseError("judge response is missing the required 'verdict' key")
+    return _verdict_code(criterion, data["verdict"], criterion.name), _reason(data)
+
+
+def _reason(data: Mapping[str, Any]) -> str | None:
+    from assay.metrics.judge import JudgeParseError
+
+    reason = data.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise JudgeParseError("judge response 'reason' must be a string")
+    return reason[:500] if isinstance(reason, str) else None
+
+
+# --------------------------------------------------------------------------- the metric
+
+@dataclass(frozen=True)
+class JudgeVotes:
+    """One judge model's verdict codes on one sample (FAILED where its call failed)."""
+
+    model: str
+    codes: list[int]
+    reason: str | None
+    error: str | None
+    usage: tuple[dict[str, Any], ...]
+
+
+@register("rubric", "an LLM judge gives a verdict per weighted rubric criterion; weighted rubric score")
+@dataclass(frozen=True)
+class RubricJudge:
+    """Weighted rubric grading by one or more LLM judges (see the module docstring).
+
+    Options: ``rubric``, ``model`` (one judge) or ``models`` (a list: an ensemble; entries may
+    be ``{model, weight}``), ``per_criterion`` (default false), ``aggregation``, ``abstain``
+    (skip | zero | worst, default skip), ``reask`` (default true).
+    """
+
+    name: str = "rubric"
+    rubric: Any = None
+    model: str | None = None
+    models: Any = None
+    per_criterion: bool = False
+    aggregation: Any = None
+    abstain: str = "skip"
+    reask: bool = True
+    _criteria: tuple[Criterion, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    _judges: tuple[tuple[str | None, float], ...] = field(default=(), init=False, repr=False, compare=False)
+    _aggregation: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        from assay.calibration.aggregate import Aggregation
+        from assay.calibration.scoring import ABSTAIN_POLICIES
+
+        if self.rubric is not None:
+            object.__setattr__(self, "_criteria", parse_rubric(self.rubric, where=f"{self.name} option 'rubric'"))
+        if self.abstain not in ABSTAIN_POLICIES:
+            raise MetricConfigError(f"{self.name} option 'abstain' must be one of {', '.join(ABSTAIN_POLICIES)}")
+        for flag in ("per_criterion", "reask"):
+            if not isinstance(getattr(self, flag), bool):
+                raise MetricConfigError(f"{self.name} option '{flag}' must be true or false")
+        judges: list[tuple[str | None, float]] = []
+        if self.models is not None:
+            if self.model is not None:
+                raise MetricConfigError(f"{self.name}: give 'model' or 'models', not both")
+            if not isinstance(self.models, list) or not self.models:
+                raise MetricConfigError(f"{self.name} option 'models' must be a non-empty list")
+            for entry in self.models:
+                if isinstance(entry, str) and entry.strip():
+                    judges.append((entry, 1.0))
+                elif isinstance(entry, Mapping) and isinstance(entry.get("model"), str):
+                    weight = entry.get("weight", 1.0)
+                    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0:
+                        raise MetricConfigError(f"{self.name}: judge weights must be positive numbers")
+                    judges.append((entry["model"], float(weight)))
+                else:
+                    raise MetricConfigError(f"{self.name}: each of 'models' is a model name or {{model, weight}}")
+            if len({m for m, _ in judges}) != len(judges):
+                raise MetricConfigError(f"{self.name}: judge models must be distinct")
+        else:
+            judges.append((self.model, 1.0))
+        object.__setattr__(self, "_judges", tuple(judges))
+        aggregation = self.aggregation or {}
+        if not isinstance(aggregation, Mapping):
+            raise MetricConfigError(f"{self.name} option 'aggregation' must be a mapping")
+        allowed = {"binary": ("majority", "weighted", "unanimous"), "ordinal": ("median", "mean", "mode"),
+                   "nominal": ("mode",)}
+        for key, value in aggregation.items():
+            if key not in allowed or value not in allowed[key]:
+                raise MetricConfigError(
+                    f"{self.name} option 'aggregation': {key}={value!r} is not one of "
+                    + "; ".join(f"{k}: {'|'.join(v)}" for k, v in allowed.items())
+                )
+        object.__setattr__(self, "_aggregation", Aggregation(**dict(aggregation)))
+
+    # ------------------------------------------------------------------ pieces
+
+    def criteria_for(self, sample: Sample) -> tuple[Criterion, ...]:
+        """The effective criteria for ``sample`` (metadata.rubric wins over the option)."""
+        raw = sample.metadata.get("rubric")
+        if raw is not None:
+            try:
+                criteria = parse_rubric(raw, where="metadata.rubric")
+            except MetricConfigError as exc:
+                raise MetricError(str(exc)) from None
+        elif self._criteria is not None:
+            criteria = self._criteria
+        else:
+            raise MetricError(
+                f"{self.name}: no rubric; set the metric option 'rubric' or the sample's metadata.rubric"
+            )
+        return with_na_options(criteria)
+
+    def _values(self, sample: Sample, output: Output) -> dict[str, str]:
+        from assay.metrics.judge import expected_of, question_of
+
+        return {"question": question_of(sample), "expected": expected_of(sample), "actual": output.text}
+
+    def prompts(self, criteria: Sequence[Criterion], sample: Sample, output: Output) -> list[str]:
+        """The prompts one judge receives: one, or one per criterion."""
+        values = self._values(sample, output)
+        if self.per_criterion:
+            return [
+                _fill(CRITERION_TEMPLATE, {**values, "criteria": describe([c]), "keys": ""})
+                for c in criteria
+            ]
+        keys = ", ".join(f'"{c.name}": "..."' for c in criteria)
+        return [_fill(RUBRIC_TEMPLATE, {**values, "criteria": describe(criteria), "keys": keys})]
+
+    async def _one_judge(self, model: str | None, criteria: Sequence[Criterion], prompts: list[str]) -> JudgeVotes:
+        from assay.calibration.model import FAILED
+        from assay.metrics.judge import ask_judge, template_version
+
+        if model is None:
+            from assay.providers.settings import current
+
+            model = current().judge_model
+        label = model
+        if not self.per_criterion:
+            try:
+                (codes, reason), _reply, _reasked, usage = await ask_judge(
+                    prompts[0], lambda text: parse_rubric_reply(text, criteria), model=model,
+                    version=template_version(self.name, RUBRIC_TEMPLATE), reask=self.reask,
+                )
+            except MetricError as exc:
+                return JudgeVotes(label, [FAILED] * len(criteria), None, str(exc), tuple(exc.usage))
+            return JudgeVotes(label, list(codes), reason, None, tuple(usage))
+
+        async def one(prompt: str, criterion: Criterion) -> tuple[int, str | None, str | None, tuple[dict[str, Any], ...]]:
+            try:
+                (code, reason), _reply, _reasked, usage = await ask_judge(
+                    prompt, lambda text: parse_criterion_reply(text, criterion), model=model,
+                    version=template_version(f"{self.name}-criterion", CRITERION_TEMPLATE), reask=self.reask,
+                )
+            except MetricError as exc:
+                return FAILED, None, str(exc), tuple(exc.usage)
+            return code, reason, None, tuple(usage)
+
+        results = await asyncio.gather(*(one(p, c) for p, c in zip(prompts, criteria)))
+        codes = [r[0] for r in results]
+        errors = [r[2] for r in results if r[2] is not None]
+        usage = tuple(u for r in results for u in r[3])
+        reasons = [r[1] for r in results if r[1]]
+        return JudgeVotes(
+            label, codes, " | ".join(reasons)[:500] if reasons else None,
+            errors[0] if errors and len(errors) == len(codes) else None, usage,
+        )
+
+    async def score(self, sample: Sample, output: Output) -> MetricScore:
+        import numpy as np
+
+        from assay.calibration.aggregate import consensus
+        from assay.calibration.scoring import weighted_scores
+
+        criteria = self.criteria_for(sample)
+        prompts = self.prompts(criteria, sample, output)  # input errors before any call
+        votes = await asyncio.gather(*(self._one_judge(m, criteria, prompts) for m, _ in self._judges))
+        usage = tuple(u for v in votes for u in v.usage)
+        if all(v.error is not None for v in votes):
+            raise MetricError(votes[0].error or "every judge call failed", usage=usage)
+        matrix = np.array([v.codes for v in votes], dtype=np.int16)  # judges x criteria
+        weights = np.array([w for _, w in self._judges])
+        final = np.array(
+            [consensus(c, matrix[:, i : i + 1], weights, self._aggregation)[0] for i, c in enumerate(criteria)],
+            dtype=np.int16,
+        )
+        value = float(weighted_scores(criteria, final[:, None], self.abstain)[0])  # type: ignore[arg-type]
+        if np.isnan(value):
+            raise MetricError(
+                f"{self.name}: no criterion could be scored (every verdict abstained or failed; "
+                f"abstain policy '{self.abstain}')",
+                usage=usage,
+            )
+        judge_scores: dict[str, float | None] = {}
+        for v in votes:
+            s = float(weighted_scores(criteria, np.array(v.codes)[:, None], self.abstain)[0])  # type: ignore[arg-type]
+            judge_scores[v.model] = None if (np.isnan(s) or v.error is not None) else s
+
+        def label_of(criterion: Criterion, code: int) -> str | None:
+            return criterion.labels[code] if code >= 0 else None
+
+        details = {
+            "rubric_score": value,
+            "abstain_policy": self.abstain,
+            "mode": "per_criterion" if self.per_criterion else "per_rubric",
+            "judges": [v.model for v in votes],
+            "aggregation": self._aggregation.describe() if len(votes) > 1 else None,
+            "criteria": {
+                c.name: {
+                    "kind": c.kind,
+                    "weight": c.weight,
+                    "verdict": label_of(c, int(final[i])),
+                    "votes": {v.model: label_of(c, v.codes[i]) for v in votes},
+                }
+                for i, c in enumerate(criteria)
+            },
+            "judge_scores": judge_scores,
+            "judge_errors": {v.model: v.error for v in votes if v.error is not None},
+            "judge_reasons": {v.model: v.reason for v in votes if v.reason},
+            "prompt_chars": sum(len(p.encode("utf-8")) for p in prompts),
+        }
+        return MetricScore(value, details, usage=usage or None)
+
+
+def _fill(template: str, values: Mapping[str, str]) -> str:
+    """Fill ``{name}`` fields in one pass (answer text containing braces is never re-expanded)."""
+    import re
+
+    return re.sub(
+        r"\{\{|\}\}|\{(question|expected|actual|criteria|keys)\}",
+        lambda m: "{" if m.group(0) == "{{" else "}" if m.group(0) == "}}" else values[m.group(1)],
+        template,
+    )
