@@ -440,6 +440,11 @@ def _cell(
     )
 
 
+def _within_range(mdd: float | None) -> float | None:
+    """An MDD above 1 means no possible change of a [0, 1] statistic is detectable: None."""
+    return None if mdd is None or mdd > 1.0 else mdd
+
+
 def _test_cell(cell: _Cell, *, alpha: float, rng: np.random.Generator, resamples: int) -> None:
     confidence = 1.0 - alpha
     n = cell.score_ref.size
@@ -454,7 +459,10 @@ def _test_cell(cell: _Cell, *, alpha: float, rng: np.random.Generator, resamples
     pass_mdd = minimum_detectable_difference(d_pass, alpha)
     floor = sign_test_floor(alpha)
     # the exact test needs at least `floor` one-way flips, whatever the spread says
-    pass_mdd = max(pass_mdd or 0.0, floor / n) if n and floor <= n else None
+    if cell.binary:
+        pass_mdd = _within_range(max(pass_mdd or 0.0, floor / n)) if n and floor <= n else None
+    else:
+        pass_mdd = _within_range(pass_mdd)
     # pass/fail scores (exact-match...): the mean *is* the pass-rate, tested once, exactly
     same_as_pass = bool(n) and np.array_equal(cell.score_ref, cell.pass_ref) and np.array_equal(
         cell.score_cur, cell.pass_cur
@@ -466,7 +474,7 @@ def _test_cell(cell: _Cell, *, alpha: float, rng: np.random.Generator, resamples
         "interval": mean_interval,
         "test": "paired-bootstrap" if n and not same_as_pass else None,
         "p_value": None if same_as_pass else mean_p,
-        "mdd": minimum_detectable_difference(d_score, alpha),
+        "mdd": pass_mdd if same_as_pass else _within_range(minimum_detectable_difference(d_score, alpha)),
     }
     cell.pass_raw = {
         "reference": float(cell.pass_ref.mean()) if n else None,
@@ -597,6 +605,13 @@ def compare_reports(
         (overall if item.scope == "overall" else by_cohort).append(item)
         regressions.extend(_regressions(item, alpha))
 
+    for item in overall:
+        if item.paired and item.pass_rate.mdd is None and item.pass_rate.test == "mcnemar-exact":
+            warnings.append(
+                f"metric '{item.metric}': {item.paired} paired samples are too few to detect any "
+                f"pass-rate change at alpha {alpha:g} (the exact test needs at least "
+                f"{sign_test_floor(alpha)} one-way flips); add samples or repetitions"
+            )
     flips = _flips(joined, metrics)
     new_failures = _new_failures(joined, metrics)
     comparable = bool(joined) and bool(metrics)

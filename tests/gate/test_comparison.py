@@ -220,3 +220,14 @@ def test_schema_shipped_and_documents_validate():
     jsonschema.validate(document, schema)
     assert document["schema_version"] == "assay.comparison.v1"
     assert result.summary_dict()["counts"]["regressions"] == result.regression_count >= 1
+
+
+def test_too_few_samples_say_so_instead_of_claiming_no_change():
+    ref = make_report({f"s{i}": {"scores": {"m": [1.0]}} for i in range(4)})
+    cur = make_report({f"s{i}": {"scores": {"m": [0.0 if i < 3 else 1.0]}} for i in range(4)})
+    result = compare_reports(cur, ref)
+    [row] = result.metrics
+    # 3 of 4 flipped pass -> fail, yet McNemar's exact p is 0.25: nothing is detectable here
+    assert row.pass_rate.p_value == pytest.approx(0.25) and row.verdict == "no-change"
+    assert row.pass_rate.mdd is None and row.mean.mdd is None
+    assert any("too few to detect" in w and "6 one-way flips" in w for w in result.warnings)
