@@ -74,6 +74,9 @@ def coerce_output(value: Any) -> Output:
     if isinstance(value, str):
         return Output(value)
     if isinstance(value, Mapping):
+        nested = value.get("output")
+        if isinstance(nested, Mapping) and set(value) == {"output"}:
+            value = nested  # JSONL lines may wrap the whole answer: {"id": ..., "output": {...}}
         text = value.get("output", value.get("actual_output"))
         if not isinstance(text, str):
             raise SystemUnderTestError(

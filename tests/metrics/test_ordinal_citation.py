@@ -93,7 +93,7 @@ def test_invalid_scale_option_is_a_config_error(bad_scale: Any) -> None:
 
 
 def test_ordinal_expected_must_be_on_the_scale() -> None:
-    with pytest.raises(MetricError, match="expected_output 'severe' is not on the ordinal scale"):
+    with pytest.raises(MetricError, match="expected_output is not one of the 4 labels"):
         OrdinalDistance(scale=SCALE).score(sample("severe"), Output("high"))
 
 

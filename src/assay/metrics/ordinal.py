@@ -55,7 +55,7 @@ class OrdinalDistance:
         scale = self._scale(sample)
         expected = expected_string(sample, self.name)
         if expected not in scale:
-            raise MetricError(f"expected_output {expected!r} is not on the ordinal scale {list(scale)}")
+            raise MetricError(f"expected_output is not one of the {len(scale)} labels of the ordinal scale")
         expected_index = scale.index(expected)
         actual_index = scale.index(output.text) if output.text in scale else None
         if actual_index is None:

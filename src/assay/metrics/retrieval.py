@@ -145,11 +145,14 @@ class MRR:
         return MetricScore(0.0, {"first_relevant_rank": None})
 
 
+_LN2 = math.log(2.0)
+
+
 def dcg(gain_list: list[float], *, exponential: bool) -> float:
     total = 0.0
     for position, gain in enumerate(gain_list):
         if gain > 0:
-            value = (2.0**gain - 1.0) if exponential else gain
+            value = math.expm1(gain * _LN2) if exponential else gain
             total += value / math.log2(position + 2)
     return total
 
@@ -168,8 +171,13 @@ class NDCGAtK(_RankingMetric):
     def score(self, sample: Sample, output: Output) -> MetricScore:
         ids, relevance, k = self._inputs(sample, output)
         exponential = self.gain == "exponential"
-        actual = dcg([relevance.get(i, 0.0) for i in ids[:k]], exponential=exponential)
-        ideal = dcg(sorted(relevance.values(), reverse=True)[:k], exponential=exponential)
+        try:
+            actual = dcg([relevance.get(i, 0.0) for i in ids[:k]], exponential=exponential)
+            ideal = dcg(sorted(relevance.values(), reverse=True)[:k], exponential=exponential)
+        except OverflowError:
+            actual = ideal = math.inf
+        if not math.isfinite(ideal):
+            raise MetricError("relevance gains are too large: the ideal DCG overflows a float")
         return MetricScore(clamp01(actual / ideal), {"k": k, "dcg": actual, "idcg": ideal})
 
 
