@@ -298,3 +298,9 @@ def test_builtins_win_over_a_plugin_with_the_same_name(monkeypatch: pytest.Monke
     plugin = resolve({"name": "my-contains", "as": "my-contains"})
     assert isinstance(plugin, Contains)
     assert plugin.name == "my-contains"
+
+
+@pytest.mark.xfail(strict=True, reason="resolve() lets pydantic's ValidationError escape for a mapping without 'name'")
+def test_mapping_without_a_name_is_a_config_error() -> None:
+    with pytest.raises(MetricConfigError):
+        resolve({"scale": ["low", "high"]})
