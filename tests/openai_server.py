@@ -176,9 +176,26 @@ class OpenAIServer:
 def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out at once, no delayed-ACK stall
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             return
+
+        def do_GET(self) -> None:
+            """``/_stats`` (call counts as JSON) and ``/_reset``: for a server in another process."""
+            if self.path == "/_reset":
+                server.reset()
+            if self.path in ("/_stats", "/_reset"):
+                with server._lock:
+                    body = json.dumps({"calls": dict(server.calls)}).encode()
+                self.send_response(200)
+            else:
+                body = b"{}"
+                self.send_response(404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
@@ -225,3 +242,12 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
 
     return Handler
+
+
+def serve(latency_ms: float, ready: Any) -> None:
+    """Run a server until killed (for a separate process); puts its URL on ``ready``."""
+    server = OpenAIServer()
+    server.latency_s = latency_ms / 1000.0
+    server.start()
+    ready.put(server.url)
+    threading.Event().wait()
