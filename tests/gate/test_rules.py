@@ -258,3 +258,20 @@ def test_bad_toml(tmp_path):
         load_rules(config_path=config)
     with pytest.raises(UsageError, match="not found"):
         load_rules(config_path=tmp_path / "missing.toml")
+
+
+def test_dataset_yaml_gate_block_with_untagged_cohort():
+    import yaml
+
+    block = yaml.safe_load(
+        """
+min_macro_f1: 0.5
+cohorts:
+  (untagged):
+    m: {min_pass_rate: 0.9}
+"""
+    )
+    rules = load_rules(dataset_gate=block)
+    report = make_report({"a": {"scores": {"m": [1.0]}}, "b": {"scores": {"m": [0.0]}}, "c": {"tags": ["x"], "scores": {"m": [1.0]}}})
+    [failure] = evaluate(report, rules).failures
+    assert failure.subject == "(untagged)/m" and failure.actual == pytest.approx(0.5)
