@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from assay.dataset import MetricSpec, Sample
 from assay.errors import MetricConfigError
@@ -300,7 +301,7 @@ def test_builtins_win_over_a_plugin_with_the_same_name(monkeypatch: pytest.Monke
     assert plugin.name == "my-contains"
 
 
-@pytest.mark.xfail(strict=True, reason="resolve() lets pydantic's ValidationError escape for a mapping without 'name'")
+@pytest.mark.xfail(strict=True, raises=ValidationError, reason="resolve() lets pydantic's ValidationError escape for a mapping without 'name'")
 def test_mapping_without_a_name_is_a_config_error() -> None:
     with pytest.raises(MetricConfigError):
         resolve({"scale": ["low", "high"]})
