@@ -24,11 +24,13 @@ _CSS = """
 @media (prefers-color-scheme: dark){:root{--fg:#e6e9ef;--muted:#9aa3b2;--bg:#14171d;--panel:#1d212a;--line:#2f3541;--bar:#6b95ee}}
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
-main{max-width:1180px;margin:0 auto;padding:24px}
+main{max-width:1280px;margin:0 auto;padding:24px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 10px;border-bottom:1px solid var(--line);padding-bottom:4px}
 .meta{color:var(--muted);font-size:13px}
 .verdict{margin:16px 0;padding:10px 14px;border-radius:6px;font-weight:600}
 .verdict.pass{background:rgba(31,138,76,.12);color:var(--ok)}.verdict.fail{background:rgba(192,57,43,.12);color:var(--bad)}
+.verdict.warn{background:rgba(183,121,31,.12);color:var(--warn)}
+.ci{color:var(--muted);font-size:11px}
 .verdict ul{margin:6px 0 0;font-weight:400}
 .cards{display:flex;flex-wrap:wrap;gap:10px}
 .card{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:10px 14px;min-width:130px}
@@ -290,10 +292,12 @@ def _failures(report: Report) -> str:
     return f"<h2>Failures ({len(report.failures)})</h2>" + _table(head, rows, left=5, cls="failures") + tail
 
 
-def _interval(stat: StatDelta) -> str:
+def _delta(stat: StatDelta) -> str:
+    """The change, with its interval underneath in small print."""
     if stat.interval is None:
-        return "n/a"
-    return f"[{stat.interval.low:+.4f}, {stat.interval.high:+.4f}]"
+        return _signed(stat.delta)
+    low, high = stat.interval.low, stat.interval.high
+    return f'{_signed(stat.delta)}<br><span class="ci">[{low:+.3f}, {high:+.3f}]</span>'
 
 
 def _delta_rows(items: Sequence[MetricComparison], with_scope: bool) -> list[list[str]]:
@@ -305,13 +309,11 @@ def _delta_rows(items: Sequence[MetricComparison], with_scope: bool) -> list[lis
         row += [
             str(item.paired),
             f"{_num(item.mean.reference)} → {_num(item.mean.current)}",
-            _signed(item.mean.delta),
-            _interval(item.mean),
+            _delta(item.mean),
             _p(item.mean.p_adjusted),
             _num(item.mean.mdd),
             f"{_pct(item.pass_rate.reference)} → {_pct(item.pass_rate.current)}",
-            _signed(item.pass_rate.delta),
-            _interval(item.pass_rate),
+            _delta(item.pass_rate),
             _p(item.pass_rate.p_adjusted),
             _num(item.pass_rate.mdd),
             f"{item.pass_to_fail}/{item.fail_to_pass}",
@@ -322,8 +324,8 @@ def _delta_rows(items: Sequence[MetricComparison], with_scope: bool) -> list[lis
 
 
 _DELTA_HEAD = [
-    "paired", "mean", "Δ mean", "interval", "p (adj.)", "MDD",
-    "pass-rate", "Δ pass-rate", "interval", "p (adj.)", "MDD", "flips ↓/↑", "verdict",
+    "n", "mean", "Δ mean", "p (adj.)", "MDD",
+    "pass-rate", "Δ pass-rate", "p (adj.)", "MDD", "flips ↓/↑", "verdict",
 ]
 
 
@@ -337,7 +339,7 @@ def _comparison(comparison: Comparison | None) -> str:
         f'<p class="meta">reference run <code>{_e(ref.run_id)}</code> (finished {_e(ref.finished_at)}), '
         f"joined on {_e(c.join_key)}: {c.counts.compared} samples compared, {c.counts.added} added, "
         f"{c.counts.removed} removed. Paired tests at α = {c.alpha:g}, Holm-adjusted; "
-        f"intervals are {(1 - c.alpha) * 100:g}% paired-bootstrap ({c.resamples} resamples); "
+        f"intervals (under each Δ) are {(1 - c.alpha) * 100:g}% paired-bootstrap ({c.resamples} resamples); "
         f"MDD = smallest change detectable with 80% power. Macro-F1 Δ {_signed(c.macro_f1_delta)}.</p>",
     ]
     if not c.comparable:
@@ -347,6 +349,11 @@ def _comparison(comparison: Comparison | None) -> str:
             '<div class="verdict fail">Regressions beyond noise<ul>'
             + "".join(f"<li>{_e(r.message)}</li>" for r in c.regressions)
             + "</ul></div>"
+        )
+    elif c.comparable and any(m.paired and m.pass_rate.mdd is None and m.mean.mdd is None for m in c.metrics):
+        parts.append(
+            '<div class="verdict warn">No regression detected, but some metrics have too few samples '
+            "for any change to be detectable (MDD n/a): this is not evidence of no change.</div>"
         )
     elif c.comparable:
         parts.append('<div class="verdict pass">No regression beyond noise.</div>')
