@@ -198,15 +198,14 @@ def latest_report(dataset: str, *, exclude_run_id: str | None, store_path: Path 
 
     store = RunStore(path)
     try:
-        for record in store.list_runs(limit=10_000):
-            if record.dataset_name != dataset or record.run_id == exclude_run_id:
-                continue
-            if record.status != "finished":
-                continue
-            return report_from_store(store, record.run_id)
+        row = store.db.execute(
+            "SELECT run_id FROM runs WHERE dataset_name = ? AND status = 'finished' AND run_id != ? "
+            "ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            (dataset, exclude_run_id or ""),
+        ).fetchone()
+        return None if row is None else report_from_store(store, str(row[0]))
     finally:
         store.close()
-    return None
 
 
 def report_from_argument(target: str, *, store_path: Path | None = None) -> tuple[Report, str]:
