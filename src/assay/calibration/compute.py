@@ -29,7 +29,7 @@ from assay.calibration.result import (
     InterJudge,
     ScoreAgreement,
 )
-from assay.calibration.scoring import weighted_scores
+from assay.calibration.scoring import AbstainPolicy, weighted_scores
 from assay.errors import CalibrationError, UsageError
 
 LENGTH_BIAS_RHO = 0.3
@@ -150,12 +150,20 @@ def compute_agreement(
     seed: int | None = None,
     confidence_level: float = 0.95,
     aggregation: Aggregation | None = None,
+    score_abstain: str = "skip",
 ) -> CalibrationResult:
     """Compare the judges of ``labels`` with its human labels; see docs/calibration.md.
 
     ``bootstrap`` is the number of item-level resamples (0 = none); ``seed`` makes the
-    intervals reproducible. Raises CalibrationError when no item carries a human label.
+    intervals reproducible. ``score_abstain`` is the abstention policy (skip | zero | worst) of
+    the per-item weighted scores derived from verdicts. Raises CalibrationError when no item
+    carries a human label.
     """
+    from assay.calibration.scoring import ABSTAIN_POLICIES
+
+    if score_abstain not in ABSTAIN_POLICIES:
+        raise UsageError(f"score_abstain must be one of {', '.join(ABSTAIN_POLICIES)}; got {score_abstain!r}")
+    policy: AbstainPolicy = score_abstain  # type: ignore[assignment]
     ca = _check_mode("cannot_assess_mode", cannot_assess_mode)
     na = _check_mode("na_mode", na_mode)
     if bootstrap < 0:
@@ -177,7 +185,7 @@ def compute_agreement(
         warnings.append(f"{len(unlabelled)} item(s) have no human label and were skipped: {shown}")
 
     # human scores: supplied or derived from the human verdicts
-    derived_human = weighted_scores(criteria, labels.human)
+    derived_human = weighted_scores(criteria, labels.human, policy)
     human_scores = np.where(np.isnan(labels.human_scores), derived_human, labels.human_scores)
     human_scores = np.where(has_human | ~np.isnan(labels.human_scores), human_scores, np.nan)
 
@@ -198,7 +206,7 @@ def compute_agreement(
             given = labels.consensus
             rater_codes = np.where(given != -1, given, rater_codes).astype(np.int16)
             how = f"the ensemble's recorded verdicts (else {aggregation.describe()})"
-    derived_rater = weighted_scores(criteria, rater_codes)
+    derived_rater = weighted_scores(criteria, rater_codes, policy)
     if n_judges == 1:
         supplied = np.where(np.isnan(labels.consensus_scores), labels.judge_scores[0], labels.consensus_scores)
     else:
@@ -209,7 +217,7 @@ def compute_agreement(
     per_judge: list[AgreementBlock] = []
     for j, judge in enumerate(labels.judges):
         judge_scores = np.where(
-            np.isnan(labels.judge_scores[j]), weighted_scores(criteria, labels.votes[j]), labels.judge_scores[j]
+            np.isnan(labels.judge_scores[j]), weighted_scores(criteria, labels.votes[j], policy), labels.judge_scores[j]
         )
         block, _ = _block(judge, labels, labels.votes[j], judge_scores, human_scores, ca, na)
         per_judge.append(block)
@@ -236,6 +244,7 @@ def compute_agreement(
         source=labels.source,
         cannot_assess_mode=ca,
         na_mode=na,
+        score_abstain_policy=policy,
         n_items=labels.n_items,
         n_items_used=int(np.sum(has_human & ~errored)),
         n_errored_items=int(np.sum(errored & has_human)),

@@ -246,6 +246,21 @@ class BootstrapResult(_Model):
     criteria: list[CriterionIntervals]
 
 
+class JudgeRun(_Model):
+    """How ``assay calibrate`` produced the verdicts (absent for precomputed labels)."""
+
+    metric: Literal["rubric", "llm-as-judge"]
+    judge_models: list[str]
+    model_under_test: str | None
+    n_samples: int = Field(description="samples judged (those with human labels and an answer)")
+    n_failed: int = Field(description="(judge, sample) scorings that failed")
+    n_calls: int = Field(description="provider calls, cache hits included")
+    n_cached: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None = Field(description="None when any call was unpriced")
+
+
 class CalibrationResult(_Model):
     """Everything ``assay agreement`` computes; see docs/calibration.md."""
 
@@ -253,6 +268,9 @@ class CalibrationResult(_Model):
     source: str
     cannot_assess_mode: ModeName
     na_mode: ModeName
+    score_abstain_policy: Literal["skip", "zero", "worst"] = Field(
+        default="skip", description="abstentions in the per-item scores derived from verdicts"
+    )
     n_items: int = Field(description="items in the labels file")
     n_items_used: int = Field(description="items with a human label and no grading error")
     n_errored_items: int
@@ -267,6 +285,7 @@ class CalibrationResult(_Model):
     inter_judge: list[InterJudge] | None
     bootstrap: BootstrapResult | None
     warnings: list[str]
+    judge_run: JudgeRun | None = None
 
     # ------------------------------------------------------------------ outputs
 

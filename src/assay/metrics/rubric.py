@@ -357,15 +357,25 @@ class RubricJudge:
             errors[0] if errors and len(errors) == len(codes) else None, usage,
         )
 
+    async def votes(self, sample: Sample, output: Output) -> tuple[tuple[Criterion, ...], list[JudgeVotes]]:
+        """Every judge's verdict codes on one sample, before aggregation and scoring.
+
+        ``assay calibrate`` uses this directly: a judge that abstained on every criterion has
+        no score, but its verdicts still count as agreement data.
+        """
+        criteria = self.criteria_for(sample)
+        prompts = self.prompts(criteria, sample, output)  # input errors before any call
+        votes = await asyncio.gather(*(self._one_judge(m, criteria, prompts) for m, _ in self._judges))
+        return criteria, list(votes)
+
     async def score(self, sample: Sample, output: Output) -> MetricScore:
         import numpy as np
 
         from assay.calibration.aggregate import consensus
         from assay.calibration.scoring import weighted_scores
 
-        criteria = self.criteria_for(sample)
-        prompts = self.prompts(criteria, sample, output)  # input errors before any call
-        votes = await asyncio.gather(*(self._one_judge(m, criteria, prompts) for m, _ in self._judges))
+        criteria, votes = await self.votes(sample, output)
+        prompts = self.prompts(criteria, sample, output)
         usage = tuple(u for v in votes for u in v.usage)
         if all(v.error is not None for v in votes):
             raise MetricError(votes[0].error or "every judge call failed", usage=usage)

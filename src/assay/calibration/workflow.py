@@ -1,0 +1,340 @@
+"""``assay calibrate``: run judge model(s) over a human-labelled dataset, then measure agreement.
+
+Per sample the dataset carries the answer to judge (``metadata.answer``, or an entry of a
+saved-outputs file) and the human labels:
+
+* ``--metric rubric``: ``metadata.labels`` maps each rubric criterion to its label (``MET`` /
+  ``UNMET`` / ``CANNOT_ASSESS`` or an option label); the rubric comes from ``--rubric FILE``
+  or the dataset's ``rubric:``;
+* ``--metric llm-as-judge``: ``metadata.human_score`` in [0, 1] (and optionally
+  ``metadata.human_pass``, a boolean; otherwise pass = score >= 0.5). The judge's score is
+  compared with the human score, and pass/fail (>= 0.5) is compared as a binary criterion.
+
+Each judge model scores every labelled sample through the metric (so through the providers'
+client and cache); a failed scoring is a failed judgment, never a 0. The verdicts become a
+:class:`LabelSet` and :func:`compute_agreement` does the rest. The workflow adds warnings for
+length bias (Spearman between answer length and each judge's score, next to the human
+scores' own) and self-preference (a judge model that is also the model under test).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from assay.calibration.compute import LENGTH_BIAS_RHO, compute_agreement
+from assay.calibration.model import FAILED, MET, MISSING, UNMET, Criterion, LabelSet
+from assay.calibration.result import CalibrationResult, JudgeRun
+from assay.calibration.scoring import weighted_scores
+from assay.dataset import Dataset, Sample
+from assay.errors import CalibrationError, MetricError, UsageError
+from assay.outputs import Output
+
+MetricName = Literal["rubric", "llm-as-judge"]
+PASS_CRITERION = Criterion(name="pass", requirement="judge score >= 0.5 (human: human_pass or human_score >= 0.5)")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One judge model's outcome on one sample: verdict codes (rubric) or a score, or a failure."""
+
+    value: float | None
+    codes: tuple[int, ...] | None
+    usage: tuple[Mapping[str, Any], ...]
+    error: str | None
+
+
+def _answer(sample: Sample, outputs: Mapping[str, Output] | None, source: str) -> Output:
+    if outputs is not None:
+        found = outputs.get(sample.id)
+        if found is None:
+            raise CalibrationError("no answer for this sample in the outputs file", file=source, sample=sample.id)
+        return found
+    text = sample.metadata.get("answer")
+    if not isinstance(text, str):
+        raise CalibrationError(
+            "the answer to judge is missing: give metadata.answer (a string) or --outputs FILE",
+            file=source, sample=sample.id, field="metadata.answer",
+        )
+    return Output(text=text)
+
+
+def _has_labels(sample: Sample, metric: MetricName) -> bool:
+    if metric == "rubric":
+        return isinstance(sample.metadata.get("labels"), Mapping) and bool(sample.metadata["labels"])
+    return sample.metadata.get("human_score") is not None or isinstance(sample.metadata.get("human_pass"), bool)
+
+
+def rubric_criteria(dataset: Dataset, rubric: str | Path | None) -> tuple[Criterion, ...]:
+    """The rubric of a calibration run (``--rubric`` wins over the dataset's ``rubric:``)."""
+    from assay.errors import MetricConfigError
+    from assay.metrics.rubric import parse_rubric, with_na_options
+
+    value: Any = str(rubric) if rubric is not None else dataset.rubric
+    if value is None:
+        raise UsageError("--metric rubric needs a rubric: pass --rubric FILE or declare 'rubric:' in the dataset")
+    try:
+        return with_na_options(parse_rubric(value, where="rubric"))
+    except MetricConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+async def judge_all(
+    metric: Any, samples: Sequence[Sample], answers: Sequence[Output], concurrency: int
+) -> list[Judged]:
+    """Judge every sample with one metric instance; failures are kept as failures.
+
+    A :class:`~assay.metrics.rubric.RubricJudge` is asked for its verdicts (so a judge that
+    abstained everywhere still contributes verdicts); other metrics for their score.
+    """
+    from assay.metrics.rubric import RubricJudge
+
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(sample: Sample, output: Output) -> Judged:
+        async with gate:
+            try:
+                if isinstance(metric, RubricJudge):
+                    _criteria, votes = await metric.votes(sample, output)
+                    vote = votes[0]
+                    return Judged(None, tuple(vote.codes), vote.usage, vote.error)
+                result = metric.score(sample, output)
+                if asyncio.iscoroutine(result):
+                    result = await result
+            except MetricError as exc:
+                return Judged(None, None, tuple(exc.usage), str(exc))
+            return Judged(result.value, None, tuple(result.usage or ()), None)
+
+    return list(await asyncio.gather(*(one(s, o) for s, o in zip(samples, answers))))
+
+
+def _human_codes(criteria: Sequence[Criterion], sample: Sample, source: str, metric: MetricName) -> list[int]:
+    if metric == "llm-as-judge":
+        passed = sample.metadata.get("human_pass")
+        if passed is None:
+            passed = _human_score(sample, source) >= 0.5
+        elif not isinstance(passed, bool):
+            raise CalibrationError("must be true or false", file=source, sample=sample.id, field="metadata.human_pass")
+        return [MET if passed else UNMET]
+    labels = sample.metadata["labels"]
+    names = {c.name for c in criteria}
+    for key in labels:
+        if key not in names:
+            raise CalibrationError(
+                f"unknown criterion {key!r}; the rubric has {', '.join(sorted(names))}",
+                file=source, sample=sample.id, field=f"metadata.labels.{key}",
+            )
+    codes = []
+    for criterion in criteria:
+        raw = labels.get(criterion.name)
+        if raw is None:
+            codes.append(MISSING)
+            continue
+        try:
+            codes.append(criterion.code_of(raw))
+        except ValueError as exc:
+            raise CalibrationError(str(exc), file=source, sample=sample.id,
+                                   field=f"metadata.labels.{criterion.name}") from None
+    return codes
+
+
+def _human_score(sample: Sample, source: str) -> float:
+    raw = sample.metadata.get("human_score")
+    if raw is None:
+        return math.nan
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0.0 <= float(raw) <= 1.0:
+        raise CalibrationError("must be a number in [0, 1]", file=source, sample=sample.id, field="metadata.human_score")
+    return float(raw)
+
+
+def _judge_codes(criteria: Sequence[Criterion], judged: Judged) -> list[int]:
+    if judged.codes is not None:
+        return list(judged.codes)
+    if judged.error is not None or judged.value is None:
+        return [FAILED] * len(criteria)
+    return [MET if judged.value >= 0.5 else UNMET]
+
+
+def _model_of(output: Output) -> str | None:
+    usage = output.usage
+    model = usage.get("model") if isinstance(usage, Mapping) else None
+    return model if isinstance(model, str) and model else None
+
+
+def _same_model(a: str, b: str) -> bool:
+    def norm(name: str) -> str:
+        return name.strip().lower().rsplit("/", 1)[-1]
+
+    return norm(a) == norm(b)
+
+
+def calibrate(
+    dataset: Dataset,
+    *,
+    metric: MetricName = "rubric",
+    judge_models: Sequence[str] = (),
+    outputs: Mapping[str, Output] | None = None,
+    rubric: str | Path | None = None,
+    abstain: str = "skip",
+    model_under_test: str | None = None,
+    cannot_assess_mode: str = "exclude",
+    na_mode: str = "exclude",
+    bootstrap: int = 0,
+    seed: int | None = None,
+    confidence_level: float = 0.95,
+    concurrency: int = 8,
+    source: str = "<dataset>",
+) -> CalibrationResult:
+    """Run the judge(s) over the human-labelled samples and compute agreement (sync wrapper
+    that owns its event loop and closes the provider clients at the end)."""
+    from assay.providers import registry
+
+    async def run() -> CalibrationResult:
+        try:
+            return await calibrate_async(
+                dataset, metric=metric, judge_models=judge_models, outputs=outputs, rubric=rubric,
+                abstain=abstain, model_under_test=model_under_test,
+                cannot_assess_mode=cannot_assess_mode, na_mode=na_mode, bootstrap=bootstrap,
+                seed=seed, confidence_level=confidence_level, concurrency=concurrency, source=source,
+            )
+        finally:
+            await registry.aclose()
+
+    return asyncio.run(run())
+
+
+async def calibrate_async(
+    dataset: Dataset,
+    *,
+    metric: MetricName = "rubric",
+    judge_models: Sequence[str] = (),
+    outputs: Mapping[str, Output] | None = None,
+    rubric: str | Path | None = None,
+    abstain: str = "skip",
+    model_under_test: str | None = None,
+    cannot_assess_mode: str = "exclude",
+    na_mode: str = "exclude",
+    bootstrap: int = 0,
+    seed: int | None = None,
+    confidence_level: float = 0.95,
+    concurrency: int = 8,
+    source: str = "<dataset>",
+) -> CalibrationResult:
+    """See :func:`calibrate`."""
+    from assay.metrics.base import resolve
+    from assay.providers.settings import current
+
+    if metric not in ("rubric", "llm-as-judge"):
+        raise UsageError(f"--metric must be rubric or llm-as-judge; got {metric!r}")
+    models = list(dict.fromkeys(judge_models)) or [current().judge_model]
+    criteria = rubric_criteria(dataset, rubric) if metric == "rubric" else (PASS_CRITERION,)
+    labelled = [s for s in dataset.samples if _has_labels(s, metric)]
+    if not labelled:
+        where = "metadata.labels" if metric == "rubric" else "metadata.human_score / metadata.human_pass"
+        raise CalibrationError(f"no sample carries human labels ({where})", file=source)
+    answers = [_answer(s, outputs, source) for s in labelled]
+    human = np.array([_human_codes(criteria, s, source, metric) for s in labelled], dtype=np.int16).T
+    human_scores = np.array([_human_score(s, source) for s in labelled])
+
+    runs: dict[str, list[Judged]] = {}
+    for model in models:
+        spec: dict[str, Any] = {"name": metric, "model": model}
+        if metric == "rubric":
+            spec.update(rubric=[c.model_dump(exclude_none=True) for c in criteria], abstain=abstain)
+        runs[model] = await judge_all(resolve(spec), labelled, answers, concurrency)
+
+    n_items = len(labelled)
+    votes = np.array(
+        [[_judge_codes(criteria, runs[m][i]) for i in range(n_items)] for m in models],
+        dtype=np.int16,
+    ).transpose(0, 2, 1)  # judges x criteria x items
+    judge_scores = np.array(
+        [[np.nan if r.value is None else r.value for r in runs[m]] for m in models], dtype=np.float64
+    )  # rubric: NaN, so the score is derived from the verdicts under the same policy
+    errored = np.array([all(runs[m][i].error is not None for m in models) for i in range(n_items)])
+    if metric == "rubric":
+        derived = weighted_scores(criteria, human, abstain)  # type: ignore[arg-type]
+        human_scores = np.where(np.isnan(human_scores), derived, human_scores)
+    lengths = np.array([len(a.text.split()) for a in answers], dtype=np.float64)
+    labels = LabelSet(
+        criteria=tuple(criteria),
+        item_ids=tuple(s.id for s in labelled),
+        judges=tuple(models),
+        human=human,
+        votes=votes,
+        item_errored=errored,
+        human_scores=human_scores,
+        judge_scores=judge_scores,
+        lengths=lengths,
+        source=source,
+    )
+    result = compute_agreement(
+        labels, cannot_assess_mode=cannot_assess_mode, na_mode=na_mode, bootstrap=bootstrap,
+        seed=seed, confidence_level=confidence_level, score_abstain=abstain,
+    )
+
+    warnings = list(result.warnings)
+    skipped = len(dataset.samples) - n_items
+    if skipped:
+        warnings.insert(0, f"{skipped} sample(s) without human labels were not judged")
+    warnings.extend(_bias_warnings(result, labels, models, answers, model_under_test))
+    usage = [u for m in models for r in runs[m] for u in r.usage]
+    costs = [u.get("cost_usd") for u in usage]
+    run = JudgeRun(
+        metric=metric,
+        judge_models=models,
+        model_under_test=model_under_test,
+        n_samples=n_items,
+        n_failed=sum(1 for m in models for r in runs[m] if r.error is not None),
+        n_calls=len(usage),
+        n_cached=sum(1 for u in usage if u.get("cached")),
+        prompt_tokens=sum(int(u.get("prompt_tokens") or 0) for u in usage),
+        completion_tokens=sum(int(u.get("completion_tokens") or 0) for u in usage),
+        cost_usd=None if any(c is None for c in costs) else float(sum(costs)),  # type: ignore[arg-type]
+    )
+    return result.model_copy(update={"warnings": warnings, "judge_run": run})
+
+
+def _bias_warnings(
+    result: CalibrationResult,
+    labels: LabelSet,
+    models: Sequence[str],
+    answers: Sequence[Output],
+    model_under_test: str | None,
+) -> list[str]:
+    from assay.calibration import stats
+
+    out: list[str] = []
+    assert labels.lengths is not None and labels.human_scores is not None
+    use = ~np.isnan(labels.human_scores)
+    human_rho = stats.correlation(labels.lengths[use], labels.human_scores[use], "spearman").coefficient
+    for block in result.per_judge:
+        lb = block.length_bias
+        if (
+            len(models) > 1  # with one judge the overall block already warned
+            and lb is not None and lb.coefficient is not None and lb.p_value is not None
+            and abs(lb.coefficient) >= LENGTH_BIAS_RHO and lb.p_value < 0.05
+        ):
+            out.append(
+                f"possible length bias in judge {block.rater!r}: Spearman(answer words, judge score) = "
+                f"{lb.coefficient:+.2f} (p={lb.p_value:.3g})"
+            )
+    if human_rho is not None and any("length bias" in w for w in [*result.warnings, *out]):
+        out.append(f"for comparison, Spearman(answer words, human score) = {human_rho:+.2f}")
+    under_test = {model_under_test} if model_under_test else set()
+    under_test |= {m for m in (_model_of(a) for a in answers) if m}
+    for model in models:
+        for sut in sorted(under_test):
+            if _same_model(model, sut):
+                out.append(
+                    f"self-preference risk: judge model {model!r} is also the model under test; "
+                    "judges tend to favour their own answers - prefer a different judge"
+                )
+                break
+    return out
