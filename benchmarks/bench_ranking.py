@@ -44,20 +44,22 @@ def make_data(queries: int, docs: int, seed: int) -> tuple[Qrels, Rankings]:
     return qrels, rankings
 
 
-def best_of(repeat: int, fn: Callable[[], Any], *, collect: bool = True) -> tuple[float, Any]:
-    """Best wall time of ``repeat`` runs; ``collect=False`` pauses the cyclic GC as timeit does."""
-    best, result = float("inf"), None
+def race(repeat: int, candidates: dict[str, Callable[[], Any]], *, collect: bool = True) -> dict[str, float]:
+    """Best wall time per candidate over interleaved rounds; ``collect=False`` pauses the cyclic
+    GC during each run, as timeit does."""
+    best = dict.fromkeys(candidates, float("inf"))
     for _ in range(repeat):
-        gc.collect()
-        if not collect:
-            gc.disable()
-        try:
-            started = time.perf_counter()
-            result = fn()
-            best = min(best, time.perf_counter() - started)
-        finally:
-            gc.enable()
-    return best, result
+        for name, fn in candidates.items():
+            gc.collect()
+            if not collect:
+                gc.disable()
+            try:
+                started = time.perf_counter()
+                fn()
+                best[name] = min(best[name], time.perf_counter() - started)
+            finally:
+                gc.enable()
+    return best
 
 
 def main() -> None:
@@ -95,18 +97,23 @@ def main() -> None:
     def run_assay() -> dict[str, dict[str, float]]:
         return score(build())
 
-    trec_s, theirs = best_of(args.repeat, run_pytrec_eval)
-    assay_s, ours = best_of(args.repeat, run_assay)
+    theirs = run_pytrec_eval()
+    ours = run_assay()
     worst = max(abs(ours[q][n] - theirs[q][n]) for q in ours for n in names)
     if worst > 1e-9:
         raise SystemExit(f"results differ by {worst:g}; the timings would not be comparable")
-    trec_nogc_s, _ = best_of(args.repeat, run_pytrec_eval, collect=False)
-    assay_nogc_s, _ = best_of(args.repeat, run_assay, collect=False)
-    build_s, prebuilt = best_of(args.repeat, build, collect=False)
-    metrics_s, _ = best_of(args.repeat, lambda: score(prebuilt), collect=False)
+    prebuilt = build()
+    on = race(args.repeat, {"trec": run_pytrec_eval, "assay": run_assay})
+    off = race(
+        args.repeat,
+        {"trec": run_pytrec_eval, "assay": run_assay, "build": build, "metrics": lambda: score(prebuilt)},
+        collect=False,
+    )
+    trec_s, assay_s, trec_nogc_s, assay_nogc_s = on["trec"], on["assay"], off["trec"], off["assay"]
+    build_s, metrics_s = off["build"], off["metrics"]
 
     n = len(rankings)
-    print(f"ranking metrics (hit@{k}, recall@{k}, mrr, ndcg@{k}), {n:,} queries x {args.docs} docs, best of {args.repeat}")
+    print(f"ranking metrics (hit@{k}, recall@{k}, mrr, ndcg@{k}), {n:,} queries x {args.docs} docs, best of {args.repeat}, interleaved")
     print(f"  max |difference| assay vs pytrec_eval: {worst:.1e}")
     print("                                  GC on      GC paused (as timeit)")
     print(f"  pytrec_eval end to end       {trec_s:8.3f} s   {trec_nogc_s:8.3f} s")
