@@ -159,3 +159,27 @@ def test_the_browser_harness_does_see_console_errors(tmp_path):
         errors = browser.console_errors()
     assert any("boom" in e for e in errors)
     assert any("missingFunction" in e or "Uncaught" in e for e in errors)
+
+
+def test_usage_and_unstable_samples_sections():
+    from assay.report.model import Interval, ModelUsage, Repetitions, SampleAggregate, Usage
+
+    report = make_report({"flaky<1>": {"scores": {"m": [1.0, 0.0, 1.0]}}, "steady": {"scores": {"m": [1.0, 1.0, 1.0]}}})
+    usage = Usage(
+        calls=3, prompt_tokens=30, completion_tokens=6, total_tokens=36, latency_ms_mean=12.5, cost_usd=None,
+        complete=False, unpriced_models=["judge-x"],
+        models=[ModelUsage(model="judge-x", calls=3, cached_calls=1, prompt_tokens=30, completion_tokens=6,
+                           total_tokens=36, cost_usd=None, priced=False)],
+    )
+    aggregate = SampleAggregate(
+        id="flaky<1>", row_hash="h", repetitions=3, passed=2, errored=0, pass_rate=2 / 3,
+        pass_rate_ci=Interval(low=0.2077, high=0.9385, confidence=0.95), unstable=True,
+        score_mean=2 / 3, score_stddev=0.4714,
+    )
+    report = report.model_copy(
+        update={"usage": usage, "repetitions": Repetitions(count=3, unstable_samples=["flaky<1>"], samples=[aggregate])}
+    )
+    text = " ".join(parse(render_html(report)).text)
+    assert "Usage" in text and "judge-x" in text and "12.5 ms mean" in text
+    assert "n/a (incomplete)" in text  # unpriced spend is unknown, never $0
+    assert "Unstable samples (1)" in text and "flaky<1>" in text and "2/3" in text
