@@ -75,7 +75,7 @@ def baseline_show(
 
 def compare(
     current: Annotated[str, typer.Argument(help="The new report (JSON file or run id).")],
-    reference: Annotated[str, typer.Argument(help="The reference report (JSON file, run id, or 'baseline').")],
+    reference: Annotated[str, typer.Argument(help="The reference: a JSON file, a run id, 'baseline' or 'latest'.")],
     fmt: Annotated[str, typer.Option("--format", "-f", envvar="ASSAY_COMPARE_FORMAT", help="text | json")] = "text",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
     alpha: Annotated[float, typer.Option("--alpha", envvar="ASSAY_ALPHA", help="Significance level of the paired tests.")] = 0.05,
@@ -86,7 +86,7 @@ def compare(
     store: Annotated[Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for run ids).")] = None,
 ) -> None:
     """Compare two reports sample by sample: deltas with intervals, flips, new failures."""
-    from assay.baseline import load_baseline, report_from_argument
+    from assay.baseline import latest_report, load_baseline, report_from_argument
     from assay.comparison import compare_reports
     from assay.errors import UsageError
 
@@ -99,6 +99,11 @@ def compare(
         reference_report = load_baseline(current_report.dataset.name)
         if reference_report is None:
             raise UsageError(f"no baseline is set for dataset '{current_report.dataset.name}'")
+    elif reference == "latest":
+        found = latest_report(current_report.dataset.name, exclude_run_id=current_report.run.run_id, store_path=store)
+        if found is None:
+            raise UsageError(f"no other finished run of dataset '{current_report.dataset.name}' in the run store")
+        reference_report = found
     else:
         reference_report, _ = report_from_argument(reference, store_path=store)
     result = compare_reports(current_report, reference_report, alpha=alpha, seed=seed)

@@ -174,3 +174,9 @@ def test_cli_compare_bad_flags(tmp_path, capsys):
 def test_looking_up_a_run_creates_no_store(tmp_path, capsys):
     run_cli(capsys, "baseline", "set", "some-run")
     assert not (tmp_path / ".assay").exists()
+
+
+def test_cli_compare_latest_needs_another_run(tmp_path, capsys):
+    _, cur = reports(tmp_path)
+    code, _, err = run_cli(capsys, "compare", str(cur), "latest", "--store", str(tmp_path / "none.db"))
+    assert code == 2 and "no other finished run" in err
