@@ -324,6 +324,24 @@ def test_fleiss_worked_example():
     assert float(np.sum(p_j**2)) == pytest.approx(0.213, abs=5e-4)
 
 
+# Fleiss (1971), Table 1: 30 patients, 6 psychiatrists each, 5 diagnoses (1 depression,
+# 2 personality disorder, 3 schizophrenia, 4 neurosis, 5 other); one string per patient.
+FLEISS_1971 = ["444444", "222555", "233335", "555555", "222444", "113333", "333355", "113334", "114444", "555555", "144444", "124444", "222333", "144444", "224445", "333335", "111455", "111112", "224444", "133555", "555555", "244444", "224555", "114444", "144445", "222224", "111155", "224444", "133333", "555555"]
+
+
+def test_fleiss_1971_original_example():
+    """Fleiss, J. L. (1971). Measuring nominal scale agreement among many raters.
+    Psychological Bulletin 76(5), 378-382: the psychiatric-diagnosis example (also shipped as
+    the `diagnoses` data of R's irr package); published kappa = .430."""
+    table = np.array([[row.count(str(k)) for k in range(1, 6)] for row in FLEISS_1971])
+    ours = stats.fleiss_kappa(table)
+    assert ours == pytest.approx(0.430, abs=5e-4)
+    assert ours == pytest.approx(sm_fleiss(table, method="fleiss"), abs=1e-12)
+    # the same ratings as a raters x items code matrix through the complete-case path
+    codes = np.array([[int(ch) - 1 for ch in row] for row in FLEISS_1971]).T
+    assert stats.fleiss_kappa(stats.complete_case_counts(codes, 5)) == pytest.approx(ours)
+
+
 def test_alpha_nominal_fleiss_identity():
     """Reference §3.8: on complete nominal data alpha = kappa_F + (1 - kappa_F) / (N R)."""
     rng = np.random.default_rng(7)
@@ -331,3 +349,28 @@ def test_alpha_nominal_fleiss_identity():
     alpha = stats.krippendorff_alpha(codes.astype(float), "nominal", [0, 1, 2])
     kf = stats.fleiss_kappa(stats.complete_case_counts(codes, 3))
     assert alpha == pytest.approx(kf + (1 - kf) / (30 * 3), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("value", "band"),
+    [(None, "undefined"), (-0.01, "poor (worse than chance)"), (0.0, "slight"), (0.20, "slight"),
+     (0.21, "fair"), (0.40, "fair"), (0.41, "moderate"), (0.60, "moderate"), (0.61, "substantial"),
+     (0.80, "substantial"), (0.81, "almost perfect"), (1.0, "almost perfect")],
+)
+def test_kappa_bands_follow_landis_and_koch(value, band):
+    """Landis & Koch (1977), Biometrics 33(1) 159-174, Table: <0 poor, 0.00-0.20 slight,
+    0.21-0.40 fair, 0.41-0.60 moderate, 0.61-0.80 substantial, 0.81-1.00 almost perfect."""
+    from assay.calibration.bands import kappa_band
+
+    assert kappa_band(value) == band
+
+
+def test_alpha_and_correlation_bands():
+    from assay.calibration.bands import alpha_band, correlation_band, effect_size_band
+
+    assert [alpha_band(v) for v in (None, 0.8, 0.7999, 0.667, 0.5)] == [
+        "undefined", "reliable", "tentative", "tentative", "unreliable"]
+    assert correlation_band(-0.95) == "very strong negative"
+    assert correlation_band(0.3) == "weak positive"
+    assert correlation_band(0.29) == "very weak positive"
+    assert [effect_size_band(v) for v in (0.1, -0.3, 0.6, 2.0)] == ["negligible", "small", "medium", "large"]
