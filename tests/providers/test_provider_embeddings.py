@@ -186,3 +186,16 @@ def test_bad_hashing_model_names(name: str) -> None:
 
     with pytest.raises(UsageError):
         dimensions_from_name(name)
+
+
+def test_a_missing_local_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay.errors import UsageError
+    from assay.providers import local
+
+    def no_packages(name: str):
+        raise ImportError(name)
+
+    monkeypatch.setattr(local, "import_module", no_packages)
+    monkeypatch.setattr(local, "_models", {})
+    with pytest.raises(UsageError, match=r'install torch\'s CPU build first, then pip install "assay\[local\]"'):
+        local.LocalEmbedder()

