@@ -488,3 +488,67 @@ def test_abstention_agreement_is_mode_independent_and_matches_sklearn():
     assert ca.kappa == pytest.approx(cohen_kappa_score(h, j, labels=[0, 1]))
     assert (na.kind, na.n_pairs, na.both_abstain, na.judge_only, na.human_only) == ("na", 4, 1, 1, 1)
     assert na.kappa == pytest.approx(cohen_kappa_score([0, 1, 0, 1], [1, 1, 0, 0], labels=[0, 1]))
+
+
+def _reference_score(criteria, codes, policy="skip"):
+    """Reference §1.5 written out as a plain loop (the independent check of weighted_scores)."""
+    total = positive = negative = 0.0
+    for criterion, code in zip(criteria, codes):
+        if code < 0:
+            continue
+        if code in criterion.abstain_codes:
+            if policy == "skip":
+                continue
+            code = criterion.worst_code if policy == "worst" else None
+        if code is None:
+            value = 0.0
+        elif criterion.options is None:
+            value = 1.0 if code == 0 else 0.0
+        else:
+            value = criterion.options[code].value
+            if value is None:
+                continue
+        total += value * criterion.weight
+        if criterion.weight > 0:
+            positive += criterion.weight
+        elif criterion.weight < 0:
+            negative += -criterion.weight
+    if positive > 0:
+        return min(1.0, max(0.0, total / positive))
+    if negative > 0:
+        return min(1.0, max(0.0, 1.0 + total / negative))
+    return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(label_sets(), st.sampled_from(["skip", "zero", "worst"]))
+def test_weighted_scores_match_the_reference_formula(labels, policy):
+    got = weighted_scores(labels.criteria, labels.human, policy)
+    for i in range(labels.n_items):
+        expected = _reference_score(labels.criteria, labels.human[:, i], policy)
+        if expected is None:
+            assert math.isnan(got[i])
+        else:
+            assert got[i] == pytest.approx(expected)
+            assert 0.0 <= got[i] <= 1.0
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0, 1, 2, MISSING, FAILED]), min_size=1, max_size=1),
+                min_size=1, max_size=6),
+       st.sampled_from([1.0, -1.0]))
+def test_binary_majority_matches_a_head_count(rows, weight):
+    crit = binary("b", weight)
+    votes = np.array(rows)
+    got = int(consensus(crit, votes)[0])
+    column = [r[0] for r in rows]
+    met, unmet = column.count(0), column.count(1)
+    if all(v < 0 for v in column):
+        expected = FAILED if FAILED in column else MISSING
+    elif met + unmet == 0:
+        expected = 2  # every real vote abstained
+    elif met == unmet:
+        expected = 1 if weight >= 0 else 0
+    else:
+        expected = 0 if met > unmet else 1
+    assert got == expected

@@ -151,3 +151,12 @@ def test_loaded_file_round_trips_to_a_result():
     result = compute_agreement(load_labels(DATA / "ensemble.yml"))
     assert result.n_items == 6 and result.n_errored_items == 1
     assert result.source.endswith("ensemble.yml")
+
+
+def test_jsonl_with_a_header_line():
+    labels = load_labels(DATA / "items.jsonl")
+    assert [c.name for c in labels.criteria] == ["correct", "style"]
+    assert labels.judges == ("judge",)
+    assert labels.human[1].tolist() == [0, 1, 0]  # a, b, a
+    assert labels.votes[0, 0].tolist() == [0, 1, 1]  # MET, UNMET, UNMET
+    assert labels.notes == ()
