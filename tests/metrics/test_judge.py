@@ -343,3 +343,13 @@ async def test_refusal_quality_fails_on_repeated_bad_labels(
 async def test_the_registry_knows_both_judges() -> None:
     assert resolve("llm-as-judge").name == "llm-as-judge"
     assert resolve("refusal-quality").name == "refusal-quality"
+
+
+async def test_details_name_the_rubric_version(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+    import hashlib
+
+    default = await LLMAsJudge().score(sample(), Output("Paris"))
+    digest = hashlib.sha256(DEFAULT_JUDGE_TEMPLATE.encode()).hexdigest()[:16]
+    assert default.details["template_version"] == f"llm-as-judge.v1:{digest}"
+    custom = await LLMAsJudge(prompt_template="Judge {actual}").score(sample(), Output("Paris"))
+    assert custom.details["template_version"] != default.details["template_version"]

@@ -285,13 +285,15 @@ class LLMAsJudge:
 
     async def score(self, sample: Sample, output: Output) -> MetricScore:
         prompt = self.prompt(sample, output)  # input errors surface before any provider call
+        version = template_version(self.name, self.template)
         (value, reason), reply, reasked, usage = await ask_judge(
-            prompt, parse_verdict, model=self.model, version=template_version(self.name, self.template), reask=self.reask
+            prompt, parse_verdict, model=self.model, version=version, reask=self.reask
         )
         details = {
             "judge_score": value,
             "judge_reason": reason,
             "judge_model": usage[-1]["model"] if usage else self.model,
+            "template_version": version,
             "prompt_chars": len(prompt.encode("utf-8")),
             "response_chars": len(reply.content.encode("utf-8")),
             "reasked": reasked,
@@ -339,8 +341,9 @@ class RefusalQuality:
 
     async def score(self, sample: Sample, output: Output) -> MetricScore:
         prompt, expected_refusal = self.prompt(sample, output)
+        version = template_version(self.name, REFUSAL_TEMPLATE)
         (value, label, reason), reply, reasked, usage = await ask_judge(
-            prompt, parse_refusal, model=self.model, version=template_version(self.name, REFUSAL_TEMPLATE), reask=self.reask
+            prompt, parse_refusal, model=self.model, version=version, reask=self.reask
         )
         details = {
             "refusal_expected": expected_refusal,
@@ -348,6 +351,7 @@ class RefusalQuality:
             "judge_score": value,
             "judge_reason": reason,
             "judge_model": usage[-1]["model"] if usage else self.model,
+            "template_version": version,
             "prompt_chars": len(prompt.encode("utf-8")),
             "response_chars": len(reply.content.encode("utf-8")),
             "reasked": reasked,
