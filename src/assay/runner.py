@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from assay.report.aggregate import ExecutionResult, ScoreResult
 from assay.sut import SystemUnderTest
 
 ResultHandler = Callable[[ExecutionResult, Output | None], None]
+FREEZE_EVERY = 10_000
 
 
 def _internal_error(metric: str, exc: BaseException) -> str:
@@ -147,6 +149,7 @@ class Runner:
         self.should_stop = should_stop
         self._stop_takes_in_flight = _accepts_argument(should_stop)
         self.stopped_early = False
+        self._froze = False
         self.scopes = dict(scopes or {})
         self.limiter = limiter
         self.retries = retries
@@ -163,10 +166,37 @@ class Runner:
         return not getattr(self.sut, "synchronous", False) or any(is_async_metric(m) for m in self.metrics)
 
     def run(self, executions: Sequence[Execution]) -> None:
-        if self.needs_event_loop:
-            asyncio.run(self.run_async(executions))
-        else:
-            self._run_sync(executions)
+        handler = self.on_result
+        self.on_result = self._deliver_with(handler)
+        try:
+            if self.needs_event_loop:
+                asyncio.run(self.run_async(executions))
+            else:
+                self._run_sync(executions)
+        finally:
+            self.on_result = handler
+            if self._froze:
+                gc.unfreeze()
+
+    def _deliver_with(self, handler: ResultHandler) -> ResultHandler:
+        """``handler`` plus a periodic ``gc.freeze()``.
+
+        What a run keeps per execution (the rows of the report) is long-lived and acyclic, yet
+        every full collection would walk all of it again: a cost that grows with the run. Every
+        ``FREEZE_EVERY`` executions the survivors move out of the collector's view; the run
+        unfreezes them at the end. Reference counting still frees anything dropped meanwhile.
+        """
+        count = 0
+
+        def deliver(result: ExecutionResult, output: Output | None) -> None:
+            nonlocal count
+            handler(result, output)
+            count += 1
+            if count % FREEZE_EVERY == 0 and gc.isenabled():
+                gc.freeze()
+                self._froze = True
+
+        return deliver
 
     # ----------------------------------------------------------------------- sync path
 

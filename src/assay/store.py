@@ -51,6 +51,10 @@ CREATE TABLE IF NOT EXISTS executions (
 """
 
 
+# One encoder for every row: ``json.dumps`` with options builds a new encoder per call.
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
 def store_path() -> Path:
     """Default store location: ``$ASSAY_STORE`` or ``.assay/runs.db``."""
     return Path(os.environ.get("ASSAY_STORE") or Path(DEFAULT_DIR) / "runs.db")
@@ -93,6 +97,8 @@ class RunStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open run store {self.path}: {exc}") from None
         self._pending = 0
+        self._rows: list[tuple[Any, ...]] = []
+        self._tags_json: dict[tuple[str, ...], str] = {}
         self._last_commit = time.monotonic()
 
     # ----------------------------------------------------------------------- runs
@@ -112,6 +118,7 @@ class RunStore:
         self.db.execute("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?", (status, now_iso(), run_id))
 
     def get_run(self, run_id: str) -> RunRecord:
+        self.flush()
         row = self.db.execute(
             "SELECT r.run_id, r.created_at, r.updated_at, r.dataset_name, r.dataset_path, r.status, r.config, "
             "(SELECT COUNT(*) FROM executions e WHERE e.run_id = r.run_id), "
@@ -152,34 +159,44 @@ class RunStore:
     ) -> None:
         """Store one finished execution (replacing an earlier attempt at the same one)."""
         has_error = result.sut_error is not None or any(s.error is not None for s in result.scores.values())
-        if self._pending == 0:
-            self.db.execute("BEGIN")
-        self.db.execute(
-            "INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        key = tuple(tags)
+        tags_json = self._tags_json.get(key)
+        if tags_json is None:
+            tags_json = self._tags_json[key] = _encode(tags)
+        self._rows.append(
             (
                 run_id,
                 result.sample_id,
                 result.repetition,
                 position,
-                json.dumps(tags, ensure_ascii=False),
+                tags_json,
                 row_hash,
                 int(has_error),
-                json.dumps(output, ensure_ascii=False) if output is not None else None,
-                json.dumps(result.to_json(), ensure_ascii=False, allow_nan=False),
-            ),
+                _encode(output) if output is not None else None,
+                _encode(result.to_json()),
+            )
         )
         self._pending += 1
         if time.monotonic() - self._last_commit >= self.commit_interval_s:
             self.flush()
 
     def flush(self) -> None:
-        if self._pending:
+        """Write and commit what was recorded since the last flush, in one transaction."""
+        if self._rows:
+            rows, self._rows = self._rows, []
+            self.db.execute("BEGIN")
+            try:
+                self.db.executemany("INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
             self.db.execute("COMMIT")
-            self._pending = 0
+        self._pending = 0
         self._last_commit = time.monotonic()
 
     def done_keys(self, run_id: str, *, include_errored: bool = True) -> set[tuple[str, int]]:
         """(sample_id, repetition) pairs already stored for a run."""
+        self.flush()
         query = "SELECT sample_id, repetition FROM executions WHERE run_id = ?"
         if not include_errored:
             query += " AND has_error = 0"

@@ -397,6 +397,7 @@ class ReportBuilder:
         end = len(positions)
         self.rows.sort(key=lambda r: (positions.get(r.id, end), r.repetition))
         self.failures.sort(key=lambda f: (positions.get(f.sample_id, end), f.repetition))
+        self._per_sample = dict(sorted(self._per_sample.items(), key=lambda item: positions.get(item[0], end)))
 
     # ----------------------------------------------------------------------- build
 
