@@ -119,3 +119,25 @@ def test_configure_makes_settings_current(monkeypatch: pytest.MonkeyPatch) -> No
 def test_embedding_labels() -> None:
     assert settings.build(dataset={"embedding_provider": "local"}, env={}).embedding_label.startswith("local (all-MiniLM-L6-v2")
     assert "text-embedding-3-small" in settings.build(env={}).embedding_label
+
+
+def test_the_shipped_providers_schema_is_current_and_validates_blocks() -> None:
+    import json
+
+    import jsonschema
+
+    shipped = settings.schema_path().read_text(encoding="utf-8")
+    assert shipped == settings.render_schema(), "run: python -m assay.providers.settings"
+    schema = json.loads(shipped)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    good = {
+        "judge_model": "gpt-4.1-mini", "embedding_provider": "local", "base_url": "http://vllm:8000/v1",
+        "max_concurrency": 4, "cache_mode": "refresh",
+        "prices": {"m": {"input_per_million": 1, "output_per_million": 2}},
+    }
+    assert not list(validator.iter_errors(good))
+    settings.build(dataset=good, env={})  # the model accepts what the schema accepts
+    for bad in ({"api_key": "sk-x"}, {"embedding_provider": "magic"}, {"max_concurrency": 0},
+                {"prices": {"m": {"input_per_million": 1}}}):
+        assert list(validator.iter_errors(bad)), bad

@@ -207,3 +207,36 @@ def current() -> ProviderSettings:
     if _current is None:
         _current = build()
     return _current
+
+
+# --------------------------------------------------------------------------- JSON Schema
+
+SCHEMA_FILE = "providers.v1.json"
+
+
+def providers_block_schema() -> dict[str, Any]:
+    """JSON Schema of a dataset's ``providers:`` block: every setting except the API key."""
+    schema = ProviderSettings.model_json_schema(mode="validation")
+    schema["properties"].pop("api_key", None)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "urn:assay:schema:providers.v1",
+        "$comment": f"{PROVIDER_SETTINGS_SCHEMA}: the dataset 'providers' block; generated from "
+        "assay.providers.settings (python -m assay.providers.settings rewrites it)",
+        **schema,
+    }
+
+
+def render_schema() -> str:
+    import json
+
+    return json.dumps(providers_block_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def schema_path() -> Path:
+    return Path(__file__).resolve().parent.parent / "schemas" / SCHEMA_FILE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    schema_path().write_text(render_schema(), encoding="utf-8")
+    print(f"wrote {schema_path()}")
