@@ -160,3 +160,23 @@ def test_large_input_is_chunked_without_changing_the_stream():
     finally:
         boot_module._CHUNK_CELLS = old
     assert chunked == whole
+
+
+def test_many_option_nominal_criterion_matches_scipy():
+    """40 options: 1,600 confusion cells; the sparse path must still equal scipy's intervals."""
+    from assay.calibration import Criterion
+
+    rng = np.random.default_rng(12)
+    n = 120
+    crit = Criterion(name="topic", type="nominal", options=[{"label": f"t{i}"} for i in range(40)])
+    human = rng.integers(0, 40, n)
+    judge = np.where(rng.random(n) < 0.6, human, rng.integers(0, 40, n))
+    result = compute_agreement(_labels(human, judge, crit), bootstrap=120, seed=21)
+
+    def kappa(t, p):
+        return cohen_kappa_score(t, p, labels=list(range(40)))
+
+    for method, attr in (("percentile", "percentile"), ("BCa", "bca")):
+        ci = _scipy((human, judge), kappa, 21, method, 120, paired=True)
+        got = getattr(result.bootstrap.criteria[0].kappa, attr)
+        assert got == (pytest.approx(ci.low, abs=1e-9), pytest.approx(ci.high, abs=1e-9))

@@ -7,11 +7,11 @@ between criteria judged on the same answer. Resample ``b`` draws ``n`` indices w
 ``scipy.stats.bootstrap`` uses, which the tests exploit to check the intervals exactly.
 
 Each resample's statistics come from count vectors, not from re-running scikit-learn: the
-multiplicity matrix ``W`` (resamples x items) times the one-hot pair matrix (items x K*K)
-gives every resample's confusion matrix in one matrix product; kappa, weighted kappa and
+multiplicity matrix ``W`` (resamples x items) times the sparse one-hot pair matrix (items x
+K*K) gives every resample's confusion matrix in one product; kappa, weighted kappa and
 accuracy follow from the counts (see :func:`assay.calibration.stats.kappa_from_confusion`).
-BCa (Efron 1987) uses the jackknife over items, also computed from counts (leave-one-out
-confusion = full confusion minus the item's one-hot row). A statistic undefined in a
+BCa (Efron 1987) uses the jackknife over items, also computed from counts: a leave-one-out
+confusion matrix is the full one minus one cell, so it is evaluated once per distinct cell. A statistic undefined in a
 resample (kappa on a single class) is left out of that statistic's distribution and
 ``n_defined`` says how many remained; an interval is None when none did.
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -36,15 +37,51 @@ class _Criterion:
     k: int
     n_scale: int
     ordinal: bool
-    onehot: np.ndarray  # items x K*K, zero rows for items without a pair
+    cells: np.ndarray  # per item: confusion cell t*K + p, -1 for items without a pair
+    onehot_t: Any  # sparse K*K x items (transposed one-hot of the cells)
+
+    @classmethod
+    def of(cls, pairs: Pairs) -> _Criterion:
+        from scipy import sparse
+
+        k = pairs.scale.k
+        keep = pairs.keep
+        cells = np.where(keep, pairs.true * k + pairs.pred, -1)
+        items = np.nonzero(keep)[0]
+        onehot_t = sparse.csr_matrix(
+            (np.ones(len(items)), (cells[items], items)), shape=(k * k, len(cells))
+        )
+        return cls(
+            name=pairs.criterion.name, k=k, n_scale=pairs.scale.n_scale,
+            ordinal=pairs.criterion.kind_ == "ordinal", cells=cells, onehot_t=onehot_t,
+        )
+
+    def counts(self, weights: np.ndarray) -> np.ndarray:
+        """Confusion counts (resamples x K*K) of every resample, one sparse product."""
+        return np.asarray(self.onehot_t @ weights.T).T
+
+    def full(self) -> np.ndarray:
+        paired = self.cells[self.cells >= 0]
+        return np.bincount(paired, minlength=self.k * self.k).astype(np.float64)
 
 
-def _onehot(pairs: Pairs) -> np.ndarray:
-    k = pairs.scale.k
-    out = np.zeros((len(pairs.true), k * k))
-    keep = pairs.keep
-    out[np.nonzero(keep)[0], pairs.true[keep] * k + pairs.pred[keep]] = 1.0
-    return out
+def _jackknife(crit: _Criterion, full: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Leave-one-item-out accuracy, kappa and weighted kappa for every item."""
+    n_items = len(crit.cells)
+    paired = crit.cells >= 0
+    unique, inverse = np.unique(crit.cells[paired], return_inverse=True)
+    loo = np.repeat(full[None, :], len(unique), axis=0)
+    loo[np.arange(len(unique)), unique] -= 1.0
+    acc_u, kap_u, wk_u = _stats_from_counts(loo, crit)
+    acc_f, kap_f, wk_f = _stats_from_counts(full[None, :], crit)
+
+    def spread(per_cell: np.ndarray, whole: np.ndarray) -> np.ndarray:
+        out = np.full(n_items, whole[0])
+        out[paired] = per_cell[inverse]
+        return out
+
+    weighted = spread(wk_u, wk_f) if wk_u is not None and wk_f is not None else None
+    return spread(acc_u, acc_f), spread(kap_u, kap_f), weighted
 
 
 def _stats_from_counts(counts: np.ndarray, crit: _Criterion) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -125,16 +162,7 @@ def bootstrap(
 ) -> BootstrapResult:
     """Intervals for micro accuracy, macro mean kappa, score RMSE and per-criterion stats."""
     n_items = len(human_scores)
-    crits = [
-        _Criterion(
-            name=p.criterion.name,
-            k=p.scale.k,
-            n_scale=p.scale.n_scale,
-            ordinal=p.criterion.kind_ == "ordinal",
-            onehot=_onehot(p),
-        )
-        for p in pairs
-    ]
+    crits = [_Criterion.of(p) for p in pairs]
     scored = ~np.isnan(human_scores) & ~np.isnan(judge_scores)
     sq_err = np.where(scored, (judge_scores - human_scores) ** 2, 0.0)
     scored_f = scored.astype(np.float64)
@@ -157,7 +185,7 @@ def bootstrap(
         correct = np.zeros(size)
         total = np.zeros(size)
         for c, crit in enumerate(crits):
-            counts = weights @ crit.onehot
+            counts = crit.counts(weights)
             acc, kap, wk = _stats_from_counts(counts, crit)
             acc_b[c].append(acc)
             kap_b[c].append(kap)
@@ -182,16 +210,16 @@ def bootstrap(
     kappa_jack: list[np.ndarray] = []
     kappa_boot: list[np.ndarray] = []
     for c, crit in enumerate(crits):
-        full = crit.onehot.sum(axis=0)
+        full = crit.full()
         acc, kap, wk = _stats_from_counts(full[None, :], crit)
-        loo = full[None, :] - crit.onehot
-        acc_j, kap_j, wk_j = _stats_from_counts(loo, crit)
+        acc_j, kap_j, wk_j = _jackknife(crit, full)
         diag_full = full.reshape(crit.k, crit.k)
         full_correct += float(np.trace(diag_full))
         full_total += float(diag_full.sum())
-        in_pair = crit.onehot.reshape(n_items, crit.k, crit.k)
-        jack_correct += float(np.trace(diag_full)) - np.trace(in_pair, axis1=-2, axis2=-1)
-        jack_total += float(diag_full.sum()) - in_pair.sum(axis=(-2, -1))
+        paired = crit.cells >= 0
+        on_diagonal = paired & (crit.cells // crit.k == crit.cells % crit.k)
+        jack_correct += float(np.trace(diag_full)) - on_diagonal
+        jack_total += float(diag_full.sum()) - paired
         acc_boot = np.concatenate(acc_b[c])
         kap_boot = np.concatenate(kap_b[c])
         kappa_full.append(float(kap[0]))
