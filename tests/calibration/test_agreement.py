@@ -327,6 +327,12 @@ def test_no_human_label_anywhere_is_a_calibration_error():
         compute_agreement(labels)
 
 
+def test_no_judges_is_a_calibration_error():
+    labels = LabelSet.from_labels([binary("q")], [["MET"]], {})
+    with pytest.raises(CalibrationError, match="no judge verdicts"):
+        compute_agreement(labels)
+
+
 def test_constant_scores_give_undefined_correlation_and_bias_test():
     result = _one_binary(["MET"] * 4, ["MET"] * 4)
     assert result.overall.scores.spearman.interpretation == "undefined"

@@ -176,6 +176,8 @@ def compute_agreement(
     criteria = labels.criteria
     warnings: list[str] = list(labels.notes)
 
+    if not labels.judges:
+        raise CalibrationError("no judge verdicts to compare", file=labels.source, field="judges")
     has_human = np.any(labels.human >= 0, axis=0)
     if not has_human.any():
         raise CalibrationError("no item carries a human label", file=labels.source, field="human")
