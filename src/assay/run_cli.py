@@ -316,7 +316,7 @@ def _compare(report_obj: Any, target: str, *, store_path: Path | None) -> Any:
     from assay.baseline import resolve_reference
     from assay.comparison import compare_reports
 
-    reference = resolve_reference(target, report_obj)
+    reference = resolve_reference(target, report_obj, store_path=store_path)
     if reference is None:
         warn(f"--compare {target}: no reference report found; comparison skipped (the gate is not affected)")
         return None
