@@ -8,12 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay.calibration import Criterion, compute_agreement, labels_from_data, load_labels
 from assay.calibration.model import FAILED, MISSING
 from assay.errors import CalibrationError
 
-from .builders import binary, nominal, ordinal
+from .builders import binary, document, nominal, ordinal
 
 DATA = Path(__file__).parent / "data"
 
@@ -160,3 +162,65 @@ def test_jsonl_with_a_header_line():
     assert labels.human[1].tolist() == [0, 1, 0]  # a, b, a
     assert labels.votes[0, 0].tolist() == [0, 1, 1]  # MET, UNMET, UNMET
     assert labels.notes == ()
+
+
+@st.composite
+def small_documents(draw):
+    criteria = [binary("b"), ordinal("o", labels="123", na=True), nominal("n")]
+    judges = draw(st.lists(st.sampled_from(["j1", "j2", "j3"]), min_size=1, max_size=3, unique=True))
+    n_items = draw(st.integers(1, 8))
+    items = []
+    for i in range(n_items):
+        def cells():
+            out = {}
+            for c in criteria:
+                label = draw(st.sampled_from([None, *c.labels, "error: boom"]))
+                if label is not None:
+                    out[c.name] = label
+            return out
+
+        human = {k: v for k, v in cells().items() if not v.startswith("error")}
+        items.append({"id": f"i{i}", "human": human, "judges": {j: cells() for j in judges}})
+    return criteria, judges, items
+
+
+def _as_json_cells(items):
+    out = []
+    for item in items:
+        judges = {
+            j: {k: ({"error": v} if v.startswith("error") else v) for k, v in cells.items()}
+            for j, cells in item["judges"].items()
+        }
+        out.append({**item, "judges": judges})
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_documents())
+def test_every_format_gives_the_same_arrays(tmp_path_factory, doc):
+    criteria, judges, items = doc
+    folder = tmp_path_factory.mktemp("formats")
+    crit_file = folder / "criteria.yml"
+    crit_file.write_text(yaml.safe_dump({"criteria": [c.model_dump(exclude_none=True) for c in criteria]}))
+    data = document(criteria, _as_json_cells(items), judges=judges)
+    (folder / "l.json").write_text(json.dumps(data))
+    (folder / "l.yaml").write_text(yaml.safe_dump(data))
+    long_rows = ["item_id,criterion,rater,label"]
+    wide_rows = ["item_id,criterion,human," + ",".join(judges)]
+    for item in items:
+        for c in criteria:
+            human = item["human"].get(c.name, "")
+            long_rows.append(f"{item['id']},{c.name},human,{human}")
+            votes = [item["judges"][j].get(c.name, "") for j in judges]
+            long_rows.extend(f"{item['id']},{c.name},{j},{v}" for j, v in zip(judges, votes))
+            wide_rows.append(f"{item['id']},{c.name},{human}," + ",".join(votes))
+    (folder / "long.csv").write_text("\n".join(long_rows) + "\n")
+    (folder / "wide.csv").write_text("\n".join(wide_rows) + "\n")
+    reference = load_labels(folder / "l.json")
+    for name in ("l.yaml", "long.csv", "wide.csv"):
+        other = load_labels(folder / name, criteria=crit_file)
+        assert other.item_ids == reference.item_ids
+        assert set(other.judges) == set(reference.judges)
+        order = [other.judges.index(j) for j in reference.judges]
+        assert np.array_equal(other.human, reference.human), name
+        assert np.array_equal(other.votes[order], reference.votes), name

@@ -168,6 +168,17 @@ def render_summary(result: CalibrationResult, *, verbose: bool = False) -> str:
         f"Handling modes: CANNOT_ASSESS={result.cannot_assess_mode}, NA={result.na_mode}"
     )
     lines.append(f"Judges: {', '.join(result.judges)}; overall rater: {result.consensus}")
+    run = result.judge_run
+    if run is not None:
+        cost = "unpriced" if run.cost_usd is None else f"${run.cost_usd:.4f}"
+        lines.append(
+            f"Judged by assay calibrate: metric {run.metric}, {run.n_samples} samples, "
+            f"{run.n_calls} calls ({run.n_cached} cached), {run.prompt_tokens}+"
+            f"{run.completion_tokens} tokens, {cost}, {run.n_failed} failed scorings"
+            + (f"; model under test {run.model_under_test}" if run.model_under_test else "")
+        )
+    if result.score_abstain_policy != "skip":
+        lines.append(f"Score abstention policy: {result.score_abstain_policy}")
     if result.warnings:
         lines.append("")
         lines.append(f"Warnings ({len(result.warnings)}):")
