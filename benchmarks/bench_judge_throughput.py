@@ -1,0 +1,124 @@
+"""Judge throughput: 1,000 llm-as-judge samples through ``assay run`` against a 50 ms loopback server.
+
+The OpenAI-protocol test server (tests/openai_server.py) runs in its own process and answers
+every chat completion after a fixed latency. With provider concurrency N and latency L, no run
+can score faster than N / L samples per second; this prints the throughput reached as a
+fraction of that bound (target: at least 0.80), for the run itself (the report's
+``run.duration_seconds``: plan, judge calls, store, aggregation) and for the whole command
+(adding interpreter start-up, loading and rendering).
+
+    python benchmarks/bench_judge_throughput.py [--samples 1000] [--latency-ms 50] [--concurrency 8 16 32]
+
+Everything runs on 127.0.0.1 with a fake key; nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from openai_server import CHAT, serve  # noqa: E402
+
+
+class RemoteServer:
+    """The loopback server in a child process (so it does not compete for this one's GIL)."""
+
+    def __init__(self, latency_ms: float) -> None:
+        context = multiprocessing.get_context("spawn")
+        ready = context.Queue()
+        self._process = context.Process(target=serve, args=(latency_ms, ready), daemon=True)
+        self._process.start()
+        self.url = ready.get(timeout=60)
+
+    def _get(self, path: str) -> dict:
+        with urllib.request.urlopen(self.url.removesuffix("/v1") + path, timeout=10) as response:
+            return json.loads(response.read())
+
+    def calls(self) -> int:
+        return int(self._get("/_stats")["calls"].get(CHAT, 0))
+
+    def reset(self) -> None:
+        self._get("/_reset")
+
+    def stop(self) -> None:
+        self._process.terminate()
+        self._process.join(10)
+
+
+def write_inputs(directory: Path, count: int) -> tuple[Path, Path]:
+    dataset = directory / "dataset.json"
+    outputs = directory / "outputs.json"
+    samples = [
+        {"id": f"q{i:04d}", "input": {"question": f"What is fact number {i}?"}, "expected_output": f"Fact {i} is true."}
+        for i in range(count)
+    ]
+    dataset.write_text(
+        json.dumps({"schema_version": "assay.dataset.v1", "name": "bench-judge-throughput", "metrics": ["llm-as-judge"], "samples": samples}),
+        encoding="utf-8",
+    )
+    outputs.write_text(json.dumps({"outputs": {s["id"]: f"I believe fact {s['id']} holds." for s in samples}}), encoding="utf-8")
+    return dataset, outputs
+
+
+def run_once(server: RemoteServer, dataset: Path, outputs: Path, concurrency: int, workdir: Path) -> tuple[float, float, int]:
+    """(command wall seconds, run seconds from the report, server calls)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "OPENAI_"))}
+    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    env["OPENAI_API_KEY"] = "sk-bench-not-a-real-key"
+    report = workdir / f"report-{concurrency}.json"
+    command = [
+        sys.executable, "-m", "assay", "run", str(dataset), "--outputs", str(outputs),
+        "--base-url", server.url, "--judge-model", "bench-judge", "--provider-concurrency", str(concurrency),
+        "--no-cache", "--store", str(workdir / "runs.db"), "-f", "json", "-o", str(report), "-q",
+    ]
+    server.reset()
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        sys.exit(f"assay run failed ({done.returncode}): {done.stderr[-2000:]}")
+    data = json.loads(report.read_text(encoding="utf-8"))
+    scored = next(m for m in data["metrics"] if m["name"] == "llm-as-judge")["scored"]
+    if scored != data["summary"]["total_executions"]:
+        sys.exit(f"only {scored} of {data['summary']['total_executions']} samples scored: {data['failures'][:3]}")
+    return wall, float(data["run"]["duration_seconds"]), server.calls()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=1000)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 16, 32])
+    args = parser.parse_args()
+    latency = args.latency_ms / 1000.0
+    print(f"{args.samples} llm-as-judge samples via `assay run`, server latency {args.latency_ms:g} ms (own process), "
+          f"cpus {len(os.sched_getaffinity(0))}, load average {os.getloadavg()[0]:.1f}")
+    print(f"{'N':>3} {'bound/s':>8} {'ideal s':>8} {'run s':>7} {'run frac':>8} {'cmd s':>7} {'cmd frac':>8} {'calls':>6}")
+    server = RemoteServer(args.latency_ms)
+    try:
+        with tempfile.TemporaryDirectory() as temp:
+            directory = Path(temp)
+            dataset, outputs = write_inputs(directory, args.samples)
+            for concurrency in args.concurrency:
+                bound = concurrency / latency
+                ideal = args.samples / bound
+                wall, run_s, calls = run_once(server, dataset, outputs, concurrency, directory)
+                print(f"{concurrency:>3} {bound:>8.0f} {ideal:>8.2f} {run_s:>7.2f} {ideal / run_s:>8.2f} "
+                      f"{wall:>7.2f} {ideal / wall:>8.2f} {calls:>6}")
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
