@@ -180,3 +180,21 @@ def test_many_option_nominal_criterion_matches_scipy():
         ci = _scipy((human, judge), kappa, 21, method, 120, paired=True)
         got = getattr(result.bootstrap.criteria[0].kappa, attr)
         assert got == (pytest.approx(ci.low, abs=1e-9), pytest.approx(ci.high, abs=1e-9))
+
+
+def test_per_judge_intervals_share_the_resamples_and_match_scipy():
+    rng = np.random.default_rng(31)
+    n = 50
+    human = rng.integers(0, 2, n)
+    votes = np.stack([np.where(rng.random(n) < q, human, 1 - human) for q in (0.9, 0.7, 0.6)])
+    labels = LabelSet(criteria=(binary("q"),), item_ids=tuple(map(str, range(n))),
+                      judges=("a", "b", "c"), human=human.reshape(1, n).astype(np.int16),
+                      votes=votes.reshape(3, 1, n).astype(np.int16))
+    result = compute_agreement(labels, bootstrap=200, seed=13)
+    for j, block in enumerate(result.per_judge):
+        correct = (votes[j] == human).astype(float)
+        for method, attr in (("percentile", "percentile"), ("BCa", "bca")):
+            ci = _scipy((correct,), np.mean, 13, method, 200)
+            got = getattr(block.bootstrap.accuracy_micro, attr)
+            assert got == (pytest.approx(ci.low, abs=1e-12), pytest.approx(ci.high, abs=1e-12))
+    assert "percentile: accuracy" in result.summary()

@@ -151,6 +151,134 @@ def _finite_or_none(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 
+class _Rater:
+    """One rater's pairs and score errors, and the replicate statistics collected for it."""
+
+    def __init__(self, pairs: Sequence[Pairs], human_scores: np.ndarray, judge_scores: np.ndarray) -> None:
+        self.crits = [_Criterion.of(p) for p in pairs]
+        scored = ~np.isnan(human_scores) & ~np.isnan(judge_scores)
+        self.sq_err = np.where(scored, (judge_scores - human_scores) ** 2, 0.0)
+        self.scored = scored.astype(np.float64)
+        self.acc: list[list[np.ndarray]] = [[] for _ in self.crits]
+        self.kap: list[list[np.ndarray]] = [[] for _ in self.crits]
+        self.wk: list[list[np.ndarray]] = [[] for _ in self.crits]
+        self.correct: list[np.ndarray] = []
+        self.total: list[np.ndarray] = []
+        self.rmse: list[np.ndarray] = []
+
+    def add(self, weights: np.ndarray) -> None:
+        """Statistics of one chunk of resamples (``weights``: resamples x items)."""
+        size = weights.shape[0]
+        correct = np.zeros(size)
+        total = np.zeros(size)
+        for c, crit in enumerate(self.crits):
+            counts = crit.counts(weights)
+            acc, kap, wk = _stats_from_counts(counts, crit)
+            self.acc[c].append(acc)
+            self.kap[c].append(kap)
+            if wk is not None:
+                self.wk[c].append(wk)
+            matrix = counts.reshape(size, crit.k, crit.k)
+            correct += np.trace(matrix, axis1=-2, axis2=-1)
+            total += matrix.sum(axis=(-2, -1))
+        self.correct.append(correct)
+        self.total.append(total)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.rmse.append(np.sqrt((weights @ self.sq_err) / (weights @ self.scored)))
+
+    def result(self, n_resamples: int, seed: int | None, confidence: float) -> BootstrapResult:
+        """Point estimates, jackknife values and intervals from the collected replicates."""
+        n_items = len(self.sq_err)
+        full_correct = 0.0
+        full_total = 0.0
+        jack_correct = np.zeros(n_items)
+        jack_total = np.zeros(n_items)
+        crit_intervals: list[CriterionIntervals] = []
+        kappa_full: list[float] = []
+        kappa_jack: list[np.ndarray] = []
+        kappa_boot: list[np.ndarray] = []
+        for c, crit in enumerate(self.crits):
+            full = crit.full()
+            acc, kap, wk = _stats_from_counts(full[None, :], crit)
+            acc_j, kap_j, wk_j = _jackknife(crit, full)
+            matrix = full.reshape(crit.k, crit.k)
+            full_correct += float(np.trace(matrix))
+            full_total += float(matrix.sum())
+            paired = crit.cells >= 0
+            on_diagonal = paired & (crit.cells // crit.k == crit.cells % crit.k)
+            jack_correct += float(np.trace(matrix)) - on_diagonal
+            jack_total += float(matrix.sum()) - paired
+            kap_boot = np.concatenate(self.kap[c])
+            kappa_full.append(float(kap[0]))
+            kappa_jack.append(kap_j)
+            kappa_boot.append(kap_boot)
+            crit_intervals.append(
+                CriterionIntervals(
+                    name=crit.name,
+                    accuracy=interval(_finite_or_none(acc[0]), np.concatenate(self.acc[c]), acc_j, confidence),
+                    kappa=interval(_finite_or_none(kap[0]), kap_boot, kap_j, confidence),
+                    weighted_kappa=(
+                        interval(_finite_or_none(wk[0]), np.concatenate(self.wk[c]), wk_j, confidence)
+                        if wk is not None and wk_j is not None
+                        else None
+                    ),
+                )
+            )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            acc_micro_boot = np.concatenate(self.correct) / np.concatenate(self.total)
+            acc_micro_jack = jack_correct / jack_total
+            acc_micro = full_correct / full_total if full_total else np.nan
+            n_scored = self.scored.sum()
+            rmse_full = np.sqrt(self.sq_err.sum() / n_scored) if n_scored else np.nan
+            rmse_jack = np.sqrt((self.sq_err.sum() - self.sq_err) / (n_scored - self.scored))
+        if self.crits:
+            mean_kappa_boot = _nanmean_rows(kappa_boot)
+            mean_kappa_jack: np.ndarray | None = _nanmean_rows(kappa_jack)
+            mean_kappa_full = _nanmean_rows([np.array([k]) for k in kappa_full])[0]
+        else:
+            mean_kappa_boot, mean_kappa_jack, mean_kappa_full = np.full(n_resamples, np.nan), None, np.nan
+        return BootstrapResult(
+            n_resamples=n_resamples,
+            seed=seed,
+            confidence_level=confidence,
+            accuracy_micro=interval(_finite_or_none(acc_micro), acc_micro_boot, acc_micro_jack, confidence),
+            mean_kappa_macro=interval(
+                _finite_or_none(mean_kappa_full), mean_kappa_boot, mean_kappa_jack, confidence
+            ),
+            rmse=interval(_finite_or_none(rmse_full), np.concatenate(self.rmse), rmse_jack, confidence),
+            criteria=crit_intervals,
+        )
+
+
+def bootstrap_raters(
+    raters: Sequence[tuple[Sequence[Pairs], np.ndarray, np.ndarray]],
+    *,
+    n_resamples: int,
+    seed: int | None,
+    confidence: float = 0.95,
+) -> list[BootstrapResult]:
+    """Bootstrap several raters on the same resamples (one index draw serves them all).
+
+    Each rater is ``(pairs, human_scores, judge_scores)`` over the same items. Sharing the
+    draws makes the raters' intervals comparable and costs one index draw per resample.
+    """
+    n_items = len(raters[0][1])
+    states = [_Rater(*rater) for rater in raters]
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _CHUNK_CELLS // max(n_items, 1))
+    done = 0
+    while done < n_resamples:
+        size = min(chunk, n_resamples - done)
+        idx = rng.integers(0, n_items, size=(size, n_items), dtype=np.int64)
+        offsets = (np.arange(size, dtype=np.int64) * n_items)[:, None]
+        weights = np.bincount((idx + offsets).ravel(), minlength=size * n_items)
+        weights = weights.reshape(size, n_items).astype(np.float64)
+        for state in states:
+            state.add(weights)
+        done += size
+    return [state.result(n_resamples, seed, confidence) for state in states]
+
+
 def bootstrap(
     pairs: Sequence[Pairs],
     human_scores: np.ndarray,
@@ -161,103 +289,6 @@ def bootstrap(
     confidence: float = 0.95,
 ) -> BootstrapResult:
     """Intervals for micro accuracy, macro mean kappa, score RMSE and per-criterion stats."""
-    n_items = len(human_scores)
-    crits = [_Criterion.of(p) for p in pairs]
-    scored = ~np.isnan(human_scores) & ~np.isnan(judge_scores)
-    sq_err = np.where(scored, (judge_scores - human_scores) ** 2, 0.0)
-    scored_f = scored.astype(np.float64)
-
-    rng = np.random.default_rng(seed)
-    chunk = max(1, _CHUNK_CELLS // max(n_items, 1))
-    acc_b: list[list[np.ndarray]] = [[] for _ in crits]
-    kap_b: list[list[np.ndarray]] = [[] for _ in crits]
-    wk_b: list[list[np.ndarray]] = [[] for _ in crits]
-    correct_b: list[np.ndarray] = []
-    total_b: list[np.ndarray] = []
-    rmse_b: list[np.ndarray] = []
-    done = 0
-    while done < n_resamples:
-        size = min(chunk, n_resamples - done)
-        idx = rng.integers(0, n_items, size=(size, n_items), dtype=np.int64)
-        offsets = (np.arange(size, dtype=np.int64) * n_items)[:, None]
-        weights = np.bincount((idx + offsets).ravel(), minlength=size * n_items)
-        weights = weights.reshape(size, n_items).astype(np.float64)
-        correct = np.zeros(size)
-        total = np.zeros(size)
-        for c, crit in enumerate(crits):
-            counts = crit.counts(weights)
-            acc, kap, wk = _stats_from_counts(counts, crit)
-            acc_b[c].append(acc)
-            kap_b[c].append(kap)
-            if wk is not None:
-                wk_b[c].append(wk)
-            diag = counts.reshape(size, crit.k, crit.k)
-            correct += np.trace(diag, axis1=-2, axis2=-1)
-            total += diag.sum(axis=(-2, -1))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            correct_b.append(correct)
-            total_b.append(total)
-            rmse_b.append(np.sqrt((weights @ sq_err) / (weights @ scored_f)))
-        done += size
-
-    # full-sample estimates and leave-one-item-out (jackknife) values, from counts
-    full_correct = 0.0
-    full_total = 0.0
-    jack_correct = np.zeros(n_items)
-    jack_total = np.zeros(n_items)
-    crit_intervals: list[CriterionIntervals] = []
-    kappa_full: list[float] = []
-    kappa_jack: list[np.ndarray] = []
-    kappa_boot: list[np.ndarray] = []
-    for c, crit in enumerate(crits):
-        full = crit.full()
-        acc, kap, wk = _stats_from_counts(full[None, :], crit)
-        acc_j, kap_j, wk_j = _jackknife(crit, full)
-        diag_full = full.reshape(crit.k, crit.k)
-        full_correct += float(np.trace(diag_full))
-        full_total += float(diag_full.sum())
-        paired = crit.cells >= 0
-        on_diagonal = paired & (crit.cells // crit.k == crit.cells % crit.k)
-        jack_correct += float(np.trace(diag_full)) - on_diagonal
-        jack_total += float(diag_full.sum()) - paired
-        acc_boot = np.concatenate(acc_b[c])
-        kap_boot = np.concatenate(kap_b[c])
-        kappa_full.append(float(kap[0]))
-        kappa_jack.append(kap_j)
-        kappa_boot.append(kap_boot)
-        crit_intervals.append(
-            CriterionIntervals(
-                name=crit.name,
-                accuracy=interval(_finite_or_none(acc[0]), acc_boot, acc_j, confidence),
-                kappa=interval(_finite_or_none(kap[0]), kap_boot, kap_j, confidence),
-                weighted_kappa=(
-                    interval(_finite_or_none(wk[0]), np.concatenate(wk_b[c]), wk_j, confidence)
-                    if wk is not None and wk_j is not None
-                    else None
-                ),
-            )
-        )
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        acc_micro_boot = np.concatenate(correct_b) / np.concatenate(total_b)
-        acc_micro_jack = jack_correct / jack_total
-        acc_micro = full_correct / full_total if full_total else np.nan
-        n_scored = scored_f.sum()
-        rmse_full = np.sqrt(sq_err.sum() / n_scored) if n_scored else np.nan
-        rmse_jack = np.sqrt((sq_err.sum() - sq_err) / (n_scored - scored_f))
-    mean_kappa_boot = _nanmean_rows(kappa_boot) if crits else np.full(n_resamples, np.nan)
-    mean_kappa_jack = _nanmean_rows(kappa_jack) if crits else None
-    mean_kappa_full = _nanmean_rows([np.array([k]) for k in kappa_full])[0] if crits else np.nan
-
-    return BootstrapResult(
-        n_resamples=n_resamples,
-        seed=seed,
-        confidence_level=confidence,
-        accuracy_micro=interval(_finite_or_none(acc_micro), acc_micro_boot, acc_micro_jack, confidence),
-        mean_kappa_macro=interval(
-            _finite_or_none(mean_kappa_full), mean_kappa_boot, mean_kappa_jack, confidence
-        ),
-        rmse=interval(_finite_or_none(rmse_full), np.concatenate(rmse_b) if rmse_b else np.array([]),
-                      rmse_jack, confidence),
-        criteria=crit_intervals,
-    )
+    return bootstrap_raters(
+        [(pairs, human_scores, judge_scores)], n_resamples=n_resamples, seed=seed, confidence=confidence
+    )[0]

@@ -217,28 +217,32 @@ def compute_agreement(
 
     overall, overall_pairs = _block(rater_name, labels, rater_codes, rater_scores, human_scores, ca, na)
     per_judge: list[AgreementBlock] = []
+    judge_inputs: list[tuple[list[Pairs], np.ndarray]] = []
     for j, judge in enumerate(labels.judges):
         judge_scores = np.where(
             np.isnan(labels.judge_scores[j]), weighted_scores(criteria, labels.votes[j], policy), labels.judge_scores[j]
         )
-        block, _ = _block(judge, labels, labels.votes[j], judge_scores, human_scores, ca, na)
+        block, pairs = _block(judge, labels, labels.votes[j], judge_scores, human_scores, ca, na)
         per_judge.append(block)
+        judge_inputs.append((pairs, judge_scores))
 
     inter = _inter_judge(labels, ca, na) if n_judges >= 2 else None
 
     boot = None
     if bootstrap:
-        from assay.calibration.bootstrap import bootstrap as run_bootstrap
+        from assay.calibration.bootstrap import bootstrap_raters
 
         use = ~errored
-        boot = run_bootstrap(
-            overall_pairs,
-            np.where(use, human_scores, np.nan),
-            np.where(use, rater_scores, np.nan),
-            n_resamples=bootstrap,
-            seed=seed,
-            confidence=confidence_level,
-        )
+        h = np.where(use, human_scores, np.nan)
+        raters = [(overall_pairs, h, np.where(use, rater_scores, np.nan))]
+        if n_judges > 1:  # with one judge its block is the overall block
+            raters += [(pairs, h, np.where(use, scores, np.nan)) for pairs, scores in judge_inputs]
+        results = bootstrap_raters(raters, n_resamples=bootstrap, seed=seed, confidence=confidence_level)
+        boot = results[0]
+        if n_judges > 1:
+            per_judge = [b.model_copy(update={"bootstrap": r}) for b, r in zip(per_judge, results[1:])]
+        else:
+            per_judge = [per_judge[0].model_copy(update={"bootstrap": boot})]
 
     warnings.extend(_warnings(labels, overall, per_judge, human_scores, ca, na))
     kinds = [c.kind_ for c in criteria]

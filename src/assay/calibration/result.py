@@ -165,58 +165,6 @@ class ScoreAgreement(_Model):
     bias: Bias
 
 
-class AbstentionAgreement(_Model):
-    """Do judge and human abstain on the same pairs? Mode-independent, pooled over criteria.
-
-    ``cannot_assess`` pools the binary criteria, ``na`` the multi-choice criteria that have an
-    NA option; the kappa is Cohen's kappa on the abstained / answered dichotomy.
-    """
-
-    kind: Literal["cannot_assess", "na"]
-    n_criteria: int
-    n_pairs: int = Field(description="pairs with both labels present on graded items")
-    human_abstain: int
-    judge_abstain: int
-    both_abstain: int
-    judge_only: int = Field(description="the judge abstained where the human answered")
-    human_only: int = Field(description="the human abstained where the judge answered")
-    kappa: float | None
-    kappa_interpretation: str
-
-
-class AgreementBlock(_Model):
-    """One rater (the ensemble's consensus, or one judge) against the human labels."""
-
-    rater: str
-    aggregate: Aggregate
-    criteria: list[CriterionAgreement]
-    scores: ScoreAgreement
-    abstention: list[AbstentionAgreement] = Field(
-        default_factory=list, description="CANNOT_ASSESS and NA agreement, where they apply"
-    )
-    length_bias: Correlation | None = Field(
-        default=None, description="Spearman between answer length (words) and this rater's score"
-    )
-
-
-class InterJudge(_Model):
-    """Agreement among the judges on one criterion, independent of the human labels."""
-
-    name: str
-    kind: KindName
-    n_items: int = Field(description="items with at least two usable votes")
-    krippendorff_alpha: float | None
-    alpha_level: Literal["nominal", "ordinal"]
-    alpha_interpretation: str
-    krippendorff_alpha_interval: float | None = Field(
-        default=None, description="ordinal: alpha at the interval level on option values"
-    )
-    fleiss_kappa: float | None = Field(description="complete-case, nominal")
-    fleiss_n_items: int
-    fleiss_interpretation: str
-    mean_pairwise_kappa: float | None = Field(description="mean Cohen's kappa over judge pairs")
-
-
 class Interval(_Model):
     """A bootstrap interval; None where the statistic was undefined in every resample."""
 
@@ -259,6 +207,62 @@ class JudgeRun(_Model):
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None = Field(description="None when any call was unpriced")
+
+
+class AbstentionAgreement(_Model):
+    """Do judge and human abstain on the same pairs? Mode-independent, pooled over criteria.
+
+    ``cannot_assess`` pools the binary criteria, ``na`` the multi-choice criteria that have an
+    NA option; the kappa is Cohen's kappa on the abstained / answered dichotomy.
+    """
+
+    kind: Literal["cannot_assess", "na"]
+    n_criteria: int
+    n_pairs: int = Field(description="pairs with both labels present on graded items")
+    human_abstain: int
+    judge_abstain: int
+    both_abstain: int
+    judge_only: int = Field(description="the judge abstained where the human answered")
+    human_only: int = Field(description="the human abstained where the judge answered")
+    kappa: float | None
+    kappa_interpretation: str
+
+
+class AgreementBlock(_Model):
+    """One rater (the ensemble's consensus, or one judge) against the human labels."""
+
+    rater: str
+    aggregate: Aggregate
+    criteria: list[CriterionAgreement]
+    scores: ScoreAgreement
+    abstention: list[AbstentionAgreement] = Field(
+        default_factory=list, description="CANNOT_ASSESS and NA agreement, where they apply"
+    )
+    length_bias: Correlation | None = Field(
+        default=None, description="Spearman between answer length (words) and this rater's score"
+    )
+    bootstrap: BootstrapResult | None = Field(
+        default=None,
+        description="per-judge blocks: intervals on the same resamples as the top-level bootstrap",
+    )
+
+
+class InterJudge(_Model):
+    """Agreement among the judges on one criterion, independent of the human labels."""
+
+    name: str
+    kind: KindName
+    n_items: int = Field(description="items with at least two usable votes")
+    krippendorff_alpha: float | None
+    alpha_level: Literal["nominal", "ordinal"]
+    alpha_interpretation: str
+    krippendorff_alpha_interval: float | None = Field(
+        default=None, description="ordinal: alpha at the interval level on option values"
+    )
+    fleiss_kappa: float | None = Field(description="complete-case, nominal")
+    fleiss_n_items: int
+    fleiss_interpretation: str
+    mean_pairwise_kappa: float | None = Field(description="mean Cohen's kappa over judge pairs")
 
 
 class CalibrationResult(_Model):

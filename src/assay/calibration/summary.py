@@ -144,13 +144,14 @@ def _criteria_lines(block: AgreementBlock) -> list[str]:
     return lines
 
 
-def _interval(name: str, iv: Interval, spec: str) -> str:
-    def pair(p: tuple[float, float] | None) -> str:
-        return "n/a" if p is None else f"[{format(p[0], spec)}, {format(p[1], spec)}]"
+def _pair(p: tuple[float, float] | None, spec: str) -> str:
+    return "n/a" if p is None else f"[{format(p[0], spec)}, {format(p[1], spec)}]"
 
+
+def _interval(name: str, iv: Interval, spec: str) -> str:
     return (
-        f"  {name:<28}{fmt(iv.estimate, spec):>9}  percentile {pair(iv.percentile):<20} "
-        f"BCa {pair(iv.bca)}"
+        f"  {name:<28}{fmt(iv.estimate, spec):>9}  percentile {_pair(iv.percentile, spec):<20} "
+        f"BCa {_pair(iv.bca, spec)}"
         + (f"  ({iv.n_defined} defined)" if iv.n_defined else "")
     )
 
@@ -216,6 +217,13 @@ def render_summary(result: CalibrationResult, *, verbose: bool = False) -> str:
                 f"Phi (binary micro) {fmt(agg.binary_micro.phi if agg.binary_micro else None)}  "
                 f"RMSE {fmt(block.scores.rmse, '.4f')}"
             )
+            if block.bootstrap is not None:
+                kb = block.bootstrap.mean_kappa_macro
+                ab = block.bootstrap.accuracy_micro
+                lines.append(
+                    f"    {'':<22}percentile: accuracy {_pair(ab.percentile, '.3f')}, "
+                    f"mean kappa {_pair(kb.percentile, '.3f')}"
+                )
             if verbose:
                 lines.extend("    " + line for line in _criteria_lines(block))
 
