@@ -56,10 +56,6 @@ class _Criterion:
             ordinal=pairs.criterion.kind_ == "ordinal", cells=cells, onehot_t=onehot_t,
         )
 
-    def counts(self, weights: np.ndarray) -> np.ndarray:
-        """Confusion counts (resamples x K*K) of every resample, one sparse product."""
-        return np.asarray(self.onehot_t @ weights.T).T
-
     def full(self) -> np.ndarray:
         paired = self.cells[self.cells >= 0]
         return np.bincount(paired, minlength=self.k * self.k).astype(np.float64)
@@ -166,13 +162,13 @@ class _Rater:
         self.total: list[np.ndarray] = []
         self.rmse: list[np.ndarray] = []
 
-    def add(self, weights: np.ndarray) -> None:
-        """Statistics of one chunk of resamples (``weights``: resamples x items)."""
-        size = weights.shape[0]
+    def add(self, counts_per_criterion: Sequence[np.ndarray], sq_err_sum: np.ndarray, n_scored: np.ndarray) -> None:
+        """Statistics of one chunk of resamples, from its confusion counts and score sums."""
+        size = len(sq_err_sum)
         correct = np.zeros(size)
         total = np.zeros(size)
         for c, crit in enumerate(self.crits):
-            counts = crit.counts(weights)
+            counts = counts_per_criterion[c]
             acc, kap, wk = _stats_from_counts(counts, crit)
             self.acc[c].append(acc)
             self.kap[c].append(kap)
@@ -184,7 +180,7 @@ class _Rater:
         self.correct.append(correct)
         self.total.append(total)
         with np.errstate(divide="ignore", invalid="ignore"):
-            self.rmse.append(np.sqrt((weights @ self.sq_err) / (weights @ self.scored)))
+            self.rmse.append(np.sqrt(sq_err_sum / n_scored))
 
     def result(self, n_resamples: int, seed: int | None, confidence: float) -> BootstrapResult:
         """Point estimates, jackknife values and intervals from the collected replicates."""
@@ -262,8 +258,15 @@ def bootstrap_raters(
     Each rater is ``(pairs, human_scores, judge_scores)`` over the same items. Sharing the
     draws makes the raters' intervals comparable and costs one index draw per resample.
     """
+    from scipy import sparse
+
     n_items = len(raters[0][1])
     states = [_Rater(*rater) for rater in raters]
+    # every criterion of every rater in one sparse matrix: the resample weights are read once
+    # per chunk instead of once per criterion
+    blocks = [crit.onehot_t for state in states for crit in state.crits]
+    stacked = sparse.vstack(blocks).tocsr() if blocks else None
+    score_columns = np.column_stack([v for state in states for v in (state.sq_err, state.scored)])
     rng = np.random.default_rng(seed)
     chunk = max(1, _CHUNK_CELLS // max(n_items, 1))
     done = 0
@@ -273,8 +276,18 @@ def bootstrap_raters(
         offsets = (np.arange(size, dtype=np.int64) * n_items)[:, None]
         weights = np.bincount((idx + offsets).ravel(), minlength=size * n_items)
         weights = weights.reshape(size, n_items).astype(np.float64)
-        for state in states:
-            state.add(weights)
+        counts = (
+            np.asarray(stacked @ np.ascontiguousarray(weights.T)).T if stacked is not None else None
+        )
+        score_sums = weights @ score_columns
+        row = 0
+        for r, state in enumerate(states):
+            per_criterion = []
+            for crit in state.crits:
+                assert counts is not None
+                per_criterion.append(counts[:, row : row + crit.k * crit.k])
+                row += crit.k * crit.k
+            state.add(per_criterion, score_sums[:, 2 * r], score_sums[:, 2 * r + 1])
         done += size
     return [state.result(n_resamples, seed, confidence) for state in states]
 
