@@ -14,5 +14,6 @@ def register(app: typer.Typer) -> None:
     __import__("assay.gate_cli", fromlist=["register"]).register(app)  # baseline, compare
     __import__("assay.tez.cli", fromlist=["register"]).register(app)  # tez score|show|validate
     __import__("assay.calibration.cli", fromlist=["register"]).register(app)  # agreement
+    __import__("assay.providers.cli", fromlist=["register"]).register(app)  # cache stats|clear
     # Feature packages: each module exposes ``register(app)``.
     # (calibration, tez, gate/baseline/compare, runs/report are mounted here)

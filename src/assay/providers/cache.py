@@ -118,6 +118,36 @@ class ProviderCache:
             conn = self._connect()
             return int(conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0])
 
+    def stats(self) -> list[tuple[str, str, int, int]]:
+        """``(kind, model, entries, value bytes)`` per kind and model, for ``assay cache stats``."""
+        with self._lock:
+            conn = self._connect()
+            rows = conn.execute(
+                "SELECT kind, model, COUNT(*), COALESCE(SUM(LENGTH(value)), 0) FROM entries "
+                "GROUP BY kind, model ORDER BY kind, model"
+            )
+            return [(str(k), str(m), int(n), int(b)) for k, m, n, b in rows]
+
+    def clear(self, *, kind: str | None = None, model: str | None = None) -> int:
+        """Delete entries (all, or of one kind and/or model); returns how many went."""
+        clauses, values = [], []
+        if kind is not None:
+            clauses.append("kind = ?")
+            values.append(kind)
+        if model is not None:
+            clauses.append("model = ?")
+            values.append(model)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        with self._lock:
+            conn = self._connect()
+            try:
+                deleted = conn.execute(f"DELETE FROM entries{where}", values).rowcount
+                conn.commit()
+                conn.execute("VACUUM")
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot clear the provider cache at {self.path}: {exc}") from None
+            return int(deleted)
+
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
