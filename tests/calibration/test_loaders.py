@@ -224,3 +224,16 @@ def test_every_format_gives_the_same_arrays(tmp_path_factory, doc):
         order = [other.judges.index(j) for j in reference.judges]
         assert np.array_equal(other.human, reference.human), name
         assert np.array_equal(other.votes[order], reference.votes), name
+
+
+def test_option_shorthands_and_numeric_labels():
+    crit = Criterion.model_validate({"name": "s", "type": "ordinal", "options": [1, 2, 3, {"label": "n/a", "na": True}]})
+    assert crit.labels == ("1", "2", "3", "n/a")
+    assert crit.code_of(2) == 1 and crit.code_of("3") == 2
+    named = Criterion.model_validate({"name": "t", "type": "nominal", "options": ["formal", "casual"]})
+    assert named.labels == ("formal", "casual")
+    labels = labels_from_data(yaml.safe_load(
+        "criteria:\n  - {name: s, type: ordinal, options: [{label: 1}, {label: 2}, {label: 3}]}\n"
+        "items:\n  - {id: 1, human: {s: 3}, judge: {s: 2}}\n"
+    ))
+    assert labels.human[0, 0] == 2 and labels.votes[0, 0, 0] == 1

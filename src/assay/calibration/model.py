@@ -54,6 +54,19 @@ class Option(BaseModel):
     )
     na: bool = False
 
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        """``"good"`` or ``3`` alone is an option with that label; numeric labels become text."""
+        if isinstance(data, str) or (isinstance(data, (int, float)) and not isinstance(data, bool)):
+            data = {"label": data}
+        if isinstance(data, dict) and isinstance(data.get("label"), (int, float)) and not isinstance(
+            data.get("label"), bool
+        ):
+            number = data["label"]
+            data = {**data, "label": str(int(number)) if float(number).is_integer() else str(number)}
+        return data
+
     @field_validator("label")
     @classmethod
     def _strip(cls, value: str) -> str:
