@@ -199,3 +199,18 @@ def test_a_missing_local_extra_says_how_to_install_it(monkeypatch: pytest.Monkey
     monkeypatch.setattr(local, "_models", {})
     with pytest.raises(UsageError, match=r'install torch\'s CPU build first, then pip install "assay\[local\]"'):
         local.LocalEmbedder()
+
+
+def test_the_memo_is_bounded_by_entries_and_bytes() -> None:
+    from assay.providers.embeddings import _Memo
+
+    memo = _Memo(size=3, max_bytes=10_000)
+    for i in range(5):
+        memo.put(str(i), np.zeros(16, dtype=np.float32))
+    assert len(memo) == 3 and memo.get("0") is None and memo.get("4") is not None
+    big = _Memo(size=100, max_bytes=3 * (4000 + 64))
+    for i in range(5):
+        big.put(str(i), np.zeros(1000, dtype=np.float32))  # 4,000 bytes each
+    assert len(big) == 3 and big.bytes == 3 * (4000 + 64)
+    big.put("4", np.zeros(10, dtype=np.float32))  # replacing an entry releases its bytes
+    assert big.bytes == 2 * (4000 + 64) + 40 + 64

@@ -43,11 +43,21 @@ class Embeddings:
     usage: tuple[UsageRecord, ...]
 
 
-class _Memo:
-    """A bounded LRU of key -> value."""
+MEMO_BYTES = 256 * 1024 * 1024  # per embedder: vectors kept in memory during a run
 
-    def __init__(self, size: int) -> None:
+
+def _nbytes(value: Any) -> int:
+    array = getattr(value, "vectors", value)
+    return int(getattr(array, "nbytes", 0)) + 64
+
+
+class _Memo:
+    """An LRU of key -> vector(s), bounded by entry count and by the bytes it holds."""
+
+    def __init__(self, size: int, max_bytes: int = MEMO_BYTES) -> None:
         self.size = size
+        self.max_bytes = max_bytes
+        self.bytes = 0
         self._data: OrderedDict[str, Any] = OrderedDict()
 
     def get(self, key: str) -> Any:
@@ -57,10 +67,14 @@ class _Memo:
         return value
 
     def put(self, key: str, value: Any) -> None:
+        old = self._data.pop(key, None)
+        if old is not None:
+            self.bytes -= _nbytes(old)
         self._data[key] = value
-        self._data.move_to_end(key)
-        while len(self._data) > self.size:
-            self._data.popitem(last=False)
+        self.bytes += _nbytes(value)
+        while len(self._data) > 1 and (len(self._data) > self.size or self.bytes > self.max_bytes):
+            _, evicted = self._data.popitem(last=False)
+            self.bytes -= _nbytes(evicted)
 
     def __len__(self) -> int:
         return len(self._data)
