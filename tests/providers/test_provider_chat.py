@@ -287,3 +287,20 @@ def test_clients_are_per_event_loop(openai_server: OpenAIServer, provider_settin
     first = asyncio.run(grab())
     second = asyncio.run(grab())
     assert first is not second
+
+
+async def test_a_429_narrows_the_window_and_successes_widen_it_again(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings, delays: list[float]
+) -> None:
+    change(provider_settings, {"max_concurrency": 5})
+    openai_server.script(CHAT, Step.error(429, retry_after="0"))
+    await ask("first")
+    gate = registry._endpoint(settings.current())[1]
+    assert gate.limit == 5 and gate.current == 4  # 5 x 0.8
+    for i in range(4):
+        await ask(f"after {i}")
+    assert gate.current == 5  # four successes in a row at width 4 widen it by one
+    openai_server.latency_s = 0.02
+    openai_server.script(CHAT, *[Step.error(429, retry_after="0")] * 3)
+    await asyncio.gather(*(ask(f"burst {i}") for i in range(10)))
+    assert gate.current >= 1 and openai_server.max_inflight <= 5

@@ -52,3 +52,38 @@ def test_backoff_doubles_with_bounded_jitter_and_a_cap() -> None:
 )
 def test_endpoint_host_never_carries_credentials(url: str | None, host: str) -> None:
     assert endpoint_host(url) == host
+
+
+async def test_gate_cuts_once_per_episode_and_grows_back() -> None:
+    from assay.providers.retry import Gate
+
+    gate = Gate(10)
+    gate.rate_limited()
+    gate.rate_limited()  # the same episode: no second cut
+    assert gate.current == 8
+    for _ in range(8):
+        gate.succeeded()
+    assert gate.current == 9
+    small = Gate(1)
+    small.rate_limited()
+    assert small.current == 1  # never below one
+
+
+async def test_gate_never_exceeds_its_current_window() -> None:
+    import asyncio
+
+    from assay.providers.retry import Gate
+
+    gate = Gate(6)
+    gate.current = 2
+    active, peak = 0, 0
+
+    async def work() -> None:
+        nonlocal active, peak
+        active += 1
+        peak = max(peak, active)
+        await asyncio.sleep(0.005)
+        active -= 1
+
+    await asyncio.gather(*(gate.run(work) for _ in range(12)))
+    assert peak == 2

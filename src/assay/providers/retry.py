@@ -50,16 +50,40 @@ class RetryPolicy:
 
 
 class Gate:
-    """Bounded concurrency plus a shared cool-down after a 429 with ``Retry-After``."""
+    """Adaptive bounded concurrency plus a shared cool-down after a 429 with ``Retry-After``.
+
+    At most ``current`` requests are in flight; ``current`` starts at the configured ``limit``.
+    A rate-limit answer (HTTP 429) cuts it to 80% (at least 1), once per episode; every
+    ``current`` successes in a row raise it by one again, up to ``limit`` (AIMD, as the
+    adaptive schedulers of inspect_ai and Phoenix do).
+    """
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._semaphore = asyncio.Semaphore(limit)
+        self.current = limit
+        self._inflight = 0
+        self._successes = 0
+        self._cut_at = -1.0
+        self._condition: asyncio.Condition | None = None
         self._resume_at = 0.0
 
     def pause(self, seconds: float) -> None:
         loop = asyncio.get_running_loop()
         self._resume_at = max(self._resume_at, loop.time() + seconds)
+
+    def rate_limited(self) -> None:
+        """A 429 arrived: cut the window (once per episode of overlapping requests)."""
+        now = asyncio.get_running_loop().time()
+        self._successes = 0
+        if now >= self._cut_at:
+            self.current = max(1, int(self.current * 0.8))
+            self._cut_at = now + 1.0
+
+    def succeeded(self) -> None:
+        self._successes += 1
+        if self.current < self.limit and self._successes >= self.current:
+            self.current += 1
+            self._successes = 0
 
     async def _cool_down(self) -> None:
         loop = asyncio.get_running_loop()
@@ -68,8 +92,18 @@ class Gate:
 
     async def run(self, send: Callable[[], Awaitable[T]]) -> T:
         await self._cool_down()
-        async with self._semaphore:
+        if self._condition is None:
+            self._condition = asyncio.Condition()
+        condition = self._condition
+        async with condition:
+            await condition.wait_for(lambda: self._inflight < self.current)
+            self._inflight += 1
+        try:
             return await send()
+        finally:
+            async with condition:
+                self._inflight -= 1
+                condition.notify_all()
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -144,13 +178,18 @@ async def call_with_retries(
     retries = 0
     while True:
         try:
-            return await gate.run(send), retries
+            result = await gate.run(send)
         except ProviderError:
             raise
         except Exception as exc:
             attempt = _classify(exc, what, host, policy.timeout_s)
             if attempt is None:
                 raise ProviderError(f"{what} to {host} failed: {type(exc).__name__}") from None
+        else:
+            gate.succeeded()
+            return result, retries
+        if attempt.status == 429:
+            gate.rate_limited()
         if not attempt.retryable or retries >= policy.max_retries:
             suffix = f" (gave up after {retries} retr{'y' if retries == 1 else 'ies'})" if retries else ""
             raise ProviderError(attempt.message + suffix, status=attempt.status, retryable=attempt.retryable)
