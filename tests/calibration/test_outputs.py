@@ -10,11 +10,13 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay.calibration import LabelSet, compute_agreement, load_labels
 from assay.calibration.result import CALIBRATION_SCHEMA, json_schema, schema_path
 
-from .builders import binary, ordinal
+from .builders import binary, label_sets, ordinal
 
 DATA = Path(__file__).parent / "data"
 
@@ -23,6 +25,9 @@ def _validator() -> jsonschema.Draft202012Validator:
     schema = json.loads(schema_path().read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
+
+
+_VALIDATOR = jsonschema.Draft202012Validator(json.loads(schema_path().read_text(encoding="utf-8")))
 
 
 def test_shipped_schema_is_generated_from_the_models():
@@ -133,3 +138,17 @@ def test_bootstrap_estimates_equal_the_point_estimates():
         if crit.kind == "ordinal":
             assert ci.weighted_kappa.estimate == pytest.approx(crit.weighted_kappa)
     assert np.isfinite(boot.accuracy_micro.standard_error)
+
+
+@settings(max_examples=40, deadline=None)
+@given(label_sets(), st.sampled_from(["exclude", "as_unmet", "as_category"]), st.integers(0, 6))
+def test_any_label_set_renders_and_validates(labels, mode, resamples):
+    """Robustness: whatever the labels (single classes, missing, failed, errored items), the
+    result validates against the shipped schema, renders as text and flattens to a frame."""
+    result = compute_agreement(labels, cannot_assess_mode=mode, na_mode=mode, bootstrap=resamples, seed=1)
+    errors = list(_VALIDATOR.iter_errors(json.loads(result.to_json())))
+    assert not errors, errors[0].message
+    text = result.summary(verbose=True)
+    assert "Handling modes:" in text and "nan" not in text.replace("nominal", "")
+    frame = result.to_dataframe()
+    assert len(frame) >= 1 + len(labels.criteria)
