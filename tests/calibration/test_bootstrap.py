@@ -198,3 +198,37 @@ def test_per_judge_intervals_share_the_resamples_and_match_scipy():
             got = getattr(block.bootstrap.accuracy_micro, attr)
             assert got == (pytest.approx(ci.low, abs=1e-12), pytest.approx(ci.high, abs=1e-12))
     assert "percentile: accuracy" in result.summary()
+
+
+def test_judge_comparisons_equal_scipy_paired_differences():
+    rng = np.random.default_rng(41)
+    n = 60
+    human = rng.integers(0, 2, n)
+    votes = np.stack([np.where(rng.random(n) < q, human, 1 - human) for q in (0.95, 0.6)])
+    labels = LabelSet(criteria=(binary("q"),), item_ids=tuple(map(str, range(n))),
+                      judges=("good", "poor"), human=human.reshape(1, n).astype(np.int16),
+                      votes=votes.reshape(2, 1, n).astype(np.int16))
+    result = compute_agreement(labels, bootstrap=300, seed=17)
+    by_stat = {c.statistic: c for c in result.judge_comparisons}
+    acc = by_stat["accuracy_micro"]
+    assert (acc.judge_a, acc.judge_b) == ("good", "poor")
+    ca, cb = (votes[0] == human).astype(float), (votes[1] == human).astype(float)
+
+    def diff(a, b, axis=-1):
+        return np.mean(a, axis=axis) - np.mean(b, axis=axis)
+
+    for method, attr in (("percentile", "percentile"), ("BCa", "bca")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ci = sps.bootstrap((ca, cb), diff, n_resamples=300, method=method, paired=True,
+                               rng=np.random.default_rng(17)).confidence_interval
+        got = getattr(acc.difference, attr)
+        assert got == (pytest.approx(ci.low, abs=1e-12), pytest.approx(ci.high, abs=1e-12))
+    assert acc.difference.estimate == pytest.approx(ca.mean() - cb.mean())
+    assert acc.excludes_zero is True
+    kappa = by_stat["mean_kappa_macro"]
+    assert kappa.difference.estimate == pytest.approx(
+        cohen_kappa_score(human, votes[0], labels=[0, 1]) - cohen_kappa_score(human, votes[1], labels=[0, 1]))
+    assert "Judge comparisons (paired bootstrap" in result.summary()
+    single = compute_agreement(_labels(human, votes[0]), bootstrap=20, seed=1)
+    assert single.judge_comparisons is None

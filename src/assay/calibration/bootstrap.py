@@ -161,6 +161,8 @@ class _Rater:
         self.correct: list[np.ndarray] = []
         self.total: list[np.ndarray] = []
         self.rmse: list[np.ndarray] = []
+        # (estimate, replicates, jackknife) of the aggregates, kept for paired comparisons
+        self.draws: dict[str, tuple[float, np.ndarray, np.ndarray | None]] = {}
 
     def add(self, counts_per_criterion: Sequence[np.ndarray], sq_err_sum: np.ndarray, n_scored: np.ndarray) -> None:
         """Statistics of one chunk of resamples, from its confusion counts and score sums."""
@@ -233,6 +235,10 @@ class _Rater:
             mean_kappa_full = _nanmean_rows([np.array([k]) for k in kappa_full])[0]
         else:
             mean_kappa_boot, mean_kappa_jack, mean_kappa_full = np.full(n_resamples, np.nan), None, np.nan
+        self.draws = {
+            "accuracy_micro": (acc_micro, acc_micro_boot, acc_micro_jack),
+            "mean_kappa_macro": (mean_kappa_full, mean_kappa_boot, mean_kappa_jack),
+        }
         return BootstrapResult(
             n_resamples=n_resamples,
             seed=seed,
@@ -252,11 +258,14 @@ def bootstrap_raters(
     n_resamples: int,
     seed: int | None,
     confidence: float = 0.95,
-) -> list[BootstrapResult]:
+    compare: Sequence[tuple[int, int]] = (),
+) -> tuple[list[BootstrapResult], list[tuple[int, int, str, Interval]]]:
     """Bootstrap several raters on the same resamples (one index draw serves them all).
 
     Each rater is ``(pairs, human_scores, judge_scores)`` over the same items. Sharing the
-    draws makes the raters' intervals comparable and costs one index draw per resample.
+    draws makes the raters' intervals comparable; ``compare`` lists rater pairs ``(a, b)``
+    whose paired differences ``a - b`` of micro accuracy and macro mean kappa get their own
+    intervals (per resample, from the same items; BCa from the paired jackknife).
     """
     from scipy import sparse
 
@@ -289,7 +298,17 @@ def bootstrap_raters(
                 row += crit.k * crit.k
             state.add(per_criterion, score_sums[:, 2 * r], score_sums[:, 2 * r + 1])
         done += size
-    return [state.result(n_resamples, seed, confidence) for state in states]
+    results = [state.result(n_resamples, seed, confidence) for state in states]
+    comparisons: list[tuple[int, int, str, Interval]] = []
+    for a, b in compare:
+        for statistic in ("accuracy_micro", "mean_kappa_macro"):
+            est_a, boot_a, jack_a = states[a].draws[statistic]
+            est_b, boot_b, jack_b = states[b].draws[statistic]
+            jack = jack_a - jack_b if jack_a is not None and jack_b is not None else None
+            comparisons.append(
+                (a, b, statistic, interval(_finite_or_none(est_a - est_b), boot_a - boot_b, jack, confidence))
+            )
+    return results, comparisons
 
 
 def bootstrap(
@@ -302,6 +321,7 @@ def bootstrap(
     confidence: float = 0.95,
 ) -> BootstrapResult:
     """Intervals for micro accuracy, macro mean kappa, score RMSE and per-criterion stats."""
-    return bootstrap_raters(
+    results, _ = bootstrap_raters(
         [(pairs, human_scores, judge_scores)], n_resamples=n_resamples, seed=seed, confidence=confidence
-    )[0]
+    )
+    return results[0]

@@ -27,6 +27,7 @@ from assay.calibration.result import (
     AgreementBlock,
     CalibrationResult,
     InterJudge,
+    JudgeComparison,
     ScoreAgreement,
 )
 from assay.calibration.scoring import AbstainPolicy, weighted_scores
@@ -229,6 +230,7 @@ def compute_agreement(
     inter = _inter_judge(labels, ca, na) if n_judges >= 2 else None
 
     boot = None
+    comparisons: list[JudgeComparison] | None = None
     if bootstrap:
         from assay.calibration.bootstrap import bootstrap_raters
 
@@ -237,10 +239,24 @@ def compute_agreement(
         raters = [(overall_pairs, h, np.where(use, rater_scores, np.nan))]
         if n_judges > 1:  # with one judge its block is the overall block
             raters += [(pairs, h, np.where(use, scores, np.nan)) for pairs, scores in judge_inputs]
-        results = bootstrap_raters(raters, n_resamples=bootstrap, seed=seed, confidence=confidence_level)
+        pairs_of_judges = [(a + 1, b + 1) for a in range(n_judges) for b in range(a + 1, n_judges)]
+        results, diffs = bootstrap_raters(
+            raters, n_resamples=bootstrap, seed=seed, confidence=confidence_level,
+            compare=pairs_of_judges if n_judges > 1 else (),
+        )
         boot = results[0]
         if n_judges > 1:
             per_judge = [b.model_copy(update={"bootstrap": r}) for b, r in zip(per_judge, results[1:])]
+            comparisons = [
+                JudgeComparison(
+                    judge_a=labels.judges[a - 1],
+                    judge_b=labels.judges[b - 1],
+                    statistic=statistic,  # type: ignore[arg-type]
+                    difference=iv,
+                    excludes_zero=None if iv.percentile is None else (iv.percentile[0] > 0 or iv.percentile[1] < 0),
+                )
+                for a, b, statistic, iv in diffs
+            ]
         else:
             per_judge = [per_judge[0].model_copy(update={"bootstrap": boot})]
 
@@ -265,6 +281,7 @@ def compute_agreement(
         inter_judge=inter,
         bootstrap=boot,
         warnings=warnings,
+        judge_comparisons=comparisons,
     )
 
 

@@ -194,6 +194,18 @@ class BootstrapResult(_Model):
     criteria: list[CriterionIntervals]
 
 
+class JudgeComparison(_Model):
+    """Paired bootstrap difference ``judge_a - judge_b`` of one aggregate (same resamples)."""
+
+    judge_a: str
+    judge_b: str
+    statistic: Literal["accuracy_micro", "mean_kappa_macro"]
+    difference: Interval
+    excludes_zero: bool | None = Field(
+        description="the percentile interval lies entirely above or below 0; None when undefined"
+    )
+
+
 class JudgeRun(_Model):
     """How ``assay calibrate`` produced the verdicts (absent for precomputed labels)."""
 
@@ -290,6 +302,9 @@ class CalibrationResult(_Model):
     bootstrap: BootstrapResult | None
     warnings: list[str]
     judge_run: JudgeRun | None = None
+    judge_comparisons: list[JudgeComparison] | None = Field(
+        default=None, description="with --bootstrap and 2+ judges: every pair of judges"
+    )
 
     # ------------------------------------------------------------------ outputs
 

@@ -227,6 +227,19 @@ def render_summary(result: CalibrationResult, *, verbose: bool = False) -> str:
             if verbose:
                 lines.extend("    " + line for line in _criteria_lines(block))
 
+    if result.judge_comparisons:
+        lines.append("")
+        lines.append("Judge comparisons (paired bootstrap, judge A - judge B, same resamples):")
+        for cmp in result.judge_comparisons:
+            iv = cmp.difference
+            verdict = "" if cmp.excludes_zero is None else (
+                "  differs" if cmp.excludes_zero else "  no clear difference"
+            )
+            lines.append(
+                f"  {cmp.judge_a} - {cmp.judge_b}: {cmp.statistic} {fmt(iv.estimate, '+.3f')} "
+                f"percentile {_pair(iv.percentile, '+.3f')} BCa {_pair(iv.bca, '+.3f')}{verdict}"
+            )
+
     if result.inter_judge:
         lines.append("")
         lines.append("Inter-judge agreement (judges vs each other, no human labels):")
