@@ -72,6 +72,20 @@ class SutServer:
             self.rate_limited = 0
             self.peak_in_flight = 0
 
+    def settle(self, quiet_s: float = 0.2, limit_s: float = 10.0) -> None:
+        """Wait until nothing is being served and no call arrived for ``quiet_s`` (after a kill)."""
+        deadline = time.monotonic() + limit_s
+        last, since = self.total_calls(), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.02)
+            now = self.total_calls()
+            with self._lock:
+                busy = self._in_flight > 0
+            if now != last or busy:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet_s:
+                return
+
     def total_calls(self) -> int:
         with self._lock:
             return sum(self.calls.values())

@@ -61,8 +61,8 @@ def test_adaptive_concurrency_loses_nothing_and_draws_fewer_429s(tmp_path: Path)
 
 def test_cli_run_completes_under_rate_limiting(tmp_path: Path) -> None:
     dataset = tmp_path / "dataset.json"
-    ids = write_dataset(dataset, 60)
-    with SutServer(latency_s=0.005, max_in_flight=3, retry_after="0.02") as server:
+    ids = write_dataset(dataset, 45)
+    with SutServer(latency_s=0.04, max_in_flight=3, retry_after="0.02") as server:
         done = run_assay(
             ["run", str(dataset), "--sut-url", server.url, "-j", "16", "--store", str(tmp_path / "s.db"),
              "-f", "json", "-o", str(tmp_path / "r.json"), "-q"],
