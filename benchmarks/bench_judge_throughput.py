@@ -104,8 +104,9 @@ def main() -> None:
     latency = args.latency_ms / 1000.0
     print(f"{args.samples} llm-as-judge samples via `assay run`, server latency {args.latency_ms:g} ms (own process), "
           f"cpus {len(os.sched_getaffinity(0))}, load average {os.getloadavg()[0]:.1f}")
-    print(f"{'N':>3} {'bound/s':>8} {'ideal s':>8} {'run s':>7} {'run frac':>8} {'cmd s':>7} {'cmd frac':>8} {'calls':>6}")
-    server = RemoteServer(args.latency_ms)
+    print("bound = N / latency; floor = the same run against a 0 ms server (what client + server manage on this machine)")
+    print(f"{'N':>3} {'bound/s':>8} {'ideal s':>8} {'floor s':>8} {'run s':>7} {'run frac':>8} {'cmd s':>7} {'cmd frac':>8} {'calls':>6}")
+    server, instant = RemoteServer(args.latency_ms), RemoteServer(0.0)
     try:
         with tempfile.TemporaryDirectory() as temp:
             directory = Path(temp)
@@ -113,11 +114,13 @@ def main() -> None:
             for concurrency in args.concurrency:
                 bound = concurrency / latency
                 ideal = args.samples / bound
+                floor = run_once(instant, dataset, outputs, concurrency, directory)[1]
                 wall, run_s, calls = run_once(server, dataset, outputs, concurrency, directory)
-                print(f"{concurrency:>3} {bound:>8.0f} {ideal:>8.2f} {run_s:>7.2f} {ideal / run_s:>8.2f} "
+                print(f"{concurrency:>3} {bound:>8.0f} {ideal:>8.2f} {floor:>8.2f} {run_s:>7.2f} {ideal / run_s:>8.2f} "
                       f"{wall:>7.2f} {ideal / wall:>8.2f} {calls:>6}")
     finally:
         server.stop()
+        instant.stop()
 
 
 if __name__ == "__main__":
