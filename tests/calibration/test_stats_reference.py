@@ -374,3 +374,55 @@ def test_alpha_and_correlation_bands():
     assert correlation_band(0.3) == "weak positive"
     assert correlation_band(0.29) == "very weak positive"
     assert [effect_size_band(v) for v in (0.1, -0.3, 0.6, 2.0)] == ["negligible", "small", "medium", "large"]
+
+
+SHROUT_FLEISS = np.array(
+    [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]], dtype=float
+)
+
+
+def test_icc_shrout_fleiss_1979_worked_example():
+    """Shrout, P. E. & Fleiss, J. L. (1979). Intraclass correlations: uses in assessing rater
+    reliability. Psychological Bulletin 86(2), 420-428: Table 2 (6 targets x 4 judges),
+    Table 4: ICC(1,1) = .17, ICC(2,1) = .29, ICC(3,1) = .71."""
+    got = stats.icc(SHROUT_FLEISS)
+    assert got["icc1"] == pytest.approx(0.17, abs=5e-3)
+    assert got["icc2"] == pytest.approx(0.29, abs=5e-3)
+    assert got["icc3"] == pytest.approx(0.71, abs=5e-3)
+
+
+@SETTINGS
+@given(st.integers(2, 12), st.integers(2, 5), st.data())
+def test_icc_mean_squares_match_a_statsmodels_anova(n, k, data):
+    """The same ICCs from the two-way ANOVA table that statsmodels' OLS produces."""
+    import pandas as pd
+    import statsmodels.formula.api as smf
+    from statsmodels.stats.anova import anova_lm
+
+    values = data.draw(st.lists(st.integers(0, 6), min_size=n * k, max_size=n * k))
+    x = np.array(values, dtype=float).reshape(n, k)
+    frame = pd.DataFrame(
+        {"y": x.ravel(), "target": np.repeat(np.arange(n), k), "rater": np.tile(np.arange(k), n)}
+    )
+    ours = stats.icc(x)
+    if np.ptp(x) == 0:
+        assert ours == {"icc1": None, "icc2": None, "icc3": None}
+        return
+    table = _ref(anova_lm, smf.ols("y ~ C(target) + C(rater)", data=frame).fit())
+    ms_rows = table.loc["C(target)", "sum_sq"] / (n - 1)
+    ms_cols = table.loc["C(rater)", "sum_sq"] / (k - 1)
+    ms_error = table.loc["Residual", "sum_sq"] / ((n - 1) * (k - 1))
+    icc3_den = ms_rows + (k - 1) * ms_error
+    icc2_den = icc3_den + k * (ms_cols - ms_error) / n
+    for key, den in (("icc3", icc3_den), ("icc2", icc2_den)):
+        if abs(den) <= 1e-9:
+            continue
+        assert ours[key] == pytest.approx((ms_rows - ms_error) / den, abs=1e-7)
+
+
+def test_icc_separates_agreement_from_consistency():
+    """A judge that is always 0.2 higher is perfectly consistent but not in absolute agreement."""
+    human = np.array([0.1, 0.3, 0.5, 0.2, 0.6])
+    got = stats.icc(np.column_stack([human, human + 0.2]))
+    assert got["icc3"] == pytest.approx(1.0)
+    assert got["icc2"] < 0.8

@@ -8,6 +8,8 @@
 * correlation |r|: >= 0.9 very strong, >= 0.7 strong, >= 0.5 moderate, >= 0.3 weak, else very
   weak, followed by the sign.
 * Cohen's d: < 0.2 negligible, < 0.5 small, < 0.8 medium, else large.
+* intraclass correlation (Koo & Li 2016): < 0.5 poor, < 0.75 moderate, < 0.9 good, else
+  excellent.
 
 Every function returns ``"undefined"`` for ``None``, so an n/a statistic never gets a band.
 """
@@ -70,3 +72,16 @@ def effect_size_band(value: float | None) -> str:
     if size < 0.8:
         return "medium"
     return "large"
+
+
+def icc_band(value: float | None) -> str:
+    """Koo & Li's (2016) reading of an intraclass correlation."""
+    if value is None:
+        return UNDEFINED
+    if value < 0.5:
+        return "poor"
+    if value < 0.75:
+        return "moderate"
+    if value < 0.9:
+        return "good"
+    return "excellent"

@@ -21,7 +21,7 @@ from assay.calibration.agreement import (
     make_pairs,
     scale_for,
 )
-from assay.calibration.bands import alpha_band, kappa_band
+from assay.calibration.bands import alpha_band, icc_band, kappa_band
 from assay.calibration.model import MODES, LabelSet, Mode
 from assay.calibration.result import (
     AgreementBlock,
@@ -45,6 +45,7 @@ def _check_mode(name: str, value: str) -> Mode:
 def _scores(human: np.ndarray, judge: np.ndarray, errored: np.ndarray) -> ScoreAgreement:
     use = ~np.isnan(human) & ~np.isnan(judge) & ~errored
     h, j = human[use], judge[use]
+    iccs = stats.icc(np.column_stack([h, j]))
     return ScoreAgreement(
         n=int(use.sum()),
         rmse=stats.rmse(h, j),
@@ -53,6 +54,9 @@ def _scores(human: np.ndarray, judge: np.ndarray, errored: np.ndarray) -> ScoreA
         kendall=stats.correlation(j, h, "kendall"),
         pearson=stats.correlation(j, h, "pearson"),
         bias=stats.systematic_bias(j, h),
+        icc_absolute=iccs["icc2"],
+        icc_consistency=iccs["icc3"],
+        icc_interpretation=icc_band(iccs["icc2"]),
     )
 
 

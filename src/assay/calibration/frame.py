@@ -23,7 +23,7 @@ COLUMNS = (
     "binary_precision_micro", "binary_recall_micro", "binary_f1_micro", "binary_kappa_micro",
     "binary_phi_micro", "accuracy", "kappa", "weighted_kappa", "adjacent_accuracy",
     "precision", "recall", "f1", "phi", "fpr", "fnr", "rmse", "mae", "spearman", "kendall",
-    "pearson", "bias", "is_degenerate", "coverage", "judge_abstain_rate", "human_abstain_rate",
+    "pearson", "bias", "icc_absolute", "is_degenerate", "coverage", "judge_abstain_rate", "human_abstain_rate",
     "error_rate", "n_errored", "n_failed", "krippendorff_alpha", "fleiss_kappa",
     "mean_pairwise_kappa",
 )
@@ -45,7 +45,7 @@ def _rows(block: AgreementBlock, base: dict[str, Any]) -> list[dict[str, Any]]:
         "binary_phi_micro": bm.phi if bm else None,
         "rmse": s.rmse, "mae": s.mae, "spearman": s.spearman.coefficient,
         "kendall": s.kendall.coefficient, "pearson": s.pearson.coefficient,
-        "bias": s.bias.mean_bias, "coverage": agg.coverage.coverage,
+        "bias": s.bias.mean_bias, "icc_absolute": s.icc_absolute, "coverage": agg.coverage.coverage,
         "judge_abstain_rate": agg.coverage.judge_abstain_rate,
         "human_abstain_rate": agg.coverage.human_abstain_rate,
         "error_rate": agg.coverage.error_rate, "n_errored": agg.coverage.n_errored,

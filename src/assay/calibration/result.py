@@ -163,6 +163,13 @@ class ScoreAgreement(_Model):
     kendall: Correlation
     pearson: Correlation
     bias: Bias
+    icc_absolute: float | None = Field(
+        default=None, description="ICC(2,1): two-way random, absolute agreement, judge and human"
+    )
+    icc_consistency: float | None = Field(
+        default=None, description="ICC(3,1): two-way mixed, consistency (ignores a constant bias)"
+    )
+    icc_interpretation: str = Field(default="undefined", description="band of icc_absolute")
 
 
 class Interval(_Model):

@@ -229,6 +229,39 @@ def systematic_bias(pred: np.ndarray, true: np.ndarray, *, confidence: float = 0
     )
 
 
+def icc(ratings: np.ndarray) -> dict[str, float | None]:
+    """Shrout & Fleiss (1979) intraclass correlations of a targets x raters matrix.
+
+    ``icc1`` one-way random (ICC(1,1)), ``icc2`` two-way random, absolute agreement
+    (ICC(2,1) = ICC(A,1)), ``icc3`` two-way mixed, consistency (ICC(3,1) = ICC(C,1)); single
+    rater, from the two-way ANOVA mean squares. None with fewer than 2 targets or 2 raters, or
+    a zero denominator (no variance at all).
+    """
+    x = np.asarray(ratings, dtype=np.float64)
+    out: dict[str, float | None] = {"icc1": None, "icc2": None, "icc3": None}
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
+        return out
+    n, k = x.shape
+    grand = x.mean()
+    ss_rows = k * float(np.sum((x.mean(axis=1) - grand) ** 2))
+    ss_cols = n * float(np.sum((x.mean(axis=0) - grand) ** 2))
+    ss_total = float(np.sum((x - grand) ** 2))
+    ss_error = ss_total - ss_rows - ss_cols
+    ms_rows = ss_rows / (n - 1)
+    ms_cols = ss_cols / (k - 1)
+    ms_error = ss_error / ((n - 1) * (k - 1))
+    ms_within = (ss_total - ss_rows) / (n * (k - 1))
+    denominators = {
+        "icc1": (ms_rows - ms_within, ms_rows + (k - 1) * ms_within),
+        "icc2": (ms_rows - ms_error, ms_rows + (k - 1) * ms_error + k * (ms_cols - ms_error) / n),
+        "icc3": (ms_rows - ms_error, ms_rows + (k - 1) * ms_error),
+    }
+    for name, (numerator, denominator) in denominators.items():
+        if abs(denominator) > _ZERO_SPREAD:
+            out[name] = numerator / denominator
+    return out
+
+
 # --------------------------------------------------------------------------- inter-rater
 
 def krippendorff_alpha(

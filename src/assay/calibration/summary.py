@@ -90,6 +90,10 @@ def _block_lines(block: AgreementBlock, *, header: str) -> list[str]:
         f"p={fmt(b.p_value, '.3g')}, significant: {sig}, d_z={fmt(b.effect_size, '.2f')} "
         f"({b.effect_interpretation})"
     )
+    lines.append(
+        f"    ICC(2,1) absolute agreement {fmt(s.icc_absolute)} ({s.icc_interpretation}), "
+        f"ICC(3,1) consistency {fmt(s.icc_consistency)}"
+    )
     if block.length_bias is not None:
         lines.append(f"    Length vs score Spearman {_corr(block.length_bias)}")
     return lines
