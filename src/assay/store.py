@@ -187,8 +187,9 @@ class RunStore:
             self.db.execute("BEGIN")
             try:
                 self.db.executemany("INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            except BaseException:
+            except BaseException:  # e.g. Ctrl-C between BEGIN and COMMIT: keep the rows for the next flush
                 self.db.execute("ROLLBACK")
+                self._rows = rows + self._rows
                 raise
             self.db.execute("COMMIT")
         self._pending = 0
