@@ -237,3 +237,13 @@ def test_option_shorthands_and_numeric_labels():
         "items:\n  - {id: 1, human: {s: 3}, judge: {s: 2}}\n"
     ))
     assert labels.human[0, 0] == 2 and labels.votes[0, 0, 0] == 1
+
+
+def test_inferred_single_label_nominal_is_padded_and_said(tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("item_id,criterion,human,j\n1,tone,formal,formal\n2,tone,formal,formal\n")
+    labels = load_labels(path)
+    assert labels.criteria[0].labels == ("formal", "(unobserved 2)")
+    assert any("padded to 2 with placeholders" in note for note in labels.notes)
+    result = compute_agreement(labels)
+    assert result.overall.criteria[0].is_degenerate

@@ -313,11 +313,13 @@ def _infer_criteria(values: Mapping[str, list[Any]]) -> tuple[list[Criterion], l
             )
             continue
         distinct = sorted({str(r).strip() for r in rest}, key=str.lower)
-        if len(distinct) < 2:
-            distinct = [*distinct, *(["(other)"] if distinct else ["(a)", "(b)"])]
+        observed = len(distinct)
+        while len(distinct) < 2:  # a criterion needs two real options; say they were padded
+            distinct.append(f"(unobserved {len(distinct) + 1})")
         options = [Option(label=lab) for lab in distinct] + [Option(label=lab, na=True) for lab in na]
         criteria.append(Criterion(name=name, kind="nominal", options=tuple(options)))
-        notes.append(f"criterion {name!r}: nominal options inferred from the labels ({len(distinct)})")
+        padded = f", padded to {len(distinct)} with placeholders" if observed < len(distinct) else ""
+        notes.append(f"criterion {name!r}: nominal options inferred from the labels ({observed}{padded})")
     return criteria, notes
 
 
