@@ -521,3 +521,11 @@ def test_binary_majority_matches_a_head_count(rows, weight):
     else:
         expected = 0 if met > unmet else 1
     assert got == expected
+
+
+def test_penalty_ordinal_mode_tie_breaks_to_the_highest_value():
+    crit = ordinal("o", labels="123", na=True, weight=-1.0)
+    votes = np.array([[0, 3], [2, 3]])  # item 0: "1" vs "3" tie; item 1: both NA
+    assert consensus(crit, votes, strategy=Aggregation(ordinal="mode")).tolist() == [2, 3]
+    positive = ordinal("p", labels="123", na=True)
+    assert consensus(positive, votes, strategy=Aggregation(ordinal="mode")).tolist() == [0, 3]

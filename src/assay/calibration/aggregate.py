@@ -49,9 +49,10 @@ def _worst_rank(criterion: Criterion) -> np.ndarray:
     keyed = []
     for code in range(n_codes):
         value = values[code]
-        if np.isnan(value):
-            value = np.inf  # abstentions / value-less options are never preferred on a tie
-        keyed.append(((value if criterion.weight >= 0 else -value), code))
+        if np.isnan(value):  # abstentions / value-less options rank after every valued option
+            keyed.append((1, 0.0, code))
+        else:
+            keyed.append((0, value if criterion.weight >= 0 else -value, code))
     order = sorted(range(n_codes), key=lambda c: keyed[c])
     rank = np.empty(n_codes, dtype=np.int64)
     rank[order] = np.arange(n_codes)
