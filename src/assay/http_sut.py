@@ -207,11 +207,15 @@ class HttpTarget:
         import httpx
 
         client = self._session()
+
+        async def exchange() -> tuple[Any, bytes]:
+            reply = await client.post(self.url, json=dict(sample.input))
+            return reply, await reply.aread()
+
         try:
-            async with asyncio.timeout(self.timeout_s):
-                response = await client.post(self.url, json=dict(sample.input))
-                body = await response.aread()
-        except TimeoutError:
+            # One deadline for the whole exchange (httpx's own timeouts are per phase).
+            response, body = await asyncio.wait_for(exchange(), self.timeout_s)
+        except asyncio.TimeoutError:
             raise SystemUnderTestError(f"{self.shown} timed out after {self.timeout_s:g}s") from None
         except httpx.TimeoutException:
             raise SystemUnderTestError(f"{self.shown} timed out after {self.timeout_s:g}s") from None

@@ -153,7 +153,7 @@ class Limiter:
             if timeout is None:
                 await waiter
             else:
-                with contextlib.suppress(TimeoutError):
+                with contextlib.suppress(asyncio.TimeoutError):  # the builtin one from 3.11 on
                     await asyncio.wait_for(waiter, timeout)
         finally:
             with contextlib.suppress(ValueError):
