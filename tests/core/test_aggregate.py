@@ -425,3 +425,41 @@ def test_usage_with_only_unpriced_models_has_no_cost() -> None:
 def test_usage_is_empty_for_offline_metrics() -> None:
     usage = single_metric_report([1.0]).usage
     assert (usage.calls, usage.cost_usd, usage.complete, usage.models) == (0, None, True, [])
+
+
+def test_metric_and_cohort_intervals_match_scipy_and_statsmodels() -> None:
+    """Mean intervals equal scipy's t interval; pass-rate intervals equal statsmodels' Wilson."""
+    import numpy as np
+    import scipy.stats
+    from statsmodels.stats.proportion import proportion_confint
+
+    from assay.report.aggregate import ExecutionResult, ReportBuilder, ScoreResult
+    from assay.report.model import DatasetInfo, RunInfo, SystemUnderTestInfo
+
+    values = [0.1, 0.55, 0.9, 0.3, 1.0, 0.75, 0.0, 0.5]
+    builder = ReportBuilder(["m"])
+    for i, v in enumerate(values):
+        builder.add(ExecutionResult(f"s{i}", 0, {"m": ScoreResult(v)}), ["even" if i % 2 == 0 else "odd"], f"h{i}")
+    report = builder.build(
+        dataset=DatasetInfo(name="d", schema_version="assay.dataset.v1", samples=len(values)),
+        run=RunInfo(
+            run_id="r", assay_version="0", started_at="t", finished_at="t", duration_seconds=0.0,
+            system_under_test=SystemUnderTestInfo(kind="none"), repetitions=1,
+        ),
+    )
+
+    def expected_mean_ci(xs: list[float]) -> tuple[float, float]:
+        low, high = scipy.stats.t.interval(0.95, len(xs) - 1, loc=np.mean(xs), scale=scipy.stats.sem(xs))
+        return max(0.0, low), min(1.0, high)
+
+    aggregate = report.metric("m")
+    assert aggregate.mean_ci is not None and aggregate.pass_rate_ci is not None
+    assert (aggregate.mean_ci.low, aggregate.mean_ci.high) == pytest.approx(expected_mean_ci(values), abs=1e-12)
+    passes = sum(v >= 0.5 for v in values)
+    low, high = proportion_confint(passes, len(values), alpha=0.05, method="wilson")
+    assert (aggregate.pass_rate_ci.low, aggregate.pass_rate_ci.high) == pytest.approx((low, high), abs=1e-9)
+
+    even = next(c for c in report.cohorts if c.name == "even").metrics[0]
+    xs = values[0::2]
+    assert even.mean_ci is not None
+    assert (even.mean_ci.low, even.mean_ci.high) == pytest.approx(expected_mean_ci(xs), abs=1e-12)

@@ -142,6 +142,25 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
     return Interval(low=max(0.0, centre - half), high=min(1.0, centre + half), confidence=confidence)
 
 
+def mean_interval(values: np.ndarray, confidence: float = 0.95) -> Interval | None:
+    """Student-t interval of a mean, clipped to [0, 1]; None below two values."""
+    from scipy.stats import t
+
+    n = values.size
+    if n < 2:
+        return None
+    spread = float(values.std(ddof=1))
+    half = float(t.ppf(0.5 + confidence / 2, n - 1)) * spread / math.sqrt(n)
+    centre = float(values.mean())
+    return Interval(low=max(0.0, centre - half), high=min(1.0, centre + half), confidence=confidence)
+
+
+def pass_interval(values: np.ndarray) -> Interval | None:
+    if values.size == 0:
+        return None
+    return wilson_interval(int((values >= PASS_THRESHOLD).sum()), int(values.size))
+
+
 def _mean(values: np.ndarray) -> float | None:
     return float(values.mean()) if values.size else None
 
@@ -417,6 +436,8 @@ class ReportBuilder:
             min=float(values[0]) if values.size else None,
             max=float(values[-1]) if values.size else None,
             pass_rate=_pass_rate(values),
+            pass_rate_ci=pass_interval(values),
+            mean_ci=mean_interval(values),
             histogram=histogram(values),
         )
 
@@ -434,6 +455,8 @@ class ReportBuilder:
                     p50=percentile(values, 50),
                     p95=percentile(values, 95),
                     pass_rate=_pass_rate(values),
+                    pass_rate_ci=pass_interval(values),
+                    mean_ci=mean_interval(values),
                 )
             )
         return Cohort(

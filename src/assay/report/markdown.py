@@ -89,12 +89,23 @@ def render_markdown(report: Report) -> str:
                         f"{fmt(agg.pass_rate_ci.low)}–{fmt(agg.pass_rate_ci.high)} |"
                     )
 
-    out += ["", "## Cohorts by metadata.tags", "", "| cohort | samples | metric | mean | pass-rate |", "| --- | --- | --- | --- | --- |"]
+    out += [
+        "",
+        "## Cohorts by metadata.tags",
+        "",
+        "| cohort | samples | metric | mean | pass-rate | pass-rate 95% interval |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for cohort in report.cohorts:
         for m in cohort.metrics:
             if m.scored + m.failed == 0:
                 continue  # the metric does not apply to this cohort
-            out.append(f"| {cell(cohort.label)} | {cohort.samples} | {cell(m.name)} | {fmt(m.mean)} | {fmt(m.pass_rate)} |")
+            ci = m.pass_rate_ci
+            interval = f"{fmt(ci.low)}–{fmt(ci.high)}" if ci is not None else "n/a"
+            label = f"_{cell(cohort.label)}_" if cohort.is_untagged else cell(cohort.label)
+            out.append(
+                f"| {label} | {cohort.samples} | {cell(m.name)} | {fmt(m.mean)} | {fmt(m.pass_rate)} | {interval} |"
+            )
 
     out += ["", "## Score histograms"]
     for m in report.metrics:

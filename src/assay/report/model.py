@@ -39,6 +39,12 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Interval(_Model):
+    low: float
+    high: float
+    confidence: float
+
+
 class Bucket(_Model):
     """One histogram bucket; the last one is closed on the right so 1.0 lands in it."""
 
@@ -62,6 +68,8 @@ class MetricAggregate(_Model):
     min: float | None
     max: float | None
     pass_rate: float | None = Field(description="share of scored executions with score >= 0.5")
+    pass_rate_ci: Interval | None = Field(default=None, description="Wilson 95% interval of the pass-rate")
+    mean_ci: Interval | None = Field(default=None, description="t-based 95% interval of the mean (n >= 2)")
     histogram: list[Bucket]
 
 
@@ -73,6 +81,8 @@ class CohortMetric(_Model):
     p50: float | None
     p95: float | None
     pass_rate: float | None
+    pass_rate_ci: Interval | None = None
+    mean_ci: Interval | None = None
 
 
 class Cohort(_Model):
@@ -141,12 +151,6 @@ class Failure(_Model):
     stage: Literal["system-under-test", "metric"]
     metric: str | None
     message: str
-
-
-class Interval(_Model):
-    low: float
-    high: float
-    confidence: float
 
 
 class SampleAggregate(_Model):
