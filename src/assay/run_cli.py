@@ -149,7 +149,7 @@ def run(
     extra_reports = _parse_also(also or [])
 
     loaded = load_dataset(dataset)
-    specs: list[Any] = list(metric) if metric else list(loaded.metrics)
+    specs: list[Any] = _with_dataset_rubric(list(metric) if metric else list(loaded.metrics), loaded.rubric)
     if not specs:
         fail(f"{dataset}: no metrics: declare 'metrics:' in the dataset or pass --metric NAME")
 
@@ -283,6 +283,22 @@ def run(
     if report_obj.run.halted:
         raise typer.Exit(EXIT_GATE_FAILED)
     raise typer.Exit(EXIT_OK if gate_result.passed else EXIT_GATE_FAILED)
+
+
+def _with_dataset_rubric(specs: list[Any], rubric: Any) -> list[Any]:
+    """A ``rubric`` metric with no rubric of its own uses the dataset's top-level ``rubric:``."""
+    from assay.dataset import MetricSpec
+
+    if rubric is None:
+        return specs
+    result = []
+    for spec in specs:
+        if spec == "rubric":
+            spec = MetricSpec(name="rubric", rubric=rubric)
+        elif isinstance(spec, MetricSpec) and spec.name == "rubric" and "rubric" not in spec.options:
+            spec = MetricSpec(name="rubric", rubric=rubric, **spec.options)
+        result.append(spec)
+    return result
 
 
 def _parse_also(items: list[str]) -> list[tuple[str, Path]]:
