@@ -304,3 +304,31 @@ async def test_a_429_narrows_the_window_and_successes_widen_it_again(
     openai_server.script(CHAT, *[Step.error(429, retry_after="0")] * 3)
     await asyncio.gather(*(ask(f"burst {i}") for i in range(10)))
     assert gate.current >= 1 and openai_server.max_inflight <= 5
+
+
+def test_clients_close_when_their_loop_ends(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+    import gc
+    import weakref
+
+    seen: list = []
+
+    async def use() -> None:
+        await ask("closing")
+        seen.append((registry.chat_provider()._client, weakref.ref(asyncio.get_running_loop())))
+
+    asyncio.run(use())
+    client, loop = seen[0]
+    assert client.is_closed()  # closed by the loop's shutdown, with no explicit aclose()
+    gc.collect()
+    assert loop() is None  # and nothing keeps the finished loop alive
+
+
+async def test_reset_keeps_old_clients_until_the_loop_ends(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
+    await ask("one")
+    old = registry.chat_provider()._client
+    registry.reset()
+    assert registry.chat_provider()._client is not old
+    await registry.aclose()
+    assert old.is_closed()

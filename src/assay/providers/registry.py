@@ -9,7 +9,9 @@ them across loops. The SQLite cache and loaded local models are process-wide.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import weakref
+from collections.abc import AsyncIterator
 from typing import Any
 
 from assay.providers.cache import close_all, open_cache
@@ -25,11 +27,49 @@ _per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, 
 )
 
 
+def _detach_clients(state: dict[tuple[Any, ...], Any]) -> list[Any]:
+    """Remove every provider from ``state``; return the HTTP clients that need closing."""
+    clients = [value[0] for key, value in list(state.items()) if key[0] == "endpoint"]
+    clients += state.pop(("closer-retired",), [])
+    for key in [key for key in state if not key[0].startswith("closer")]:
+        del state[key]
+    return clients
+
+
+async def _close_clients(state: dict[tuple[Any, ...], Any]) -> None:
+    for client in _detach_clients(state):
+        with contextlib.suppress(Exception):
+            await client.close()
+
+
+async def _closer(state: dict[tuple[Any, ...], Any]) -> AsyncIterator[None]:
+    """Parked for the loop's lifetime; ``asyncio.run`` finalises it, closing the clients."""
+    try:
+        yield
+    finally:
+        state.pop(("closer",), None)  # the generator refers to its loop: let both be collected
+        await _close_clients(state)
+
+
+_starting: set[asyncio.Task[None]] = set()
+
+
+async def _start(generator: AsyncIterator[None]) -> None:
+    await generator.__anext__()
+
+
 def _state() -> dict[tuple[Any, ...], Any]:
     loop = asyncio.get_running_loop()
     state = _per_loop.get(loop)
     if state is None:
         state = _per_loop[loop] = {}
+        # An async generator started in this loop is closed by loop.shutdown_asyncgens()
+        # (asyncio.run does that), so HTTP connections never outlive their loop.
+        closer = _closer(state)
+        state[("closer",)] = closer
+        task = loop.create_task(_start(closer))
+        _starting.add(task)  # a strong reference until it ran (the loop keeps only weak ones)
+        task.add_done_callback(_starting.discard)
     return state
 
 
@@ -96,15 +136,21 @@ def _make_embedder(settings: ProviderSettings, model: str, dimensions: int | Non
 
 async def aclose() -> None:
     """Close this loop's HTTP clients and every cache connection (end of a run)."""
-    loop = asyncio.get_running_loop()
-    state = _per_loop.pop(loop, {})
-    for key, value in state.items():
-        if key[0] == "endpoint":
-            await value[0].close()
+    state = _per_loop.get(asyncio.get_running_loop())
+    if state is not None:
+        await _close_clients(state)
     close_all()
 
 
 def reset() -> None:
-    """Forget every client and close caches (tests; switching settings in a long process)."""
-    _per_loop.clear()
+    """Forget every client and close caches (tests; switching settings in a long process).
+
+    Clients of a loop that is still open are kept aside and closed when that loop shuts down
+    (its closer stays registered); new calls get new clients.
+    """
+    for loop, state in list(_per_loop.items()):
+        clients = _detach_clients(state)
+        if not loop.is_closed():
+            # Closed by the loop's closer when the loop shuts down.
+            state[("closer-retired",)] = clients
     close_all()
