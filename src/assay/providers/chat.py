@@ -163,17 +163,19 @@ class ChatProvider:
                 latency = (time.perf_counter() - started) * 1000
                 return value, ChatReply(content, (cached_record(self.model, latency),), True, 0)
 
+        sent_at = [0.0]
+
         async def send() -> Any:
             self.calls += 1
+            sent_at[0] = time.perf_counter()  # latency: the answered attempt, not queueing or backoff
             return await self._client.chat.completions.with_raw_response.create(
                 model=self.model, messages=[dict(m) for m in messages], **params
             )
 
-        started = time.perf_counter()
         raw, retries = await call_with_retries(
             send, what=what, host=self.host, policy=self._policy, gate=self._gate
         )
-        latency = (time.perf_counter() - started) * 1000
+        latency = (time.perf_counter() - sent_at[0]) * 1000
         body = await _read_body(raw, what=what, host=self.host)
         content, tokens = parse_completion(body, what=what, host=self.host)
         if tokens is None:

@@ -343,15 +343,17 @@ class OpenAIEmbedder(MemoEmbedder):
     async def _fetch(self, texts: list[str]) -> tuple[list[Vector], UsageRecord | None]:
         what = "embeddings request"
 
+        sent_at = [0.0]
+
         async def send() -> Any:
             self.calls += 1
+            sent_at[0] = time.perf_counter()  # latency: the answered attempt, not queueing or backoff
             return await self._client.embeddings.with_raw_response.create(
                 model=self.model, input=list(texts), **self._params
             )
 
-        started = time.perf_counter()
         raw, _ = await call_with_retries(send, what=what, host=self.host, policy=self._policy, gate=self._gate)
-        latency = (time.perf_counter() - started) * 1000
+        latency = (time.perf_counter() - sent_at[0]) * 1000
         self.requests += 1
         body = await _read_body(raw, what=what, host=self.host)
         vectors, tokens = parse_embeddings(body, len(texts), what=what, host=self.host)
