@@ -274,7 +274,7 @@ async def test_judge_calls_run_concurrently_under_the_limit(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
     provider_settings_module.use(ProviderSettings.model_validate({**provider_settings.model_dump(), "max_concurrency": 4}))
-    openai_server.latency_s = 0.03
+    openai_server.latency_s = 0.1
     samples = [sample(f"a{i}", f"s{i}") for i in range(16)]
     results = await asyncio.gather(*(LLMAsJudge().score(s, Output("x")) for s in samples))
     assert len(results) == 16 and openai_server.calls[CHAT] == 16
