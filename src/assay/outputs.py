@@ -17,12 +17,27 @@ from assay.errors import OutputsError, SystemUnderTestError
 OUTPUTS_SCHEMA = "assay.outputs.v1"
 
 
-@dataclass(frozen=True, slots=True)
 class Retrieved:
-    """One retrieved document: its id and, when known, its text."""
+    """One retrieved document: its id and, when known, its text.
 
-    id: str
-    text: str = ""
+    A plain slotted class rather than a frozen dataclass: large retrieval runs hold millions,
+    and construction cost dominates the ranking metrics. Treat instances as immutable.
+    """
+
+    __slots__ = ("id", "text")
+
+    def __init__(self, id: str, text: str = "") -> None:
+        self.id = id
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Retrieved) and (self.id, self.text) == (other.id, other.text)
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.text))
+
+    def __repr__(self) -> str:
+        return f"Retrieved(id={self.id!r}, text={self.text!r})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from assay.dataset import Sample
 from assay.errors import SystemUnderTestError, UsageError
+from assay.limiter import RateLimited
 from assay.outputs import Output, coerce_output
 from assay.report.model import SystemUnderTestInfo
 
@@ -78,8 +79,8 @@ class PythonTarget:
                 value = await self.function(dict(sample.input))
             else:
                 value = await asyncio.to_thread(self.function, dict(sample.input))
-        except SystemUnderTestError:
-            raise
+        except (SystemUnderTestError, RateLimited):
+            raise  # RateLimited lets the adaptive limiter back off and retry
         except Exception as exc:  # the SUT's own bug: recorded for this sample, run goes on
             raise SystemUnderTestError(f"raised {_short_error(exc)}") from None
         return coerce_output(value)

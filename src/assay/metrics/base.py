@@ -140,6 +140,8 @@ def _build(factory: Any, options: Mapping[str, Any], label: str) -> Metric:
         raise
     except (TypeError, ValueError, MetricError) as exc:
         raise MetricConfigError(f"metric '{label}': invalid options ({exc})") from None
+    except Exception as exc:  # a third-party factory's own bug must not end in a traceback
+        raise MetricConfigError(f"metric '{label}': building it failed ({type(exc).__name__}: {exc})") from None
     if not _is_metric(metric):
         raise MetricConfigError(
             f"metric '{label}' resolves to {type(metric).__name__}, which has no 'name' and 'score(sample, output)'"
@@ -160,6 +162,8 @@ def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
     if _is_metric(spec):
         return spec  # type: ignore[return-value]
     if isinstance(spec, Mapping):
+        if not isinstance(spec.get("name"), str) or not spec.get("name"):
+            raise MetricConfigError(f"a metric given as a mapping needs a non-empty 'name'; got keys {sorted(map(str, spec))}")
         spec = MetricSpec.model_validate(dict(spec))
     if isinstance(spec, str):
         name, options = spec, {}

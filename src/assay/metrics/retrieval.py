@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -26,10 +27,46 @@ if TYPE_CHECKING:
 DEFAULT_K = 5
 
 
+class _LastParsed(threading.local):
+    """A one-entry memo per thread: the retrieval metrics of one execution share one parse.
+
+    Keyed on object identity, so it can never return a parse of a different value; it holds
+    no metric state (metrics stay stateless and shareable).
+    """
+
+    def __init__(self) -> None:
+        self.source: object = None
+        self.value: Any = None
+
+
+_LAST_GAINS = _LastParsed()
+_LAST_RANKING = _LastParsed()
+_LAST_IDS = _LastParsed()
+
+
+def ranked_ids(output: Output) -> list[str]:
+    """Ids of the ranked list, best first (shared by the metrics of one execution)."""
+    memo = _LAST_IDS
+    if memo.source is output:
+        return memo.value
+    value = [item.id for item in ranked(output)]
+    memo.source, memo.value = output, value
+    return value
+
+
 def ranked(output: Output) -> tuple[Retrieved, ...]:
     """The output's ranked retrieval list (duplicates keep their best rank)."""
     if output.retrieved is not None:
         return output.retrieved
+    memo = _LAST_RANKING
+    if memo.source is output:
+        return memo.value
+    value = _parse_ranking(output)
+    memo.source, memo.value = output, value
+    return value
+
+
+def _parse_ranking(output: Output) -> tuple[Retrieved, ...]:
     text = output.text.strip()
     try:
         data = json.loads(text)
@@ -49,8 +86,17 @@ def ranked(output: Output) -> tuple[Retrieved, ...]:
 
 
 def gains(sample: Sample) -> dict[str, float]:
-    """Relevance judgements ``{id: gain}`` from expected_output."""
+    """Relevance judgements ``{id: gain}`` from expected_output (callers must not mutate it)."""
+    memo = _LAST_GAINS
     raw: Any = sample.expected_output
+    if memo.source is raw and raw is not None:
+        return memo.value
+    value = _parse_gains(raw)
+    memo.source, memo.value = raw, value
+    return value
+
+
+def _parse_gains(raw: Any) -> dict[str, float]:
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
@@ -103,8 +149,7 @@ class _RankingMetric:
 
     def _inputs(self, sample: Sample, output: Output) -> tuple[list[str], dict[str, float], int]:
         relevance = gains(sample)
-        ids = [item.id for item in ranked(output)]
-        return ids, relevance, resolve_k(sample, self.k)
+        return ranked_ids(output), relevance, resolve_k(sample, self.k)
 
 
 @register("retrieval-hit-at-k", "1.0 when any relevant id is in the top k")
@@ -139,8 +184,8 @@ class MRR:
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
         relevance = gains(sample)
-        for rank, item in enumerate(ranked(output), start=1):
-            if relevance.get(item.id, 0.0) > 0:
+        for rank, item_id in enumerate(ranked_ids(output), start=1):
+            if relevance.get(item_id, 0.0) > 0:
                 return MetricScore(1.0 / rank, {"first_relevant_rank": rank})
         return MetricScore(0.0, {"first_relevant_rank": None})
 
