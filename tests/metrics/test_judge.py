@@ -353,3 +353,9 @@ async def test_details_name_the_rubric_version(openai_server: OpenAIServer, prov
     assert default.details["template_version"] == f"llm-as-judge.v1:{digest}"
     custom = await LLMAsJudge(prompt_template="Judge {actual}").score(sample(), Output("Paris"))
     assert custom.details["template_version"] != default.details["template_version"]
+
+
+async def test_lone_surrogates_fail_before_any_call(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+    with pytest.raises(MetricError, match="not valid UTF-8"):
+        await LLMAsJudge().score(sample(), Output("broken \udcff"))
+    assert openai_server.total_calls() == 0

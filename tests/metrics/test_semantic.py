@@ -378,3 +378,12 @@ async def test_cosine_with_the_local_model_prefers_paraphrases(local_provider) -
     para = [(await metric.score(sample(e), Output(a))).value for e, a in PARAPHRASES]
     unrelated = [(await metric.score(sample(e), Output(a))).value for e, a in UNRELATED]
     assert min(para) > max(unrelated)
+
+
+async def test_lone_surrogates_are_failures_not_crashes(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
+    for metric in (CosineEmbedding(), BertScoreLike()):
+        with pytest.raises(MetricError, match="output must be valid UTF-8 text"):
+            await metric.score(sample("fine"), Output("bad \ud800 text"))
+    assert openai_server.total_calls() == 0

@@ -87,8 +87,16 @@ def template_version(metric: str, template: str) -> str:
 
 
 def fill(template: str, values: Mapping[str, str]) -> str:
-    """Replace every placeholder in one pass, so text inserted for one is never re-expanded."""
-    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+    """Replace every placeholder in one pass, so text inserted for one is never re-expanded.
+
+    The prompt must be valid UTF-8 (no lone surrogates), or no provider could receive it.
+    """
+    prompt = _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MetricError("the judge prompt is not valid UTF-8 text (the output or the sample contains a lone surrogate)") from None
+    return prompt
 
 
 def compact_json(value: Any, what: str) -> str:

@@ -51,6 +51,15 @@ def _provider_failure(exc: ProviderError, what: str) -> MetricError:
     return MetricError(f"{what} failed: {exc}", usage=usage)
 
 
+def check_text(text: str, field: str, metric: str) -> str:
+    """Reject text that cannot be sent to a model: lone surrogates are not valid UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MetricError(f"{field} must be valid UTF-8 text for {metric} (it contains a lone surrogate)") from None
+    return text
+
+
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
     """Cosine similarity in float64; 0.0 (not NaN) when either vector has zero norm."""
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
@@ -120,8 +129,8 @@ class CosineEmbedding:
                 await _embedder(self.model).prefetch(unique(texts))
 
     async def score(self, sample: Sample, output: Output) -> MetricScore:
-        expected = expected_string(sample, self.name)
-        actual = output.text
+        expected = check_text(expected_string(sample, self.name), "expected_output", self.name)
+        actual = check_text(output.text, "output", self.name)
         if not expected.strip() or not actual.strip():
             both = not expected.strip() and not actual.strip()
             empty = "both" if both else "expected" if not expected.strip() else "actual"
@@ -272,8 +281,8 @@ class BertScoreLike:
             pass  # each sample retries and reports the failure itself
 
     async def score(self, sample: Sample, output: Output) -> MetricScore:
-        expected = expected_string(sample, self.name)
-        actual = output.text
+        expected = check_text(expected_string(sample, self.name), "expected_output", self.name)
+        actual = check_text(output.text, "output", self.name)
         embedder = _embedder(self.model)
         contextual = self._contextual(embedder)
         expected_tokens = self._tokens(expected, embedder, contextual)

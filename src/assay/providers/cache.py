@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS entries (
 
 def cache_key(parts: Mapping[str, Any]) -> str:
     """SHA-256 over canonical JSON (sorted keys, no whitespace) of every keyed field."""
-    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
