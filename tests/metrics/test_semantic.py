@@ -387,3 +387,18 @@ async def test_lone_surrogates_are_failures_not_crashes(
         with pytest.raises(MetricError, match="output must be valid UTF-8 text"):
             await metric.score(sample("fine"), Output("bad \ud800 text"))
     assert openai_server.total_calls() == 0
+
+
+async def test_dimensions_option(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+    openai_server.embed = lambda texts: [hash_vector(t, 8) for t in texts]
+    metric = resolve({"name": "cosine-embedding", "dimensions": "8"})
+    result = await metric.score(sample("a"), Output("b"))
+    assert result.details["expected_dim"] == 8
+    assert openai_server.requests[0][1]["dimensions"] == 8
+    with pytest.raises(MetricConfigError):
+        resolve({"name": "bertscore-like", "dimensions": 0})
+
+
+def test_dimensions_need_the_openai_provider(hashing) -> None:
+    with pytest.raises(MetricError, match="applies to the openai embedding provider only"):
+        asyncio.run(CosineEmbedding(dimensions=64).score(sample("a"), Output("b")))

@@ -36,10 +36,19 @@ if TYPE_CHECKING:
 DEFAULT_MAX_TOKENS = 128  # isolated-token mode, as in the reference implementation
 
 
-def _embedder(model: str | None) -> MemoEmbedder:
+def _embedder(model: str | None, dimensions: int | None = None) -> MemoEmbedder:
     from assay.providers.registry import embedder
+    from assay.providers.settings import current
 
-    return embedder(model)
+    if dimensions is not None and current().embedding_provider != "openai":
+        raise MetricError("the 'dimensions' option applies to the openai embedding provider only")
+    return embedder(model, dimensions=dimensions)
+
+
+def _dimensions_option(value: Any, metric: str) -> int | None:
+    if value is None:
+        return None
+    return positive_int_option(value, f"{metric} dimensions")
 
 
 def _usage(records: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...] | None:
@@ -112,8 +121,10 @@ class CosineEmbedding:
     name: str = "cosine-embedding"
     model: str | None = None
     negative: str = "clamp"
+    dimensions: int | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "dimensions", _dimensions_option(self.dimensions, self.name))
         if self.negative not in ("clamp", "rescale"):
             raise MetricConfigError(f"cosine-embedding option 'negative' must be 'clamp' or 'rescale'; got {self.negative!r}")
 
@@ -126,7 +137,7 @@ class CosineEmbedding:
         if texts:
             # On failure each sample retries and reports the problem itself.
             with contextlib.suppress(ProviderError):
-                await _embedder(self.model).prefetch(unique(texts))
+                await _embedder(self.model, self.dimensions).prefetch(unique(texts))
 
     async def score(self, sample: Sample, output: Output) -> MetricScore:
         expected = check_text(expected_string(sample, self.name), "expected_output", self.name)
@@ -135,7 +146,7 @@ class CosineEmbedding:
             both = not expected.strip() and not actual.strip()
             empty = "both" if both else "expected" if not expected.strip() else "actual"
             return MetricScore(1.0 if both else 0.0, {"empty": empty, "cosine_similarity": None})
-        embedder = _embedder(self.model)
+        embedder = _embedder(self.model, self.dimensions)
         try:
             result = await embedder.embed([expected, actual])
         except ProviderError as exc:
@@ -212,9 +223,11 @@ class BertScoreLike:
     max_tokens: int | None = None
     idf: bool = False
     mode: str = "auto"
+    dimensions: int | None = None
     _idf: tuple[dict[str, float], float] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "dimensions", _dimensions_option(self.dimensions, self.name))
         if self.mode not in ("auto", "contextual", "isolated"):
             raise MetricConfigError(f"bertscore-like option 'mode' must be auto, contextual or isolated; got {self.mode!r}")
         if self.max_tokens is not None:
@@ -252,7 +265,7 @@ class BertScoreLike:
         """Build the IDF table over every string reference in the dataset (only with ``idf``)."""
         if not self.idf:
             return
-        embedder = _embedder(self.model)
+        embedder = _embedder(self.model, self.dimensions)
         contextual = self._contextual(embedder)
         documents = [
             self._tokens(s.expected_output, embedder, contextual) for s in samples if isinstance(s.expected_output, str)
@@ -261,7 +274,7 @@ class BertScoreLike:
 
     async def prefetch(self, pairs: Sequence[tuple[Sample, Output]]) -> None:
         """Embed a chunk's tokens (or whole texts, contextually) in batched, deduplicated calls."""
-        embedder = _embedder(self.model)
+        embedder = _embedder(self.model, self.dimensions)
         try:
             contextual = self._contextual(embedder)
         except MetricError:
@@ -283,7 +296,7 @@ class BertScoreLike:
     async def score(self, sample: Sample, output: Output) -> MetricScore:
         expected = check_text(expected_string(sample, self.name), "expected_output", self.name)
         actual = check_text(output.text, "output", self.name)
-        embedder = _embedder(self.model)
+        embedder = _embedder(self.model, self.dimensions)
         contextual = self._contextual(embedder)
         expected_tokens = self._tokens(expected, embedder, contextual)
         actual_tokens = self._tokens(actual, embedder, contextual)
