@@ -121,12 +121,15 @@ def evaluate(
     executions = plan(dataset.samples, repetitions, skip)
     state.total = len(executions)
 
+    # Saved outputs are already on disk; a Python or HTTP system's answers are kept in the store.
+    keep_outputs = not getattr(sut, "outputs_on_disk", False)
+
     def on_result(result: ExecutionResult, output: Output | None) -> None:
         if store is not None:
             store.record(
                 run_id,
                 result,
-                output.to_json() if output is not None else None,
+                output.to_json() if output is not None and keep_outputs else None,
                 position=positions[result.sample_id],
                 tags=sample_tags[result.sample_id],
                 row_hash=hashes[result.sample_id],

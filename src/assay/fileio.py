@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from assay.errors import UsageError
 
 
-def write_atomic(path: str | Path, text: str | bytes) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and a rename."""
-    data = text.encode("utf-8") if isinstance(text, str) else text
+def write_atomic(path: str | Path, text: str | bytes | Iterable[bytes]) -> None:
+    """Write ``text`` (or chunks of bytes) to ``path`` via a temporary file and a rename."""
+    pieces: Iterable[bytes] = (
+        [text.encode("utf-8")] if isinstance(text, str) else [text] if isinstance(text, bytes) else text
+    )
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
+                for piece in pieces:
+                    handle.write(piece)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

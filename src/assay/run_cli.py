@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import shlex
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,25 +23,28 @@ def register(app: typer.Typer) -> None:
 _FORMATS = ("json", "md", "html", "junit")
 
 
-def _write(text: str | bytes, out: Path | None) -> None:
+def _write(text: str | Iterable[bytes], out: Path | None) -> None:
     if out is None:
-        if isinstance(text, bytes):
-            sys.stdout.flush()
-            sys.stdout.buffer.write(text)
-            sys.stdout.buffer.flush()
-        else:
+        if isinstance(text, str):
             sys.stdout.write(text)
             sys.stdout.flush()
+        else:
+            sys.stdout.flush()
+            for piece in text:
+                sys.stdout.buffer.write(piece)
+            sys.stdout.buffer.flush()
         return
     from assay.fileio import write_atomic
 
     write_atomic(out, text)
 
 
-def render(report_obj: Any, fmt: str, comparison: Any = None) -> str | bytes:
-    """Render a report in one of the supported formats (JSON as UTF-8 bytes, no extra copy)."""
+def render(report_obj: Any, fmt: str, comparison: Any = None) -> str | Iterable[bytes]:
+    """Render a report in one of the supported formats (JSON streamed as UTF-8 chunks)."""
     if fmt == "json":
-        return report_obj.__pydantic_serializer__.to_json(report_obj, indent=2) + b"\n"
+        from assay.report.json_stream import iter_json
+
+        return iter_json(report_obj)
     if fmt == "md":
         from assay.report.markdown import render_markdown
 
@@ -178,6 +182,7 @@ def run(
         fail(f"--sut-timeout must be a positive number of seconds; got {sut_timeout}")
     if concurrency < 1:
         fail(f"--concurrency must be at least 1; got {concurrency}")
+    saved: Any = None
     if outputs is not None:
         saved = load_outputs(outputs)
         check_outputs_cover(saved, [s.id for s in loaded.samples], path=str(outputs))
@@ -253,13 +258,16 @@ def run(
 
     if budget is not None:
         report_obj = report_obj.model_copy(update={"budget": budget.block(state.done)})
+    # Everything below needs only the report: let a large dataset and its outputs go first.
+    gate_block = loaded.gate
+    del loaded, selected, system, saved
 
     comparison = None
     if compare is not None:
         comparison = _compare(report_obj, compare, store_path=store_path)
     gate_result = _gate(
         report_obj,
-        loaded,
+        gate_block,
         comparison,
         {
             "min_macro_f1": min_macro_f1,
@@ -339,12 +347,12 @@ def _compare(report_obj: Any, target: str, *, store_path: Path | None) -> Any:
     return compare_reports(report_obj, reference)
 
 
-def _gate(report_obj: Any, dataset: Any, comparison: Any, cli: dict[str, Any]) -> Any:
+def _gate(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[str, Any]) -> Any:
     from assay.gate import evaluate as evaluate_gate
     from assay.gate import load_rules
 
     config = Path("assay.toml")
-    rules = load_rules(cli=cli, dataset_gate=dataset.gate, config_path=config if config.exists() else None)
+    rules = load_rules(cli=cli, dataset_gate=dataset_gate, config_path=config if config.exists() else None)
     return evaluate_gate(report_obj, rules, comparison)
 
 
