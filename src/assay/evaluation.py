@@ -67,8 +67,13 @@ def evaluate(
     state: RunState | None = None,
     warnings: Sequence[str] = (),
     scopes: Mapping[str, frozenset[str]] | None = None,
+    keep_rows: bool = True,
 ) -> Report:
-    """Run every sample through the system under test and the metrics; return the report."""
+    """Run every sample through the system under test and the metrics; return the report.
+
+    With a store and ``keep_rows=False`` the report's ``rows`` stay empty and memory stays flat
+    as the dataset grows; render them from the store with :func:`assay.rebuild.rows_from_store`.
+    """
     options = options or RunOptions()
     state = state or RunState()
     repetitions = options.repetitions or dataset.repetitions
@@ -112,7 +117,7 @@ def evaluate(
     sample_tags = {s.id: s.tags for s in dataset.samples}
     hashes = {s.id: s.row_hash for s in dataset.samples}
     positions = {s.id: i for i, s in enumerate(dataset.samples)}
-    builder = ReportBuilder(metric_names, scopes)
+    builder = ReportBuilder(metric_names, scopes, keep_rows=keep_rows or store is None)
     if store is not None and skip:
         # Resumed run: fold in what earlier attempts finished (and that is not being redone).
         for result, tags, row_hash in store.iter_results(run_id):

@@ -2,29 +2,40 @@
 
 from __future__ import annotations
 
-from assay.report.aggregate import ReportBuilder
-from assay.report.model import DatasetInfo, Report, RunInfo, SystemUnderTestInfo
+from collections.abc import Iterator
+
+from assay.report.aggregate import ReportBuilder, make_row
+from assay.report.model import DatasetInfo, Report, Row, RunInfo, SystemUnderTestInfo
 from assay.store import RunStore
 
 
-def builder_from_store(store: RunStore, run_id: str) -> ReportBuilder:
+def rows_from_store(store: RunStore, run_id: str, metric_names: list[str]) -> Iterator[Row]:
+    """A stored run's report rows, in dataset order, one at a time (nothing held in memory)."""
+    for result, tags, row_hash in store.iter_results(run_id):
+        yield make_row(result, tags, row_hash, metric_names)
+
+
+def builder_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -> ReportBuilder:
     """Fold every stored execution of a run, in dataset order, into a fresh builder."""
     config = store.get_run(run_id).config
     scopes = {name: frozenset(tags) for name, tags in config.get("scopes", {}).items()}
-    builder = ReportBuilder(list(config.get("metrics", [])), scopes)
+    builder = ReportBuilder(list(config.get("metrics", [])), scopes, keep_rows=keep_rows)
     for result, tags, row_hash in store.iter_results(run_id):
         builder.add(result, tags, row_hash)
     return builder
 
 
-def report_from_store(store: RunStore, run_id: str) -> Report:
-    """The report of a stored run, without the dataset and without rerunning anything."""
+def report_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -> Report:
+    """The report of a stored run, without the dataset and without rerunning anything.
+
+    With ``keep_rows=False`` the report's ``rows`` are empty; stream them with rows_from_store.
+    """
     from datetime import datetime
 
     from assay import __version__
 
     record = store.get_run(run_id)
-    builder = builder_from_store(store, run_id)
+    builder = builder_from_store(store, run_id, keep_rows=keep_rows)
     started = datetime.fromisoformat(record.created_at)
     finished = datetime.fromisoformat(record.updated_at)
     warnings = [] if record.status == "finished" else [f"run status is '{record.status}': the report covers finished work only"]

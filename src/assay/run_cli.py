@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import shlex
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -39,12 +39,18 @@ def _write(text: str | Iterable[bytes], out: Path | None) -> None:
     write_atomic(out, text)
 
 
-def render(report_obj: Any, fmt: str, comparison: Any = None) -> str | Iterable[bytes]:
-    """Render a report in one of the supported formats (JSON streamed as UTF-8 chunks)."""
+RowSource = Callable[[], Iterable[Any]]
+
+
+def render(report_obj: Any, fmt: str, comparison: Any = None, rows: RowSource | None = None) -> str | Iterable[bytes]:
+    """Render a report in one of the supported formats (JSON streamed as UTF-8 chunks).
+
+    ``rows`` streams the rows from the run store when the report does not hold them.
+    """
     if fmt == "json":
         from assay.report.json_stream import iter_json
 
-        return iter_json(report_obj)
+        return iter_json(report_obj, rows() if rows is not None else None)
     if fmt == "md":
         from assay.report.markdown import render_markdown
 
@@ -239,10 +245,21 @@ def run(
         dataset_path=str(dataset),
         extra_info=provider_info,
     )
+    # Rows stay in the store (flat memory) unless a view needs them in memory.
+    keep_rows = (
+        store is None or compare is not None or any(f in ("html", "junit") for f in [fmt, *(f for f, _ in extra_reports)])
+    )
     try:
         with progress.session(lambda: state.total):
             report_obj = evaluate(
-                selected, sut=system, metrics=metrics, options=options, store=store, state=state, scopes=scopes
+                selected,
+                sut=system,
+                metrics=metrics,
+                options=options,
+                store=store,
+                state=state,
+                scopes=scopes,
+                keep_rows=keep_rows,
             )
     except KeyboardInterrupt:
         if store is not None:
@@ -252,40 +269,80 @@ def run(
         else:
             typer.echo("assay: interrupted (no run store, nothing kept)", err=True)
         raise typer.Exit(130) from None
+    except BaseException:
+        if store is not None:
+            store.close()
+        raise
+    # What follows needs only the report: let a large dataset and its outputs go first.
+    gate_block = loaded.gate
+    loaded = selected = system = saved = None
+    try:
+        _finish_run(
+            report_obj,
+            gate_block,
+            store=store if not keep_rows else None,
+            metric_names=[m.name for m in metrics],
+            budget=budget,
+            done=state.done,
+            compare=compare,
+            store_path=store_path,
+            gate_cli={
+                "min_macro_f1": min_macro_f1,
+                "min_pass_rate": min_pass_rate or [],
+                "min_mean": min_mean or [],
+                "min_coverage": min_coverage or [],
+                "max_failures": max_failures,
+                "max_regressions": max_regressions,
+            },
+            fmt=fmt,
+            out=out,
+            extra_reports=extra_reports,
+            quiet=quiet,
+        )
     finally:
         if store is not None:
             store.close()
 
+
+def _finish_run(
+    report_obj: Any,
+    gate_block: Any,
+    *,
+    store: Any,
+    metric_names: list[str],
+    budget: Any,
+    done: int,
+    compare: str | None,
+    store_path: Path | None,
+    gate_cli: dict[str, Any],
+    fmt: str,
+    out: Path | None,
+    extra_reports: list[tuple[str, Path]],
+    quiet: bool,
+) -> None:
+    """Budget, comparison, gate, rendering and the exit code of a finished run."""
     if budget is not None:
-        report_obj = report_obj.model_copy(update={"budget": budget.block(state.done)})
-    # Everything below needs only the report: let a large dataset and its outputs go first.
-    gate_block = loaded.gate
-    del loaded, selected, system, saved
+        report_obj = report_obj.model_copy(update={"budget": budget.block(done)})
 
     comparison = None
     if compare is not None:
         comparison = _compare(report_obj, compare, store_path=store_path)
-    gate_result = _gate(
-        report_obj,
-        gate_block,
-        comparison,
-        {
-            "min_macro_f1": min_macro_f1,
-            "min_pass_rate": min_pass_rate or [],
-            "min_mean": min_mean or [],
-            "min_coverage": min_coverage or [],
-            "max_failures": max_failures,
-            "max_regressions": max_regressions,
-        },
-    )
+    gate_result = _gate(report_obj, gate_block, comparison, gate_cli)
     update: dict[str, Any] = {"gate": gate_result.model_dump(mode="json")}
     if comparison is not None:
         update["comparison"] = comparison.summary_dict()
     report_obj = report_obj.model_copy(update=update)
 
-    _write(render(report_obj, fmt, comparison), out)
+    rows: RowSource | None = None
+    if store is not None:
+        from assay.rebuild import rows_from_store
+
+        def rows() -> Iterable[Any]:
+            return rows_from_store(store, report_obj.run.run_id, metric_names)
+
+    _write(render(report_obj, fmt, comparison, rows), out)
     for extra_fmt, extra_path in extra_reports:
-        _write(render(report_obj, extra_fmt, comparison), extra_path)
+        _write(render(report_obj, extra_fmt, comparison, rows), extra_path)
     if not quiet:
         _print_summary(report_obj, gate_result)
     if report_obj.run.halted:
@@ -454,7 +511,7 @@ def report(
     store_path: Annotated[Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")] = None,
 ) -> None:
     """Render a stored run again, without rerunning anything."""
-    from assay.rebuild import report_from_store
+    from assay.rebuild import report_from_store, rows_from_store
     from assay.store import RunStore
 
     if fmt not in _FORMATS:
@@ -462,10 +519,12 @@ def report(
     store = RunStore(store_path)
     try:
         resolved = store.latest_run_id() if run_id == "latest" else run_id
-        report_obj = report_from_store(store, resolved)
+        streamable = fmt in ("json", "md")
+        report_obj = report_from_store(store, resolved, keep_rows=not streamable)
+        names = [m.name for m in report_obj.metrics]
+        _write(render(report_obj, fmt, None, (lambda: rows_from_store(store, resolved, names)) if streamable else None), out)
     finally:
         store.close()
-    _write(render(report_obj, fmt), out)
 
 
 __all__ = ["EXIT_USAGE", "register", "render"]

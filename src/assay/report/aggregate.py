@@ -277,6 +277,40 @@ class _UsageSum:
 
 # --------------------------------------------------------------------------- builder
 
+NO_SCORE = "metric produced no score"
+
+
+def make_row(result: ExecutionResult, tags: list[str], row_hash: str, metric_names: Sequence[str]) -> Row:
+    """The report row of one execution: its scores and errors, no input, expected or metadata."""
+    errors: dict[str, str] = {}
+    if result.sut_error is not None:
+        errors[SUT_STAGE] = result.sut_error
+    scores: dict[str, RowScore] = {}
+    for name in metric_names:
+        outcome = result.scores.get(name)
+        if outcome is None:
+            continue
+        value = outcome.value
+        if outcome.error is not None or value is None:
+            errors[name] = outcome.error or NO_SCORE
+            continue
+        scores[name] = trusted(
+            RowScore, {"score": value, "passed": value >= PASS_THRESHOLD, "details": _as_dict(outcome.details)}
+        )
+    return trusted(
+        Row,
+        {
+            "id": result.sample_id,
+            "row_hash": row_hash,
+            "repetition": result.repetition,
+            "tags": tags,
+            "passed": not errors and all(score.passed for score in scores.values()),
+            "scores": scores,
+            "errors": errors,
+        },
+    )
+
+
 def _as_dict(details: Mapping[str, Any]) -> dict[str, Any]:
     # Details are immutable by contract; share the metric's dict instead of copying 400k of them.
     return details if type(details) is dict else dict(details)
@@ -300,8 +334,12 @@ class ReportBuilder:
         self,
         metric_names: Sequence[str],
         scopes: Mapping[str, frozenset[str]] | None = None,
+        *,
+        keep_rows: bool = True,
     ) -> None:
         self.metric_names = list(metric_names)
+        # Without rows the report's rows come from the run store at render time (rows_from_store).
+        self.keep_rows = keep_rows
         self.scopes = dict(scopes or {})
         self._hashes: dict[str, str] = {}
         self._overall: dict[str, _Scores] = {m: _Scores() for m in self.metric_names}
@@ -333,14 +371,14 @@ class ReportBuilder:
         self._hashes[result.sample_id] = row_hash
         slices = self._slices(tags)
         self.executions += 1
-        errors: dict[str, str] = {}
-        scores: dict[str, RowScore] = {}
-        if result.sut_error is not None:
+        errored = result.sut_error is not None
+        if errored:
             self.sut_failures += 1
-            errors[SUT_STAGE] = result.sut_error
-            self._fail(result, SUT_STAGE, None, result.sut_error)
+            self._fail(result, SUT_STAGE, None, result.sut_error)  # type: ignore[arg-type]
             self.usage.add(SUT_STAGE, result.sut_usage)
         total = 0.0
+        scored = 0
+        all_pass = True
         for name in self.metric_names:
             outcome = result.scores.get(name)
             if outcome is None:
@@ -352,43 +390,29 @@ class ReportBuilder:
                 self.usage.add(name, outcome.usage)
             value = outcome.value
             if outcome.error is not None or value is None:
-                message = outcome.error or "metric produced no score"
+                errored = True
                 self.metric_failures += 1
-                errors[name] = message
-                self._fail(result, "metric", name, message)
+                self._fail(result, "metric", name, outcome.error or NO_SCORE)
                 for part in slices:
                     part[name].failed += 1
                 continue
             for part in slices:
                 part[name].values.append(value)
             total += value
-            scores[name] = trusted(
-                RowScore, {"score": value, "passed": value >= PASS_THRESHOLD, "details": _as_dict(outcome.details)}
-            )
-        passed = not errors and all(s.passed for s in scores.values())
+            scored += 1
+            all_pass = all_pass and value >= PASS_THRESHOLD
+        passed = not errored and all_pass
         self.passed += passed
-        self.rows.append(
-            trusted(
-                Row,
-                {
-                    "id": result.sample_id,
-                    "row_hash": row_hash,
-                    "repetition": result.repetition,
-                    "tags": tags,
-                    "passed": passed,
-                    "scores": scores,
-                    "errors": errors,
-                },
-            )
-        )
+        if self.keep_rows:
+            self.rows.append(make_row(result, tags, row_hash, self.metric_names))
         tally = self._per_sample.get(result.sample_id)
         if tally is None:
             tally = self._per_sample[result.sample_id] = [0, 0, 0, 0, 0.0, 0.0]
         tally[0] += 1
         tally[1] += passed
-        tally[2] += bool(errors)
-        if scores:
-            mean = total / len(scores)
+        tally[2] += errored
+        if scored:
+            mean = total / scored
             tally[3] += 1
             tally[4] += mean
             tally[5] += mean * mean

@@ -8,7 +8,7 @@ person wants when they grep or diff a report.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 from assay.report.model import Report, Row
@@ -17,30 +17,28 @@ _ROW_SERIALIZER = Row.__pydantic_serializer__
 _CHUNK = 512
 
 
-def iter_json(report: Report) -> Iterator[bytes]:
-    """The report's JSON, piece by piece."""
-    rows = report.rows
+def iter_json(report: Report, rows: Iterable[Row] | None = None) -> Iterator[bytes]:
+    """The report's JSON, piece by piece; ``rows`` (e.g. streamed from the store) replace report.rows."""
+    rows = report.rows if rows is None else rows
     head = report.model_copy(update={"rows": []})
     text = head.__pydantic_serializer__.to_json(head, indent=2)
     marker = b'"rows": []\n}'
     if not text.endswith(marker):  # pragma: no cover - the model keeps rows last
-        yield report.__pydantic_serializer__.to_json(report, indent=2) + b"\n"
-        return
-    yield text[: -len(b"[]\n}")]
-    if not rows:
-        yield b"[]\n}\n"
-        return
-    yield b"[\n"
-    last = len(rows) - 1
+        raise AssertionError("the report model must keep 'rows' as its last field")
+    yield text[: -len(b"[]\n}")] + b"["
     buffer: list[bytes] = []
-    for index, row in enumerate(rows):
-        buffer.append(b"    " + _ROW_SERIALIZER.to_json(row) + (b"\n" if index == last else b",\n"))
+    separator = b"\n    "
+    for row in rows:
+        buffer.append(separator + _ROW_SERIALIZER.to_json(row))
+        separator = b",\n    "
         if len(buffer) >= _CHUNK:
             yield b"".join(buffer)
             buffer.clear()
     if buffer:
         yield b"".join(buffer)
-    yield b"  ]\n}\n"
+        yield b"\n  ]\n}\n"
+    else:
+        yield b"]\n}\n"
 
 
 def write_json(report: Report, handle: BinaryIO) -> None:
