@@ -151,6 +151,7 @@ def evaluate(
         sut_concurrency=options.sut_concurrency,
         should_stop=state.should_stop,
         scopes=scopes,
+        prepare_with=dataset.samples,
     )
     status = "interrupted"
     try:

@@ -83,7 +83,7 @@ async def score_async(metric: Metric, sample: Sample, output: Output) -> ScoreRe
 
 
 def is_async_metric(metric: Metric) -> bool:
-    return inspect.iscoroutinefunction(metric.score) or hasattr(metric, "prefetch")
+    return inspect.iscoroutinefunction(metric.score) or hasattr(metric, "prefetch") or hasattr(metric, "prepare")
 
 
 def _accepts_argument(function: Callable[..., Any]) -> bool:
@@ -138,6 +138,7 @@ class Runner:
         scopes: Mapping[str, frozenset[str]] | None = None,
         limiter: Limiter | None = None,
         retries: RetryBudget | None = None,
+        prepare_with: Sequence[Sample] = (),
     ) -> None:
         if sut_concurrency < 1:
             raise ValueError("sut_concurrency must be at least 1")
@@ -151,6 +152,7 @@ class Runner:
         self.stopped_early = False
         self._froze = False
         self.scopes = dict(scopes or {})
+        self.prepare_with = list(prepare_with)
         self.limiter = limiter
         self.retries = retries
 
@@ -226,7 +228,20 @@ class Runner:
             return carried
         return Limiter(self.sut_concurrency, adaptive=False)
 
+    async def _prepare(self) -> None:
+        """Once per run: metrics that learn from the whole dataset (e.g. IDF weights) do it here.
+
+        The samples are the dataset's, not just what is left to run, so a resumed run scores
+        exactly as an uninterrupted one. A failed preparation surfaces as each sample's failure.
+        """
+        for metric in self.metrics:
+            prepare = getattr(metric, "prepare", None)
+            if prepare is not None:
+                with contextlib.suppress(AssayError):
+                    await prepare(self.prepare_with)
+
     async def run_async(self, executions: Sequence[Execution]) -> None:
+        await self._prepare()
         limiter = self.sut_limiter()
         prefetchers = [m for m in self.metrics if hasattr(m, "prefetch")]
         try:
