@@ -30,11 +30,11 @@ _NAME = re.compile(r"^[a-z0-9]+(?:[-_.@][a-z0-9]+)*$")
 
 @dataclass(frozen=True, slots=True)
 class MetricScore:
-    """A score in [0, 1] with JSON-safe details; ``usage`` carries provider accounting."""
+    """A score in [0, 1] with JSON-safe details; ``usage`` holds one record per provider call."""
 
     value: float
     details: Mapping[str, Any] = field(default_factory=dict)
-    usage: Mapping[str, Any] | None = None
+    usage: Sequence[Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         value = self.value
