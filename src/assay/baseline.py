@@ -239,15 +239,6 @@ def resolve_reference(
 
 def json_schema() -> dict[str, object]:
     """The JSON Schema of :class:`BaselinePointer`, as shipped in ``assay/schemas/baseline.v1.json``."""
-    schema: dict[str, object] = BaselinePointer.model_json_schema(mode="serialization")
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://assay.dev/schemas/baseline.v1.json"
-    return schema
+    from assay import schema_files
 
-
-if __name__ == "__main__":  # regenerate the shipped schema
-    import json as _json
-
-    _target = Path(__file__).resolve().parent / "schemas" / "baseline.v1.json"
-    _target.write_text(_json.dumps(json_schema(), indent=2) + "\n", encoding="utf-8")
-    print(_target)
+    return schema_files.generate(BaselinePointer, "baseline.v1.json")

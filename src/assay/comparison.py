@@ -23,7 +23,6 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -703,15 +702,6 @@ def _new_failures(joined: list[tuple[_SampleView, _SampleView]], metrics: list[s
 
 def json_schema() -> dict[str, object]:
     """The JSON Schema of :class:`Comparison`, as shipped in ``assay/schemas/comparison.v1.json``."""
-    schema: dict[str, object] = Comparison.model_json_schema(mode="serialization")
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://assay.dev/schemas/comparison.v1.json"
-    return schema
+    from assay import schema_files
 
-
-if __name__ == "__main__":  # regenerate the shipped schema
-    import json as _json
-
-    _target = Path(__file__).resolve().parent / "schemas" / "comparison.v1.json"
-    _target.write_text(_json.dumps(json_schema(), indent=2) + "\n", encoding="utf-8")
-    print(_target)
+    return schema_files.generate(Comparison, "comparison.v1.json")

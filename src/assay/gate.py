@@ -419,15 +419,6 @@ def render_text(result: GateResult) -> str:
 
 def json_schema() -> dict[str, object]:
     """The JSON Schema of :class:`GateResult`, as shipped in ``assay/schemas/gate.v1.json``."""
-    schema: dict[str, object] = GateResult.model_json_schema(mode="serialization")
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://assay.dev/schemas/gate.v1.json"
-    return schema
+    from assay import schema_files
 
-
-if __name__ == "__main__":  # regenerate the shipped schema
-    import json as _json
-
-    _target = Path(__file__).resolve().parent / "schemas" / "gate.v1.json"
-    _target.write_text(_json.dumps(json_schema(), indent=2) + "\n", encoding="utf-8")
-    print(_target)
+    return schema_files.generate(GateResult, "gate.v1.json")

@@ -34,9 +34,9 @@ def quickstart_report() -> Report:
 
 
 def test_shipped_schema_is_the_generated_schema() -> None:
-    """Fails after a model change until ``python -m assay.report.schema`` regenerates the file."""
+    """Fails after a model change until ``python -m assay.schema_files`` regenerates the file."""
     shipped = schema_path().read_text(encoding="utf-8")
-    assert shipped == render_schema(), "report.v1.json is stale: run `python -m assay.report.schema`"
+    assert shipped == render_schema(), "report.v1.json is stale: run `python -m assay.schema_files`"
     assert load_schema() == json.loads(render_schema())
 
 

@@ -127,7 +127,7 @@ def test_the_shipped_providers_schema_is_current_and_validates_blocks() -> None:
     import jsonschema
 
     shipped = settings.schema_path().read_text(encoding="utf-8")
-    assert shipped == settings.render_schema(), "run: python -m assay.providers.settings"
+    assert shipped == settings.render_schema(), "run: python -m assay.schema_files"
     schema = json.loads(shipped)
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)

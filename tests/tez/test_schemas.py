@@ -22,7 +22,7 @@ from assay.tez.schemas import (
 @pytest.mark.parametrize("name", sorted(GENERATED))
 def test_generated_schema_is_in_sync(name: str) -> None:
     shipped = json.loads(resources.files("assay").joinpath("schemas", name).read_text(encoding="utf-8"))
-    assert shipped == generated_schema(GENERATED[name]), f"regenerate with: python -m assay.tez.schemas ({name})"
+    assert shipped == generated_schema(GENERATED[name]), f"regenerate with: python -m assay.schema_files ({name})"
     jsonschema.Draft202012Validator.check_schema(shipped)
 
 

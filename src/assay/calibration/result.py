@@ -1,7 +1,7 @@
 """The calibration result contract (``assay.calibration.v1``): pydantic models for every key.
 
 The JSON Schema shipped as ``assay/schemas/calibration.v1.json`` is generated from these
-models (``python -m assay.calibration.result``). Undefined statistics are ``None`` ("n/a" in
+models (``python -m assay.schema_files``). Undefined statistics are ``None`` ("n/a" in
 text), never 0 or NaN. Every aggregate is labelled with its level: ``*_micro`` pools the
 decisions of all criteria, ``*_macro`` is the unweighted mean over criteria. The handling
 modes are recorded on the result so a number is never ambiguous between estimands.
@@ -341,16 +341,12 @@ class CalibrationResult(_Model):
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of :class:`CalibrationResult` (what ships as calibration.v1.json)."""
-    schema = CalibrationResult.model_json_schema(mode="serialization")
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = f"https://assay.dev/schemas/{SCHEMA_FILE}"
-    return schema
+    from assay import schema_files
+
+    return schema_files.generate(CalibrationResult, SCHEMA_FILE)
 
 
 def schema_path() -> Path:
-    return Path(__file__).resolve().parent.parent / "schemas" / SCHEMA_FILE
+    from assay import schema_files
 
-
-if __name__ == "__main__":  # regenerate the shipped schema
-    schema_path().write_text(json.dumps(json_schema(), indent=2) + "\n", encoding="utf-8")
-    print(schema_path())
+    return schema_files.source_path(SCHEMA_FILE)

@@ -3,7 +3,7 @@
 ``tez-eval-metrics.schema.json`` is the schema of seed 004 (``com.ragu.eval-metrics`` 1.0.0) and
 ``tez-enterprise-tip-eval.schema.json`` the published ``tezit-eval`` schema (tezit-protocol/spec,
 CC BY 4.0), both unchanged. The others are generated from assay's pydantic models by
-:func:`write_generated_schemas` (``python -m assay.tez.schemas``).
+``python -m assay.schema_files``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import re
 from datetime import datetime
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -42,11 +41,12 @@ def load_schema(name: str) -> dict[str, Any]:
     return schema
 
 
-def generated_schema(model: type[BaseModel]) -> dict[str, Any]:
+def generated_schema(model: type[BaseModel], name: str | None = None) -> dict[str, Any]:
     """The JSON Schema of one of assay's own tez models, as shipped."""
-    schema = model.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    return schema
+    from assay import schema_files
+
+    file_name = name or next(n for n, m in GENERATED.items() if m is model)
+    return schema_files.generate(model, file_name, mode="validation")
 
 
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$")
@@ -94,20 +94,3 @@ def _path(parts: Any) -> str:
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) else f".{part}"
     return out
-
-
-def write_generated_schemas(directory: Path | None = None) -> list[Path]:
-    """Regenerate the model-derived schemas into ``directory`` (default: the package)."""
-    target = directory or Path(str(resources.files("assay").joinpath("schemas")))
-    written = []
-    for name, model in GENERATED.items():
-        path = target / name
-        path.write_text(json.dumps(generated_schema(model), indent=2) + "\n", encoding="utf-8")
-        written.append(path)
-    load_schema.cache_clear()
-    return written
-
-
-if __name__ == "__main__":  # pragma: no cover
-    for path in write_generated_schemas():
-        print(path)
