@@ -17,11 +17,9 @@ import argparse
 import asyncio
 import contextlib
 import json
-import multiprocessing
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -30,33 +28,7 @@ from assay.dataset import Sample
 from assay.metrics.judge import LLMAsJudge
 from assay.outputs import Output
 from assay.providers import registry, settings
-from openai_server import CHAT, serve
-
-
-class RemoteServer:
-    """The loopback server in a child process; call counts come from its /_stats endpoint."""
-
-    def __init__(self, latency_ms: float) -> None:
-        context = multiprocessing.get_context("spawn")
-        ready = context.Queue()
-        self._process = context.Process(target=serve, args=(latency_ms, ready), daemon=True)
-        self._process.start()
-        self.url = ready.get(timeout=60)
-
-    def _get(self, path: str) -> dict:
-        with urllib.request.urlopen(self.url.removesuffix("/v1") + path, timeout=10) as response:
-            return json.loads(response.read())
-
-    def calls(self) -> int:
-        return int(self._get("/_stats")["calls"].get(CHAT, 0))
-
-    def reset(self) -> None:
-        self._get("/_reset")
-
-    def stop(self) -> None:
-        self._process.terminate()
-        self._process.join(10)
-
+from openai_server import RemoteServer
 
 CLIENT_CPU: list[float] = []
 

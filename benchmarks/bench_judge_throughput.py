@@ -16,44 +16,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from openai_server import CHAT, serve  # noqa: E402
-
-
-class RemoteServer:
-    """The loopback server in a child process (so it does not compete for this one's GIL)."""
-
-    def __init__(self, latency_ms: float) -> None:
-        context = multiprocessing.get_context("spawn")
-        ready = context.Queue()
-        self._process = context.Process(target=serve, args=(latency_ms, ready), daemon=True)
-        self._process.start()
-        self.url = ready.get(timeout=60)
-
-    def _get(self, path: str) -> dict:
-        with urllib.request.urlopen(self.url.removesuffix("/v1") + path, timeout=10) as response:
-            return json.loads(response.read())
-
-    def calls(self) -> int:
-        return int(self._get("/_stats")["calls"].get(CHAT, 0))
-
-    def reset(self) -> None:
-        self._get("/_reset")
-
-    def stop(self) -> None:
-        self._process.terminate()
-        self._process.join(10)
+from openai_server import RemoteServer  # noqa: E402
 
 
 def write_inputs(directory: Path, count: int) -> tuple[Path, Path]:

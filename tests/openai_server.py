@@ -14,9 +14,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import multiprocessing
 import socket
 import threading
 import time
+import urllib.request
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -251,3 +253,28 @@ def serve(latency_ms: float, ready: Any) -> None:
     server.start()
     ready.put(server.url)
     threading.Event().wait()
+
+
+class RemoteServer:
+    """The loopback server in a child process (no GIL contention with the client); counts via /_stats."""
+
+    def __init__(self, latency_ms: float) -> None:
+        context = multiprocessing.get_context("spawn")
+        ready = context.Queue()
+        self._process = context.Process(target=serve, args=(latency_ms, ready), daemon=True)
+        self._process.start()
+        self.url = ready.get(timeout=60)
+
+    def _get(self, path: str) -> dict:
+        with urllib.request.urlopen(self.url.removesuffix("/v1") + path, timeout=10) as response:
+            return json.loads(response.read())
+
+    def calls(self) -> int:
+        return int(self._get("/_stats")["calls"].get(CHAT, 0))
+
+    def reset(self) -> None:
+        self._get("/_reset")
+
+    def stop(self) -> None:
+        self._process.terminate()
+        self._process.join(10)
