@@ -74,8 +74,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--words", type=int, nargs=2, default=(8, 40), metavar=("MIN", "MAX"))
+    parser.add_argument("--ascii", action="store_true", help="English-only vocabulary (the tokenizer's fast path)")
     args = parser.parse_args()
 
+    if args.ascii:
+        VOCABULARY[:] = [word for word in VOCABULARY if word.isascii()]
     data = pairs(args.pairs, args.seed, *args.words)
     samples = [Sample(id=str(n), input={}, expected_output=ref) for n, (ref, _) in enumerate(data)]
     outputs = [Output(cand) for _, cand in data]
