@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import pydantic_core
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -223,9 +224,16 @@ def iter_jsonl(text: str, path: Path, error: type[InputError]) -> Iterator[tuple
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise error(f"line {number} is not valid JSON: {exc.msg}", file=str(path)) from None
+            yield number, pydantic_core.from_json(line)  # ~3x faster than json.loads per line
+        except ValueError:
+            try:
+                json.loads(line)  # the stdlib words the problem better
+                message = "not valid JSON"
+            except json.JSONDecodeError as exc:
+                message = f"{exc.msg} (column {exc.colno})"
+            except RecursionError:
+                message = "nested too deeply"
+            raise error(f"line {number} is not valid JSON: {message}", file=str(path)) from None
 
 
 # --------------------------------------------------------------------------- validation

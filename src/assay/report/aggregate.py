@@ -130,11 +130,11 @@ def histogram(values: np.ndarray, buckets: int = HISTOGRAM_BUCKETS) -> list[Buck
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
     """Wilson score interval for a binomial proportion."""
-    from scipy.stats import norm
+    from statistics import NormalDist
 
     if n <= 0:
         return Interval(low=0.0, high=1.0, confidence=confidence)
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
     p = successes / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
@@ -144,13 +144,15 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
 
 def mean_interval(values: np.ndarray, confidence: float = 0.95) -> Interval | None:
     """Student-t interval of a mean, clipped to [0, 1]; None below two values."""
-    from scipy.stats import t
+    from scipy.special import (
+        stdtrit,  # Student t quantile; scipy.special loads ~3x faster than scipy.stats
+    )
 
     n = values.size
     if n < 2:
         return None
     spread = float(values.std(ddof=1))
-    half = float(t.ppf(0.5 + confidence / 2, n - 1)) * spread / math.sqrt(n)
+    half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * spread / math.sqrt(n)
     centre = float(values.mean())
     return Interval(low=max(0.0, centre - half), high=min(1.0, centre + half), confidence=confidence)
 
