@@ -206,9 +206,33 @@ def _parse_json(text: str, path: Path, error: type[InputError]) -> Any:
         raise error("JSON is nested too deeply", file=str(path)) from None
 
 
+def _check_expansion(data: Any, text: str, path: Path, error: type[InputError]) -> None:
+    """Refuse YAML whose aliases expand it far beyond its size (a 'billion laughs' document).
+
+    Aliases share objects, so loading is cheap, but every later walk (validation, hashing,
+    reports) would expand them. Counting values with a budget proportional to the text bounds
+    this check itself.
+    """
+    budget = len(text) + 1_000_000
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise error("the document expands to far more values than its size (YAML aliases nested too deeply?)", file=str(path))
+        if isinstance(item, dict):
+            stack.extend(item.values())
+            stack.extend(item.keys())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
 def _parse_yaml(text: str, path: Path, error: type[InputError]) -> Any:
     try:
-        return yaml.load(text, Loader=_VerbatimIdLoader)  # safe loader subclass
+        data = yaml.load(text, Loader=_VerbatimIdLoader)  # safe loader subclass
+        if "&" in text and "*" in text:  # only anchors can create aliases
+            _check_expansion(data, text, path, error)
+        return data
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

@@ -317,3 +317,31 @@ def test_samples_are_immutable() -> None:
     dataset = Dataset(name="d", samples=[Sample(id="a", input={}, expected_output="x")])
     with pytest.raises(Exception):  # noqa: B017 - pydantic raises ValidationError on frozen models
         dataset.samples[0].id = "b"  # type: ignore[misc]
+
+
+def _alias_bomb(levels: int = 9) -> str:
+    lines = ["name: bomb", "samples:", "  - id: s1", "    input:", '      l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, levels):
+        lines.append(f"      l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 10) + "]")
+    lines.append('    expected_output: "x"')
+    return "\n".join(lines) + "\n"
+
+
+def test_yaml_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
+    """A 'billion laughs' document is an input error, not a hang (the walk is budgeted)."""
+    path = tmp_path / "bomb.yml"
+    path.write_text(_alias_bomb(), encoding="utf-8")
+    with pytest.raises(DatasetError, match="expands to far more values"):
+        load_dataset(path)
+
+
+def test_ordinary_yaml_anchors_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "anchors.yml"
+    path.write_text(
+        "name: a\nsamples:\n"
+        "  - id: s1\n    input: &q {question: 'Capital of France?'}\n    expected_output: Paris\n"
+        "  - id: s2\n    input: *q\n    expected_output: Paris\n    metadata: {tags: [dup]}\n",
+        encoding="utf-8",
+    )
+    dataset = load_dataset(path)
+    assert [s.input for s in dataset.samples] == [{"question": "Capital of France?"}] * 2
