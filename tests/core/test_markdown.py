@@ -69,3 +69,25 @@ def test_no_failures_says_none() -> None:
     text = render_markdown(report_with([(ExecutionResult("a", 0, {"m": ScoreResult(0.5)}), [])], ["m"]))
     assert text.rstrip().endswith("## Failures\n\nNone.")
     assert "## Usage summary" not in text  # no provider calls, no usage section
+
+
+def test_baseline_comparison_section_lists_regressions() -> None:
+    report = report_with([(ExecutionResult("a", 0, {"exact-match": ScoreResult(1.0)}), [])], ["exact-match"])
+    digest = {
+        "reference_run_id": "base-1",
+        "join_key": "row_hash",
+        "alpha": 0.05,
+        "macro_f1_delta": -0.125,
+        "pass_rate_delta": -0.1,
+        "counts": {"compared": 40, "pass_to_fail": 5, "fail_to_pass": 1, "new_failures": 0, "added": 2, "removed": 0, "regressions": 1},
+        "regressions": [
+            {"metric": "exact-match", "scope": "cohort", "cohort_label": "policy", "statistic": "pass_rate",
+             "reference": 0.9, "current": 0.6, "delta": -0.3, "p_adjusted": 0.012}
+        ],
+    }  # fmt: skip
+    text = render_markdown(report.model_copy(update={"comparison": digest}))
+    section = text.split("## Baseline comparison", 1)[1].split("\n## ", 1)[0]
+    assert "Against run base-1" in section
+    assert "| -0.1250 | -0.1000 | 40 | 5 | 1 | 0 | 2 | 0 | 1 |" in section
+    assert "| exact-match | policy | pass_rate | 0.9000 | 0.6000 | -0.3000 | 0.0120 |" in section
+    assert "No regression" not in section

@@ -6,6 +6,7 @@ Diff-stable: fixed section order, four decimals, user strings escaped and single
 from __future__ import annotations
 
 import html
+from typing import Any
 
 from assay.report.model import Report
 
@@ -20,6 +21,42 @@ def cell(text: str) -> str:
     """Escape a user string for a table cell: HTML, pipes, backticks, newlines."""
     text = " ".join(str(text).split())
     return html.escape(text, quote=False).replace("|", "\\|").replace("`", "\\`")
+
+
+def _signed(value: object) -> str:
+    return f"{value:+.4f}" if isinstance(value, (int, float)) else "n/a"
+
+
+def _comparison(comparison: dict[str, Any]) -> list[str]:
+    """The baseline comparison digest: deltas, flips, and regressions beyond noise."""
+    counts = comparison.get("counts", {})
+    out = [
+        "",
+        "## Baseline comparison",
+        "",
+        f"Against run {cell(str(comparison.get('reference_run_id')))} (rows joined on "
+        f"{cell(str(comparison.get('join_key')))}, alpha {comparison.get('alpha')}).",
+        "",
+        "| macro-F1 delta | pass-rate delta | compared | pass → fail | fail → pass | new failures | added | removed | regressions |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| {_signed(comparison.get('macro_f1_delta'))} | {_signed(comparison.get('pass_rate_delta'))} | "
+        f"{counts.get('compared', 0)} | {counts.get('pass_to_fail', 0)} | {counts.get('fail_to_pass', 0)} | "
+        f"{counts.get('new_failures', 0)} | {counts.get('added', 0)} | {counts.get('removed', 0)} | "
+        f"{counts.get('regressions', 0)} |",
+    ]
+    regressions = comparison.get("regressions") or []
+    if regressions:
+        out += ["", "| metric | scope | statistic | reference | current | delta | adjusted p |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        for item in regressions:
+            scope = item.get("cohort_label") or item.get("scope")
+            out.append(
+                f"| {cell(item.get('metric', ''))} | {cell(str(scope))} | {item.get('statistic')} | "
+                f"{fmt(item.get('reference'))} | {fmt(item.get('current'))} | {_signed(item.get('delta'))} | "
+                f"{fmt(item.get('p_adjusted'))} |"
+            )
+    else:
+        out += ["", "No regression beyond noise."]
+    return out
 
 
 def render_markdown(report: Report) -> str:
@@ -114,6 +151,9 @@ def render_markdown(report: Report) -> str:
         for i, bucket in enumerate(m.histogram):
             label = f"{bucket.lower:.1f}-{bucket.upper:.1f}" + (" inclusive" if i == last else "")
             out.append(f"| {label} | {bucket.count} |")
+
+    if report.comparison is not None:
+        out += _comparison(report.comparison)
 
     if report.gate is not None:
         out += ["", "## Gate", "", f"**{'passed' if report.gate.get('passed') else 'FAILED'}**"]
