@@ -1,4 +1,8 @@
-"""Command registration: the core commands plus each feature package's sub-commands."""
+"""Command registration: the core commands plus each feature package's sub-commands.
+
+Each module exposes ``register(app)``; heavy imports stay inside the command functions so
+``assay --help`` stays fast.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,15 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    """Attach every command to the root app. Feature packages add one line each below."""
-    from assay import core_cli, run_cli
+    """Attach every command to the root app."""
+    from assay import core_cli, gate_cli, run_cli
+    from assay.calibration import cli as calibration_cli
+    from assay.providers import cli as providers_cli
+    from assay.tez import cli as tez_cli
 
-    core_cli.register(app)
-    run_cli.register(app)
-    __import__("assay.gate_cli", fromlist=["register"]).register(app)  # baseline, compare
-    __import__("assay.tez.cli", fromlist=["register"]).register(app)  # tez score|show|validate
-    __import__("assay.calibration.cli", fromlist=["register"]).register(app)  # agreement
-    __import__("assay.providers.cli", fromlist=["register"]).register(app)  # cache stats|clear
-    # Feature packages: each module exposes ``register(app)``.
-    # (calibration, tez, gate/baseline/compare, runs/report are mounted here)
+    core_cli.register(app)  # validate, metrics
+    run_cli.register(app)  # run, runs, report
+    gate_cli.register(app)  # baseline, compare
+    tez_cli.register(app)  # tez score|show|validate
+    calibration_cli.register(app)  # agreement, calibrate
+    providers_cli.register(app)  # cache stats|clear

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from assay.console import EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, fail, warn
+from assay.console import EXIT_GATE_FAILED, EXIT_OK, fail, warn
 
 
 def register(app: typer.Typer) -> None:
@@ -527,4 +527,4 @@ def report(
         store.close()
 
 
-__all__ = ["EXIT_USAGE", "register", "render"]
+__all__ = ["register", "render"]
