@@ -298,10 +298,6 @@ def positive_int_option(value: Any, label: str) -> int:
     return value
 
 
-def as_list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
 def clamp01(value: float) -> float:
     return 0.0 if value < 0.0 else 1.0 if value > 1.0 else value
 

@@ -9,7 +9,6 @@ person wants when they grep or diff a report.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import BinaryIO
 
 from assay.report.model import Report, Row
 
@@ -40,7 +39,3 @@ def iter_json(report: Report, rows: Iterable[Row] | None = None) -> Iterator[byt
     else:
         yield b"]\n}\n"
 
-
-def write_json(report: Report, handle: BinaryIO) -> None:
-    for piece in iter_json(report):
-        handle.write(piece)
