@@ -1,4 +1,13 @@
-"""assay: an evaluation harness for LLM and RAG applications."""
+"""assay: an evaluation harness for LLM and RAG applications.
+
+The light pieces (datasets, metrics, errors) import eagerly; the engine, report, gate and
+calibration load on first use, so ``import assay`` and ``assay --help`` stay fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from assay.dataset import Dataset, MetricSpec, Sample, load_dataset
 from assay.errors import (
@@ -16,10 +25,57 @@ from assay.outputs import Output, Retrieved, load_outputs
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "evaluate": "assay.evaluation",
+    "RunOptions": "assay.evaluation",
+    "Report": "assay.report.model",
+    "render_markdown": "assay.report.markdown",
+    "render_html": "assay.report.html",
+    "render_junit": "assay.report.junit",
+    "SavedOutputs": "assay.sut",
+    "PythonTarget": "assay.sut",
+    "HttpTarget": "assay.http_sut",
+    "RunStore": "assay.store",
+    "report_from_store": "assay.rebuild",
+    "GateRules": "assay.gate",
+    "load_rules": "assay.gate",
+    "evaluate_gate": "assay.gate",
+    "compare_reports": "assay.comparison",
+    "compute_agreement": "assay.calibration",
+}
+_RENAMED = {"evaluate_gate": "evaluate"}
+
+if TYPE_CHECKING:
+    from assay.calibration import compute_agreement
+    from assay.comparison import compare_reports
+    from assay.evaluation import RunOptions, evaluate
+    from assay.gate import GateRules, load_rules
+    from assay.gate import evaluate as evaluate_gate
+    from assay.http_sut import HttpTarget
+    from assay.rebuild import report_from_store
+    from assay.report.html import render_html
+    from assay.report.junit import render_junit
+    from assay.report.markdown import render_markdown
+    from assay.report.model import Report
+    from assay.store import RunStore
+    from assay.sut import PythonTarget, SavedOutputs
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "AssayError",
     "Dataset",
     "DatasetError",
+    "GateRules",
+    "HttpTarget",
     "InputError",
     "Metric",
     "MetricError",
@@ -28,14 +84,28 @@ __all__ = [
     "Output",
     "OutputsError",
     "ProviderError",
+    "PythonTarget",
+    "Report",
     "Retrieved",
+    "RunOptions",
+    "RunStore",
     "Sample",
+    "SavedOutputs",
     "SystemUnderTestError",
     "UsageError",
     "__version__",
     "catalogue",
+    "compare_reports",
+    "compute_agreement",
+    "evaluate",
+    "evaluate_gate",
     "load_dataset",
     "load_outputs",
+    "load_rules",
+    "render_html",
+    "render_junit",
+    "render_markdown",
+    "report_from_store",
     "resolve",
     "resolve_all",
 ]

@@ -1,0 +1,37 @@
+"""The public API: every exported name resolves, and ``import assay`` stays light."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import assay
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+
+
+def test_every_exported_name_resolves() -> None:
+    missing = [name for name in assay.__all__ if getattr(assay, name, None) is None]
+    assert missing == []
+
+
+def test_import_assay_does_not_load_the_engine() -> None:
+    code = "import sys, assay; print(sorted(m for m in ('numpy', 'scipy', 'assay.runner', 'openai') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_library_flow_scores_the_example() -> None:
+    dataset = assay.load_dataset(EXAMPLE / "dataset.yml")
+    outputs = assay.load_outputs(EXAMPLE / "outputs.json")
+    metrics = assay.resolve_all(["exact-match"])
+    report = assay.evaluate(
+        dataset.model_copy(update={"samples": [s for s in dataset.samples if "geography" in s.tags]}),
+        sut=assay.SavedOutputs(outputs, "outputs.json"),
+        metrics=metrics,
+    )
+    assert isinstance(report, assay.Report)
+    # capital-australia answers "Sydney"; the other three geography answers are exact.
+    assert report.metric("exact-match").mean == 0.75
+    assert "## Per-metric aggregates" in assay.render_markdown(report)
