@@ -7,10 +7,8 @@ This is the library entry point behind ``assay run``::
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -155,8 +153,7 @@ def evaluate(
     )
     status = "interrupted"
     try:
-        with _quiet_gc():
-            runner.run(executions)
+        runner.run(executions)
         status = "halted" if runner.stopped_early else "finished"
     finally:
         if store is not None:
@@ -189,24 +186,6 @@ def evaluate(
         warnings=warnings,
     )
     return report
-
-
-@contextlib.contextmanager
-def _quiet_gc() -> Iterator[None]:
-    """Keep the cycle collector from rescanning the growing heap of rows on every few allocations.
-
-    A run allocates a handful of acyclic objects per execution; with default thresholds the
-    collector's full passes grow with the number of rows kept, costing a quarter of a 100,000
-    sample run. The dataset is frozen out of collection and gen-0 collections are made rarer.
-    """
-    previous = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(previous[0], 50_000), previous[1], previous[2])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*previous)
-        gc.unfreeze()
 
 
 def _version() -> str:

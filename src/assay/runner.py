@@ -150,7 +150,6 @@ class Runner:
         self.should_stop = should_stop
         self._stop_takes_in_flight = _accepts_argument(should_stop)
         self.stopped_early = False
-        self._froze = False
         self.scopes = dict(scopes or {})
         self.prepare_with = list(prepare_with)
         self.limiter = limiter
@@ -168,8 +167,13 @@ class Runner:
         return not getattr(self.sut, "synchronous", False) or any(is_async_metric(m) for m in self.metrics)
 
     def run(self, executions: Sequence[Execution]) -> None:
+        """Run every execution. The cycle collector is kept quiet meanwhile (see _deliver_with):
+        what exists before the run is frozen, and gen-0 collections are made rarer."""
         handler = self.on_result
         self.on_result = self._deliver_with(handler)
+        thresholds = gc.get_threshold()
+        gc.freeze()
+        gc.set_threshold(max(thresholds[0], 50_000), thresholds[1], thresholds[2])
         try:
             if self.needs_event_loop:
                 asyncio.run(self.run_async(executions))
@@ -177,8 +181,8 @@ class Runner:
                 self._run_sync(executions)
         finally:
             self.on_result = handler
-            if self._froze:
-                gc.unfreeze()
+            gc.set_threshold(*thresholds)
+            gc.unfreeze()
 
     def _deliver_with(self, handler: ResultHandler) -> ResultHandler:
         """``handler`` plus a periodic ``gc.freeze()``.
@@ -196,7 +200,6 @@ class Runner:
             count += 1
             if count % FREEZE_EVERY == 0 and gc.isenabled():
                 gc.freeze()
-                self._froze = True
 
         return deliver
 
