@@ -74,3 +74,24 @@ def test_control_characters_do_not_break_the_xml(schema):
     document = parse(xml)
     schema.assertValid(document)
     assert document.find(".//error").text == "nul and esc"
+
+
+def test_tag_scoped_metrics_only_get_cases_where_they_apply():
+    """A row with neither a score nor an error for a metric (it does not apply) has no test case."""
+    from assay.report.aggregate import ExecutionResult, ReportBuilder, ScoreResult
+    from assay.report.model import DatasetInfo, RunInfo, SystemUnderTestInfo
+
+    builder = ReportBuilder(["exact-match", "ordinal-distance"], {"ordinal-distance": frozenset({"triage"})})
+    builder.add(ExecutionResult("fact", 0, {"exact-match": ScoreResult(1.0)}), ["geo"], "h1")
+    builder.add(ExecutionResult("ticket", 0, {"exact-match": ScoreResult(0.0), "ordinal-distance": ScoreResult(0.5)}), ["triage"], "h2")
+    builder.add(ExecutionResult("broken", 0, {}, sut_error="boom"), ["triage"], "h3")
+    report = builder.build(
+        dataset=DatasetInfo(name="d", schema_version="assay.dataset.v1", samples=3),
+        run=RunInfo(run_id="r", assay_version="0", started_at="t", finished_at="t", duration_seconds=0.0,
+                    system_under_test=SystemUnderTestInfo(kind="none"), repetitions=1),
+    )  # fmt: skip
+    root = parse(render_junit(report))
+    cases = {(c.get("classname").rsplit(".", 1)[-1], c.get("name")) for c in root.iter("testcase")}
+    assert ("ordinal-distance", "fact") not in {(m, n.split()[0]) for m, n in cases}
+    assert len(cases) == 5  # exact-match x 3 rows, ordinal-distance x ticket + broken
+    assert {suite.get("skipped") for suite in root.iter("testsuite")} == {"0"}
