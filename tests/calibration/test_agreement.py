@@ -207,7 +207,8 @@ def test_degenerate_single_class_is_none_not_zero():
     assert got.kappa is None and got.is_degenerate and got.has_data
     assert got.kappa_interpretation == "undefined"
     assert got.phi is None  # sklearn's matthews_corrcoef says 0.0 here
-    assert matthews_corrcoef([1] * 5, [1] * 5) == 0.0
+    with pytest.warns(UserWarning, match="single label"):  # what assay guards against
+        assert matthews_corrcoef([1] * 5, [1] * 5) == 0.0
     assert got.fpr is None  # no human UNMET: false-positive rate undefined
     assert result.overall.aggregate.mean_kappa_macro is None
     assert any("Degenerate (single-class)" in w and "q" in w for w in result.warnings)
