@@ -264,6 +264,29 @@ def _template_option(template: Any, metric: str) -> str | None:
 
 # --------------------------------------------------------------------------- llm-as-judge
 
+def verdict_details(
+    value: float,
+    reason: str | None,
+    *,
+    model: str,
+    version: str,
+    prompt: str,
+    reply: str,
+    reasked: bool,
+    usage: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """What a judge metric reports about its verdict: the score, the reason, sizes, never text."""
+    return {
+        "judge_score": value,
+        "judge_reason": reason,
+        "judge_model": usage[-1]["model"] if usage else model,
+        "template_version": version,
+        "prompt_chars": len(prompt.encode("utf-8")),
+        "response_chars": len(reply.encode("utf-8")),
+        "reasked": reasked,
+    }
+
+
 @register("llm-as-judge", "an LLM grades the output against expected_output with a rubric (temperature 0, seed 42)")
 @dataclass(frozen=True)
 class LLMAsJudge:
@@ -297,15 +320,9 @@ class LLMAsJudge:
         (value, reason), reply, reasked, usage = await ask_judge(
             prompt, parse_verdict, model=self.model, version=version, reask=self.reask
         )
-        details = {
-            "judge_score": value,
-            "judge_reason": reason,
-            "judge_model": usage[-1]["model"] if usage else self.model,
-            "template_version": version,
-            "prompt_chars": len(prompt.encode("utf-8")),
-            "response_chars": len(reply.content.encode("utf-8")),
-            "reasked": reasked,
-        }
+        details = verdict_details(
+            value, reason, model=self.model, version=version, prompt=prompt, reply=reply.content, reasked=reasked, usage=usage
+        )
         return MetricScore(value, details, usage=usage or None)
 
 
@@ -356,13 +373,9 @@ class RefusalQuality:
         details = {
             "refusal_expected": expected_refusal,
             "refusal": label,
-            "judge_score": value,
-            "judge_reason": reason,
-            "judge_model": usage[-1]["model"] if usage else self.model,
-            "template_version": version,
-            "prompt_chars": len(prompt.encode("utf-8")),
-            "response_chars": len(reply.content.encode("utf-8")),
-            "reasked": reasked,
+            **verdict_details(
+                value, reason, model=self.model, version=version, prompt=prompt, reply=reply.content, reasked=reasked, usage=usage
+            ),
         }
         return MetricScore(value, details, usage=usage or None)
 
