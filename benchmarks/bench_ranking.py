@@ -11,13 +11,10 @@ same numbers before it prints timings. Run:  python benchmarks/bench_ranking.py 
 from __future__ import annotations
 
 import argparse
-import gc
 import random
-import time
-from collections.abc import Callable
-from typing import Any
 
 import pytrec_eval
+from timing import race
 
 from assay.dataset import Sample
 from assay.metrics.retrieval import MRR, HitAtK, NDCGAtK, RecallAtK
@@ -43,23 +40,6 @@ def make_data(queries: int, docs: int, seed: int) -> tuple[Qrels, Rankings]:
         qrels[qid] = gains
     return qrels, rankings
 
-
-def race(repeat: int, candidates: dict[str, Callable[[], Any]], *, collect: bool = True) -> dict[str, float]:
-    """Best wall time per candidate over interleaved rounds; ``collect=False`` pauses the cyclic
-    GC during each run, as timeit does."""
-    best = dict.fromkeys(candidates, float("inf"))
-    for _ in range(repeat):
-        for name, fn in candidates.items():
-            gc.collect()
-            if not collect:
-                gc.disable()
-            try:
-                started = time.perf_counter()
-                fn()
-                best[name] = min(best[name], time.perf_counter() - started)
-            finally:
-                gc.enable()
-    return best
 
 
 def main() -> None:

@@ -8,12 +8,10 @@ before it prints the timings. Run:  python benchmarks/bench_rouge.py [--pairs N]
 from __future__ import annotations
 
 import argparse
-import gc
 import random
-import time
-from collections.abc import Callable
 
 from rouge_score import rouge_scorer
+from timing import race
 
 from assay.dataset import Sample
 from assay.metrics.lexical import RougeL, rouge_l_counts, tokenize
@@ -50,22 +48,6 @@ def pairs(n: int, seed: int, low: int = 8, high: int = 40) -> list[tuple[str, st
         result.append((reference, candidate))
     return result
 
-
-def race(repeat: int, candidates: dict[str, Callable[[], object]]) -> dict[str, float]:
-    """Best wall time of each candidate, GC paused; rounds interleave the candidates so that load
-    drift on a shared machine affects them alike."""
-    best = dict.fromkeys(candidates, float("inf"))
-    for _ in range(repeat):
-        for name, fn in candidates.items():
-            gc.collect()
-            gc.disable()  # as timeit does: a collection landing in one run is noise, not cost
-            try:
-                started = time.perf_counter()
-                fn()
-                best[name] = min(best[name], time.perf_counter() - started)
-            finally:
-                gc.enable()
-    return best
 
 
 def main() -> None:
@@ -108,6 +90,7 @@ def main() -> None:
             "assay-kernel": lambda: [rouge_l_counts(r, c) for r, c in token_pairs],
             "rouge-score-kernel": lambda: [rouge_scorer._score_lcs(r, c).fmeasure for r, c in token_pairs],
         },
+        collect=False,
     )
 
     n = len(data)
