@@ -174,35 +174,17 @@ def _same_model(a: str, b: str) -> bool:
     return norm(a) == norm(b)
 
 
-def calibrate(
-    dataset: Dataset,
-    *,
-    metric: MetricName = "rubric",
-    judge_models: Sequence[str] = (),
-    outputs: Mapping[str, Output] | None = None,
-    rubric: str | Path | None = None,
-    abstain: str = "skip",
-    model_under_test: str | None = None,
-    cannot_assess_mode: str = "exclude",
-    na_mode: str = "exclude",
-    bootstrap: int = 0,
-    seed: int | None = None,
-    confidence_level: float = 0.95,
-    concurrency: int = 8,
-    source: str = "<dataset>",
-) -> CalibrationResult:
-    """Run the judge(s) over the human-labelled samples and compute agreement (sync wrapper
-    that owns its event loop and closes the provider clients at the end)."""
+def calibrate(dataset: Dataset, **options: Any) -> CalibrationResult:
+    """Run the judge(s) over the human-labelled samples and compute agreement.
+
+    A sync wrapper over :func:`calibrate_async` (same keyword options) that owns its event loop
+    and closes the provider clients at the end.
+    """
     from assay.providers import registry
 
     async def run() -> CalibrationResult:
         try:
-            return await calibrate_async(
-                dataset, metric=metric, judge_models=judge_models, outputs=outputs, rubric=rubric,
-                abstain=abstain, model_under_test=model_under_test,
-                cannot_assess_mode=cannot_assess_mode, na_mode=na_mode, bootstrap=bootstrap,
-                seed=seed, confidence_level=confidence_level, concurrency=concurrency, source=source,
-            )
+            return await calibrate_async(dataset, **options)
         finally:
             await registry.aclose()
 
@@ -226,7 +208,7 @@ async def calibrate_async(
     concurrency: int = 8,
     source: str = "<dataset>",
 ) -> CalibrationResult:
-    """See :func:`calibrate`."""
+    """Run the judge(s) over the human-labelled samples and compute agreement."""
     from assay.metrics.base import resolve
     from assay.providers.settings import current
 
