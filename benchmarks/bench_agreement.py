@@ -24,18 +24,27 @@ from assay.calibration.bootstrap import bootstrap
 
 def build(n_items: int, n_judges: int, seed: int) -> LabelSet:
     rng = np.random.default_rng(seed)
-    criteria: list[Criterion] = [Criterion(name=f"binary_{i}", weight=1.0 + i % 3) for i in range(5)]
+    criteria: list[Criterion] = [
+        Criterion(name=f"binary_{i}", weight=1.0 + i % 3) for i in range(5)
+    ]
     criteria.append(Criterion(name="penalty", weight=-2.0))
     for i in range(2):
-        criteria.append(Criterion(
-            name=f"ordinal_{i}", type="ordinal",
-            options=[Option(label=str(v)) for v in range(1, 6)] + [Option(label="n/a", na=True)],
-        ))
+        criteria.append(
+            Criterion(
+                name=f"ordinal_{i}",
+                type="ordinal",
+                options=[Option(label=str(v)) for v in range(1, 6)]
+                + [Option(label="n/a", na=True)],
+            )
+        )
     for i in range(2):
-        criteria.append(Criterion(
-            name=f"nominal_{i}", type="nominal",
-            options=[Option(label=x) for x in ("a", "b", "c", "d")],
-        ))
+        criteria.append(
+            Criterion(
+                name=f"nominal_{i}",
+                type="nominal",
+                options=[Option(label=x) for x in ("a", "b", "c", "d")],
+            )
+        )
     n_codes = np.array([len(c.labels) for c in criteria])
     human = np.stack([rng.integers(0, k, n_items) for k in n_codes]).astype(np.int16)
     votes = np.empty((n_judges, len(criteria), n_items), dtype=np.int16)
@@ -55,7 +64,9 @@ def build(n_items: int, n_judges: int, seed: int) -> LabelSet:
     )
 
 
-def naive_kappa_bootstrap(t: np.ndarray, p: np.ndarray, k: int, resamples: int, seed: int) -> np.ndarray:
+def naive_kappa_bootstrap(
+    t: np.ndarray, p: np.ndarray, k: int, resamples: int, seed: int
+) -> np.ndarray:
     from sklearn.metrics import cohen_kappa_score
 
     rng = np.random.default_rng(seed)
@@ -88,11 +99,15 @@ def main() -> None:
     result = compute_agreement(labels, bootstrap=args.resamples, seed=args.seed)
     t_full, c_full = time.perf_counter() - start, time.process_time() - cpu
 
-    print(f"labels: {args.items} items x {args.judges} judges x {len(labels.criteria)} criteria "
-          f"(built in {built:.2f} s)")
+    print(
+        f"labels: {args.items} items x {args.judges} judges x {len(labels.criteria)} criteria "
+        f"(built in {built:.2f} s)"
+    )
     print(f"compute_agreement, no bootstrap:           wall {t_point:6.2f} s  cpu {c_point:6.2f} s")
-    print(f"compute_agreement + {args.resamples} bootstrap resamples: wall {t_full:6.2f} s  "
-          f"cpu {c_full:6.2f} s")
+    print(
+        f"compute_agreement + {args.resamples} bootstrap resamples: wall {t_full:6.2f} s  "
+        f"cpu {c_full:6.2f} s"
+    )
     boot = result.bootstrap
     assert boot is not None
     acc = boot.accuracy_micro
@@ -113,9 +128,11 @@ def main() -> None:
     nan = np.full(len(labels.item_ids), np.nan)
     bootstrap([pairs], nan, nan, n_resamples=args.resamples, seed=args.seed)
     t_vec = time.perf_counter() - start
-    print(f"one criterion, {args.resamples} resamples: naive sklearn loop {t_naive:.2f} s "
-          f"(extrapolated from {reference_resamples}), vectorised {t_vec:.3f} s, "
-          f"ratio {t_naive / t_vec:.0f}x")
+    print(
+        f"one criterion, {args.resamples} resamples: naive sklearn loop {t_naive:.2f} s "
+        f"(extrapolated from {reference_resamples}), vectorised {t_vec:.3f} s, "
+        f"ratio {t_naive / t_vec:.0f}x"
+    )
 
 
 if __name__ == "__main__":

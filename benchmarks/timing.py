@@ -8,7 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 
-def race(repeat: int, candidates: dict[str, Callable[[], Any]], *, collect: bool = True) -> dict[str, float]:
+def race(
+    repeat: int, candidates: dict[str, Callable[[], Any]], *, collect: bool = True
+) -> dict[str, float]:
     """Best wall time per candidate. Rounds interleave the candidates so that load drift on a
     shared machine affects them alike; ``collect=False`` pauses the cyclic GC during each run,
     as timeit does."""

@@ -25,9 +25,18 @@ def provider_settings(openai_server: OpenAIServer, tmp_path: Path, monkeypatch: 
     """Provider settings pointed at the loopback server, with a fresh cache dir; made current."""
     from assay.providers import registry, settings
 
-    for variable in ("OPENAI_API_KEY", "ASSAY_API_KEY", "OPENAI_BASE_URL", "ASSAY_BASE_URL",
-                     "ASSAY_JUDGE_MODEL", "ASSAY_EMBEDDING_MODEL", "ASSAY_EMBEDDING_PROVIDER",
-                     "ASSAY_CACHE_DIR", "ASSAY_CACHE_MODE", "ASSAY_NO_CACHE"):
+    for variable in (
+        "OPENAI_API_KEY",
+        "ASSAY_API_KEY",
+        "OPENAI_BASE_URL",
+        "ASSAY_BASE_URL",
+        "ASSAY_JUDGE_MODEL",
+        "ASSAY_EMBEDDING_MODEL",
+        "ASSAY_EMBEDDING_PROVIDER",
+        "ASSAY_CACHE_DIR",
+        "ASSAY_CACHE_MODE",
+        "ASSAY_NO_CACHE",
+    ):
         monkeypatch.delenv(variable, raising=False)
     registry.reset()
     built = settings.use(

@@ -41,8 +41,12 @@ class Step:
 
     @classmethod
     def error(cls, status: int, message: str = "error", **headers: str) -> Step:
-        body = json.dumps({"error": {"message": message, "type": "server_error", "code": status}}).encode()
-        return cls(status=status, body=body, headers={k.replace("_", "-"): v for k, v in headers.items()})
+        body = json.dumps(
+            {"error": {"message": message, "type": "server_error", "code": status}}
+        ).encode()
+        return cls(
+            status=status, body=body, headers={k.replace("_", "-"): v for k, v in headers.items()}
+        )
 
     @classmethod
     def json(cls, obj: Any, status: int = 200) -> Step:
@@ -80,7 +84,9 @@ class OpenAIServer:
     def __init__(self, host: str = "127.0.0.1") -> None:
         self.latency_s = 0.0
         self.chat_reply: Callable[[dict[str, Any]], str] = judge_reply
-        self.embed: Callable[[list[str]], list[list[float]]] = lambda texts: [hash_vector(t) for t in texts]
+        self.embed: Callable[[list[str]], list[list[float]]] = lambda texts: [
+            hash_vector(t) for t in texts
+        ]
         self.report_usage = True
         self.calls: dict[str, int] = defaultdict(int)
         self.requests: list[tuple[str, dict[str, Any], dict[str, str]]] = []
@@ -94,7 +100,10 @@ class OpenAIServer:
         self._httpd.block_on_close = False
         self._httpd.request_queue_size = 256
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-server", daemon=True
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="openai-server",
+            daemon=True,
         )
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -150,7 +159,13 @@ class OpenAIServer:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
             }
             if self.report_usage:
                 body["usage"] = {
@@ -167,7 +182,10 @@ class OpenAIServer:
             body = {
                 "object": "list",
                 "model": model,
-                "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+                "data": [
+                    {"object": "embedding", "index": i, "embedding": v}
+                    for i, v in enumerate(vectors)
+                ],
             }
             if self.report_usage:
                 body["usage"] = {"prompt_tokens": tokens, "total_tokens": tokens}
@@ -209,7 +227,9 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?", 1)[0]
             with server._lock:
                 server.calls[path] += 1
-                server.requests.append((path, request, {k.lower(): v for k, v in self.headers.items()}))
+                server.requests.append(
+                    (path, request, {k.lower(): v for k, v in self.headers.items()})
+                )
                 server._inflight += 1
                 server.max_inflight = max(server.max_inflight, server._inflight)
             try:

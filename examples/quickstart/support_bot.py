@@ -22,7 +22,9 @@ def _index() -> dict:
     if not _BY_PROMPT:
         import yaml
 
-        dataset = yaml.safe_load((Path(__file__).parent / "dataset.yml").read_text(encoding="utf-8"))
+        dataset = yaml.safe_load(
+            (Path(__file__).parent / "dataset.yml").read_text(encoding="utf-8")
+        )
         for sample in dataset["samples"]:
             _BY_PROMPT[_key(sample["input"])] = _SAVED[str(sample["id"])]
     return _BY_PROMPT

@@ -91,7 +91,9 @@ def load_report(path: Path) -> Report:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        raise InputError(f"not a valid assay report: {first['msg']}", file=str(path), field=where) from None
+        raise InputError(
+            f"not a valid assay report: {first['msg']}", file=str(path), field=where
+        ) from None
 
 
 def _summary(report: Report) -> BaselineSummary:
@@ -107,7 +109,9 @@ def _summary(report: Report) -> BaselineSummary:
     )
 
 
-def set_baseline(report: Report, *, source: str, root: Path | None = None) -> tuple[Path, BaselinePointer]:
+def set_baseline(
+    report: Report, *, source: str, root: Path | None = None
+) -> tuple[Path, BaselinePointer]:
     """Pin ``report`` as its dataset's baseline; returns the pointer path and pointer."""
     from assay.fileio import write_atomic
 
@@ -139,7 +143,9 @@ def read_pointer(dataset: str, *, root: Path | None = None) -> tuple[Path, Basel
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        raise InputError(f"not a valid baseline pointer: {first['msg']}", file=str(path), field=where) from None
+        raise InputError(
+            f"not a valid baseline pointer: {first['msg']}", file=str(path), field=where
+        ) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
     return path, pointer
@@ -152,7 +158,9 @@ def list_pointers(*, root: Path | None = None) -> list[tuple[Path, BaselinePoint
         if path.name.endswith(".report.json"):
             continue
         try:
-            found.append((path, BaselinePointer.model_validate_json(path.read_text(encoding="utf-8"))))
+            found.append(
+                (path, BaselinePointer.model_validate_json(path.read_text(encoding="utf-8")))
+            )
         except (ValidationError, OSError):
             continue
     return found
@@ -166,7 +174,9 @@ def load_baseline(dataset: str, *, root: Path | None = None) -> Report | None:
     path, pointer = found
     report_path = path.parent / pointer.report_path
     if not report_path.is_file():
-        raise InputError(f"the baseline report {report_path} is missing; set the baseline again", file=str(path))
+        raise InputError(
+            f"the baseline report {report_path} is missing; set the baseline again", file=str(path)
+        )
     return load_report(report_path)
 
 
@@ -186,7 +196,9 @@ def report_from_run(run_id: str, *, store_path: Path | None = None) -> Report:
         store.close()
 
 
-def latest_report(dataset: str, *, exclude_run_id: str | None, store_path: Path | None = None) -> Report | None:
+def latest_report(
+    dataset: str, *, exclude_run_id: str | None, store_path: Path | None = None
+) -> Report | None:
     """The newest finished run of ``dataset`` in the run store, other than ``exclude_run_id``."""
     from assay.store import RunStore
     from assay.store import store_path as default_store
@@ -230,10 +242,14 @@ def resolve_reference(
     if target == "baseline":
         return load_baseline(current.dataset.name, root=root)
     if target == "latest":
-        return latest_report(current.dataset.name, exclude_run_id=current.run.run_id, store_path=store_path)
+        return latest_report(
+            current.dataset.name, exclude_run_id=current.run.run_id, store_path=store_path
+        )
     path = Path(target)
     if not path.exists():
-        raise UsageError(f"--compare {target}: no such file (use 'baseline', 'latest' or a report JSON path)")
+        raise UsageError(
+            f"--compare {target}: no such file (use 'baseline', 'latest' or a report JSON path)"
+        )
     return load_report(path)
 
 

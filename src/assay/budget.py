@@ -20,7 +20,12 @@ def execution_cost(result: ExecutionResult) -> float:
     total = 0.0
     for record in records:
         cost = record.get("cost_usd")
-        if not record.get("cached") and isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0:
+        if (
+            not record.get("cached")
+            and isinstance(cost, (int, float))
+            and not isinstance(cost, bool)
+            and cost > 0
+        ):
             total += float(cost)
     return total
 

@@ -316,7 +316,9 @@ def paired_bootstrap_rows(
     results: list[tuple[Interval | None, float | None]] = []
     for row in range(k):
         differences = rows[row]
-        interval = Interval(low=float(bounds[0, row]), high=float(bounds[1, row]), confidence=confidence)
+        interval = Interval(
+            low=float(bounds[0, row]), high=float(bounds[1, row]), confidence=confidence
+        )
         spread = float(means[row].std(ddof=1))
         if n < 2:
             p_value = None
@@ -388,12 +390,22 @@ def _metric_names(current: Report, reference: Report) -> tuple[list[str], list[s
     """Metrics on both sides (current order), and warnings for metrics on one side only."""
     ref_names = [item.name for item in reference.metrics]
     cur_names = [item.name for item in current.metrics]
-    warnings = [f"metric '{name}' is only in the reference report" for name in ref_names if name not in cur_names]
-    warnings += [f"metric '{name}' is only in the current report" for name in cur_names if name not in ref_names]
+    warnings = [
+        f"metric '{name}' is only in the reference report"
+        for name in ref_names
+        if name not in cur_names
+    ]
+    warnings += [
+        f"metric '{name}' is only in the current report"
+        for name in cur_names
+        if name not in ref_names
+    ]
     return [name for name in cur_names if name in ref_names], warnings
 
 
-def _scopes(joined: list[tuple[_SampleView, _SampleView]]) -> list[tuple[str | None, str, list[int]]]:
+def _scopes(
+    joined: list[tuple[_SampleView, _SampleView]],
+) -> list[tuple[str | None, str, list[int]]]:
     """Cohort scopes (tag, label, indices into joined): tags byte-sorted, untagged last."""
     members: dict[str, list[int]] = {}
     untagged: list[int] = []
@@ -412,7 +424,10 @@ def _scopes(joined: list[tuple[_SampleView, _SampleView]]) -> list[tuple[str | N
 
 
 def _cell(
-    metric: str, cohort: str | None, cohort_label: str | None, pairs: list[tuple[_SampleView, _SampleView]]
+    metric: str,
+    cohort: str | None,
+    cohort_label: str | None,
+    pairs: list[tuple[_SampleView, _SampleView]],
 ) -> _Cell:
     score_ref, score_cur, pass_ref, pass_cur = [], [], [], []
     binary = True
@@ -463,8 +478,10 @@ def _test_cell(cell: _Cell, *, alpha: float, rng: np.random.Generator, resamples
     else:
         pass_mdd = _within_range(pass_mdd)
     # pass/fail scores (exact-match...): the mean *is* the pass-rate, tested once, exactly
-    same_as_pass = bool(n) and np.array_equal(cell.score_ref, cell.pass_ref) and np.array_equal(
-        cell.score_cur, cell.pass_cur
+    same_as_pass = (
+        bool(n)
+        and np.array_equal(cell.score_ref, cell.pass_ref)
+        and np.array_equal(cell.score_cur, cell.pass_cur)
     )
     cell.mean_raw = {
         "reference": float(cell.score_ref.mean()) if n else None,
@@ -473,7 +490,9 @@ def _test_cell(cell: _Cell, *, alpha: float, rng: np.random.Generator, resamples
         "interval": mean_interval,
         "test": "paired-bootstrap" if n and not same_as_pass else None,
         "p_value": None if same_as_pass else mean_p,
-        "mdd": pass_mdd if same_as_pass else _within_range(minimum_detectable_difference(d_score, alpha)),
+        "mdd": pass_mdd
+        if same_as_pass
+        else _within_range(minimum_detectable_difference(d_score, alpha)),
     }
     cell.pass_raw = {
         "reference": float(cell.pass_ref.mean()) if n else None,
@@ -490,7 +509,8 @@ def _verdict(mean: StatDelta, pass_rate: StatDelta, paired: int, alpha: float) -
     if paired == 0:
         return "incomparable"
     significant = [
-        stat for stat in (mean, pass_rate)
+        stat
+        for stat in (mean, pass_rate)
         if stat.p_adjusted is not None and stat.delta is not None and stat.p_adjusted < alpha
     ]
     if any(stat.delta < 0 for stat in significant if stat.delta is not None):
@@ -504,9 +524,13 @@ def _regressions(item: MetricComparison, alpha: float) -> list[Regression]:
     found: list[Regression] = []
     for name, stat in (("mean", item.mean), ("pass_rate", item.pass_rate)):
         if (
-            stat.p_adjusted is None or stat.p_value is None or stat.delta is None
-            or stat.reference is None or stat.current is None
-            or stat.p_adjusted >= alpha or stat.delta >= 0
+            stat.p_adjusted is None
+            or stat.p_value is None
+            or stat.delta is None
+            or stat.reference is None
+            or stat.current is None
+            or stat.p_adjusted >= alpha
+            or stat.delta >= 0
         ):
             continue
         where = "" if item.cohort_label is None else f" in cohort '{item.cohort_label}'"
@@ -549,8 +573,12 @@ def compare_reports(
     cur_views = _views(current, join_key)
     ref_views = _views(reference, join_key)
     joined = [(cur_views[key], ref_views[key]) for key in cur_views if key in ref_views]
-    added = [SampleRef(key=k, sample_id=v.sample_id) for k, v in cur_views.items() if k not in ref_views]
-    removed = [SampleRef(key=k, sample_id=v.sample_id) for k, v in ref_views.items() if k not in cur_views]
+    added = [
+        SampleRef(key=k, sample_id=v.sample_id) for k, v in cur_views.items() if k not in ref_views
+    ]
+    removed = [
+        SampleRef(key=k, sample_id=v.sample_id) for k, v in ref_views.items() if k not in cur_views
+    ]
     metrics, warnings = _metric_names(current, reference)
     if current.dataset.name != reference.dataset.name:
         warnings.append(
@@ -578,7 +606,9 @@ def compare_reports(
         if stats["p_value"] is not None
     ]
     adjusted = holm([float(p) for _, _, p in raw_p])  # type: ignore[arg-type]
-    adjusted_of = {(index, which): value for (index, which, _), value in zip(raw_p, adjusted, strict=True)}
+    adjusted_of = {
+        (index, which): value for (index, which, _), value in zip(raw_p, adjusted, strict=True)
+    }
 
     overall: list[MetricComparison] = []
     by_cohort: list[MetricComparison] = []
@@ -684,7 +714,9 @@ def _flips(joined: list[tuple[_SampleView, _SampleView]], metrics: list[str]) ->
     return flips
 
 
-def _new_failures(joined: list[tuple[_SampleView, _SampleView]], metrics: list[str]) -> list[NewFailure]:
+def _new_failures(
+    joined: list[tuple[_SampleView, _SampleView]], metrics: list[str]
+) -> list[NewFailure]:
     found: list[NewFailure] = []
     for cur, ref in joined:
         if not ref.passed_all(metrics) or cur.passed_all(metrics):

@@ -128,6 +128,7 @@ def row_hash(input_: Any, expected: Any) -> str:
 
 # --------------------------------------------------------------------------- YAML / JSON
 
+
 class _VerbatimIdLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """Safe YAML loader that keeps ``id:`` scalars exactly as written (``007`` stays ``"007"``)."""
 
@@ -201,7 +202,9 @@ def _parse_json(text: str, path: Path, error: type[InputError]) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise error(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", file=str(path)) from None
+        raise error(
+            f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", file=str(path)
+        ) from None
     except RecursionError:
         raise error("JSON is nested too deeply", file=str(path)) from None
 
@@ -219,7 +222,10 @@ def _check_expansion(data: Any, text: str, path: Path, error: type[InputError]) 
         item = stack.pop()
         budget -= 1
         if budget < 0:
-            raise error("the document expands to far more values than its size (YAML aliases nested too deeply?)", file=str(path))
+            raise error(
+                "the document expands to far more values than its size (YAML aliases nested too deeply?)",
+                file=str(path),
+            )
         if isinstance(item, dict):
             stack.extend(item.values())
             stack.extend(item.keys())
@@ -262,6 +268,7 @@ def iter_jsonl(text: str, path: Path, error: type[InputError]) -> Iterator[tuple
 
 # --------------------------------------------------------------------------- validation
 
+
 def _sample_label(raw_samples: Any, index: int) -> str | int:
     if isinstance(raw_samples, list) and 0 <= index < len(raw_samples):
         item = raw_samples[index]
@@ -287,7 +294,10 @@ def _describe(value: Any) -> str:
 def dataset_from_data(data: Any, *, source: str = "<dataset>") -> Dataset:
     """Validate a parsed document into a :class:`Dataset` with precise error messages."""
     if not isinstance(data, Mapping):
-        raise DatasetError(f"the document must be a mapping with 'name' and 'samples'; got {_describe(data)}", file=source)
+        raise DatasetError(
+            f"the document must be a mapping with 'name' and 'samples'; got {_describe(data)}",
+            file=source,
+        )
     version = data.get("schema_version", DATASET_SCHEMA)
     if version not in SUPPORTED_DATASET_SCHEMAS:
         raise DatasetError(
@@ -323,7 +333,9 @@ def _check_duplicate_ids(raw_samples: list[Any], source: str) -> None:
         seen[key] = index
 
 
-def _translate(exc: ValidationError, raw_samples: Any, source: str, error: type[InputError]) -> InputError:
+def _translate(
+    exc: ValidationError, raw_samples: Any, source: str, error: type[InputError]
+) -> InputError:
     first = exc.errors()[0]
     loc = list(first["loc"])
     sample: str | int | None = None

@@ -39,7 +39,9 @@ class InputError(AssayError):
             where.append(str(self.file))
         if self.sample is not None:
             where.append(
-                f"sample #{self.sample}" if isinstance(self.sample, int) else f"sample '{self.sample}'"
+                f"sample #{self.sample}"
+                if isinstance(self.sample, int)
+                else f"sample '{self.sample}'"
             )
         if self.field:
             where.append(f"field '{self.field}'")

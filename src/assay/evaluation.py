@@ -85,7 +85,9 @@ def evaluate(
         if options.resume:
             record = store.get_run(run_id)
             if record.dataset_name != dataset.name:
-                raise UsageError(f"run '{run_id}' is for dataset '{record.dataset_name}', not '{dataset.name}'")
+                raise UsageError(
+                    f"run '{run_id}' is for dataset '{record.dataset_name}', not '{dataset.name}'"
+                )
             stored_metrics = record.config.get("metrics", [])
             if stored_metrics != metric_names:
                 raise UsageError(

@@ -13,7 +13,11 @@ from assay.errors import UsageError
 def write_atomic(path: str | Path, text: str | bytes | Iterable[bytes]) -> None:
     """Write ``text`` (or chunks of bytes) to ``path`` via a temporary file and a rename."""
     pieces: Iterable[bytes] = (
-        [text.encode("utf-8")] if isinstance(text, str) else [text] if isinstance(text, bytes) else text
+        [text.encode("utf-8")]
+        if isinstance(text, str)
+        else [text]
+        if isinstance(text, bytes)
+        else text
     )
     path = Path(path)
     try:

@@ -88,7 +88,9 @@ class GateRules(_Model):
             target = cohorts.setdefault(tag, {})
             for name, floors in per_metric.items():
                 target[name] = target[name].merged(floors) if name in target else floors
-        scalars = other.model_dump(include={"min_macro_f1", "max_failures", "max_regressions"}, exclude_none=True)
+        scalars = other.model_dump(
+            include={"min_macro_f1", "max_failures", "max_regressions"}, exclude_none=True
+        )
         return self.model_copy(update={**scalars, "metrics": metrics, "cohorts": cohorts})
 
 
@@ -96,7 +98,9 @@ class RuleFailure(_Model):
     """One rule the report broke."""
 
     rule: str = Field(description="e.g. 'min_pass_rate', 'max_regressions'")
-    subject: str = Field(description="what was measured, e.g. 'exact-match' or 'policy/exact-match'")
+    subject: str = Field(
+        description="what was measured, e.g. 'exact-match' or 'policy/exact-match'"
+    )
     actual: float | None = Field(description="null when the statistic is undefined (n/a)")
     threshold: float
     message: str
@@ -149,7 +153,13 @@ def _floors(raw: Any, where: str) -> MetricFloors:
     unknown = sorted(str(key) for key in raw if key not in FLOOR_KEYS)
     if unknown:
         raise UsageError(f"{where}: unknown floor '{unknown[0]}' (known: {', '.join(FLOOR_KEYS)})")
-    return MetricFloors(**{key: _fraction(value, f"{where}.{key}") for key, value in raw.items() if value is not None})
+    return MetricFloors(
+        **{
+            key: _fraction(value, f"{where}.{key}")
+            for key, value in raw.items()
+            if value is not None
+        }
+    )
 
 
 def rules_from_mapping(raw: Mapping[str, Any] | None, source: str) -> GateRules:
@@ -166,7 +176,9 @@ def rules_from_mapping(raw: Mapping[str, Any] | None, source: str) -> GateRules:
         raise UsageError(f"{source} must be a mapping; got {type(raw).__name__}")
     unknown = sorted(str(key) for key in raw if key not in _TOP_KEYS)
     if unknown:
-        raise UsageError(f"{source}: unknown gate rule '{unknown[0]}' (known: {', '.join(sorted(_TOP_KEYS))})")
+        raise UsageError(
+            f"{source}: unknown gate rule '{unknown[0]}' (known: {', '.join(sorted(_TOP_KEYS))})"
+        )
     rules = GateRules()
     if raw.get("min_macro_f1") is not None:
         rules.min_macro_f1 = _fraction(raw["min_macro_f1"], f"{source}.min_macro_f1")
@@ -184,10 +196,14 @@ def rules_from_mapping(raw: Mapping[str, Any] | None, source: str) -> GateRules:
         if shorthand is None:
             continue
         if not isinstance(shorthand, Mapping):
-            raise UsageError(f"{source}.{key} must map metric names to numbers, e.g. {{exact-match: 0.8}}")
+            raise UsageError(
+                f"{source}.{key} must map metric names to numbers, e.g. {{exact-match: 0.8}}"
+            )
         for name, value in shorthand.items():
             floors = MetricFloors(**{key: _fraction(value, f"{source}.{key}.{name}")})
-            metrics[str(name)] = metrics[str(name)].merged(floors) if str(name) in metrics else floors
+            metrics[str(name)] = (
+                metrics[str(name)].merged(floors) if str(name) in metrics else floors
+            )
     rules.metrics = metrics
     raw_cohorts = raw.get("cohorts") or {}
     if not isinstance(raw_cohorts, Mapping):
@@ -196,7 +212,8 @@ def rules_from_mapping(raw: Mapping[str, Any] | None, source: str) -> GateRules:
         if not isinstance(per_metric, Mapping):
             raise UsageError(f"{source}.cohorts.{tag} must map metric names to floors")
         rules.cohorts[str(tag)] = {
-            str(name): _floors(floors, f"{source}.cohorts.{tag}.{name}") for name, floors in per_metric.items()
+            str(name): _floors(floors, f"{source}.cohorts.{tag}.{name}")
+            for name, floors in per_metric.items()
         }
     return rules
 
@@ -211,8 +228,12 @@ def _metric_assignments(values: Any, flag: str) -> dict[str, float]:
     for item in values:
         name, sep, number = str(item).rpartition("=")
         if not sep or not name.strip():
-            raise UsageError(f"--{flag.replace('_', '-')} expects METRIC=VALUE (e.g. exact-match=0.8); got {item!r}")
-        parsed[name.strip()] = _fraction(number.strip(), f"--{flag.replace('_', '-')} {name.strip()}")
+            raise UsageError(
+                f"--{flag.replace('_', '-')} expects METRIC=VALUE (e.g. exact-match=0.8); got {item!r}"
+            )
+        parsed[name.strip()] = _fraction(
+            number.strip(), f"--{flag.replace('_', '-')} {name.strip()}"
+        )
     return parsed
 
 
@@ -233,7 +254,9 @@ def rules_from_cli(cli: Mapping[str, Any] | None) -> GateRules:
     for key in FLOOR_KEYS:
         for name, value in _metric_assignments(cli.get(key), key).items():
             floors = MetricFloors(**{key: value})
-            rules.metrics[name] = rules.metrics[name].merged(floors) if name in rules.metrics else floors
+            rules.metrics[name] = (
+                rules.metrics[name].merged(floors) if name in rules.metrics else floors
+            )
     return rules
 
 
@@ -286,7 +309,9 @@ def _show(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
-def _floor_failure(rule: str, subject: str, label: str, actual: float | None, threshold: float) -> RuleFailure | None:
+def _floor_failure(
+    rule: str, subject: str, label: str, actual: float | None, threshold: float
+) -> RuleFailure | None:
     if actual is not None and actual >= threshold - _EPSILON:
         return None
     return RuleFailure(
@@ -318,7 +343,11 @@ def evaluate(report: Report, rules: GateRules, comparison: Comparison | None = N
             failures.append(failure)
 
     if rules.min_macro_f1 is not None:
-        check(_floor_failure("min_macro_f1", "macro-F1", "macro-F1", report.summary.macro_f1, rules.min_macro_f1))
+        check(
+            _floor_failure(
+                "min_macro_f1", "macro-F1", "macro-F1", report.summary.macro_f1, rules.min_macro_f1
+            )
+        )
 
     aggregates = {item.name: item for item in report.metrics}
     for name, floors in rules.metrics.items():
@@ -377,12 +406,16 @@ def evaluate(report: Report, rules: GateRules, comparison: Comparison | None = N
         if allowed is not None:
             warnings.append("no baseline to compare against: the regression rule was skipped")
     elif not comparison.comparable:
-        warnings.append(f"the comparison is not usable ({comparison.incomparable_reason}): regressions not gated")
+        warnings.append(
+            f"the comparison is not usable ({comparison.incomparable_reason}): regressions not gated"
+        )
     else:
         allowed = 0 if allowed is None else allowed
         count = comparison.regression_count
         labels = dict.fromkeys(
-            item.metric if item.cohort_label is None else f"{item.metric} in cohort '{item.cohort_label}'"
+            item.metric
+            if item.cohort_label is None
+            else f"{item.metric} in cohort '{item.cohort_label}'"
             for item in comparison.regressions
         )
         detail = ", ".join(labels)
@@ -412,7 +445,9 @@ def render_text(result: GateResult) -> str:
     """Human lines: one per failed rule, then warnings; ends with the verdict."""
     lines = [f"gate: FAIL {item.rule} [{item.subject}]: {item.message}" for item in result.failures]
     lines += [f"gate: warning: {warning}" for warning in result.warnings]
-    verdict = "passed" if result.passed else f"failed ({len(result.failures)} of {result.checked} rules)"
+    verdict = (
+        "passed" if result.passed else f"failed ({len(result.failures)} of {result.checked} rules)"
+    )
     lines.append(f"gate: {verdict}")
     return "\n".join(lines)
 

@@ -10,7 +10,9 @@ import typer
 if TYPE_CHECKING:
     from assay.comparison import Comparison, MetricComparison
 
-baseline_app = typer.Typer(help="Pin and inspect the baseline report a run is compared against.", no_args_is_help=True)
+baseline_app = typer.Typer(
+    help="Pin and inspect the baseline report a run is compared against.", no_args_is_help=True
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -20,8 +22,13 @@ def register(app: typer.Typer) -> None:
 
 @baseline_app.command("set")
 def baseline_set(
-    report: Annotated[str, typer.Argument(help="A report JSON file, or a run id from the run store.")],
-    store: Annotated[Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for a run id).")] = None,
+    report: Annotated[
+        str, typer.Argument(help="A report JSON file, or a run id from the run store.")
+    ],
+    store: Annotated[
+        Path | None,
+        typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for a run id)."),
+    ] = None,
 ) -> None:
     """Pin REPORT as the baseline of its dataset (copied under .assay/baselines/)."""
     from assay.baseline import report_from_argument, set_baseline
@@ -41,7 +48,9 @@ def baseline_set(
 
 @baseline_app.command("show")
 def baseline_show(
-    dataset: Annotated[str | None, typer.Option("--dataset", "-d", help="Only this dataset.")] = None,
+    dataset: Annotated[
+        str | None, typer.Option("--dataset", "-d", help="Only this dataset.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the pointer JSON.")] = False,
 ) -> None:
     """Show the pinned baselines (all datasets, or one)."""
@@ -53,7 +62,9 @@ def baseline_show(
     if dataset is not None:
         found = read_pointer(dataset)
         if found is None:
-            raise UsageError(f"no baseline is set for dataset '{dataset}' (use 'assay baseline set REPORT')")
+            raise UsageError(
+                f"no baseline is set for dataset '{dataset}' (use 'assay baseline set REPORT')"
+            )
         pointers = [found]
     else:
         pointers = list_pointers()
@@ -75,15 +86,34 @@ def baseline_show(
 
 def compare(
     current: Annotated[str, typer.Argument(help="The new report (JSON file or run id).")],
-    reference: Annotated[str, typer.Argument(help="The reference: a JSON file, a run id, 'baseline' or 'latest'.")],
-    fmt: Annotated[str, typer.Option("--format", "-f", envvar="ASSAY_COMPARE_FORMAT", help="text | json")] = "text",
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
-    alpha: Annotated[float, typer.Option("--alpha", envvar="ASSAY_ALPHA", help="Significance level of the paired tests.")] = 0.05,
+    reference: Annotated[
+        str, typer.Argument(help="The reference: a JSON file, a run id, 'baseline' or 'latest'.")
+    ],
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", envvar="ASSAY_COMPARE_FORMAT", help="text | json")
+    ] = "text",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")
+    ] = None,
+    alpha: Annotated[
+        float,
+        typer.Option(
+            "--alpha", envvar="ASSAY_ALPHA", help="Significance level of the paired tests."
+        ),
+    ] = 0.05,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
     max_regressions: Annotated[
-        int | None, typer.Option("--max-regressions", envvar="ASSAY_MAX_REGRESSIONS", help="Exit 1 when more regressions than this.")
+        int | None,
+        typer.Option(
+            "--max-regressions",
+            envvar="ASSAY_MAX_REGRESSIONS",
+            help="Exit 1 when more regressions than this.",
+        ),
     ] = None,
-    store: Annotated[Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for run ids).")] = None,
+    store: Annotated[
+        Path | None,
+        typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for run ids)."),
+    ] = None,
 ) -> None:
     """Compare two reports sample by sample: deltas with intervals, flips, new failures."""
     from assay.baseline import latest_report, load_baseline, report_from_argument
@@ -100,14 +130,20 @@ def compare(
         if reference_report is None:
             raise UsageError(f"no baseline is set for dataset '{current_report.dataset.name}'")
     elif reference == "latest":
-        found = latest_report(current_report.dataset.name, exclude_run_id=current_report.run.run_id, store_path=store)
+        found = latest_report(
+            current_report.dataset.name, exclude_run_id=current_report.run.run_id, store_path=store
+        )
         if found is None:
-            raise UsageError(f"no other finished run of dataset '{current_report.dataset.name}' in the run store")
+            raise UsageError(
+                f"no other finished run of dataset '{current_report.dataset.name}' in the run store"
+            )
         reference_report = found
     else:
         reference_report, _ = report_from_argument(reference, store_path=store)
     result = compare_reports(current_report, reference_report, alpha=alpha, seed=seed)
-    text = result.model_dump_json(indent=2) + "\n" if fmt == "json" else render_comparison_text(result)
+    text = (
+        result.model_dump_json(indent=2) + "\n" if fmt == "json" else render_comparison_text(result)
+    )
     if out is None:
         typer.echo(text, nl=False)
     else:
@@ -116,7 +152,8 @@ def compare(
         write_atomic(out, text)
     if max_regressions is not None and result.regression_count > max_regressions:
         typer.echo(
-            f"assay: {result.regression_count} regressions beyond noise (allowed: {max_regressions})", err=True
+            f"assay: {result.regression_count} regressions beyond noise (allowed: {max_regressions})",
+            err=True,
         )
         raise typer.Exit(1)
 
@@ -170,8 +207,22 @@ def render_comparison_text(c: Comparison) -> str:
         f"macro-F1 {_fmt(c.reference.macro_f1)} -> {_fmt(c.current.macro_f1)} ({_signed(c.macro_f1_delta)})",
         "",
     ]
-    head = ["scope", "metric", "n", "mean", "d-mean", "interval", "p-adj", "MDD",
-            "pass-rate", "d-pass", "interval", "p-adj", "MDD", "verdict"]
+    head = [
+        "scope",
+        "metric",
+        "n",
+        "mean",
+        "d-mean",
+        "interval",
+        "p-adj",
+        "MDD",
+        "pass-rate",
+        "d-pass",
+        "interval",
+        "p-adj",
+        "MDD",
+        "verdict",
+    ]
     body = [_line(item) for item in [*c.metrics, *c.cohorts]]
     if body:
         lines += _columns([head, *body])
@@ -183,7 +234,9 @@ def render_comparison_text(c: Comparison) -> str:
         lines.append("no regression beyond noise")
     lines.append(f"flipped: {c.counts.pass_to_fail} pass->fail, {c.counts.fail_to_pass} fail->pass")
     for flip in c.flips[:50]:
-        lines.append(f"  {flip.direction:<12} {flip.sample_id} {flip.metric}: {flip.before:.4f} -> {flip.after:.4f}")
+        lines.append(
+            f"  {flip.direction:<12} {flip.sample_id} {flip.metric}: {flip.before:.4f} -> {flip.after:.4f}"
+        )
     if len(c.flips) > 50:
         lines.append(f"  ... and {len(c.flips) - 50} more (use --format json)")
     if c.new_failures:

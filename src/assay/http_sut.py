@@ -48,7 +48,9 @@ def parse_path(path: str | None, *, flag: str) -> tuple[PathStep, ...]:
     steps: list[PathStep] = []
     for part in _STEP.sub(r".\1", text).split("."):
         if part == "":
-            raise UsageError(f"{flag}: {path!r} has an empty step (use dots between names, e.g. 'data.answer')")
+            raise UsageError(
+                f"{flag}: {path!r} has an empty step (use dots between names, e.g. 'data.answer')"
+            )
         steps.append(int(part) if part.isdigit() else part)
     return tuple(steps)
 
@@ -104,7 +106,9 @@ def parse_headers(raw: str | None) -> dict[str, str]:
         if not isinstance(name, str) or not _HEADER_NAME.match(name):
             raise UsageError(f"ASSAY_SUT_HEADERS: entry {index + 1} has an invalid header name")
         if not isinstance(value, str) or "\n" in value or "\r" in value:
-            raise UsageError(f"ASSAY_SUT_HEADERS: the value of header '{name}' must be a single-line string")
+            raise UsageError(
+                f"ASSAY_SUT_HEADERS: the value of header '{name}' must be a single-line string"
+            )
         headers[name] = value
     return headers
 
@@ -134,14 +138,22 @@ class HttpTarget:
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UsageError(f"--sut-url must be an http:// or https:// URL; got {public_url(url)!r}")
+            raise UsageError(
+                f"--sut-url must be an http:// or https:// URL; got {public_url(url)!r}"
+            )
         if not timeout_s > 0:
             raise UsageError(f"--sut-timeout must be a positive number of seconds; got {timeout_s}")
         self.url = url
         self.shown = public_url(url)
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json", **dict(headers or {})}
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            **dict(headers or {}),
+        }
         self.output_path = parse_path(output_path, flag="--sut-output-path")
-        self.retrieved_path = parse_path(retrieved_path, flag="--sut-retrieved-path") if retrieved_path else None
+        self.retrieved_path = (
+            parse_path(retrieved_path, flag="--sut-retrieved-path") if retrieved_path else None
+        )
         self.timeout_s = float(timeout_s)
         self.limiter = limiter or Limiter(8)
         self._client: Any = None
@@ -169,8 +181,12 @@ class HttpTarget:
         return cls(
             url,
             headers=parse_headers(env.get("ASSAY_SUT_HEADERS")),
-            output_path=output_path if output_path is not None else env.get("ASSAY_SUT_OUTPUT_PATH", DEFAULT_OUTPUT_PATH),
-            retrieved_path=retrieved_path if retrieved_path is not None else env.get("ASSAY_SUT_RETRIEVED_PATH") or None,
+            output_path=output_path
+            if output_path is not None
+            else env.get("ASSAY_SUT_OUTPUT_PATH", DEFAULT_OUTPUT_PATH),
+            retrieved_path=retrieved_path
+            if retrieved_path is not None
+            else env.get("ASSAY_SUT_RETRIEVED_PATH") or None,
             timeout_s=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
             limiter=limiter,
         )
@@ -216,13 +232,21 @@ class HttpTarget:
             # One deadline for the whole exchange (httpx's own timeouts are per phase).
             response, body = await asyncio.wait_for(exchange(), self.timeout_s)
         except asyncio.TimeoutError:
-            raise SystemUnderTestError(f"{self.shown} timed out after {self.timeout_s:g}s") from None
+            raise SystemUnderTestError(
+                f"{self.shown} timed out after {self.timeout_s:g}s"
+            ) from None
         except httpx.TimeoutException:
-            raise SystemUnderTestError(f"{self.shown} timed out after {self.timeout_s:g}s") from None
+            raise SystemUnderTestError(
+                f"{self.shown} timed out after {self.timeout_s:g}s"
+            ) from None
         except httpx.HTTPError as exc:
-            raise SystemUnderTestError(f"{self.shown}: connection failed ({type(exc).__name__})") from None
+            raise SystemUnderTestError(
+                f"{self.shown}: connection failed ({type(exc).__name__})"
+            ) from None
         except (TypeError, ValueError) as exc:
-            raise SystemUnderTestError(f"the sample's input cannot be sent as JSON ({type(exc).__name__})") from None
+            raise SystemUnderTestError(
+                f"the sample's input cannot be sent as JSON ({type(exc).__name__})"
+            ) from None
         status = response.status_code
         if status == 429 or (status == 503 and "retry-after" in response.headers):
             raise RateLimited(
@@ -235,7 +259,9 @@ class HttpTarget:
         try:
             document = json.loads(body)
         except (ValueError, UnicodeDecodeError):
-            raise SystemUnderTestError(f"{self.shown} answered HTTP {status} with a body that is not JSON") from None
+            raise SystemUnderTestError(
+                f"{self.shown} answered HTTP {status} with a body that is not JSON"
+            ) from None
         return self._read(document)
 
     def _read(self, document: Any) -> Output:
@@ -250,7 +276,9 @@ class HttpTarget:
             raw = lookup(document, self.retrieved_path)
             rwhere = _render(self.retrieved_path)
             if raw is _MISSING or raw is None:
-                raise SystemUnderTestError(f"the reply has no '{rwhere}' (set --sut-retrieved-path)")
+                raise SystemUnderTestError(
+                    f"the reply has no '{rwhere}' (set --sut-retrieved-path)"
+                )
             try:
                 retrieved = parse_retrieved(raw, where=rwhere)
             except ValueError as exc:

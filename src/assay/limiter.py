@@ -39,7 +39,9 @@ class RateLimited(Exception):
     names the service and status only, never a response body.
     """
 
-    def __init__(self, message: str, *, retry_after: float | None = None, status: int | None = 429) -> None:
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, status: int | None = 429
+    ) -> None:
         self.retry_after = retry_after
         self.status = status
         super().__init__(message)
@@ -126,7 +128,9 @@ class Limiter:
     @property
     def limit(self) -> int:
         """Slots available now (the integer part of the adaptive window)."""
-        return max(self.min_concurrency, int(self._limit + 1e-9))  # 5 x 0.2 steps reach 6, not 5.999...
+        return max(
+            self.min_concurrency, int(self._limit + 1e-9)
+        )  # 5 x 0.2 steps reach 6, not 5.999...
 
     @property
     def in_flight(self) -> int:

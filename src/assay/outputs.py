@@ -52,7 +52,9 @@ class Output:
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"output": self.text}
         if self.retrieved is not None:
-            data["retrieved"] = [{"id": r.id, "text": r.text} if r.text else r.id for r in self.retrieved]
+            data["retrieved"] = [
+                {"id": r.id, "text": r.text} if r.text else r.id for r in self.retrieved
+            ]
         if self.trajectory is not None:
             data["trajectory"] = dict(self.trajectory)
         if self.usage is not None:
@@ -75,7 +77,9 @@ def parse_retrieved(raw: Any, *, where: str = "retrieved") -> tuple[Retrieved, .
         elif isinstance(entry, int) and not isinstance(entry, bool):
             item = Retrieved(str(entry))
         else:
-            raise ValueError(f"'{where}[{position}]' must be a non-empty id or an object with a non-empty 'id'")
+            raise ValueError(
+                f"'{where}[{position}]' must be a non-empty id or an object with a non-empty 'id'"
+            )
         if item.id not in seen:
             seen.add(item.id)
             items.append(item)
@@ -120,7 +124,12 @@ def _entry_output(entry: Any, *, sample_id: str, path: Path) -> Output:
     try:
         return coerce_output(entry)
     except SystemUnderTestError as exc:
-        raise OutputsError(str(exc).replace("returned", "saved output is", 1), file=str(path), sample=sample_id, field="output") from None
+        raise OutputsError(
+            str(exc).replace("returned", "saved output is", 1),
+            file=str(path),
+            sample=sample_id,
+            field="output",
+        ) from None
 
 
 def load_outputs(path: str | Path) -> dict[str, Output]:
@@ -132,23 +141,33 @@ def load_outputs(path: str | Path) -> dict[str, Output]:
     outputs: dict[str, Output] = {}
 
     def add(sample_id: Any, entry: Any, where: str) -> None:
-        if isinstance(sample_id, bool) or not isinstance(sample_id, (str, int)) or str(sample_id) == "":
+        if (
+            isinstance(sample_id, bool)
+            or not isinstance(sample_id, (str, int))
+            or str(sample_id) == ""
+        ):
             raise OutputsError(f"{where} needs a non-empty string 'id'", file=str(path), field="id")
         key = str(sample_id)
         if key in outputs:
-            raise OutputsError(f"duplicate id {key!r} ({where})", file=str(path), sample=key, field="id")
+            raise OutputsError(
+                f"duplicate id {key!r} ({where})", file=str(path), sample=key, field="id"
+            )
         outputs[key] = _entry_output(entry, sample_id=key, path=path)
 
     if path.suffix.lower() == ".jsonl":
         for number, value in iter_jsonl(text, path, OutputsError):
             if not isinstance(value, Mapping):
-                raise OutputsError(f"line {number} must be an object with 'id' and 'output'", file=str(path))
+                raise OutputsError(
+                    f"line {number} must be an object with 'id' and 'output'", file=str(path)
+                )
             add(value.get("id"), {k: v for k, v in value.items() if k != "id"}, f"line {number}")
         return outputs
 
     data = parse_document(text, path, OutputsError)
     if not isinstance(data, Mapping) or "outputs" not in data:
-        raise OutputsError("a top-level 'outputs' wrapper is required", file=str(path), field="outputs")
+        raise OutputsError(
+            "a top-level 'outputs' wrapper is required", file=str(path), field="outputs"
+        )
     body = data["outputs"]
     if isinstance(body, Mapping):
         for key, entry in body.items():
@@ -156,14 +175,23 @@ def load_outputs(path: str | Path) -> dict[str, Output]:
     elif isinstance(body, list):
         for index, entry in enumerate(body):
             if not isinstance(entry, Mapping):
-                raise OutputsError(f"outputs[{index}] must be an object with 'id' and 'actual_output'", file=str(path))
+                raise OutputsError(
+                    f"outputs[{index}] must be an object with 'id' and 'actual_output'",
+                    file=str(path),
+                )
             add(entry.get("id"), {k: v for k, v in entry.items() if k != "id"}, f"outputs[{index}]")
     else:
-        raise OutputsError("'outputs' must be a mapping of id to text or a list of entries", file=str(path), field="outputs")
+        raise OutputsError(
+            "'outputs' must be a mapping of id to text or a list of entries",
+            file=str(path),
+            field="outputs",
+        )
     return outputs
 
 
-def check_outputs_cover(outputs: Mapping[str, Output], sample_ids: Sequence[str], *, path: str) -> None:
+def check_outputs_cover(
+    outputs: Mapping[str, Output], sample_ids: Sequence[str], *, path: str
+) -> None:
     """Saved outputs must answer exactly the dataset's samples: name what is missing or unknown."""
     wanted = set(sample_ids)
     missing = [sid for sid in sample_ids if sid not in outputs]
@@ -174,6 +202,10 @@ def check_outputs_cover(outputs: Mapping[str, Output], sample_ids: Sequence[str]
         return shown + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
 
     if missing:
-        raise OutputsError(f"no saved output for {len(missing)} sample(s): {preview(missing)}", file=path)
+        raise OutputsError(
+            f"no saved output for {len(missing)} sample(s): {preview(missing)}", file=path
+        )
     if unknown:
-        raise OutputsError(f"{len(unknown)} id(s) are not in the dataset: {preview(unknown)}", file=path)
+        raise OutputsError(
+            f"{len(unknown)} id(s) are not in the dataset: {preview(unknown)}", file=path
+        )

@@ -38,7 +38,11 @@ def report_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -
     builder = builder_from_store(store, run_id, keep_rows=keep_rows)
     started = datetime.fromisoformat(record.created_at)
     finished = datetime.fromisoformat(record.updated_at)
-    warnings = [] if record.status == "finished" else [f"run status is '{record.status}': the report covers finished work only"]
+    warnings = (
+        []
+        if record.status == "finished"
+        else [f"run status is '{record.status}': the report covers finished work only"]
+    )
     info = record.config
     return builder.build(
         dataset=DatasetInfo(
@@ -53,7 +57,9 @@ def report_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -
             started_at=record.created_at,
             finished_at=record.updated_at,
             duration_seconds=round(max(0.0, (finished - started).total_seconds()), 3),
-            system_under_test=SystemUnderTestInfo.model_validate(info.get("system_under_test", {"kind": "none"})),
+            system_under_test=SystemUnderTestInfo.model_validate(
+                info.get("system_under_test", {"kind": "none"})
+            ),
             repetitions=int(info.get("repetitions", 1)),
             halted=record.status == "halted",
             embedding_provider=info.get("embedding_provider"),

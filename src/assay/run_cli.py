@@ -42,7 +42,9 @@ def _write(text: str | Iterable[bytes], out: Path | None) -> None:
 RowSource = Callable[[], Iterable[Any]]
 
 
-def render(report_obj: Any, fmt: str, comparison: Any = None, rows: RowSource | None = None) -> str | Iterable[bytes]:
+def render(
+    report_obj: Any, fmt: str, comparison: Any = None, rows: RowSource | None = None
+) -> str | Iterable[bytes]:
     """Render a report in one of the supported formats (JSON streamed as UTF-8 chunks).
 
     ``rows`` streams the rows from the run store when the report does not hold them.
@@ -66,14 +68,24 @@ def render(report_obj: Any, fmt: str, comparison: Any = None, rows: RowSource | 
     fail(f"--format must be one of {', '.join(_FORMATS)}; got {fmt!r}")
 
 
-def _select(dataset: Any, *, limit: int | None, sample_n: int | None, seed: int, tags: list[str], ids: list[str]) -> Any:
+def _select(
+    dataset: Any,
+    *,
+    limit: int | None,
+    sample_n: int | None,
+    seed: int,
+    tags: list[str],
+    ids: list[str],
+) -> Any:
     """Dataset selection for fast loops: --id, --tag, --sample N --seed S, --limit N."""
     samples = list(dataset.samples)
     if ids:
         known = {s.id for s in samples}
         unknown = [i for i in ids if i not in known]
         if unknown:
-            fail(f"--id: no sample with id {', '.join(repr(i) for i in unknown)} in dataset '{dataset.name}'")
+            fail(
+                f"--id: no sample with id {', '.join(repr(i) for i in unknown)} in dataset '{dataset.name}'"
+            )
         wanted = set(ids)
         samples = [s for s in samples if s.id in wanted]
     if tags:
@@ -96,46 +108,225 @@ def _select(dataset: Any, *, limit: int | None, sample_n: int | None, seed: int,
 
 def run(
     dataset: Annotated[Path, typer.Argument(help="Golden dataset (.yml, .yaml, .json, .jsonl).")],
-    outputs: Annotated[Path | None, typer.Option("--outputs", envvar="ASSAY_OUTPUTS", help="Score a saved-outputs file.")] = None,
-    sut: Annotated[str | None, typer.Option("--sut", envvar="ASSAY_SUT", help="Python system under test, 'module:function'.")] = None,
-    sut_url: Annotated[str | None, typer.Option("--sut-url", envvar="ASSAY_SUT_URL", help="HTTP system under test: POST each sample's input as JSON.")] = None,
-    sut_output_path: Annotated[str | None, typer.Option("--sut-output-path", envvar="ASSAY_SUT_OUTPUT_PATH", help="JSON path of the answer in the --sut-url reply (default 'output').")] = None,
-    sut_retrieved_path: Annotated[str | None, typer.Option("--sut-retrieved-path", envvar="ASSAY_SUT_RETRIEVED_PATH", help="JSON path of the retrieved ids in the --sut-url reply.")] = None,
-    sut_timeout: Annotated[float | None, typer.Option("--sut-timeout", envvar="ASSAY_SUT_TIMEOUT", help="Seconds allowed per call to the system under test (default 60).")] = None,
-    rpm: Annotated[float | None, typer.Option("--rpm", envvar="ASSAY_RPM", help="At most this many calls per minute to the system under test.")] = None,
-    metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="Metric alias or 'module:Class' (repeatable); replaces the dataset's metrics.")] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", envvar="ASSAY_FORMAT", help="json | md | html | junit")] = "md",
-    out: Annotated[Path | None, typer.Option("--out", "-o", envvar="ASSAY_OUT", help="Write the report here instead of stdout.")] = None,
-    also: Annotated[list[str] | None, typer.Option("--also", help="Extra report files, FORMAT=PATH (repeatable), e.g. html=report.html.")] = None,
-    min_macro_f1: Annotated[float | None, typer.Option("--min-macro-f1", envvar="ASSAY_MIN_MACRO_F1", help="Fail (exit 1) below this macro-F1.")] = None,
-    min_pass_rate: Annotated[list[str] | None, typer.Option("--min-pass-rate", help="METRIC=X: fail below this pass-rate (repeatable).")] = None,
-    min_mean: Annotated[list[str] | None, typer.Option("--min-mean", help="METRIC=X: fail below this mean (repeatable).")] = None,
-    min_coverage: Annotated[list[str] | None, typer.Option("--min-coverage", help="METRIC=X: fail below this share of scored samples.")] = None,
-    max_failures: Annotated[int | None, typer.Option("--max-failures", envvar="ASSAY_MAX_FAILURES", help="Allow up to N captured failures (default 0).")] = None,
-    compare: Annotated[str | None, typer.Option("--compare", envvar="ASSAY_COMPARE", help="baseline | latest | PATH to a report JSON.")] = None,
-    max_regressions: Annotated[int | None, typer.Option("--max-regressions", envvar="ASSAY_MAX_REGRESSIONS", help="Regressions beyond noise allowed (default 0).")] = None,
-    repetitions: Annotated[int | None, typer.Option("--repetitions", envvar="ASSAY_REPETITIONS", help="Run each sample N times.")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-j", envvar="ASSAY_CONCURRENCY", help="Concurrent calls to the system under test.")] = 8,
-    budget_usd: Annotated[float | None, typer.Option("--budget-usd", envvar="ASSAY_BUDGET_USD", help="Stop before priced spend exceeds this.")] = None,
+    outputs: Annotated[
+        Path | None,
+        typer.Option("--outputs", envvar="ASSAY_OUTPUTS", help="Score a saved-outputs file."),
+    ] = None,
+    sut: Annotated[
+        str | None,
+        typer.Option(
+            "--sut", envvar="ASSAY_SUT", help="Python system under test, 'module:function'."
+        ),
+    ] = None,
+    sut_url: Annotated[
+        str | None,
+        typer.Option(
+            "--sut-url",
+            envvar="ASSAY_SUT_URL",
+            help="HTTP system under test: POST each sample's input as JSON.",
+        ),
+    ] = None,
+    sut_output_path: Annotated[
+        str | None,
+        typer.Option(
+            "--sut-output-path",
+            envvar="ASSAY_SUT_OUTPUT_PATH",
+            help="JSON path of the answer in the --sut-url reply (default 'output').",
+        ),
+    ] = None,
+    sut_retrieved_path: Annotated[
+        str | None,
+        typer.Option(
+            "--sut-retrieved-path",
+            envvar="ASSAY_SUT_RETRIEVED_PATH",
+            help="JSON path of the retrieved ids in the --sut-url reply.",
+        ),
+    ] = None,
+    sut_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--sut-timeout",
+            envvar="ASSAY_SUT_TIMEOUT",
+            help="Seconds allowed per call to the system under test (default 60).",
+        ),
+    ] = None,
+    rpm: Annotated[
+        float | None,
+        typer.Option(
+            "--rpm",
+            envvar="ASSAY_RPM",
+            help="At most this many calls per minute to the system under test.",
+        ),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            "-m",
+            help="Metric alias or 'module:Class' (repeatable); replaces the dataset's metrics.",
+        ),
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", envvar="ASSAY_FORMAT", help="json | md | html | junit")
+    ] = "md",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", envvar="ASSAY_OUT", help="Write the report here instead of stdout."
+        ),
+    ] = None,
+    also: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--also", help="Extra report files, FORMAT=PATH (repeatable), e.g. html=report.html."
+        ),
+    ] = None,
+    min_macro_f1: Annotated[
+        float | None,
+        typer.Option(
+            "--min-macro-f1", envvar="ASSAY_MIN_MACRO_F1", help="Fail (exit 1) below this macro-F1."
+        ),
+    ] = None,
+    min_pass_rate: Annotated[
+        list[str] | None,
+        typer.Option("--min-pass-rate", help="METRIC=X: fail below this pass-rate (repeatable)."),
+    ] = None,
+    min_mean: Annotated[
+        list[str] | None,
+        typer.Option("--min-mean", help="METRIC=X: fail below this mean (repeatable)."),
+    ] = None,
+    min_coverage: Annotated[
+        list[str] | None,
+        typer.Option("--min-coverage", help="METRIC=X: fail below this share of scored samples."),
+    ] = None,
+    max_failures: Annotated[
+        int | None,
+        typer.Option(
+            "--max-failures",
+            envvar="ASSAY_MAX_FAILURES",
+            help="Allow up to N captured failures (default 0).",
+        ),
+    ] = None,
+    compare: Annotated[
+        str | None,
+        typer.Option(
+            "--compare", envvar="ASSAY_COMPARE", help="baseline | latest | PATH to a report JSON."
+        ),
+    ] = None,
+    max_regressions: Annotated[
+        int | None,
+        typer.Option(
+            "--max-regressions",
+            envvar="ASSAY_MAX_REGRESSIONS",
+            help="Regressions beyond noise allowed (default 0).",
+        ),
+    ] = None,
+    repetitions: Annotated[
+        int | None,
+        typer.Option("--repetitions", envvar="ASSAY_REPETITIONS", help="Run each sample N times."),
+    ] = None,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            "--concurrency",
+            "-j",
+            envvar="ASSAY_CONCURRENCY",
+            help="Concurrent calls to the system under test.",
+        ),
+    ] = 8,
+    budget_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--budget-usd", envvar="ASSAY_BUDGET_USD", help="Stop before priced spend exceeds this."
+        ),
+    ] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N samples.")] = None,
-    sample_n: Annotated[int | None, typer.Option("--sample", help="A random N samples (see --seed).")] = None,
+    sample_n: Annotated[
+        int | None, typer.Option("--sample", help="A random N samples (see --seed).")
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for --sample.")] = 0,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="Only samples with this tag (repeatable).")] = None,
-    sample_id: Annotated[list[str] | None, typer.Option("--id", help="Only this sample id (repeatable).")] = None,
-    resume: Annotated[str | None, typer.Option("--resume", envvar="ASSAY_RESUME", help="Continue run RUN_ID (or 'latest') without redoing finished work.")] = None,
-    retry_errors: Annotated[bool, typer.Option("--retry-errors", help="With --resume: redo only executions that failed.")] = False,
-    run_id: Annotated[str | None, typer.Option("--run-id", envvar="ASSAY_RUN_ID", help="Name the run (default: timestamp).")] = None,
-    store_path: Annotated[Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (default .assay/runs.db).")] = None,
-    no_store: Annotated[bool, typer.Option("--no-store", envvar="ASSAY_NO_STORE", help="Keep nothing on disk (no resume).")] = False,
-    judge_model: Annotated[str | None, typer.Option("--judge-model", envvar="ASSAY_JUDGE_MODEL", help="Chat model for judge metrics.")] = None,
-    embedding_model: Annotated[str | None, typer.Option("--embedding-model", envvar="ASSAY_EMBEDDING_MODEL", help="Embedding model.")] = None,
-    embedding_provider: Annotated[str | None, typer.Option("--embedding-provider", envvar="ASSAY_EMBEDDING_PROVIDER", help="openai | local | hashing")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", envvar="ASSAY_BASE_URL", help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL).")] = None,
-    provider_concurrency: Annotated[int | None, typer.Option("--provider-concurrency", envvar="ASSAY_PROVIDER_CONCURRENCY", help="Concurrent provider calls.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the provider cache.")] = False,
-    refresh_cache: Annotated[bool, typer.Option("--refresh-cache", help="Call providers again and overwrite cached answers.")] = False,
-    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", envvar="ASSAY_CACHE_DIR", help="Provider cache directory.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary on stderr.")] = False,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Only samples with this tag (repeatable).")
+    ] = None,
+    sample_id: Annotated[
+        list[str] | None, typer.Option("--id", help="Only this sample id (repeatable).")
+    ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            envvar="ASSAY_RESUME",
+            help="Continue run RUN_ID (or 'latest') without redoing finished work.",
+        ),
+    ] = None,
+    retry_errors: Annotated[
+        bool,
+        typer.Option("--retry-errors", help="With --resume: redo only executions that failed."),
+    ] = False,
+    run_id: Annotated[
+        str | None,
+        typer.Option("--run-id", envvar="ASSAY_RUN_ID", help="Name the run (default: timestamp)."),
+    ] = None,
+    store_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--store", envvar="ASSAY_STORE", help="Run store file (default .assay/runs.db)."
+        ),
+    ] = None,
+    no_store: Annotated[
+        bool,
+        typer.Option(
+            "--no-store", envvar="ASSAY_NO_STORE", help="Keep nothing on disk (no resume)."
+        ),
+    ] = False,
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-model", envvar="ASSAY_JUDGE_MODEL", help="Chat model for judge metrics."
+        ),
+    ] = None,
+    embedding_model: Annotated[
+        str | None,
+        typer.Option("--embedding-model", envvar="ASSAY_EMBEDDING_MODEL", help="Embedding model."),
+    ] = None,
+    embedding_provider: Annotated[
+        str | None,
+        typer.Option(
+            "--embedding-provider",
+            envvar="ASSAY_EMBEDDING_PROVIDER",
+            help="openai | local | hashing",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            envvar="ASSAY_BASE_URL",
+            help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL).",
+        ),
+    ] = None,
+    provider_concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--provider-concurrency",
+            envvar="ASSAY_PROVIDER_CONCURRENCY",
+            help="Concurrent provider calls.",
+        ),
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not use the provider cache.")
+    ] = False,
+    refresh_cache: Annotated[
+        bool,
+        typer.Option("--refresh-cache", help="Call providers again and overwrite cached answers."),
+    ] = False,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option("--cache-dir", envvar="ASSAY_CACHE_DIR", help="Provider cache directory."),
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar or summary on stderr.")
+    ] = False,
 ) -> None:
     """Run a dataset through a system under test (or saved outputs), score it, report, gate."""
     from assay.dataset import load_dataset
@@ -159,7 +350,9 @@ def run(
     extra_reports = _parse_also(also or [])
 
     loaded = load_dataset(dataset)
-    specs: list[Any] = _with_dataset_rubric(list(metric) if metric else list(loaded.metrics), loaded.rubric)
+    specs: list[Any] = _with_dataset_rubric(
+        list(metric) if metric else list(loaded.metrics), loaded.rubric
+    )
     if not specs:
         fail(f"{dataset}: no metrics: declare 'metrics:' in the dataset or pass --metric NAME")
 
@@ -211,7 +404,9 @@ def run(
                 limiter=limiter,
             )
 
-    selected = _select(loaded, limit=limit, sample_n=sample_n, seed=seed, tags=tag or [], ids=sample_id or [])
+    selected = _select(
+        loaded, limit=limit, sample_n=sample_n, seed=seed, tags=tag or [], ids=sample_id or []
+    )
     store = None if no_store else RunStore(store_path)
     resume_id = None
     if resume is not None:
@@ -247,7 +442,9 @@ def run(
     )
     # Rows stay in the store (flat memory) unless a view needs them in memory.
     keep_rows = (
-        store is None or compare is not None or any(f in ("html", "junit") for f in [fmt, *(f for f, _ in extra_reports)])
+        store is None
+        or compare is not None
+        or any(f in ("html", "junit") for f in [fmt, *(f for f, _ in extra_reports)])
     )
     try:
         with progress.session(lambda: state.total):
@@ -265,7 +462,9 @@ def run(
         if store is not None:
             store.close()
             command = _resume_command(state.run_id)
-            typer.echo(f"assay: interrupted; finished work is kept. Resume with:\n  {command}", err=True)
+            typer.echo(
+                f"assay: interrupted; finished work is kept. Resume with:\n  {command}", err=True
+            )
         else:
             typer.echo("assay: interrupted (no run store, nothing kept)", err=True)
         raise typer.Exit(130) from None
@@ -360,7 +559,9 @@ def _with_dataset_rubric(specs: list[Any], rubric: Any) -> list[Any]:
     for spec in specs:
         if spec == "rubric":
             spec = MetricSpec(name="rubric", rubric=rubric)
-        elif isinstance(spec, MetricSpec) and spec.name == "rubric" and "rubric" not in spec.options:
+        elif (
+            isinstance(spec, MetricSpec) and spec.name == "rubric" and "rubric" not in spec.options
+        ):
             spec = MetricSpec(name="rubric", rubric=rubric, **spec.options)
         result.append(spec)
     return result
@@ -371,7 +572,9 @@ def _parse_also(items: list[str]) -> list[tuple[str, Path]]:
     for item in items:
         kind, sep, path = item.partition("=")
         if not sep or kind not in _FORMATS or not path:
-            fail(f"--also must look like FORMAT=PATH with FORMAT in {', '.join(_FORMATS)}; got {item!r}")
+            fail(
+                f"--also must look like FORMAT=PATH with FORMAT in {', '.join(_FORMATS)}; got {item!r}"
+            )
         parsed.append((kind, Path(path)))
     return parsed
 
@@ -382,11 +585,15 @@ def _configure_providers(dataset: Any, cli: dict[str, Any]) -> dict[str, str | N
         from assay.providers import settings as provider_settings
     except ImportError:
         return {}
-    current = provider_settings.configure(cli={k: v for k, v in cli.items() if v is not None}, dataset=dataset.providers)
+    current = provider_settings.configure(
+        cli={k: v for k, v in cli.items() if v is not None}, dataset=dataset.providers
+    )
     info: dict[str, str | None] = {}
     provider = getattr(current, "embedding_provider", None)
     if provider:
-        info["embedding_provider"] = "hashing (test only, not semantic)" if provider == "hashing" else str(provider)
+        info["embedding_provider"] = (
+            "hashing (test only, not semantic)" if provider == "hashing" else str(provider)
+        )
     model = getattr(current, "judge_model", None)
     if model:
         info["judge_model"] = str(model)
@@ -399,7 +606,9 @@ def _compare(report_obj: Any, target: str, *, store_path: Path | None) -> Any:
 
     reference = resolve_reference(target, report_obj, store_path=store_path)
     if reference is None:
-        warn(f"--compare {target}: no reference report found; comparison skipped (the gate is not affected)")
+        warn(
+            f"--compare {target}: no reference report found; comparison skipped (the gate is not affected)"
+        )
         return None
     return compare_reports(report_obj, reference)
 
@@ -409,7 +618,9 @@ def _gate(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[str, An
     from assay.gate import load_rules
 
     config = Path("assay.toml")
-    rules = load_rules(cli=cli, dataset_gate=dataset_gate, config_path=config if config.exists() else None)
+    rules = load_rules(
+        cli=cli, dataset_gate=dataset_gate, config_path=config if config.exists() else None
+    )
     return evaluate_gate(report_obj, rules, comparison)
 
 
@@ -486,7 +697,9 @@ class _Progress:
 
 
 def runs(
-    store_path: Annotated[Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")] = None,
+    store_path: Annotated[
+        Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", help="How many runs to list.")] = 20,
 ) -> None:
     """List past runs, newest first."""
@@ -501,14 +714,20 @@ def runs(
         typer.echo("no runs yet", err=True)
         return
     for r in records:
-        typer.echo(f"{r.run_id}  {r.status:<11}  {r.dataset_name}  {r.executions} executions, {r.errored} with failures  {r.created_at}")
+        typer.echo(
+            f"{r.run_id}  {r.status:<11}  {r.dataset_name}  {r.executions} executions, {r.errored} with failures  {r.created_at}"
+        )
 
 
 def report(
     run_id: Annotated[str, typer.Argument(help="A run id from 'assay runs', or 'latest'.")],
     fmt: Annotated[str, typer.Option("--format", "-f", help="json | md | html | junit")] = "md",
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
-    store_path: Annotated[Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")
+    ] = None,
+    store_path: Annotated[
+        Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")
+    ] = None,
 ) -> None:
     """Render a stored run again, without rerunning anything."""
     from assay.rebuild import report_from_store, rows_from_store
@@ -522,7 +741,15 @@ def report(
         streamable = fmt in ("json", "md")
         report_obj = report_from_store(store, resolved, keep_rows=not streamable)
         names = [m.name for m in report_obj.metrics]
-        _write(render(report_obj, fmt, None, (lambda: rows_from_store(store, resolved, names)) if streamable else None), out)
+        _write(
+            render(
+                report_obj,
+                fmt,
+                None,
+                (lambda: rows_from_store(store, resolved, names)) if streamable else None,
+            ),
+            out,
+        )
     finally:
         store.close()
 

@@ -40,7 +40,9 @@ def _internal_error(metric: str, exc: BaseException) -> str:
 
 def _accept(metric: Metric, value: Any) -> ScoreResult:
     if not isinstance(value, MetricScore):
-        return ScoreResult(None, error=f"metric '{metric.name}' returned {type(value).__name__}, not a MetricScore")
+        return ScoreResult(
+            None, error=f"metric '{metric.name}' returned {type(value).__name__}, not a MetricScore"
+        )
     try:
         check_details(value.details, metric.name)
     except MetricError as exc:
@@ -83,7 +85,11 @@ async def score_async(metric: Metric, sample: Sample, output: Output) -> ScoreRe
 
 
 def is_async_metric(metric: Metric) -> bool:
-    return inspect.iscoroutinefunction(metric.score) or hasattr(metric, "prefetch") or hasattr(metric, "prepare")
+    return (
+        inspect.iscoroutinefunction(metric.score)
+        or hasattr(metric, "prefetch")
+        or hasattr(metric, "prepare")
+    )
 
 
 def _accepts_argument(function: Callable[..., Any]) -> bool:
@@ -106,7 +112,9 @@ class Execution:
     repetition: int
 
 
-def plan(samples: Sequence[Sample], repetitions: int, skip: Iterable[tuple[str, int]] = ()) -> list[Execution]:
+def plan(
+    samples: Sequence[Sample], repetitions: int, skip: Iterable[tuple[str, int]] = ()
+) -> list[Execution]:
     """Every (sample, repetition) still to do, in dataset order."""
     done = set(skip)
     return [
@@ -164,7 +172,9 @@ class Runner:
 
     @property
     def needs_event_loop(self) -> bool:
-        return not getattr(self.sut, "synchronous", False) or any(is_async_metric(m) for m in self.metrics)
+        return not getattr(self.sut, "synchronous", False) or any(
+            is_async_metric(m) for m in self.metrics
+        )
 
     def run(self, executions: Sequence[Execution]) -> None:
         """Run every execution. The cycle collector is kept quiet meanwhile (see _deliver_with):
@@ -215,9 +225,14 @@ class Runner:
             try:
                 output = answer_now(sample)
             except AssayError as exc:
-                self.on_result(ExecutionResult(sample.id, execution.repetition, {}, sut_error=str(exc)), None)
+                self.on_result(
+                    ExecutionResult(sample.id, execution.repetition, {}, sut_error=str(exc)), None
+                )
                 continue
-            scores = {metric.name: score_sync(metric, sample, output) for metric in self.metrics_for(sample)}
+            scores = {
+                metric.name: score_sync(metric, sample, output)
+                for metric in self.metrics_for(sample)
+            }
             self.on_result(ExecutionResult(sample.id, execution.repetition, scores), output)
 
     # ----------------------------------------------------------------------- async path
@@ -297,7 +312,9 @@ class Runner:
     async def _one(self, limiter: Limiter, execution: Execution) -> None:
         await self._finish(execution, await self._answer(limiter, execution))
 
-    async def _run_windows(self, executions: Sequence[Execution], limiter: Limiter, prefetchers: list[Metric]) -> None:
+    async def _run_windows(
+        self, executions: Sequence[Execution], limiter: Limiter, prefetchers: list[Metric]
+    ) -> None:
         """Windows of answers, so metrics can batch provider calls (``prefetch``) per window.
 
         Scoring of one window overlaps answering of the next.
@@ -328,7 +345,9 @@ class Runner:
     async def _answer(self, limiter: Limiter, execution: Execution) -> Output | str:
         sample = execution.sample
         try:
-            return await call_limited(limiter, lambda: self.sut.answer(sample), retries=self.retries)
+            return await call_limited(
+                limiter, lambda: self.sut.answer(sample), retries=self.retries
+            )
         except AssayError as exc:
             return str(exc)
         except Exception as exc:

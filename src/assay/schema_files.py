@@ -31,7 +31,10 @@ def generate(
     schema = model.model_json_schema(mode=mode)
     for name in drop:
         schema.get("properties", {}).pop(name, None)
-    head: dict[str, Any] = {"$schema": DRAFT, "$id": f"urn:assay:schema:{file_name.removesuffix('.json')}"}
+    head: dict[str, Any] = {
+        "$schema": DRAFT,
+        "$id": f"urn:assay:schema:{file_name.removesuffix('.json')}",
+    }
     if comment:
         head["$comment"] = comment
     return {**head, **schema}

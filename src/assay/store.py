@@ -97,7 +97,9 @@ class RunStore:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
-            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (STORE_SCHEMA,))
+            self.db.execute(
+                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (STORE_SCHEMA,)
+            )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open run store {self.path}: {exc}") from None
         self._pending = 0
@@ -107,7 +109,9 @@ class RunStore:
 
     # ----------------------------------------------------------------------- runs
 
-    def create_run(self, run_id: str, *, dataset_name: str, dataset_path: str | None, config: dict[str, Any]) -> None:
+    def create_run(
+        self, run_id: str, *, dataset_name: str, dataset_path: str | None, config: dict[str, Any]
+    ) -> None:
         stamp = now_iso()
         try:
             self.db.execute(
@@ -119,7 +123,10 @@ class RunStore:
 
     def set_status(self, run_id: str, status: str) -> None:
         self.flush()
-        self.db.execute("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?", (status, now_iso(), run_id))
+        self.db.execute(
+            "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?",
+            (status, now_iso(), run_id),
+        )
 
     def get_run(self, run_id: str) -> RunRecord:
         self.flush()
@@ -140,13 +147,23 @@ class RunStore:
         if dataset_name is not None:
             query += " WHERE dataset_name = ?"
             params = (dataset_name,)
-        row = self.db.execute(query + " ORDER BY created_at DESC, rowid DESC LIMIT 1", params).fetchone()
+        row = self.db.execute(
+            query + " ORDER BY created_at DESC, rowid DESC LIMIT 1", params
+        ).fetchone()
         if row is None:
-            raise StoreError(f"no runs in {self.path}" + (f" for dataset '{dataset_name}'" if dataset_name else ""))
+            raise StoreError(
+                f"no runs in {self.path}"
+                + (f" for dataset '{dataset_name}'" if dataset_name else "")
+            )
         return str(row[0])
 
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
-        ids = [r[0] for r in self.db.execute("SELECT run_id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?", (limit,))]
+        ids = [
+            r[0]
+            for r in self.db.execute(
+                "SELECT run_id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?", (limit,)
+            )
+        ]
         return [self.get_run(i) for i in ids]
 
     # ----------------------------------------------------------------------- executions
@@ -162,7 +179,9 @@ class RunStore:
         row_hash: str,
     ) -> None:
         """Store one finished execution (replacing an earlier attempt at the same one)."""
-        has_error = result.sut_error is not None or any(s.error is not None for s in result.scores.values())
+        has_error = result.sut_error is not None or any(
+            s.error is not None for s in result.scores.values()
+        )
         key = tuple(tags)
         tags_json = self._tags_json.get(key)
         if tags_json is None:
@@ -190,8 +209,12 @@ class RunStore:
             rows, self._rows = self._rows, []
             self.db.execute("BEGIN")
             try:
-                self.db.executemany("INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            except BaseException:  # e.g. Ctrl-C between BEGIN and COMMIT: keep the rows for the next flush
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+                )
+            except (
+                BaseException
+            ):  # e.g. Ctrl-C between BEGIN and COMMIT: keep the rows for the next flush
                 self.db.execute("ROLLBACK")
                 self._rows = rows + self._rows
                 raise
@@ -216,7 +239,11 @@ class RunStore:
             (run_id,),
         )
         for sample_id, repetition, tags, row_hash, result in cursor:
-            yield ExecutionResult.from_json(sample_id, repetition, _decode(result)), _decode(tags), row_hash
+            yield (
+                ExecutionResult.from_json(sample_id, repetition, _decode(result)),
+                _decode(tags),
+                row_hash,
+            )
 
     def close(self) -> None:
         try:

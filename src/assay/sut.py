@@ -98,7 +98,9 @@ def load_callable(spec: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
-        raise UsageError(f"--sut {spec}: cannot import '{module_name}' ({_short_error(exc)})") from None
+        raise UsageError(
+            f"--sut {spec}: cannot import '{module_name}' ({_short_error(exc)})"
+        ) from None
     target: Any = module
     for part in attr.split("."):
         target = getattr(target, part, None)

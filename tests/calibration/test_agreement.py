@@ -44,10 +44,19 @@ def _none_or(reference: float) -> float | None:
 
 # --------------------------------------------------------------------------- independent pairing
 
+
 def reference_pairs(criterion, human_labels, judge_labels, errored, mode):
     """Re-derive the (human, judge) label pairs of one criterion from the mode rules, as strings."""
-    abstain = {"CANNOT_ASSESS"} if criterion.options is None else {o.label for o in criterion.options if o.na}
-    real = ["MET", "UNMET"] if criterion.options is None else [o.label for o in criterion.options if not o.na]
+    abstain = (
+        {"CANNOT_ASSESS"}
+        if criterion.options is None
+        else {o.label for o in criterion.options if o.na}
+    )
+    real = (
+        ["MET", "UNMET"]
+        if criterion.options is None
+        else [o.label for o in criterion.options if not o.na]
+    )
     if criterion.options is None:
         worst = "UNMET"
     else:
@@ -89,11 +98,18 @@ def test_every_criterion_statistic_matches_sklearn_and_scipy(labels, mode):
     total_correct = total_n = 0
     for j, block in enumerate(result.per_judge):
         for c, (criterion, got) in enumerate(zip(labels.criteria, block.criteria)):
-            if criterion.kind == "ordinal" and mode == "as_category" and any(o.na for o in criterion.options):
+            if (
+                criterion.kind == "ordinal"
+                and mode == "as_category"
+                and any(o.na for o in criterion.options)
+            ):
                 pass  # categories include NA; checked through accuracy/kappa below
             t, p, names = reference_pairs(
-                criterion, decode(criterion, labels.human[c]), decode(criterion, labels.votes[j, c]),
-                labels.item_errored, mode,
+                criterion,
+                decode(criterion, labels.human[c]),
+                decode(criterion, labels.votes[j, c]),
+                labels.item_errored,
+                mode,
             )
             assert got.n_samples == len(t)
             assert got.has_data == (len(t) > 0)
@@ -114,8 +130,19 @@ def test_every_criterion_statistic_matches_sklearn_and_scipy(labels, mode):
             if criterion.kind == "ordinal":
                 m = len([o for o in criterion.options if not o.na])
                 on = (t < m) & (p < m)
-                qwk = _none_or(_quiet(cohen_kappa_score, t[on], p[on], labels=list(range(m)),
-                                      weights="quadratic")) if on.any() else None
+                qwk = (
+                    _none_or(
+                        _quiet(
+                            cohen_kappa_score,
+                            t[on],
+                            p[on],
+                            labels=list(range(m)),
+                            weights="quadratic",
+                        )
+                    )
+                    if on.any()
+                    else None
+                )
                 assert got.weighted_kappa == (pytest.approx(qwk) if qwk is not None else None)
                 if on.sum() >= 3:
                     values = np.array([o.value for o in criterion.options if not o.na])
@@ -132,6 +159,7 @@ def test_every_criterion_statistic_matches_sklearn_and_scipy(labels, mode):
 
 
 # --------------------------------------------------------------------------- modes, by hand
+
 
 def _one_binary(human, judge, **kw):
     labels = LabelSet.from_labels([binary("q")], [[h] for h in human], {"j": [[v] for v in judge]})
@@ -182,10 +210,14 @@ def test_ordinal_as_category_keeps_na_out_of_the_weighted_statistics():
     crit = ordinal("o", labels="123", na=True)
     human = [["1"], ["2"], ["n/a"], ["3"], ["3"]]
     judge = [["1"], ["3"], ["n/a"], ["n/a"], ["3"]]
-    result = compute_agreement(LabelSet.from_labels([crit], human, {"j": judge}), na_mode="as_category")
+    result = compute_agreement(
+        LabelSet.from_labels([crit], human, {"j": judge}), na_mode="as_category"
+    )
     got = result.overall.criteria[0]
     assert got.n_samples == 5 and got.n_scale_pairs == 3
-    assert got.kappa == pytest.approx(cohen_kappa_score([0, 1, 3, 2, 2], [0, 2, 3, 3, 2], labels=[0, 1, 2, 3]))
+    assert got.kappa == pytest.approx(
+        cohen_kappa_score([0, 1, 3, 2, 2], [0, 2, 3, 3, 2], labels=[0, 1, 2, 3])
+    )
     assert got.weighted_kappa == pytest.approx(
         cohen_kappa_score([0, 1, 2], [0, 2, 2], labels=[0, 1, 2], weights="quadratic")
     )
@@ -199,6 +231,7 @@ def test_bad_mode_is_a_usage_error():
 
 
 # --------------------------------------------------------------------------- seed-002 edge cases
+
 
 def test_degenerate_single_class_is_none_not_zero():
     result = _one_binary(["MET"] * 5, ["MET"] * 5)
@@ -242,10 +275,17 @@ def test_errored_items_and_failed_cells_are_excluded_and_counted():
         [binary("a"), binary("b")],
         [
             {"id": "1", "human": {"a": "MET", "b": "UNMET"}, "judge": {"a": "MET", "b": "UNMET"}},
-            {"id": "2", "human": {"a": "MET", "b": "MET"}, "judge": {"a": "UNMET", "b": "UNMET"},
-             "error": "infrastructure: timeout"},
-            {"id": "3", "human": {"a": "UNMET", "b": "MET"},
-             "judge": {"a": "UNMET", "b": {"error": "parse: not JSON"}}},
+            {
+                "id": "2",
+                "human": {"a": "MET", "b": "MET"},
+                "judge": {"a": "UNMET", "b": "UNMET"},
+                "error": "infrastructure: timeout",
+            },
+            {
+                "id": "3",
+                "human": {"a": "UNMET", "b": "MET"},
+                "judge": {"a": "UNMET", "b": {"error": "parse: not JSON"}},
+            },
         ],
     )
     result = compute_agreement(labels_from_data(data))
@@ -264,7 +304,12 @@ def test_mixed_binary_and_multichoice_rubric_pools_all_criteria():
     """Reference §8.1/§8.3: micro accuracy counts every criterion (not only binary ones) and
     the macro kappa averages one statistic (unweighted Cohen) with QWK reported separately."""
     crits = [binary("b"), ordinal("o", labels="123", na=False), nominal("n")]
-    human = [["MET", "1", "red"], ["UNMET", "2", "green"], ["MET", "3", "blue"], ["UNMET", "3", "red"]]
+    human = [
+        ["MET", "1", "red"],
+        ["UNMET", "2", "green"],
+        ["MET", "3", "blue"],
+        ["UNMET", "3", "red"],
+    ]
     judge = [["MET", "1", "red"], ["MET", "3", "green"], ["MET", "3", "red"], ["UNMET", "2", "red"]]
     result = compute_agreement(LabelSet.from_labels(crits, human, {"j": judge}))
     agg = result.overall.aggregate
@@ -306,6 +351,7 @@ def test_constant_scores_give_undefined_correlation_and_bias_test():
 
 # --------------------------------------------------------------------------- scores
 
+
 def test_weighted_score_skips_abstentions_in_numerator_and_denominator():
     """Reference §1.5: MET(w=5) + CANNOT_ASSESS(w=10) + UNMET(w=3) -> 5 / 8 = 0.625."""
     crits = [binary("a", 5), binary("b", 10), binary("c", 3)]
@@ -325,8 +371,16 @@ def test_weighted_score_penalties_and_nothing_scored():
 def test_supplied_scores_override_derived_ones():
     data = document(
         [binary("a")],
-        [{"id": str(i), "human": {"a": "MET"}, "human_score": h, "judge": {"a": "MET"}, "judge_scores": {"judge": j}}
-         for i, (h, j) in enumerate([(0.9, 0.8), (0.5, 0.7), (0.1, 0.2), (0.4, 0.4)])],
+        [
+            {
+                "id": str(i),
+                "human": {"a": "MET"},
+                "human_score": h,
+                "judge": {"a": "MET"},
+                "judge_scores": {"judge": j},
+            }
+            for i, (h, j) in enumerate([(0.9, 0.8), (0.5, 0.7), (0.1, 0.2), (0.4, 0.4)])
+        ],
     )
     result = compute_agreement(labels_from_data(data))
     h = np.array([0.9, 0.5, 0.1, 0.4])
@@ -337,11 +391,16 @@ def test_supplied_scores_override_derived_ones():
 
 # --------------------------------------------------------------------------- consensus
 
+
 def test_binary_majority_tie_breaks_to_the_worst_case():
     votes = np.array([[0, 0, 2], [1, 0, 2]])  # item 0 tie, item 1 MET, item 2 all abstain
     assert consensus(binary("p"), votes).tolist() == [1, 0, 2]
     assert consensus(binary("n", -1), votes).tolist() == [0, 0, 2]  # penalty: tie -> MET
-    assert consensus(binary("p"), votes, strategy=Aggregation(binary="unanimous")).tolist() == [1, 0, 2]
+    assert consensus(binary("p"), votes, strategy=Aggregation(binary="unanimous")).tolist() == [
+        1,
+        0,
+        2,
+    ]
     weighted = consensus(binary("p"), votes, np.array([2.0, 1.0]), Aggregation(binary="weighted"))
     assert weighted.tolist() == [0, 0, 2]
 
@@ -358,17 +417,25 @@ def test_ordinal_median_snaps_and_nominal_mode():
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.lists(st.integers(-2, 5), min_size=6, max_size=6), min_size=2, max_size=5),
-       st.randoms(use_true_random=False))
+@given(
+    st.lists(st.lists(st.integers(-2, 5), min_size=6, max_size=6), min_size=2, max_size=5),
+    st.randoms(use_true_random=False),
+)
 def test_consensus_does_not_depend_on_judge_order(rows, rnd):
     crit = ordinal("o", labels="12345", na=True)
     votes = np.array(rows)
     order = list(range(len(rows)))
     rnd.shuffle(order)
     shuffled = votes[order]
-    for strategy in (Aggregation(ordinal="median"), Aggregation(ordinal="mean"), Aggregation(ordinal="mode")):
-        assert consensus(crit, votes, strategy=strategy).tolist() == consensus(
-            crit, shuffled, strategy=strategy).tolist()
+    for strategy in (
+        Aggregation(ordinal="median"),
+        Aggregation(ordinal="mean"),
+        Aggregation(ordinal="mode"),
+    ):
+        assert (
+            consensus(crit, votes, strategy=strategy).tolist()
+            == consensus(crit, shuffled, strategy=strategy).tolist()
+        )
 
 
 def test_single_judge_overall_equals_its_per_judge_block(simple_doc):
@@ -376,7 +443,9 @@ def test_single_judge_overall_equals_its_per_judge_block(simple_doc):
         {**item, "judges": {"j1": item["judges"]["j1"]}} for item in simple_doc["items"]
     ]
     result = compute_agreement(labels_from_data(simple_doc))
-    assert result.overall.model_dump(exclude={"rater"}) == result.per_judge[0].model_dump(exclude={"rater"})
+    assert result.overall.model_dump(exclude={"rater"}) == result.per_judge[0].model_dump(
+        exclude={"rater"}
+    )
     assert result.inter_judge is None
 
 
@@ -390,6 +459,7 @@ def test_recorded_consensus_is_used_when_present(simple_doc):
 
 # --------------------------------------------------------------------------- inter-judge
 
+
 def test_inter_judge_matches_krippendorff_and_statsmodels():
     rng = np.random.default_rng(3)
     crit = binary("q")
@@ -398,8 +468,13 @@ def test_inter_judge_matches_krippendorff_and_statsmodels():
     votes[0, 0, :4] = MISSING
     votes[1, 0, 4:6] = FAILED
     human = rng.integers(0, 2, size=(1, n)).astype(np.int16)
-    labels = LabelSet(criteria=(crit,), item_ids=tuple(map(str, range(n))),
-                      judges=tuple(f"j{j}" for j in range(judges)), human=human, votes=votes)
+    labels = LabelSet(
+        criteria=(crit,),
+        item_ids=tuple(map(str, range(n))),
+        judges=tuple(f"j{j}" for j in range(judges)),
+        human=human,
+        votes=votes,
+    )
     for mode in MODES:
         result = compute_agreement(labels, cannot_assess_mode=mode)
         got = result.inter_judge[0]
@@ -413,13 +488,17 @@ def test_inter_judge_matches_krippendorff_and_statsmodels():
         assert got.krippendorff_alpha == pytest.approx(reference)
         complete = ~np.any(np.isnan(codes), axis=0)
         k = 3 if mode == "as_category" else 2
-        table = np.array([np.bincount(codes[:, i].astype(int), minlength=k) for i in np.nonzero(complete)[0]])
+        table = np.array(
+            [np.bincount(codes[:, i].astype(int), minlength=k) for i in np.nonzero(complete)[0]]
+        )
         assert got.fleiss_n_items == len(table)
         assert got.fleiss_kappa == pytest.approx(sm_fleiss(table, method="fleiss"))
         pairwise = []
         for a, b in itertools.combinations(range(judges), 2):
             both = ~np.isnan(codes[a]) & ~np.isnan(codes[b])
-            pairwise.append(cohen_kappa_score(codes[a][both], codes[b][both], labels=list(range(k))))
+            pairwise.append(
+                cohen_kappa_score(codes[a][both], codes[b][both], labels=list(range(k)))
+            )
         assert got.mean_pairwise_kappa == pytest.approx(np.mean(pairwise))
 
 
@@ -427,12 +506,16 @@ def test_ordinal_inter_judge_alpha_uses_the_full_scale():
     crit = ordinal("o", labels="12345", na=False)
     votes = np.array([[[0, 1, 4, 4, 0]], [[0, 1, 4, 3, 1]], [[1, 1, 4, 4, 0]]], dtype=np.int16)
     human = np.zeros((1, 5), dtype=np.int16)
-    labels = LabelSet(criteria=(crit,), item_ids=tuple("abcde"), judges=("x", "y", "z"),
-                      human=human, votes=votes)
+    labels = LabelSet(
+        criteria=(crit,), item_ids=tuple("abcde"), judges=("x", "y", "z"), human=human, votes=votes
+    )
     got = compute_agreement(labels).inter_judge[0]
     assert got.alpha_level == "ordinal"
-    reference = krippendorff.alpha(reliability_data=votes[:, 0, :].astype(float),
-                                   level_of_measurement="ordinal", value_domain=[0, 1, 2, 3, 4])
+    reference = krippendorff.alpha(
+        reliability_data=votes[:, 0, :].astype(float),
+        level_of_measurement="ordinal",
+        value_domain=[0, 1, 2, 3, 4],
+    )
     assert got.krippendorff_alpha == pytest.approx(reference)
     values = votes[:, 0, :] / 4.0
     assert got.krippendorff_alpha_interval == pytest.approx(
@@ -442,21 +525,43 @@ def test_ordinal_inter_judge_alpha_uses_the_full_scale():
 
 def test_abstention_agreement_is_mode_independent_and_matches_sklearn():
     crits = [binary("a"), binary("b"), ordinal("o", labels="123", na=True)]
-    human = [["MET", "CANNOT_ASSESS", "1"], ["CANNOT_ASSESS", "UNMET", "n/a"], ["MET", "MET", "2"],
-             ["UNMET", None, "n/a"]]
-    judge = [["CANNOT_ASSESS", "CANNOT_ASSESS", "n/a"], ["CANNOT_ASSESS", "MET", "n/a"],
-             ["MET", "MET", "2"], ["UNMET", "MET", "3"]]
+    human = [
+        ["MET", "CANNOT_ASSESS", "1"],
+        ["CANNOT_ASSESS", "UNMET", "n/a"],
+        ["MET", "MET", "2"],
+        ["UNMET", None, "n/a"],
+    ]
+    judge = [
+        ["CANNOT_ASSESS", "CANNOT_ASSESS", "n/a"],
+        ["CANNOT_ASSESS", "MET", "n/a"],
+        ["MET", "MET", "2"],
+        ["UNMET", "MET", "3"],
+    ]
     labels = LabelSet.from_labels(crits, human, {"j": judge})
-    blocks = [compute_agreement(labels, cannot_assess_mode=m, na_mode=m).overall.abstention for m in MODES]
+    blocks = [
+        compute_agreement(labels, cannot_assess_mode=m, na_mode=m).overall.abstention for m in MODES
+    ]
     assert blocks[0] == blocks[1] == blocks[2]
     ca, na = blocks[0]
     assert (ca.kind, ca.n_criteria, ca.n_pairs) == ("cannot_assess", 2, 7)
     # flags of criterion a over items 0-3, then b over items 0-2 (item 3 has no human label)
     h = [0, 1, 0, 0, 1, 0, 0]
     j = [1, 1, 0, 0, 1, 0, 0]
-    assert (ca.human_abstain, ca.judge_abstain, ca.both_abstain, ca.judge_only, ca.human_only) == (2, 3, 2, 1, 0)
+    assert (ca.human_abstain, ca.judge_abstain, ca.both_abstain, ca.judge_only, ca.human_only) == (
+        2,
+        3,
+        2,
+        1,
+        0,
+    )
     assert ca.kappa == pytest.approx(cohen_kappa_score(h, j, labels=[0, 1]))
-    assert (na.kind, na.n_pairs, na.both_abstain, na.judge_only, na.human_only) == ("na", 4, 1, 1, 1)
+    assert (na.kind, na.n_pairs, na.both_abstain, na.judge_only, na.human_only) == (
+        "na",
+        4,
+        1,
+        1,
+        1,
+    )
     assert na.kappa == pytest.approx(cohen_kappa_score([0, 1, 0, 1], [1, 1, 0, 0], labels=[0, 1]))
 
 
@@ -504,9 +609,14 @@ def test_weighted_scores_match_the_reference_formula(labels, policy):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.lists(st.sampled_from([0, 1, 2, MISSING, FAILED]), min_size=1, max_size=1),
-                min_size=1, max_size=6),
-       st.sampled_from([1.0, -1.0]))
+@given(
+    st.lists(
+        st.lists(st.sampled_from([0, 1, 2, MISSING, FAILED]), min_size=1, max_size=1),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from([1.0, -1.0]),
+)
 def test_binary_majority_matches_a_head_count(rows, weight):
     crit = binary("b", weight)
     votes = np.array(rows)

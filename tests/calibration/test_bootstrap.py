@@ -23,8 +23,11 @@ def _labels(human: np.ndarray, judge: np.ndarray, criterion=None) -> LabelSet:
     crit = criterion or binary("q")
     n = human.shape[-1]
     return LabelSet(
-        criteria=(crit,), item_ids=tuple(map(str, range(n))), judges=("j",),
-        human=human.reshape(1, n).astype(np.int16), votes=judge.reshape(1, 1, n).astype(np.int16),
+        criteria=(crit,),
+        item_ids=tuple(map(str, range(n))),
+        judges=("j",),
+        human=human.reshape(1, n).astype(np.int16),
+        votes=judge.reshape(1, 1, n).astype(np.int16),
     )
 
 
@@ -32,8 +35,14 @@ def _scipy(data, statistic, seed, method, n_resamples, paired=False):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return sps.bootstrap(
-            data, statistic, n_resamples=n_resamples, method=method, rng=np.random.default_rng(seed),
-            paired=paired, vectorized=not paired, confidence_level=0.95,
+            data,
+            statistic,
+            n_resamples=n_resamples,
+            method=method,
+            rng=np.random.default_rng(seed),
+            paired=paired,
+            vectorized=not paired,
+            confidence_level=0.95,
         ).confidence_interval
 
 
@@ -69,7 +78,10 @@ def test_kappa_intervals_equal_scipy_paired_bootstrap():
         got = getattr(result.bootstrap.criteria[0].kappa, attr)
         assert got == (pytest.approx(ci.low, abs=1e-9), pytest.approx(ci.high, abs=1e-9))
     # the macro mean over one criterion is that criterion's kappa
-    assert result.bootstrap.mean_kappa_macro.percentile == result.bootstrap.criteria[0].kappa.percentile
+    assert (
+        result.bootstrap.mean_kappa_macro.percentile
+        == result.bootstrap.criteria[0].kappa.percentile
+    )
     assert result.bootstrap.mean_kappa_macro.estimate == pytest.approx(kappa(human, judge))
 
 
@@ -95,8 +107,13 @@ def test_rmse_interval_equals_scipy():
     crits = (binary("a"), binary("b"), binary("c", 2.0))
     human = rng.integers(0, 2, (3, n)).astype(np.int16)
     judge = np.where(rng.random((3, n)) < 0.7, human, 1 - human).astype(np.int16)
-    labels = LabelSet(criteria=crits, item_ids=tuple(map(str, range(n))), judges=("j",),
-                      human=human, votes=judge[None])
+    labels = LabelSet(
+        criteria=crits,
+        item_ids=tuple(map(str, range(n))),
+        judges=("j",),
+        human=human,
+        votes=judge[None],
+    )
     result = compute_agreement(labels, bootstrap=300, seed=1)
     w = np.array([1.0, 1.0, 2.0])
     h = (w[:, None] * (human == 0)).sum(axis=0) / w.sum()
@@ -108,8 +125,14 @@ def test_rmse_interval_equals_scipy():
     for method, attr in (("percentile", "percentile"), ("BCa", "bca")):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ci = sps.bootstrap((h, j), rmse, n_resamples=300, method=method, paired=True,
-                               rng=np.random.default_rng(1)).confidence_interval
+            ci = sps.bootstrap(
+                (h, j),
+                rmse,
+                n_resamples=300,
+                method=method,
+                paired=True,
+                rng=np.random.default_rng(1),
+            ).confidence_interval
         got = getattr(result.bootstrap.rmse, attr)
         assert got == (pytest.approx(ci.low, abs=1e-12), pytest.approx(ci.high, abs=1e-12))
 
@@ -187,9 +210,13 @@ def test_per_judge_intervals_share_the_resamples_and_match_scipy():
     n = 50
     human = rng.integers(0, 2, n)
     votes = np.stack([np.where(rng.random(n) < q, human, 1 - human) for q in (0.9, 0.7, 0.6)])
-    labels = LabelSet(criteria=(binary("q"),), item_ids=tuple(map(str, range(n))),
-                      judges=("a", "b", "c"), human=human.reshape(1, n).astype(np.int16),
-                      votes=votes.reshape(3, 1, n).astype(np.int16))
+    labels = LabelSet(
+        criteria=(binary("q"),),
+        item_ids=tuple(map(str, range(n))),
+        judges=("a", "b", "c"),
+        human=human.reshape(1, n).astype(np.int16),
+        votes=votes.reshape(3, 1, n).astype(np.int16),
+    )
     result = compute_agreement(labels, bootstrap=200, seed=13)
     for j, block in enumerate(result.per_judge):
         correct = (votes[j] == human).astype(float)
@@ -205,9 +232,13 @@ def test_judge_comparisons_equal_scipy_paired_differences():
     n = 60
     human = rng.integers(0, 2, n)
     votes = np.stack([np.where(rng.random(n) < q, human, 1 - human) for q in (0.95, 0.6)])
-    labels = LabelSet(criteria=(binary("q"),), item_ids=tuple(map(str, range(n))),
-                      judges=("good", "poor"), human=human.reshape(1, n).astype(np.int16),
-                      votes=votes.reshape(2, 1, n).astype(np.int16))
+    labels = LabelSet(
+        criteria=(binary("q"),),
+        item_ids=tuple(map(str, range(n))),
+        judges=("good", "poor"),
+        human=human.reshape(1, n).astype(np.int16),
+        votes=votes.reshape(2, 1, n).astype(np.int16),
+    )
     result = compute_agreement(labels, bootstrap=300, seed=17)
     by_stat = {c.statistic: c for c in result.judge_comparisons}
     acc = by_stat["accuracy_micro"]
@@ -220,15 +251,23 @@ def test_judge_comparisons_equal_scipy_paired_differences():
     for method, attr in (("percentile", "percentile"), ("BCa", "bca")):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ci = sps.bootstrap((ca, cb), diff, n_resamples=300, method=method, paired=True,
-                               rng=np.random.default_rng(17)).confidence_interval
+            ci = sps.bootstrap(
+                (ca, cb),
+                diff,
+                n_resamples=300,
+                method=method,
+                paired=True,
+                rng=np.random.default_rng(17),
+            ).confidence_interval
         got = getattr(acc.difference, attr)
         assert got == (pytest.approx(ci.low, abs=1e-12), pytest.approx(ci.high, abs=1e-12))
     assert acc.difference.estimate == pytest.approx(ca.mean() - cb.mean())
     assert acc.excludes_zero is True
     kappa = by_stat["mean_kappa_macro"]
     assert kappa.difference.estimate == pytest.approx(
-        cohen_kappa_score(human, votes[0], labels=[0, 1]) - cohen_kappa_score(human, votes[1], labels=[0, 1]))
+        cohen_kappa_score(human, votes[0], labels=[0, 1])
+        - cohen_kappa_score(human, votes[1], labels=[0, 1])
+    )
     assert "Judge comparisons (paired bootstrap" in result.summary()
     single = compute_agreement(_labels(human, votes[0]), bootstrap=20, seed=1)
     assert single.judge_comparisons is None

@@ -17,29 +17,53 @@ from assay.errors import CalibrationError, UsageError
 
 RUBRIC = [
     {"name": "correct", "requirement": "States the right number.", "weight": 2},
-    {"name": "tone", "type": "ordinal", "options": [{"label": "poor"}, {"label": "ok"}, {"label": "good"}]},
+    {
+        "name": "tone",
+        "type": "ordinal",
+        "options": [{"label": "poor"}, {"label": "ok"}, {"label": "good"}],
+    },
 ]
 
 # answer -> (human labels, judge a verdicts, judge b verdicts)
 TABLE = {
     "It is 4.": ({"correct": "MET", "tone": "good"}, ("MET", "good"), ("MET", "ok")),
-    "Four, obviously, as anyone can see.": ({"correct": "MET", "tone": "poor"}, ("MET", "poor"), ("UNMET", "poor")),
+    "Four, obviously, as anyone can see.": (
+        {"correct": "MET", "tone": "poor"},
+        ("MET", "poor"),
+        ("UNMET", "poor"),
+    ),
     "5": ({"correct": "UNMET", "tone": "ok"}, ("UNMET", "ok"), ("UNMET", "ok")),
     "The answer is 3.": ({"correct": "UNMET", "tone": "good"}, ("MET", "good"), ("UNMET", "good")),
     "4": ({"correct": "MET", "tone": "ok"}, ("MET", "ok"), ("CANNOT_ASSESS", "cannot assess")),
-    "I think it might be 4 but maybe 5.": ({"correct": "UNMET", "tone": "poor"}, ("UNMET", "ok"), ("UNMET", "poor")),
+    "I think it might be 4 but maybe 5.": (
+        {"correct": "UNMET", "tone": "poor"},
+        ("UNMET", "ok"),
+        ("UNMET", "poor"),
+    ),
 }
 
 
 def dataset(extra: dict | None = None, **top):
     samples = [
-        {"id": f"s{i}", "input": {"question": "2 + 2?"}, "expected_output": "4",
-         "metadata": {"answer": answer, "labels": labels}}
+        {
+            "id": f"s{i}",
+            "input": {"question": "2 + 2?"},
+            "expected_output": "4",
+            "metadata": {"answer": answer, "labels": labels},
+        }
         for i, (answer, (labels, _, _)) in enumerate(TABLE.items())
     ]
-    samples.append({"id": "unlabelled", "input": {"question": "2 + 2?"}, "expected_output": "4",
-                    "metadata": {"answer": "4"}})
-    return dataset_from_data({"name": "calib", "rubric": RUBRIC, "samples": samples, **(extra or {}), **top})
+    samples.append(
+        {
+            "id": "unlabelled",
+            "input": {"question": "2 + 2?"},
+            "expected_output": "4",
+            "metadata": {"answer": "4"},
+        }
+    )
+    return dataset_from_data(
+        {"name": "calib", "rubric": RUBRIC, "samples": samples, **(extra or {}), **top}
+    )
 
 
 def rubric_reply(request: dict) -> str:
@@ -52,8 +76,9 @@ def rubric_reply(request: dict) -> str:
 
 async def test_rubric_calibration_two_judges(provider_settings, openai_server):
     openai_server.chat_reply = rubric_reply
-    result = await calibrate_async(dataset(), metric="rubric", judge_models=["judge-a", "judge-b"],
-                                   model_under_test="judge-b")
+    result = await calibrate_async(
+        dataset(), metric="rubric", judge_models=["judge-a", "judge-b"], model_under_test="judge-b"
+    )
     run = result.judge_run
     assert run.judge_models == ["judge-a", "judge-b"] and run.n_samples == 6 and run.n_failed == 0
     assert run.n_calls == 12  # the unlabelled sample is never judged
@@ -68,11 +93,14 @@ async def test_rubric_calibration_two_judges(provider_settings, openai_server):
     tone_h = [["poor", "ok", "good"].index(lab["tone"]) for lab, _, _ in TABLE.values()]
     tone_a = [["poor", "ok", "good"].index(x[1]) for _, x, _ in TABLE.values()]
     assert a.criteria[1].weighted_kappa == pytest.approx(
-        cohen_kappa_score(tone_h, tone_a, labels=[0, 1, 2], weights="quadratic"))
+        cohen_kappa_score(tone_h, tone_a, labels=[0, 1, 2], weights="quadratic")
+    )
     assert result.inter_judge is not None and len(result.inter_judge) == 2
     # per-item weighted scores: judge a's own scores vs the human scores derived from labels
     values = {"MET": 1.0, "UNMET": 0.0, "poor": 0.0, "ok": 0.5, "good": 1.0}
-    h_scores = [(2 * values[lab["correct"]] + values[lab["tone"]]) / 3 for lab, _, _ in TABLE.values()]
+    h_scores = [
+        (2 * values[lab["correct"]] + values[lab["tone"]]) / 3 for lab, _, _ in TABLE.values()
+    ]
     a_scores = [(2 * values[x[0]] + values[x[1]]) / 3 for _, x, _ in TABLE.values()]
     assert a.scores.pearson.coefficient == pytest.approx(sps.pearsonr(a_scores, h_scores).statistic)
 
@@ -99,8 +127,12 @@ async def test_llm_as_judge_calibration_and_length_bias(provider_settings, opena
     answers = ["a " * n for n in (2, 4, 8, 16, 32, 64)]
     human = [0.9, 0.2, 0.8, 0.3, 0.7, 0.4]
     samples = [
-        {"id": str(i), "input": {"question": "q"}, "expected_output": "x",
-         "metadata": {"answer": text.strip(), "human_score": h}}
+        {
+            "id": str(i),
+            "input": {"question": "q"},
+            "expected_output": "x",
+            "metadata": {"answer": text.strip(), "human_score": h},
+        }
         for i, (text, h) in enumerate(zip(answers, human))
     ]
 
@@ -113,11 +145,15 @@ async def test_llm_as_judge_calibration_and_length_bias(provider_settings, opena
     ds = dataset_from_data({"name": "j", "samples": samples})
     result = await calibrate_async(ds, metric="llm-as-judge")
     judge = np.array([min(1.0, len(t.split()) / 64) for t in answers])
-    assert result.overall.scores.spearman.coefficient == pytest.approx(sps.spearmanr(judge, human).statistic)
+    assert result.overall.scores.spearman.coefficient == pytest.approx(
+        sps.spearmanr(judge, human).statistic
+    )
     assert result.overall.scores.bias.p_value == pytest.approx(sps.ttest_rel(judge, human).pvalue)
     passed_h = [0 if h >= 0.5 else 1 for h in human]
     passed_j = [0 if j >= 0.5 else 1 for j in judge]
-    assert result.overall.criteria[0].kappa == pytest.approx(cohen_kappa_score(passed_h, passed_j, labels=[0, 1]))
+    assert result.overall.criteria[0].kappa == pytest.approx(
+        cohen_kappa_score(passed_h, passed_j, labels=[0, 1])
+    )
     assert any("possible length bias" in w for w in result.warnings)
     assert any("Spearman(answer words, human score)" in w for w in result.warnings)
 
@@ -125,16 +161,41 @@ async def test_llm_as_judge_calibration_and_length_bias(provider_settings, opena
 async def test_calibration_input_errors(provider_settings):
     with pytest.raises(CalibrationError, match=r"sample 's0': field 'metadata.labels.tone'"):
         bad = dataset()
-        sample = bad.samples[0].model_copy(update={"metadata": {"answer": "x", "labels": {"tone": "great"}}})
+        sample = bad.samples[0].model_copy(
+            update={"metadata": {"answer": "x", "labels": {"tone": "great"}}}
+        )
         await calibrate_async(bad.model_copy(update={"samples": [sample]}), metric="rubric")
-    no_rubric = dataset_from_data({"name": "n", "samples": [
-        {"id": "1", "input": {}, "expected_output": "x", "metadata": {"answer": "a", "labels": {"c": "MET"}}}]})
+    no_rubric = dataset_from_data(
+        {
+            "name": "n",
+            "samples": [
+                {
+                    "id": "1",
+                    "input": {},
+                    "expected_output": "x",
+                    "metadata": {"answer": "a", "labels": {"c": "MET"}},
+                }
+            ],
+        }
+    )
     with pytest.raises(UsageError, match="needs a rubric"):
         await calibrate_async(no_rubric, metric="rubric")
     with pytest.raises(CalibrationError, match="no sample carries human labels"):
         await calibrate_async(no_rubric, metric="llm-as-judge")
-    missing_answer = dataset_from_data({"name": "n", "rubric": RUBRIC, "samples": [
-        {"id": "1", "input": {}, "expected_output": "x", "metadata": {"labels": {"correct": "MET"}}}]})
+    missing_answer = dataset_from_data(
+        {
+            "name": "n",
+            "rubric": RUBRIC,
+            "samples": [
+                {
+                    "id": "1",
+                    "input": {},
+                    "expected_output": "x",
+                    "metadata": {"labels": {"correct": "MET"}},
+                }
+            ],
+        }
+    )
     with pytest.raises(CalibrationError, match=r"metadata\.answer"):
         await calibrate_async(missing_answer, metric="rubric")
 
@@ -153,6 +214,7 @@ def test_cli_calibrate_gate_and_json(openai_server, tmp_path, monkeypatch, capsy
     path.write_text(json.dumps(dataset().model_dump(mode="json", exclude_none=True)))
     registry.reset()
     try:
+
         def run(*args: str) -> int:
             try:
                 main(["calibrate", str(path), "--judge-model", "judge-a", *args])

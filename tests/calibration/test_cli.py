@@ -35,8 +35,20 @@ def test_text_report_exit_0(capsys):
 
 def test_json_to_file_is_schema_valid(capsys, tmp_path):
     target = tmp_path / "out" / "agreement.json"
-    code, out, _ = run(capsys, str(DATA / "ensemble.yml"), "--format", "json", "--out", str(target),
-                       "--mode", "as_unmet", "--bootstrap", "30", "--seed", "4")
+    code, out, _ = run(
+        capsys,
+        str(DATA / "ensemble.yml"),
+        "--format",
+        "json",
+        "--out",
+        str(target),
+        "--mode",
+        "as_unmet",
+        "--bootstrap",
+        "30",
+        "--seed",
+        "4",
+    )
     assert code == 0 and out == ""
     document = json.loads(target.read_text(encoding="utf-8"))
     schema = json.loads(schema_path().read_text(encoding="utf-8"))
@@ -46,15 +58,25 @@ def test_json_to_file_is_schema_valid(capsys, tmp_path):
 
 
 def test_na_mode_overrides_mode(capsys):
-    code, out, _ = run(capsys, str(DATA / "ensemble.yml"), "--format", "json", "--mode", "as_category",
-                       "--na-mode", "exclude")
+    code, out, _ = run(
+        capsys,
+        str(DATA / "ensemble.yml"),
+        "--format",
+        "json",
+        "--mode",
+        "as_category",
+        "--na-mode",
+        "exclude",
+    )
     assert code == 0
     document = json.loads(out)
     assert (document["cannot_assess_mode"], document["na_mode"]) == ("as_category", "exclude")
 
 
 def test_gates(capsys):
-    code, _, err = run(capsys, str(DATA / "ensemble.yml"), "--min-kappa", "0.5", "--min-agreement", "0.8")
+    code, _, err = run(
+        capsys, str(DATA / "ensemble.yml"), "--min-kappa", "0.5", "--min-agreement", "0.8"
+    )
     assert code == 0, err
     code, _, err = run(capsys, str(DATA / "ensemble.yml"), "--min-kappa", "0.95")
     assert code == 1
@@ -90,7 +112,9 @@ def test_usage_errors_exit_2(capsys, args, message):
 
 def test_bad_labels_file_exit_2_with_one_line(capsys, tmp_path):
     path = tmp_path / "bad.yml"
-    path.write_text("criteria: [{name: c}]\nitems:\n  - id: q1\n    human: {c: MAYBE}\n    judge: {c: MET}\n")
+    path.write_text(
+        "criteria: [{name: c}]\nitems:\n  - id: q1\n    human: {c: MAYBE}\n    judge: {c: MET}\n"
+    )
     code, _, err = run(capsys, str(path))
     assert code == 2
     assert err.strip().count("\n") == 0
@@ -100,7 +124,8 @@ def test_bad_labels_file_exit_2_with_one_line(capsys, tmp_path):
 def test_console_script_in_a_subprocess(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "assay", "agreement", str(DATA / "wide.csv"), "--format", "json"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["judges"] == ["judge-a", "judge-b"]

@@ -67,10 +67,20 @@ def test_wide_csv_with_an_empty_cell_is_missing():
 
 def test_criteria_file_fixes_the_scale(tmp_path):
     crit = tmp_path / "criteria.yml"
-    crit.write_text(yaml.safe_dump({"criteria": [
-        {"name": "correct"},
-        {"name": "score", "type": "ordinal", "options": [{"label": str(i)} for i in range(1, 8)]},
-    ]}))
+    crit.write_text(
+        yaml.safe_dump(
+            {
+                "criteria": [
+                    {"name": "correct"},
+                    {
+                        "name": "score",
+                        "type": "ordinal",
+                        "options": [{"label": str(i)} for i in range(1, 8)],
+                    },
+                ]
+            }
+        )
+    )
     labels = load_labels(DATA / "long.csv", criteria=crit)
     assert labels.criteria[1].labels == tuple(str(i) for i in range(1, 8))
     assert labels.notes == ()
@@ -78,8 +88,16 @@ def test_criteria_file_fixes_the_scale(tmp_path):
 
 def test_jsonl_without_header_infers_nominal_and_binary(tmp_path):
     lines = [
-        {"id": 1, "human": {"ok": True, "style": "terse"}, "judge": {"ok": "MET", "style": "chatty"}},
-        {"id": 2, "human": {"ok": False, "style": "chatty"}, "judge": {"ok": "unmet", "style": "chatty"}},
+        {
+            "id": 1,
+            "human": {"ok": True, "style": "terse"},
+            "judge": {"ok": "MET", "style": "chatty"},
+        },
+        {
+            "id": 2,
+            "human": {"ok": False, "style": "chatty"},
+            "judge": {"ok": "unmet", "style": "chatty"},
+        },
     ]
     path = tmp_path / "x.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines))
@@ -92,13 +110,31 @@ def test_jsonl_without_header_infers_nominal_and_binary(tmp_path):
 @pytest.mark.parametrize(
     ("mutate", "match"),
     [
-        (lambda d: d["items"][1]["human"].update(correct="MAYBE"), r"sample 'b': field 'human\.correct'.*MET, UNMET"),
-        (lambda d: d["items"][0]["judges"]["j1"].update(clarity="7"), r"sample 'a': field 'judges\.j1\.clarity'.*not an option"),
-        (lambda d: d["items"][2]["human"].update(speed="MET"), r"field 'human\.speed': unknown criterion"),
-        (lambda d: d["items"][3].update(human_score=1.5), r"sample 'd': field 'human_score'.*\[0, 1\]"),
-        (lambda d: d["items"][3].update(colour="red"), r"sample 'd': field 'colour': unknown field"),
+        (
+            lambda d: d["items"][1]["human"].update(correct="MAYBE"),
+            r"sample 'b': field 'human\.correct'.*MET, UNMET",
+        ),
+        (
+            lambda d: d["items"][0]["judges"]["j1"].update(clarity="7"),
+            r"sample 'a': field 'judges\.j1\.clarity'.*not an option",
+        ),
+        (
+            lambda d: d["items"][2]["human"].update(speed="MET"),
+            r"field 'human\.speed': unknown criterion",
+        ),
+        (
+            lambda d: d["items"][3].update(human_score=1.5),
+            r"sample 'd': field 'human_score'.*\[0, 1\]",
+        ),
+        (
+            lambda d: d["items"][3].update(colour="red"),
+            r"sample 'd': field 'colour': unknown field",
+        ),
         (lambda d: d["items"][1].update(id="a"), r"sample 'a': field 'id': duplicate item id"),
-        (lambda d: d["criteria"][1].update(options=[{"label": "x"}]), r"field 'criteria\.1'.*at least 2 non-NA"),
+        (
+            lambda d: d["criteria"][1].update(options=[{"label": "x"}]),
+            r"field 'criteria\.1'.*at least 2 non-NA",
+        ),
         (lambda d: d["items"][0]["judges"]["j1"].update(correct={"oops": 1}), r"failed judgment"),
         (lambda d: d.update(items=[]), r"field 'items'"),
     ],
@@ -144,7 +180,10 @@ def test_criterion_rules():
     with pytest.raises(ValueError, match="every ordinal option or for none"):
         Criterion(name="x", type="ordinal", options=[{"label": "a", "value": 0.1}, {"label": "b"}])
     # autorubric spelling: options + scale_type
-    assert Criterion(name="x", scale_type="nominal", options=[{"label": "a"}, {"label": "b"}]).kind == "nominal"
+    assert (
+        Criterion(name="x", scale_type="nominal", options=[{"label": "a"}, {"label": "b"}]).kind
+        == "nominal"
+    )
     assert binary("p", -1).worst_code == 0  # a penalty criterion's worst answer is MET
     assert nominal("n", values=(0.3, 0.1, 0.9)).worst_code == 1
 
@@ -167,10 +206,13 @@ def test_jsonl_with_a_header_line():
 @st.composite
 def small_documents(draw):
     criteria = [binary("b"), ordinal("o", labels="123", na=True), nominal("n")]
-    judges = draw(st.lists(st.sampled_from(["j1", "j2", "j3"]), min_size=1, max_size=3, unique=True))
+    judges = draw(
+        st.lists(st.sampled_from(["j1", "j2", "j3"]), min_size=1, max_size=3, unique=True)
+    )
     n_items = draw(st.integers(1, 8))
     items = []
     for i in range(n_items):
+
         def cells():
             out = {}
             for c in criteria:
@@ -201,7 +243,9 @@ def test_every_format_gives_the_same_arrays(tmp_path_factory, doc):
     criteria, judges, items = doc
     folder = tmp_path_factory.mktemp("formats")
     crit_file = folder / "criteria.yml"
-    crit_file.write_text(yaml.safe_dump({"criteria": [c.model_dump(exclude_none=True) for c in criteria]}))
+    crit_file.write_text(
+        yaml.safe_dump({"criteria": [c.model_dump(exclude_none=True) for c in criteria]})
+    )
     data = document(criteria, _as_json_cells(items), judges=judges)
     (folder / "l.json").write_text(json.dumps(data))
     (folder / "l.yaml").write_text(yaml.safe_dump(data))
@@ -227,15 +271,21 @@ def test_every_format_gives_the_same_arrays(tmp_path_factory, doc):
 
 
 def test_option_shorthands_and_numeric_labels():
-    crit = Criterion.model_validate({"name": "s", "type": "ordinal", "options": [1, 2, 3, {"label": "n/a", "na": True}]})
+    crit = Criterion.model_validate(
+        {"name": "s", "type": "ordinal", "options": [1, 2, 3, {"label": "n/a", "na": True}]}
+    )
     assert crit.labels == ("1", "2", "3", "n/a")
     assert crit.code_of(2) == 1 and crit.code_of("3") == 2
-    named = Criterion.model_validate({"name": "t", "type": "nominal", "options": ["formal", "casual"]})
+    named = Criterion.model_validate(
+        {"name": "t", "type": "nominal", "options": ["formal", "casual"]}
+    )
     assert named.labels == ("formal", "casual")
-    labels = labels_from_data(yaml.safe_load(
-        "criteria:\n  - {name: s, type: ordinal, options: [{label: 1}, {label: 2}, {label: 3}]}\n"
-        "items:\n  - {id: 1, human: {s: 3}, judge: {s: 2}}\n"
-    ))
+    labels = labels_from_data(
+        yaml.safe_load(
+            "criteria:\n  - {name: s, type: ordinal, options: [{label: 1}, {label: 2}, {label: 3}]}\n"
+            "items:\n  - {id: 1, human: {s: 3}, judge: {s: 2}}\n"
+        )
+    )
     assert labels.human[0, 0] == 2 and labels.votes[0, 0, 0] == 1
 
 

@@ -90,10 +90,14 @@ def test_dataframe_has_labelled_levels_and_modes():
     levels = frame["level"].tolist()
     assert levels.count("aggregate") == 3  # overall + 2 judges
     assert levels.count("inter_judge") == 4
-    assert {"accuracy_micro", "accuracy_macro", "mean_kappa_macro", "cannot_assess_mode"} <= set(frame.columns)
+    assert {"accuracy_micro", "accuracy_macro", "mean_kappa_macro", "cannot_assess_mode"} <= set(
+        frame.columns
+    )
     overall = frame[(frame.level == "aggregate") & (frame.rater == "consensus")].iloc[0]
     assert overall.accuracy_micro == pytest.approx(result.overall.aggregate.accuracy_micro)
-    clarity = frame[(frame.level == "criterion") & (frame.name == "clarity") & (frame.rater == "consensus")].iloc[0]
+    clarity = frame[
+        (frame.level == "criterion") & (frame.name == "clarity") & (frame.rater == "consensus")
+    ].iloc[0]
     assert clarity.weighted_kappa == pytest.approx(result.overall.criteria[2].weighted_kappa)
     assert set(frame["na_mode"]) == {"exclude"}
 
@@ -145,7 +149,9 @@ def test_bootstrap_estimates_equal_the_point_estimates():
 def test_any_label_set_renders_and_validates(labels, mode, resamples):
     """Robustness: whatever the labels (single classes, missing, failed, errored items), the
     result validates against the shipped schema, renders as text and flattens to a frame."""
-    result = compute_agreement(labels, cannot_assess_mode=mode, na_mode=mode, bootstrap=resamples, seed=1)
+    result = compute_agreement(
+        labels, cannot_assess_mode=mode, na_mode=mode, bootstrap=resamples, seed=1
+    )
     errors = list(_VALIDATOR.iter_errors(json.loads(result.to_json())))
     assert not errors, errors[0].message
     text = result.summary(verbose=True)

@@ -91,7 +91,9 @@ def test_quadratic_kappa_uses_the_full_option_list():
     t = np.array([0, 0, 1, 3, 4, 4, 1, 3])
     p = np.array([0, 1, 1, 4, 3, 4, 0, 3])
     full = stats.cohen_kappa(t, p, labels=range(5), weights="quadratic")
-    assert full == pytest.approx(cohen_kappa_score(t, p, labels=[0, 1, 2, 3, 4], weights="quadratic"))
+    assert full == pytest.approx(
+        cohen_kappa_score(t, p, labels=[0, 1, 2, 3, 4], weights="quadratic")
+    )
     observed_only = cohen_kappa_score(t, p, weights="quadratic")
     assert full != pytest.approx(observed_only)
 
@@ -109,7 +111,9 @@ def test_met_precision_recall_f1_and_phi(pairs):
     t = np.array([a for a, _ in pairs])
     p = np.array([b for _, b in pairs])
     precision, recall, f1 = stats.met_scores(t, p)
-    ref = _ref(precision_recall_fscore_support, t, p, labels=[1], average=None, zero_division=np.nan)
+    ref = _ref(
+        precision_recall_fscore_support, t, p, labels=[1], average=None, zero_division=np.nan
+    )
     _same(precision, ref[0][0])
     _same(recall, ref[1][0])
     _same(f1, ref[2][0])
@@ -139,7 +143,11 @@ def test_correlations_match_scipy(data, method):
     result = stats.correlation(x, y, method)
     assert result.n == len(x)
     if len(x) < 3:
-        assert (result.coefficient, result.p_value, result.interpretation) == (None, None, "insufficient data")
+        assert (result.coefficient, result.p_value, result.interpretation) == (
+            None,
+            None,
+            "insufficient data",
+        )
         return
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         assert result.coefficient is None and result.p_value is None
@@ -204,14 +212,18 @@ def test_bias_float_noise_is_not_significant():
 
 # --------------------------------------------------------------------------- inter-rater
 
+
 @st.composite
 def reliability(draw):
     raters = draw(st.integers(2, 5))
     units = draw(st.integers(1, 15))
     k = draw(st.integers(1, 5))
     cells = draw(
-        st.lists(st.one_of(st.none(), st.integers(0, k - 1)), min_size=raters * units,
-                 max_size=raters * units)
+        st.lists(
+            st.one_of(st.none(), st.integers(0, k - 1)),
+            min_size=raters * units,
+            max_size=raters * units,
+        )
     )
     data = np.array([np.nan if c is None else float(c) for c in cells]).reshape(raters, units)
     return data, k
@@ -229,7 +241,9 @@ def test_krippendorff_alpha_matches_the_krippendorff_package(data, level):
         return
     try:
         reference = _ref(
-            krippendorff.alpha, reliability_data=matrix[:, pairable], level_of_measurement=level,
+            krippendorff.alpha,
+            reliability_data=matrix[:, pairable],
+            level_of_measurement=level,
             value_domain=domain,
         )
     except ValueError:
@@ -245,8 +259,11 @@ def count_tables(draw):
     k = draw(st.integers(2, 5))
     rows = []
     for _ in range(items):
-        votes = draw(st.lists(st.integers(0, draw(st.sampled_from([0, k - 1]))), min_size=raters,
-                              max_size=raters))
+        votes = draw(
+            st.lists(
+                st.integers(0, draw(st.sampled_from([0, k - 1]))), min_size=raters, max_size=raters
+            )
+        )
         rows.append(np.bincount(votes, minlength=k))
     return np.array(rows)
 
@@ -326,7 +343,38 @@ def test_fleiss_worked_example():
 
 # Fleiss (1971), Table 1: 30 patients, 6 psychiatrists each, 5 diagnoses (1 depression,
 # 2 personality disorder, 3 schizophrenia, 4 neurosis, 5 other); one string per patient.
-FLEISS_1971 = ["444444", "222555", "233335", "555555", "222444", "113333", "333355", "113334", "114444", "555555", "144444", "124444", "222333", "144444", "224445", "333335", "111455", "111112", "224444", "133555", "555555", "244444", "224555", "114444", "144445", "222224", "111155", "224444", "133333", "555555"]
+FLEISS_1971 = [
+    "444444",
+    "222555",
+    "233335",
+    "555555",
+    "222444",
+    "113333",
+    "333355",
+    "113334",
+    "114444",
+    "555555",
+    "144444",
+    "124444",
+    "222333",
+    "144444",
+    "224445",
+    "333335",
+    "111455",
+    "111112",
+    "224444",
+    "133555",
+    "555555",
+    "244444",
+    "224555",
+    "114444",
+    "144445",
+    "222224",
+    "111155",
+    "224444",
+    "133333",
+    "555555",
+]
 
 
 def test_fleiss_1971_original_example():
@@ -353,9 +401,20 @@ def test_alpha_nominal_fleiss_identity():
 
 @pytest.mark.parametrize(
     ("value", "band"),
-    [(None, "undefined"), (-0.01, "poor (worse than chance)"), (0.0, "slight"), (0.20, "slight"),
-     (0.21, "fair"), (0.40, "fair"), (0.41, "moderate"), (0.60, "moderate"), (0.61, "substantial"),
-     (0.80, "substantial"), (0.81, "almost perfect"), (1.0, "almost perfect")],
+    [
+        (None, "undefined"),
+        (-0.01, "poor (worse than chance)"),
+        (0.0, "slight"),
+        (0.20, "slight"),
+        (0.21, "fair"),
+        (0.40, "fair"),
+        (0.41, "moderate"),
+        (0.60, "moderate"),
+        (0.61, "substantial"),
+        (0.80, "substantial"),
+        (0.81, "almost perfect"),
+        (1.0, "almost perfect"),
+    ],
 )
 def test_kappa_bands_follow_landis_and_koch(value, band):
     """Landis & Koch (1977), Biometrics 33(1) 159-174, Table: <0 poor, 0.00-0.20 slight,
@@ -369,15 +428,26 @@ def test_alpha_and_correlation_bands():
     from assay.calibration.bands import alpha_band, correlation_band, effect_size_band
 
     assert [alpha_band(v) for v in (None, 0.8, 0.7999, 0.667, 0.5)] == [
-        "undefined", "reliable", "tentative", "tentative", "unreliable"]
+        "undefined",
+        "reliable",
+        "tentative",
+        "tentative",
+        "unreliable",
+    ]
     assert correlation_band(-0.95) == "very strong negative"
     assert correlation_band(0.3) == "weak positive"
     assert correlation_band(0.29) == "very weak positive"
-    assert [effect_size_band(v) for v in (0.1, -0.3, 0.6, 2.0)] == ["negligible", "small", "medium", "large"]
+    assert [effect_size_band(v) for v in (0.1, -0.3, 0.6, 2.0)] == [
+        "negligible",
+        "small",
+        "medium",
+        "large",
+    ]
 
 
 SHROUT_FLEISS = np.array(
-    [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]], dtype=float
+    [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]],
+    dtype=float,
 )
 
 

@@ -38,7 +38,13 @@ def err(message: str, usage: tuple[Mapping[str, Any], ...] = ()) -> ScoreResult:
     return ScoreResult(None, error=message, usage=usage)
 
 
-def execution(sample_id: str, scores: dict[str, ScoreResult], *, repetition: int = 0, sut_error: str | None = None) -> ExecutionResult:
+def execution(
+    sample_id: str,
+    scores: dict[str, ScoreResult],
+    *,
+    repetition: int = 0,
+    sut_error: str | None = None,
+) -> ExecutionResult:
     return ExecutionResult(sample_id, repetition, scores, sut_error=sut_error)
 
 
@@ -53,7 +59,9 @@ def build(
     for result, tags in items:
         builder.add(result, tags, HASH)
     report = builder.build(
-        dataset=DatasetInfo(name="d", schema_version="assay.dataset.v1", samples=builder.sample_count),
+        dataset=DatasetInfo(
+            name="d", schema_version="assay.dataset.v1", samples=builder.sample_count
+        ),
         run=RunInfo(
             run_id="r",
             assay_version="0",
@@ -73,6 +81,7 @@ def single_metric_report(values: Sequence[float], name: str = "m") -> Report:
 
 
 # --------------------------------------------------------------------------- percentiles
+
 
 def test_percentile_matches_numpy_linear_and_statistics_inclusive() -> None:
     rng = np.random.default_rng(20261121)
@@ -120,6 +129,7 @@ def test_percentile_hand_worked() -> None:
 
 
 # --------------------------------------------------------------------------- histogram
+
 
 def bucket_by_decimal(value: float, buckets: int = 10) -> int:
     """Independent bucketing: round to 10 decimals in exact decimal arithmetic, then floor."""
@@ -192,6 +202,7 @@ def test_histogram_other_bucket_counts() -> None:
 
 # --------------------------------------------------------------------------- pass-rate, macro-F1
 
+
 def test_pass_rate_threshold_is_inclusive() -> None:
     values = [0.5, 0.49999, 1.0, 0.0, 0.75]
     report = single_metric_report(values)
@@ -203,7 +214,10 @@ def test_macro_f1_and_a_metric_that_failed_everywhere() -> None:
     a = [1.0, 0.0, 0.6, 0.2]
     b = [0.5, 0.5, 0.9, 0.1]
     items = [
-        (execution(f"s{i}", {"a": ok(a[i]), "b": ok(b[i]), "broken": err(f"cannot score s{i}")}), [])
+        (
+            execution(f"s{i}", {"a": ok(a[i]), "b": ok(b[i]), "broken": err(f"cannot score s{i}")}),
+            [],
+        )
         for i in range(4)
     ]
     report = build(items, ["a", "b", "broken"])
@@ -239,6 +253,7 @@ def test_failures_are_never_zero_scores() -> None:
 
 # --------------------------------------------------------------------------- rows and failures
 
+
 def test_rows_carry_scores_errors_and_pass_state() -> None:
     items = [
         (execution("s0", {"m": ok(0.9, hits=2), "n": ok(0.5)}), ["t"]),
@@ -252,7 +267,9 @@ def test_rows_carry_scores_errors_and_pass_state() -> None:
     assert second.passed is False
     assert set(second.scores) == {"m"} and second.scores["m"].passed is False
     assert second.errors == {"n": "n broke on s1"}
-    assert [(f.sample_id, f.metric, f.message) for f in report.failures] == [("s1", "n", "n broke on s1")]
+    assert [(f.sample_id, f.metric, f.message) for f in report.failures] == [
+        ("s1", "n", "n broke on s1")
+    ]
 
 
 def test_sut_failure_counts_as_skipped_for_applicable_metrics() -> None:
@@ -297,6 +314,7 @@ def test_tag_scoped_metric_ignores_other_samples() -> None:
 
 # --------------------------------------------------------------------------- cohorts
 
+
 def test_cohorts_multi_tag_untagged_and_literal_untagged_tag() -> None:
     plan = {
         "s1": (["a", "b"], 1.0),
@@ -317,7 +335,11 @@ def test_cohorts_multi_tag_untagged_and_literal_untagged_tag() -> None:
     assert literal.samples == 1 and untagged.samples == 2
     assert untagged.label == "(untagged)"
     for cohort in report.cohorts:
-        members = [v for tags, v in plan.values() if (cohort.name in tags if cohort.name is not None else not tags)]
+        members = [
+            v
+            for tags, v in plan.values()
+            if (cohort.name in tags if cohort.name is not None else not tags)
+        ]
         (metric,) = cohort.metrics
         assert cohort.samples == len(members)
         assert metric.scored == len(members)
@@ -335,6 +357,7 @@ def test_cohort_failures_are_counted() -> None:
 
 
 # --------------------------------------------------------------------------- Wilson interval
+
 
 @pytest.mark.parametrize("confidence", [0.95, 0.99, 0.9])
 def test_wilson_interval_matches_statsmodels(confidence: float) -> None:
@@ -384,15 +407,63 @@ def test_no_repetitions_block_for_single_runs() -> None:
 
 # --------------------------------------------------------------------------- usage
 
+
 def test_usage_sums_priced_unpriced_and_cached_calls() -> None:
-    priced = {"model": "gpt-a", "prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120, "latency_ms": 10.0, "cost_usd": 0.002, "cached": False}
-    priced2 = {**priced, "prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55, "latency_ms": 30.0, "cost_usd": 0.001}
-    unpriced = {"model": "local-b", "prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10, "latency_ms": 5.0, "cost_usd": None, "cached": False}
+    priced = {
+        "model": "gpt-a",
+        "prompt_tokens": 100,
+        "completion_tokens": 20,
+        "total_tokens": 120,
+        "latency_ms": 10.0,
+        "cost_usd": 0.002,
+        "cached": False,
+    }
+    priced2 = {
+        **priced,
+        "prompt_tokens": 50,
+        "completion_tokens": 5,
+        "total_tokens": 55,
+        "latency_ms": 30.0,
+        "cost_usd": 0.001,
+    }
+    unpriced = {
+        "model": "local-b",
+        "prompt_tokens": 7,
+        "completion_tokens": 3,
+        "total_tokens": 10,
+        "latency_ms": 5.0,
+        "cost_usd": None,
+        "cached": False,
+    }
     cached = {**priced, "cached": True}
-    no_total = {"model": "local-b", "prompt_tokens": "4", "completion_tokens": 6, "latency_ms": 1.0, "cost_usd": None}
+    no_total = {
+        "model": "local-b",
+        "prompt_tokens": "4",
+        "completion_tokens": 6,
+        "latency_ms": 1.0,
+        "cost_usd": None,
+    }
     items = [
-        (execution("s0", {"judge": ScoreResult(1.0, {}, None, (priced, cached)), "embed": ScoreResult(0.5, {}, None, (unpriced,))}), []),
-        (execution("s1", {"judge": err("judge said nothing", usage=(priced2,)), "embed": ScoreResult(0.5, {}, None, (no_total,))}), []),
+        (
+            execution(
+                "s0",
+                {
+                    "judge": ScoreResult(1.0, {}, None, (priced, cached)),
+                    "embed": ScoreResult(0.5, {}, None, (unpriced,)),
+                },
+            ),
+            [],
+        ),
+        (
+            execution(
+                "s1",
+                {
+                    "judge": err("judge said nothing", usage=(priced2,)),
+                    "embed": ScoreResult(0.5, {}, None, (no_total,)),
+                },
+            ),
+            [],
+        ),
     ]
     report = build(items, ["judge", "embed"])
     usage = report.usage
@@ -416,7 +487,15 @@ def test_usage_sums_priced_unpriced_and_cached_calls() -> None:
 
 
 def test_usage_with_only_unpriced_models_has_no_cost() -> None:
-    record = {"model": "local", "prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4, "latency_ms": 2.0, "cost_usd": None, "cached": False}
+    record = {
+        "model": "local",
+        "prompt_tokens": 3,
+        "completion_tokens": 1,
+        "total_tokens": 4,
+        "latency_ms": 2.0,
+        "cost_usd": None,
+        "cached": False,
+    }
     report = build([(execution("s0", {"m": ScoreResult(1.0, {}, None, (record,))}), [])], ["m"])
     assert report.usage.cost_usd is None
     assert report.usage.total_tokens == 4
@@ -439,25 +518,40 @@ def test_metric_and_cohort_intervals_match_scipy_and_statsmodels() -> None:
     values = [0.1, 0.55, 0.9, 0.3, 1.0, 0.75, 0.0, 0.5]
     builder = ReportBuilder(["m"])
     for i, v in enumerate(values):
-        builder.add(ExecutionResult(f"s{i}", 0, {"m": ScoreResult(v)}), ["even" if i % 2 == 0 else "odd"], f"h{i}")
+        builder.add(
+            ExecutionResult(f"s{i}", 0, {"m": ScoreResult(v)}),
+            ["even" if i % 2 == 0 else "odd"],
+            f"h{i}",
+        )
     report = builder.build(
         dataset=DatasetInfo(name="d", schema_version="assay.dataset.v1", samples=len(values)),
         run=RunInfo(
-            run_id="r", assay_version="0", started_at="t", finished_at="t", duration_seconds=0.0,
-            system_under_test=SystemUnderTestInfo(kind="none"), repetitions=1,
+            run_id="r",
+            assay_version="0",
+            started_at="t",
+            finished_at="t",
+            duration_seconds=0.0,
+            system_under_test=SystemUnderTestInfo(kind="none"),
+            repetitions=1,
         ),
     )
 
     def expected_mean_ci(xs: list[float]) -> tuple[float, float]:
-        low, high = scipy.stats.t.interval(0.95, len(xs) - 1, loc=np.mean(xs), scale=scipy.stats.sem(xs))
+        low, high = scipy.stats.t.interval(
+            0.95, len(xs) - 1, loc=np.mean(xs), scale=scipy.stats.sem(xs)
+        )
         return max(0.0, low), min(1.0, high)
 
     aggregate = report.metric("m")
     assert aggregate.mean_ci is not None and aggregate.pass_rate_ci is not None
-    assert (aggregate.mean_ci.low, aggregate.mean_ci.high) == pytest.approx(expected_mean_ci(values), abs=1e-12)
+    assert (aggregate.mean_ci.low, aggregate.mean_ci.high) == pytest.approx(
+        expected_mean_ci(values), abs=1e-12
+    )
     passes = sum(v >= 0.5 for v in values)
     low, high = proportion_confint(passes, len(values), alpha=0.05, method="wilson")
-    assert (aggregate.pass_rate_ci.low, aggregate.pass_rate_ci.high) == pytest.approx((low, high), abs=1e-9)
+    assert (aggregate.pass_rate_ci.low, aggregate.pass_rate_ci.high) == pytest.approx(
+        (low, high), abs=1e-9
+    )
 
     even = next(c for c in report.cohorts if c.name == "even").metrics[0]
     xs = values[0::2]

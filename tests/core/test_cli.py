@@ -61,20 +61,39 @@ def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, 
 def run_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
     return subprocess.run(
-        [sys.executable, "-m", "assay", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "assay", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
-def quickstart_json(capsys: pytest.CaptureFixture[str], tmp_path: Path, *extra: str) -> tuple[int, dict, str]:
+def quickstart_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, *extra: str
+) -> tuple[int, dict, str]:
     code, out, err = run_main(
-        capsys, "run", DATASET, "--outputs", OUTPUTS, "-f", "json", "--store", str(tmp_path / "runs.db"), *extra
+        capsys,
+        "run",
+        DATASET,
+        "--outputs",
+        OUTPUTS,
+        "-f",
+        "json",
+        "--store",
+        str(tmp_path / "runs.db"),
+        *extra,
     )
     return code, check_report(out), err
 
 
 # --------------------------------------------------------------------------- assay run
 
-def test_quickstart_is_clean_and_stdout_is_only_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+
+def test_quickstart_is_clean_and_stdout_is_only_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     code, report, err = quickstart_json(capsys, tmp_path)
     assert code == 0
     assert report["summary"]["total_failures"] == 0
@@ -90,14 +109,32 @@ def test_quickstart_markdown(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     code, out, _ = run_main(capsys, "run", DATASET, "--outputs", OUTPUTS, "--no-store", "-q")
     assert code == 0
     assert out.startswith("# Eval report — quickstart.support-assistant")
-    for section in ("## Summary", "## Per-metric aggregates", "## Macro-F1", "## Cohorts", "## Score histograms"):
+    for section in (
+        "## Summary",
+        "## Per-metric aggregates",
+        "## Macro-F1",
+        "## Cohorts",
+        "## Score histograms",
+    ):
         assert section in out
     assert not (tmp_path / ".assay").exists()
 
 
 def test_out_file_leaves_stdout_empty(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     target = tmp_path / "report.json"
-    code, out, _ = run_main(capsys, "run", DATASET, "--outputs", OUTPUTS, "--no-store", "-q", "-f", "json", "-o", str(target))
+    code, out, _ = run_main(
+        capsys,
+        "run",
+        DATASET,
+        "--outputs",
+        OUTPUTS,
+        "--no-store",
+        "-q",
+        "-f",
+        "json",
+        "-o",
+        str(target),
+    )
     assert code == 0 and out == ""
     check_report(target.read_text(encoding="utf-8"))
 
@@ -108,9 +145,13 @@ def test_min_macro_f1_gate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     # recomputed from the per-metric pass rates in the report
     rates = [m["pass_rate"] for m in report["metrics"] if m["pass_rate"] is not None]
     assert macro == pytest.approx(sum(rates) / len(rates))
-    above, _, err = quickstart_json(capsys, tmp_path, "--no-store", "--min-macro-f1", f"{macro + 0.001:.6f}")
+    above, _, err = quickstart_json(
+        capsys, tmp_path, "--no-store", "--min-macro-f1", f"{macro + 0.001:.6f}"
+    )
     assert above == 1 and "FAILED" in err
-    below, gated, _ = quickstart_json(capsys, tmp_path, "--no-store", "--min-macro-f1", f"{macro - 0.001:.6f}")
+    below, gated, _ = quickstart_json(
+        capsys, tmp_path, "--no-store", "--min-macro-f1", f"{macro - 0.001:.6f}"
+    )
     assert below == 0 and gated["gate"]["passed"] is True
 
 
@@ -119,10 +160,14 @@ def test_min_pass_rate_gate(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     exact = next(m for m in report["metrics"] if m["name"] == "exact-match")
     # capital-australia answers "Sydney": 4 of 5 exact matches
     assert exact["pass_rate"] == pytest.approx(4 / 5)
-    code, gated, err = quickstart_json(capsys, tmp_path, "--no-store", "--min-pass-rate", "exact-match=0.9")
+    code, gated, err = quickstart_json(
+        capsys, tmp_path, "--no-store", "--min-pass-rate", "exact-match=0.9"
+    )
     assert code == 1 and "exact-match" in err
     assert gated["gate"]["passed"] is False
-    code, _, _ = quickstart_json(capsys, tmp_path, "--no-store", "--min-pass-rate", "exact-match=0.8")
+    code, _, _ = quickstart_json(
+        capsys, tmp_path, "--no-store", "--min-pass-rate", "exact-match=0.8"
+    )
     assert code == 0
 
 
@@ -136,18 +181,35 @@ def test_captured_failure_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: 
     )
     outputs = tmp_path / "o.json"
     outputs.write_text(json.dumps({"outputs": {"a": "x", "b": "y"}}), encoding="utf-8")
-    code, out, _ = run_main(capsys, "run", str(dataset), "--outputs", str(outputs), "-f", "json", "--no-store")
+    code, out, _ = run_main(
+        capsys, "run", str(dataset), "--outputs", str(outputs), "-f", "json", "--no-store"
+    )
     assert code == 1
     report = check_report(out)
     assert [(f["sample_id"], f["metric"]) for f in report["failures"]] == [("b", "exact-match")]
     assert report["rows"][0]["scores"]["exact-match"]["score"] == 1.0
     # allowing the failure turns the gate green
-    code, _, _ = run_main(capsys, "run", str(dataset), "--outputs", str(outputs), "-f", "json", "--no-store", "--max-failures", "1")
+    code, _, _ = run_main(
+        capsys,
+        "run",
+        str(dataset),
+        "--outputs",
+        str(outputs),
+        "-f",
+        "json",
+        "--no-store",
+        "--max-failures",
+        "1",
+    )
     assert code == 0
 
 
-def test_metric_flag_replaces_dataset_metrics(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, report, _ = quickstart_json(capsys, tmp_path, "--no-store", "-m", "contains", "-m", "rouge-l")
+def test_metric_flag_replaces_dataset_metrics(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, report, _ = quickstart_json(
+        capsys, tmp_path, "--no-store", "-m", "contains", "-m", "rouge-l"
+    )
     assert code in (0, 1)
     assert [m["name"] for m in report["metrics"]] == ["contains", "rouge-l"]
     assert all(m["attempted"] == 30 for m in report["metrics"])
@@ -169,7 +231,9 @@ def test_usage_and_input_errors_exit_2_with_one_line(
     case: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad_dataset = tmp_path / "bad.yml"
-    bad_dataset.write_text("name: bad\nsamples:\n  - {id: a, input: [1], expected_output: x}\n", encoding="utf-8")
+    bad_dataset.write_text(
+        "name: bad\nsamples:\n  - {id: a, input: [1], expected_output: x}\n", encoding="utf-8"
+    )
     malformed = tmp_path / "malformed.json"
     malformed.write_text('{"outputs": {"capital-france": "Paris",', encoding="utf-8")
     partial = tmp_path / "partial.json"
@@ -179,7 +243,15 @@ def test_usage_and_input_errors_exit_2_with_one_line(
         "bad-dataset": ["run", str(bad_dataset), "--outputs", OUTPUTS, *store],
         "unknown-metric": ["run", DATASET, "--outputs", OUTPUTS, "-m", "no-such-metric", *store],
         "missing-outputs": ["run", DATASET, "--outputs", str(tmp_path / "nope.json"), *store],
-        "outputs-and-sut": ["run", DATASET, "--outputs", OUTPUTS, "--sut", "support_bot:answer", *store],
+        "outputs-and-sut": [
+            "run",
+            DATASET,
+            "--outputs",
+            OUTPUTS,
+            "--sut",
+            "support_bot:answer",
+            *store,
+        ],
         "bad-format": ["run", DATASET, "--outputs", OUTPUTS, "--format", "yaml", *store],
         "malformed-outputs": ["run", DATASET, "--outputs", str(malformed), *store],
         "outputs-missing-ids": ["run", DATASET, "--outputs", str(partial), *store],
@@ -195,19 +267,31 @@ def test_usage_and_input_errors_exit_2_with_one_line(
     assert not (tmp_path / ".assay").exists()
 
 
-@pytest.mark.parametrize("flags", [["--outputs", "missing.json"], ["--outputs", "o.json", "--sut", "x:y"]])
+@pytest.mark.parametrize(
+    "flags", [["--outputs", "missing.json"], ["--outputs", "o.json", "--sut", "x:y"]]
+)
 def test_real_process_errors_exit_2_without_traceback(tmp_path: Path, flags: list[str]) -> None:
-    (tmp_path / "d.yml").write_text("name: d\nmetrics: [exact-match]\nsamples:\n  - {id: a, input: {}, expected_output: x}\n", encoding="utf-8")
+    (tmp_path / "d.yml").write_text(
+        "name: d\nmetrics: [exact-match]\nsamples:\n  - {id: a, input: {}, expected_output: x}\n",
+        encoding="utf-8",
+    )
     (tmp_path / "o.json").write_text('{"outputs": {"a": "x"}}', encoding="utf-8")
     result = run_process("run", "d.yml", *flags, "--store", "runs.db", cwd=tmp_path)
     assert result.returncode == 2
     assert result.stdout == "" and "Traceback" not in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("assay: error:")
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith(
+        "assay: error:"
+    )
 
 
-def test_bad_dataset_error_names_file_sample_and_field(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_bad_dataset_error_names_file_sample_and_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     bad = tmp_path / "bad.yml"
-    bad.write_text("name: bad\nsamples:\n  - {id: ok, input: {}, expected_output: x}\n  - {id: s-2, input: [1], expected_output: x}\n", encoding="utf-8")
+    bad.write_text(
+        "name: bad\nsamples:\n  - {id: ok, input: {}, expected_output: x}\n  - {id: s-2, input: [1], expected_output: x}\n",
+        encoding="utf-8",
+    )
     code, out, err = run_main(capsys, "run", str(bad), "--outputs", OUTPUTS, "--no-store")
     assert code == 2 and out == ""
     assert str(bad) in err and "sample 's-2'" in err and "field 'input'" in err
@@ -215,19 +299,28 @@ def test_bad_dataset_error_names_file_sample_and_field(capsys: pytest.CaptureFix
 
 # --------------------------------------------------------------------------- validate, metrics
 
+
 def test_validate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, _ = run_main(capsys, "validate", DATASET)
     assert code == 0
     assert "ok" in out and "30 samples" in out and "11 default metrics" in out
     bad = tmp_path / "bad.yml"
-    bad.write_text("name: bad\nsamples:\n  - {id: a, input: {}, expected_output: x}\n  - {id: a, input: {}, expected_output: y}\n", encoding="utf-8")
+    bad.write_text(
+        "name: bad\nsamples:\n  - {id: a, input: {}, expected_output: x}\n  - {id: a, input: {}, expected_output: y}\n",
+        encoding="utf-8",
+    )
     code, _, err = run_main(capsys, "validate", str(bad))
     assert code == 2 and "duplicate id 'a'" in err
 
 
-def test_validate_rejects_unknown_default_metric(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_validate_rejects_unknown_default_metric(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     path = tmp_path / "d.yml"
-    path.write_text("name: d\nmetrics: [exact-mtach]\nsamples:\n  - {id: a, input: {}, expected_output: x}\n", encoding="utf-8")
+    path.write_text(
+        "name: d\nmetrics: [exact-mtach]\nsamples:\n  - {id: a, input: {}, expected_output: x}\n",
+        encoding="utf-8",
+    )
     code, _, err = run_main(capsys, "validate", str(path))
     assert code == 2 and "exact-mtach" in err
 
@@ -247,7 +340,9 @@ def test_metrics_lists_every_metric(capsys: pytest.CaptureFixture[str]) -> None:
 COMPARED = ("summary", "metrics", "cohorts", "rows", "failures", "usage", "dataset")
 
 
-def test_runs_and_report_rerender_the_same_body(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_runs_and_report_rerender_the_same_body(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     store = str(tmp_path / "runs.db")
     code, live, _ = quickstart_json(capsys, tmp_path, "--run-id", "first-run")
     assert code == 0
@@ -273,7 +368,17 @@ def test_report_of_unknown_run_exits_2(capsys: pytest.CaptureFixture[str], tmp_p
 
 def test_duplicate_run_id_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert quickstart_json(capsys, tmp_path, "--run-id", "same")[0] == 0
-    code, _, err = run_main(capsys, "run", DATASET, "--outputs", OUTPUTS, "--store", str(tmp_path / "runs.db"), "--run-id", "same")
+    code, _, err = run_main(
+        capsys,
+        "run",
+        DATASET,
+        "--outputs",
+        OUTPUTS,
+        "--store",
+        str(tmp_path / "runs.db"),
+        "--run-id",
+        "same",
+    )
     assert code == 2 and "already exists" in err
 
 
@@ -317,15 +422,30 @@ def test_python_sut_failure_is_recorded_and_the_run_goes_on(tmp_path: Path, func
     (tmp_path / "my_bot.py").write_text(textwrap.dedent(SUT_MODULE), encoding="utf-8")
     (tmp_path / "d.yml").write_text(SUT_DATASET, encoding="utf-8")
     result = run_process(
-        "run", "d.yml", "--sut", f"my_bot:{function}", "-f", "json", "--store", "runs.db", "-q", cwd=tmp_path
+        "run",
+        "d.yml",
+        "--sut",
+        f"my_bot:{function}",
+        "-f",
+        "json",
+        "--store",
+        "runs.db",
+        "-q",
+        cwd=tmp_path,
     )
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     report = check_report(result.stdout)
     assert report["run"]["system_under_test"] == {"kind": "python", "target": f"my_bot:{function}"}
     (failure,) = report["failures"]
-    assert (failure["sample_id"], failure["stage"], failure["metric"]) == ("s2", "system-under-test", None)
-    assert "RuntimeError" in failure["message"] and "the model server fell over" in failure["message"]
+    assert (failure["sample_id"], failure["stage"], failure["metric"]) == (
+        "s2",
+        "system-under-test",
+        None,
+    )
+    assert (
+        "RuntimeError" in failure["message"] and "the model server fell over" in failure["message"]
+    )
     rows = {row["id"]: row for row in report["rows"]}
     assert [row["id"] for row in report["rows"]] == ["s1", "s2", "s3", "s4"]
     assert rows["s1"]["scores"]["exact-match"]["score"] == 1.0
@@ -343,7 +463,9 @@ def test_quickstart_python_sut_matches_saved_outputs(tmp_path: Path) -> None:
         shutil.copy(QUICKSTART / name, tmp_path / name)
     base = ["-f", "json", "--no-store", "-q"]
     via_sut = run_process("run", "dataset.yml", "--sut", "support_bot:answer", *base, cwd=tmp_path)
-    via_outputs = run_process("run", "dataset.yml", "--outputs", "outputs.json", *base, cwd=tmp_path)
+    via_outputs = run_process(
+        "run", "dataset.yml", "--outputs", "outputs.json", *base, cwd=tmp_path
+    )
     assert via_sut.returncode == via_outputs.returncode == 0, via_sut.stderr + via_outputs.stderr
     a, b = check_report(via_sut.stdout), check_report(via_outputs.stdout)
     for key in ("summary", "metrics", "cohorts", "rows"):
@@ -352,7 +474,9 @@ def test_quickstart_python_sut_matches_saved_outputs(tmp_path: Path) -> None:
 
 
 def test_unimportable_sut_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_main(capsys, "run", DATASET, "--sut", "no_such_module_xyz:answer", "--no-store")
+    code, _, err = run_main(
+        capsys, "run", DATASET, "--sut", "no_such_module_xyz:answer", "--no-store"
+    )
     assert code == 2 and "no_such_module_xyz" in err
 
 
@@ -380,7 +504,18 @@ def test_progress_bar_on_a_terminal_stays_off_stdout(tmp_path: Path) -> None:
     reader.start()
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "assay", "run", DATASET, "--outputs", OUTPUTS, "-f", "json", "--no-store"],
+            [
+                sys.executable,
+                "-m",
+                "assay",
+                "run",
+                DATASET,
+                "--outputs",
+                OUTPUTS,
+                "-f",
+                "json",
+                "--no-store",
+            ],
             cwd=tmp_path,
             env=env,
             stdout=subprocess.PIPE,
@@ -400,8 +535,17 @@ def test_progress_bar_on_a_terminal_stays_off_stdout(tmp_path: Path) -> None:
 def test_padosoft_files_run_unchanged(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     data = Path(__file__).parent / "data"
     code, out, _ = run_main(
-        capsys, "run", str(data / "padosoft_rag.yml"), "--outputs", str(data / "padosoft_outputs.yml"),
-        "-m", "contains", "-f", "json", "--store", str(tmp_path / "runs.db"),
+        capsys,
+        "run",
+        str(data / "padosoft_rag.yml"),
+        "--outputs",
+        str(data / "padosoft_outputs.yml"),
+        "-m",
+        "contains",
+        "-f",
+        "json",
+        "--store",
+        str(tmp_path / "runs.db"),
     )
     report = check_report(out)
     assert report["dataset"]["schema_version"] == "eval-harness.dataset.v1"

@@ -40,6 +40,7 @@ def load_error(tmp_path: Path, name: str, text: str | bytes) -> DatasetError:
 
 # --------------------------------------------------------------------------- formats
 
+
 def test_yaml_json_and_jsonl_load_the_same_samples(tmp_path: Path) -> None:
     import yaml
 
@@ -50,7 +51,12 @@ def test_yaml_json_and_jsonl_load_the_same_samples(tmp_path: Path) -> None:
     from_jsonl = load_dataset(write(tmp_path, "same.jsonl", jsonl))
     for loaded in (from_yaml, from_json, from_jsonl):
         assert [s.model_dump() for s in loaded.samples] == [
-            {"id": s["id"], "input": s["input"], "expected_output": s["expected_output"], "metadata": s["metadata"]}
+            {
+                "id": s["id"],
+                "input": s["input"],
+                "expected_output": s["expected_output"],
+                "metadata": s["metadata"],
+            }
             for s in SAMPLES
         ]
     assert from_yaml.name == from_json.name == "same"
@@ -90,11 +96,17 @@ def test_row_hash_is_sha256_of_canonical_input_and_expected() -> None:
     canonical = '{"expected":[1,{"y":2.0,"z":0}],"input":{"a":"é/ü","b":1}}'
     assert sample.row_hash == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
     # id and metadata are not part of the identity
-    other = Sample(id="y", input={"a": "é/ü", "b": 1}, expected_output=[1, {"y": 2.0, "z": 0}], metadata={"tags": "t"})
+    other = Sample(
+        id="y",
+        input={"a": "é/ü", "b": 1},
+        expected_output=[1, {"y": 2.0, "z": 0}],
+        metadata={"tags": "t"},
+    )
     assert other.row_hash == sample.row_hash
 
 
 # --------------------------------------------------------------------------- ids
+
 
 def test_numeric_looking_ids_stay_strings(tmp_path: Path) -> None:
     text = (
@@ -111,18 +123,27 @@ def test_numeric_looking_ids_stay_strings(tmp_path: Path) -> None:
 
 
 def test_integer_ids_in_json_become_strings(tmp_path: Path) -> None:
-    doc = {"name": "ids", "samples": [{"id": 42, "input": {}, "expected_output": 1}, {"id": "007", "input": {}, "expected_output": 1}]}
+    doc = {
+        "name": "ids",
+        "samples": [
+            {"id": 42, "input": {}, "expected_output": 1},
+            {"id": "007", "input": {}, "expected_output": 1},
+        ],
+    }
     dataset = load_dataset(write(tmp_path, "ids.json", json.dumps(doc)))
     assert [s.id for s in dataset.samples] == ["42", "007"]
 
 
 def test_boolean_id_is_rejected(tmp_path: Path) -> None:
-    error = load_error(tmp_path, "b.yml", "name: d\nsamples:\n  - {id: true, input: {}, expected_output: x}\n")
+    error = load_error(
+        tmp_path, "b.yml", "name: d\nsamples:\n  - {id: true, input: {}, expected_output: x}\n"
+    )
     assert error.field == "id"
     assert error.sample == 0
 
 
 # --------------------------------------------------------------------------- metrics and repetitions
+
 
 def test_metric_specs_as_alias_or_mapping_with_options(tmp_path: Path) -> None:
     text = (
@@ -169,12 +190,15 @@ def test_repetitions_accept_digit_strings(tmp_path: Path, raw: object, expected:
 
 @pytest.mark.parametrize("raw", ["0", "-1", "abc", "1.5", "true"])
 def test_bad_repetitions_are_rejected(tmp_path: Path, raw: str) -> None:
-    text = f"name: r\nrepetitions: {raw}\nsamples:\n  - {{id: a, input: {{}}, expected_output: x}}\n"
+    text = (
+        f"name: r\nrepetitions: {raw}\nsamples:\n  - {{id: a, input: {{}}, expected_output: x}}\n"
+    )
     error = load_error(tmp_path, "r.yml", text)
     assert error.field == "repetitions"
 
 
 # --------------------------------------------------------------------------- errors
+
 
 def test_missing_id_names_sample_index_and_field(tmp_path: Path) -> None:
     text = "name: d\nsamples:\n  - {id: a, input: {}, expected_output: x}\n  - input: {q: 1}\n    expected_output: x\n"
@@ -199,7 +223,13 @@ def test_duplicate_id_names_the_id_and_both_positions(tmp_path: Path) -> None:
 
 def test_duplicate_after_string_conversion(tmp_path: Path) -> None:
     # 7 and "7" are the same id once ids are strings
-    doc = {"name": "d", "samples": [{"id": 7, "input": {}, "expected_output": 1}, {"id": "7", "input": {}, "expected_output": 1}]}
+    doc = {
+        "name": "d",
+        "samples": [
+            {"id": 7, "input": {}, "expected_output": 1},
+            {"id": "7", "input": {}, "expected_output": 1},
+        ],
+    }
     error = load_error(tmp_path, "d.json", json.dumps(doc))
     assert error.sample == "7" and error.field == "id"
 
@@ -218,28 +248,48 @@ def test_missing_expected_output_is_rejected(tmp_path: Path) -> None:
 
 
 def test_null_expected_output_is_allowed(tmp_path: Path) -> None:
-    dataset = load_dataset(write(tmp_path, "d.yml", "name: d\nsamples:\n  - {id: a, input: {}, expected_output: null}\n"))
+    dataset = load_dataset(
+        write(
+            tmp_path, "d.yml", "name: d\nsamples:\n  - {id: a, input: {}, expected_output: null}\n"
+        )
+    )
     assert dataset.samples[0].expected_output is None
 
 
 def test_metadata_as_list_is_rejected(tmp_path: Path) -> None:
-    error = load_error(tmp_path, "d.yml", "name: d\nsamples:\n  - {id: a, input: {}, expected_output: x, metadata: [1]}\n")
+    error = load_error(
+        tmp_path,
+        "d.yml",
+        "name: d\nsamples:\n  - {id: a, input: {}, expected_output: x, metadata: [1]}\n",
+    )
     assert (error.sample, error.field) == ("a", "metadata")
 
 
 def test_unknown_sample_field_is_named(tmp_path: Path) -> None:
-    error = load_error(tmp_path, "d.yml", "name: d\nsamples:\n  - {id: a, input: {}, expected_output: x, expcted: 3}\n")
+    error = load_error(
+        tmp_path,
+        "d.yml",
+        "name: d\nsamples:\n  - {id: a, input: {}, expected_output: x, expcted: 3}\n",
+    )
     assert (error.sample, error.field) == ("a", "expcted")
     assert "unknown field" in error.detail
 
 
 def test_unknown_top_level_field_is_named(tmp_path: Path) -> None:
-    error = load_error(tmp_path, "d.yml", "name: d\nsampels: []\nsamples:\n  - {id: a, input: {}, expected_output: x}\n")
+    error = load_error(
+        tmp_path,
+        "d.yml",
+        "name: d\nsampels: []\nsamples:\n  - {id: a, input: {}, expected_output: x}\n",
+    )
     assert error.field == "sampels"
 
 
 def test_bad_schema_version(tmp_path: Path) -> None:
-    error = load_error(tmp_path, "d.yml", "schema_version: eval-harness.dataset.v9\nname: d\nsamples:\n  - {id: a, input: {}, expected_output: x}\n")
+    error = load_error(
+        tmp_path,
+        "d.yml",
+        "schema_version: eval-harness.dataset.v9\nname: d\nsamples:\n  - {id: a, input: {}, expected_output: x}\n",
+    )
     assert error.field == "schema_version"
     assert "eval-harness.dataset.v9" in error.detail
     assert "assay.dataset.v1" in error.detail and "eval-harness.dataset.v1" in error.detail
@@ -257,7 +307,11 @@ def test_empty_or_missing_samples(tmp_path: Path, samples: str) -> None:
 
 
 def test_sample_that_is_not_a_mapping(tmp_path: Path) -> None:
-    error = load_error(tmp_path, "d.yml", "name: d\nsamples:\n  - {id: a, input: {}, expected_output: x}\n  - just text\n")
+    error = load_error(
+        tmp_path,
+        "d.yml",
+        "name: d\nsamples:\n  - {id: a, input: {}, expected_output: x}\n  - just text\n",
+    )
     assert error.sample == 1
 
 
@@ -281,13 +335,18 @@ def test_malformed_jsonl_names_the_line(tmp_path: Path) -> None:
 
 
 def test_jsonl_sample_error_names_the_sample(tmp_path: Path) -> None:
-    text = json.dumps(SAMPLES[0]) + "\n" + json.dumps({"id": "bad", "input": [], "expected_output": 1}) + "\n"
+    text = (
+        json.dumps(SAMPLES[0])
+        + "\n"
+        + json.dumps({"id": "bad", "input": [], "expected_output": 1})
+        + "\n"
+    )
     error = load_error(tmp_path, "d.jsonl", text)
     assert (error.sample, error.field) == ("bad", "input")
 
 
 def test_invalid_utf8_names_byte_and_line(tmp_path: Path) -> None:
-    raw = b"name: d\nsamples:\n  - {id: a, input: {q: \"\xff\xfe\"}, expected_output: x}\n"
+    raw = b'name: d\nsamples:\n  - {id: a, input: {q: "\xff\xfe"}, expected_output: x}\n'
     error = load_error(tmp_path, "d.yml", raw)
     assert "UTF-8" in error.detail
     bad_byte = raw.index(b"\xff")
@@ -320,7 +379,13 @@ def test_samples_are_immutable() -> None:
 
 
 def _alias_bomb(levels: int = 9) -> str:
-    lines = ["name: bomb", "samples:", "  - id: s1", "    input:", '      l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines = [
+        "name: bomb",
+        "samples:",
+        "  - id: s1",
+        "    input:",
+        '      l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+    ]
     for i in range(1, levels):
         lines.append(f"      l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 10) + "]")
     lines.append('    expected_output: "x"')

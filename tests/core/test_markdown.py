@@ -16,7 +16,11 @@ def report_with(items: list[tuple[ExecutionResult, list[str]]], metrics: list[st
     for result, tags in items:
         builder.add(result, tags, "h")
     report = builder.build(
-        dataset=DatasetInfo(name="demo | <b>set</b>", schema_version="assay.dataset.v1", samples=builder.sample_count),
+        dataset=DatasetInfo(
+            name="demo | <b>set</b>",
+            schema_version="assay.dataset.v1",
+            samples=builder.sample_count,
+        ),
         run=RunInfo(
             run_id="run-1",
             assay_version="0",
@@ -33,18 +37,48 @@ def report_with(items: list[tuple[ExecutionResult, list[str]]], metrics: list[st
 
 def test_sections_numbers_and_escaping() -> None:
     items = [
-        (ExecutionResult("geo-1", 0, {"exact-match": ScoreResult(1.0), "never": ScoreResult(None, error="no scale")}), ["geography"]),
-        (ExecutionResult("geo-2", 0, {"exact-match": ScoreResult(0.0), "never": ScoreResult(None, error="no scale")}), ["geography"]),
         (
-            ExecutionResult("<script>x|y</script>", 0, {"exact-match": ScoreResult(1.0), "never": ScoreResult(None, error="bad `tick`\nsecond line")}),
+            ExecutionResult(
+                "geo-1",
+                0,
+                {"exact-match": ScoreResult(1.0), "never": ScoreResult(None, error="no scale")},
+            ),
+            ["geography"],
+        ),
+        (
+            ExecutionResult(
+                "geo-2",
+                0,
+                {"exact-match": ScoreResult(0.0), "never": ScoreResult(None, error="no scale")},
+            ),
+            ["geography"],
+        ),
+        (
+            ExecutionResult(
+                "<script>x|y</script>",
+                0,
+                {
+                    "exact-match": ScoreResult(1.0),
+                    "never": ScoreResult(None, error="bad `tick`\nsecond line"),
+                },
+            ),
             ["policy"],
         ),
     ]
     text = render_markdown(report_with(items, ["exact-match", "never"]))
     headings = [line for line in text.splitlines() if line.startswith("#")]
     assert headings[0] == "# Eval report — demo \\| &lt;b&gt;set&lt;/b&gt;"
-    order = ["## Summary", "## Per-metric aggregates", "## Macro-F1", "## Cohorts by metadata.tags", "## Score histograms", "## Failures"]
-    positions = [next(i for i, h in enumerate(headings) if h.startswith(section)) for section in order]
+    order = [
+        "## Summary",
+        "## Per-metric aggregates",
+        "## Macro-F1",
+        "## Cohorts by metadata.tags",
+        "## Score histograms",
+        "## Failures",
+    ]
+    positions = [
+        next(i for i, h in enumerate(headings) if h.startswith(section)) for section in order
+    ]
     assert positions == sorted(positions)
 
     # exact-match: scores 1, 0, 1 -> mean 0.6667, p50 1, p95 1, pass-rate 0.6667
@@ -66,13 +100,17 @@ def test_sections_numbers_and_escaping() -> None:
 
 
 def test_no_failures_says_none() -> None:
-    text = render_markdown(report_with([(ExecutionResult("a", 0, {"m": ScoreResult(0.5)}), [])], ["m"]))
+    text = render_markdown(
+        report_with([(ExecutionResult("a", 0, {"m": ScoreResult(0.5)}), [])], ["m"])
+    )
     assert text.rstrip().endswith("## Failures\n\nNone.")
     assert "## Usage summary" not in text  # no provider calls, no usage section
 
 
 def test_baseline_comparison_section_lists_regressions() -> None:
-    report = report_with([(ExecutionResult("a", 0, {"exact-match": ScoreResult(1.0)}), [])], ["exact-match"])
+    report = report_with(
+        [(ExecutionResult("a", 0, {"exact-match": ScoreResult(1.0)}), [])], ["exact-match"]
+    )
     digest = {
         "reference_run_id": "base-1",
         "join_key": "row_hash",

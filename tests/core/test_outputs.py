@@ -33,6 +33,7 @@ def texts(outputs: dict[str, Output]) -> dict[str, str]:
 
 # --------------------------------------------------------------------------- shapes
 
+
 def test_mapping_form_json(tmp_path: Path) -> None:
     path = write(tmp_path, "o.json", json.dumps({"outputs": {"a": "alpha", "007": "bond"}}))
     assert texts(load_outputs(path)) == {"a": "alpha", "007": "bond"}
@@ -40,7 +41,10 @@ def test_mapping_form_json(tmp_path: Path) -> None:
 
 def test_list_form_json(tmp_path: Path) -> None:
     doc = {"outputs": [{"id": "a", "actual_output": "alpha"}, {"id": 7, "actual_output": "seven"}]}
-    assert texts(load_outputs(write(tmp_path, "o.json", json.dumps(doc)))) == {"a": "alpha", "7": "seven"}
+    assert texts(load_outputs(write(tmp_path, "o.json", json.dumps(doc)))) == {
+        "a": "alpha",
+        "7": "seven",
+    }
 
 
 def test_mapping_form_yaml_keeps_numeric_looking_keys(tmp_path: Path) -> None:
@@ -56,7 +60,10 @@ def test_mapping_form_yaml_keeps_numeric_looking_keys(tmp_path: Path) -> None:
 
 def test_list_form_yaml(tmp_path: Path) -> None:
     text = "outputs:\n  - {id: 007, actual_output: bond}\n  - id: b\n    actual_output: |\n      two\n      lines\n"
-    assert texts(load_outputs(write(tmp_path, "o.yaml", text))) == {"007": "bond", "b": "two\nlines\n"}
+    assert texts(load_outputs(write(tmp_path, "o.yaml", text))) == {
+        "007": "bond",
+        "b": "two\nlines\n",
+    }
 
 
 def test_jsonl_id_output_lines(tmp_path: Path) -> None:
@@ -84,7 +91,16 @@ def test_jsonl_line_with_retrieved(tmp_path: Path) -> None:
 
 
 def test_list_form_with_retrieved_and_trajectory(tmp_path: Path) -> None:
-    doc = {"outputs": [{"id": "a", "actual_output": "x", "retrieved": ["d1"], "trajectory": {"tools": ["search"]}}]}
+    doc = {
+        "outputs": [
+            {
+                "id": "a",
+                "actual_output": "x",
+                "retrieved": ["d1"],
+                "trajectory": {"tools": ["search"]},
+            }
+        ]
+    }
     loaded = load_outputs(write(tmp_path, "o.json", json.dumps(doc)))
     assert loaded["a"].retrieved == (Retrieved("d1"),)
     assert loaded["a"].trajectory == {"tools": ["search"]}
@@ -107,11 +123,14 @@ def test_quickstart_outputs_cover_the_quickstart_dataset() -> None:
 
 # --------------------------------------------------------------------------- coverage errors
 
+
 def test_missing_ids_are_named() -> None:
     with pytest.raises(OutputsError) as info:
         check_outputs_cover({"a": Output("x")}, ["a", "b", "c"], path="saved.json")
     message = str(info.value)
-    assert "saved.json" in message and "'b'" in message and "'c'" in message and "'a'" not in message
+    assert (
+        "saved.json" in message and "'b'" in message and "'c'" in message and "'a'" not in message
+    )
 
 
 def test_unknown_ids_are_named() -> None:
@@ -138,6 +157,7 @@ def test_numeric_string_ids_are_compared_verbatim() -> None:
 
 # --------------------------------------------------------------------------- file errors
 
+
 def test_duplicate_id_in_list_form(tmp_path: Path) -> None:
     doc = {"outputs": [{"id": "a", "actual_output": "x"}, {"id": "a", "actual_output": "y"}]}
     error = outputs_error(write(tmp_path, "o.json", json.dumps(doc)))
@@ -145,7 +165,9 @@ def test_duplicate_id_in_list_form(tmp_path: Path) -> None:
 
 
 def test_duplicate_id_in_jsonl(tmp_path: Path) -> None:
-    error = outputs_error(write(tmp_path, "o.jsonl", '{"id": "a", "output": "x"}\n{"id": "a", "output": "y"}\n'))
+    error = outputs_error(
+        write(tmp_path, "o.jsonl", '{"id": "a", "output": "x"}\n{"id": "a", "output": "y"}\n')
+    )
     assert error.sample == "a" and "line 2" in error.detail
 
 
@@ -186,7 +208,10 @@ def test_outputs_wrapper_of_wrong_type(tmp_path: Path) -> None:
     assert outputs_error(write(tmp_path, "o.json", '{"outputs": "x"}')).field == "outputs"
 
 
-@pytest.mark.parametrize("entry", [{"actual_output": "x"}, {"id": "", "actual_output": "x"}, {"id": True, "actual_output": "x"}])
+@pytest.mark.parametrize(
+    "entry",
+    [{"actual_output": "x"}, {"id": "", "actual_output": "x"}, {"id": True, "actual_output": "x"}],
+)
 def test_list_entry_without_usable_id(tmp_path: Path, entry: dict[str, object]) -> None:
     assert outputs_error(write(tmp_path, "o.json", json.dumps({"outputs": [entry]}))).field == "id"
 
@@ -197,9 +222,14 @@ def test_list_entry_that_is_not_an_object(tmp_path: Path) -> None:
 
 
 def test_malformed_json_and_yaml(tmp_path: Path) -> None:
-    assert "not valid JSON" in outputs_error(write(tmp_path, "o.json", '{"outputs": {"a": "x"')).detail
+    assert (
+        "not valid JSON" in outputs_error(write(tmp_path, "o.json", '{"outputs": {"a": "x"')).detail
+    )
     assert "not valid YAML" in outputs_error(write(tmp_path, "o.yml", "outputs:\n  a: [x\n")).detail
-    assert "line 2" in outputs_error(write(tmp_path, "o.jsonl", '{"id": "a", "output": "x"}\nnope\n')).detail
+    assert (
+        "line 2"
+        in outputs_error(write(tmp_path, "o.jsonl", '{"id": "a", "output": "x"}\nnope\n')).detail
+    )
 
 
 def test_jsonl_line_that_is_not_an_object(tmp_path: Path) -> None:
@@ -215,9 +245,12 @@ def test_invalid_utf8_and_missing_file(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- coerce_output
 
+
 def test_coerce_output_shapes() -> None:
     assert coerce_output("hi") == Output("hi")
-    assert coerce_output({"output": "hi", "retrieved": [1, "d2"]}) == Output("hi", (Retrieved("1"), Retrieved("d2")))
+    assert coerce_output({"output": "hi", "retrieved": [1, "d2"]}) == Output(
+        "hi", (Retrieved("1"), Retrieved("d2"))
+    )
     assert coerce_output({"actual_output": "hi"}) == Output("hi")
     out = Output("same")
     assert coerce_output(out) is out

@@ -27,7 +27,9 @@ def test_library_flow_scores_the_example() -> None:
     outputs = assay.load_outputs(EXAMPLE / "outputs.json")
     metrics = assay.resolve_all(["exact-match"])
     report = assay.evaluate(
-        dataset.model_copy(update={"samples": [s for s in dataset.samples if "geography" in s.tags]}),
+        dataset.model_copy(
+            update={"samples": [s for s in dataset.samples if "geography" in s.tags]}
+        ),
         sut=assay.SavedOutputs(outputs, "outputs.json"),
         metrics=metrics,
     )

@@ -30,7 +30,9 @@ def quickstart_report() -> Report:
     dataset = load_dataset(QUICKSTART / "dataset.yml")
     outputs = load_outputs(QUICKSTART / "outputs.json")
     metrics, scopes = resolve_scoped(dataset.metrics)
-    return evaluate(dataset, sut=SavedOutputs(outputs, "outputs.json"), metrics=metrics, scopes=scopes)
+    return evaluate(
+        dataset, sut=SavedOutputs(outputs, "outputs.json"), metrics=metrics, scopes=scopes
+    )
 
 
 def test_shipped_schema_is_the_generated_schema() -> None:
@@ -78,7 +80,9 @@ def test_schema_rejects_broken_reports() -> None:
     bad_type["metrics"][0]["scored"] = "many"
     variants.append(bad_type)
     bad_stage = copy.deepcopy(data)
-    bad_stage["failures"] = [{"sample_id": "x", "repetition": 0, "stage": "elsewhere", "metric": None, "message": "m"}]
+    bad_stage["failures"] = [
+        {"sample_id": "x", "repetition": 0, "stage": "elsewhere", "metric": None, "message": "m"}
+    ]
     variants.append(bad_stage)
     for variant in variants:
         assert not validator.is_valid(variant)
@@ -98,7 +102,11 @@ def secret_dataset() -> tuple[Dataset, dict[str, Output]]:
             id="q1",
             input={"question": SECRETS["input"], "api_key": SECRETS["input"]},
             expected_output=SECRETS["expected"],
-            metadata={"tags": ["t"], "owner_token": SECRETS["metadata"], "notes": {"deep": [SECRETS["metadata"]]}},
+            metadata={
+                "tags": ["t"],
+                "owner_token": SECRETS["metadata"],
+                "notes": {"deep": [SECRETS["metadata"]]},
+            },
         ),
         Sample(
             id="q2",
@@ -110,7 +118,12 @@ def secret_dataset() -> tuple[Dataset, dict[str, Output]]:
                 "secret": SECRETS["metadata"],
             },
         ),
-        Sample(id="q3", input={"question": SECRETS["input"]}, expected_output=["d1", "d2"], metadata={"k": 2, "tags": ["rag"]}),
+        Sample(
+            id="q3",
+            input={"question": SECRETS["input"]},
+            expected_output=["d1", "d2"],
+            metadata={"k": 2, "tags": ["rag"]},
+        ),
     ]
     outputs = {
         "q1": Output("an answer that does not contain it"),
@@ -133,7 +146,9 @@ def test_reports_carry_no_input_expected_metadata_or_evidence(fmt: str) -> None:
     )
     report = evaluate(dataset, sut=SavedOutputs(outputs, "o.json"), metrics=metrics, scopes=scopes)
     data = check_report(report)
-    assert data["summary"]["total_failures"] == 0  # the secrets are not hidden inside failures either
+    assert (
+        data["summary"]["total_failures"] == 0
+    )  # the secrets are not hidden inside failures either
     text = report.model_dump_json() if fmt == "json" else render_markdown(report)
     for label, secret in SECRETS.items():
         assert secret not in text, label

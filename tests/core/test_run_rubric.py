@@ -31,7 +31,9 @@ def test_dataset_rubric_reaches_the_metric(openai_server, tmp_path: Path) -> Non
         {"verdicts": {"correct": "MET", "polite": "UNMET"}, "reason": "ok"}
     )
     (tmp_path / "d.yml").write_text(yaml.safe_dump(DATASET), encoding="utf-8")
-    (tmp_path / "o.json").write_text(json.dumps({"outputs": {"a": "30 days.", "b": "Thirty days."}}), encoding="utf-8")
+    (tmp_path / "o.json").write_text(
+        json.dumps({"outputs": {"a": "30 days.", "b": "Thirty days."}}), encoding="utf-8"
+    )
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "OPENAI_"))},
         "OPENAI_BASE_URL": openai_server.url,
@@ -40,8 +42,24 @@ def test_dataset_rubric_reaches_the_metric(openai_server, tmp_path: Path) -> Non
         "ASSAY_CACHE_DIR": str(tmp_path / "cache"),
     }
     done = subprocess.run(
-        [sys.executable, "-m", "assay", "run", "d.yml", "--outputs", "o.json", "-f", "json", "--no-store", "-q"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "run",
+            "d.yml",
+            "--outputs",
+            "o.json",
+            "-f",
+            "json",
+            "--no-store",
+            "-q",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)

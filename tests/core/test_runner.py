@@ -36,11 +36,27 @@ def make_dataset(count: int = 12, repetitions: int = 1) -> tuple[Dataset, dict[s
     for i in range(count):
         sid = f"{i:03d}"
         if i % 3 == 0:
-            samples.append(Sample(id=sid, input={"q": sid}, expected_output=[f"d{i}", "dx"], metadata={"tags": ["rag"], "k": 3}))
-            outputs[sid] = Output(f"answer {i}", (Retrieved("dz"), Retrieved(f"d{i}"), Retrieved("dx")))
+            samples.append(
+                Sample(
+                    id=sid,
+                    input={"q": sid},
+                    expected_output=[f"d{i}", "dx"],
+                    metadata={"tags": ["rag"], "k": 3},
+                )
+            )
+            outputs[sid] = Output(
+                f"answer {i}", (Retrieved("dz"), Retrieved(f"d{i}"), Retrieved("dx"))
+            )
         else:
             expected = f"the answer is {i}"
-            samples.append(Sample(id=sid, input={"q": sid}, expected_output=expected, metadata={"tags": ["text", f"g{i % 2}"]}))
+            samples.append(
+                Sample(
+                    id=sid,
+                    input={"q": sid},
+                    expected_output=expected,
+                    metadata={"tags": ["text", f"g{i % 2}"]},
+                )
+            )
             outputs[sid] = Output(expected if i % 4 else f"the answer was {i}")
     return Dataset(name="runner", samples=samples, repetitions=repetitions), outputs
 
@@ -73,7 +89,9 @@ class AsyncSut:
 
     synchronous = False
 
-    def __init__(self, outputs: dict[str, Output], positions: dict[str, int], failing: set[str] | None = None) -> None:
+    def __init__(
+        self, outputs: dict[str, Output], positions: dict[str, int], failing: set[str] | None = None
+    ) -> None:
         self.outputs = outputs
         self.positions = positions
         self.failing = failing or set()
@@ -99,10 +117,13 @@ class AsyncSut:
 
 def run(dataset: Dataset, sut: Any, *, store: RunStore | None = None, **options: Any) -> Report:
     metrics, scopes = resolve_scoped(SPECS)
-    return evaluate(dataset, sut=sut, metrics=metrics, scopes=scopes, store=store, options=RunOptions(**options))
+    return evaluate(
+        dataset, sut=sut, metrics=metrics, scopes=scopes, store=store, options=RunOptions(**options)
+    )
 
 
 # --------------------------------------------------------------------------- sync vs async
+
 
 def test_sync_and_async_paths_give_the_same_report() -> None:
     dataset, outputs = make_dataset(repetitions=2)
@@ -119,7 +140,9 @@ def test_sync_and_async_paths_give_the_same_report() -> None:
     assert body(sync_report)["rows"] == body(async_report)["rows"]
 
 
-def test_python_target_sync_and_async_functions_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_python_target_sync_and_async_functions_agree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     dataset, outputs = make_dataset()
     table = {s.input["q"]: outputs[s.id].to_json() for s in dataset.samples}
     module = tmp_path / "runner_sut_module.py"
@@ -154,6 +177,7 @@ def test_python_target_sync_and_async_functions_agree(tmp_path: Path, monkeypatc
 
 # --------------------------------------------------------------------------- ordering
 
+
 @pytest.mark.parametrize("with_store", [False, True])
 def test_concurrency_keeps_dataset_order(tmp_path: Path, with_store: bool) -> None:
     dataset, outputs = make_dataset(count=20, repetitions=2)
@@ -168,7 +192,12 @@ def test_concurrency_keeps_dataset_order(tmp_path: Path, with_store: bool) -> No
     assert sut.max_in_flight > 1  # it really ran concurrently
     expected = [(s.id, r) for s in dataset.samples for r in range(2)]
     assert [(row.id, row.repetition) for row in report.rows] == expected
-    assert [(f.sample_id, f.repetition) for f in report.failures] == [("007", 0), ("007", 1), ("013", 0), ("013", 1)]
+    assert [(f.sample_id, f.repetition) for f in report.failures] == [
+        ("007", 0),
+        ("007", 1),
+        ("013", 0),
+        ("013", 1),
+    ]
 
 
 def test_concurrency_limit_is_respected() -> None:
@@ -179,6 +208,7 @@ def test_concurrency_limit_is_respected() -> None:
 
 
 # --------------------------------------------------------------------------- failures inside metrics
+
 
 class FlakyMetric:
     """A custom metric that raises MetricError on one sample and crashes on another."""
@@ -203,7 +233,9 @@ class AsyncMetric:
 
 def test_metric_failures_are_recorded_per_execution() -> None:
     dataset, outputs = make_dataset(count=4)
-    report = evaluate(dataset, sut=SavedOutputs(outputs, "o.json"), metrics=[FlakyMetric(), AsyncMetric()])
+    report = evaluate(
+        dataset, sut=SavedOutputs(outputs, "o.json"), metrics=[FlakyMetric(), AsyncMetric()]
+    )
     check_report(report)
     messages = {(f.sample_id, f.metric): f.message for f in report.failures}
     assert messages[("001", "flaky")] == "cannot judge 001"
@@ -216,6 +248,7 @@ def test_metric_failures_are_recorded_per_execution() -> None:
 
 # --------------------------------------------------------------------------- resume and retry
 
+
 def test_resume_skips_finished_executions(tmp_path: Path) -> None:
     dataset, outputs = make_dataset(count=10, repetitions=2)
     store = RunStore(tmp_path / "runs.db")
@@ -225,7 +258,13 @@ def test_resume_skips_finished_executions(tmp_path: Path) -> None:
         state.should_stop = lambda: state.done >= 7
         metrics, scopes = resolve_scoped(SPECS)
         partial = evaluate(
-            dataset, sut=first, metrics=metrics, scopes=scopes, store=store, state=state, options=RunOptions(run_id="r1")
+            dataset,
+            sut=first,
+            metrics=metrics,
+            scopes=scopes,
+            store=store,
+            state=state,
+            options=RunOptions(run_id="r1"),
         )
         assert partial.run.halted is True and partial.summary.total_executions == 7
         assert sum(first.calls.values()) == 7
@@ -249,7 +288,9 @@ def test_retry_errors_redoes_only_errored_executions(tmp_path: Path) -> None:
     dataset, outputs = make_dataset(count=9)
     store = RunStore(tmp_path / "runs.db")
     try:
-        broken = run(dataset, CountingSaved(outputs, failing={"002", "005"}), store=store, run_id="r")
+        broken = run(
+            dataset, CountingSaved(outputs, failing={"002", "005"}), store=store, run_id="r"
+        )
         assert broken.summary.sut_failures == 2
 
         # a plain resume has nothing left to do: errored executions count as done
@@ -272,7 +313,13 @@ def test_retry_errors_also_redoes_metric_failures(tmp_path: Path) -> None:
     dataset, outputs = make_dataset(count=4)
     store = RunStore(tmp_path / "runs.db")
     try:
-        evaluate(dataset, sut=SavedOutputs(outputs, "o"), metrics=[FlakyMetric()], store=store, options=RunOptions(run_id="m"))
+        evaluate(
+            dataset,
+            sut=SavedOutputs(outputs, "o"),
+            metrics=[FlakyMetric()],
+            store=store,
+            options=RunOptions(run_id="m"),
+        )
         counting = CountingSaved(outputs)
         evaluate(
             dataset,
@@ -292,7 +339,13 @@ def test_resume_refuses_other_metrics_or_dataset(tmp_path: Path) -> None:
     try:
         run(dataset, SavedOutputs(outputs, "o"), store=store, run_id="r")
         with pytest.raises(UsageError, match="same metrics"):
-            evaluate(dataset, sut=SavedOutputs(outputs, "o"), metrics=[FlakyMetric()], store=store, options=RunOptions(run_id="r", resume=True))
+            evaluate(
+                dataset,
+                sut=SavedOutputs(outputs, "o"),
+                metrics=[FlakyMetric()],
+                store=store,
+                options=RunOptions(run_id="r", resume=True),
+            )
         other = dataset.model_copy(update={"name": "other"})
         with pytest.raises(UsageError, match="dataset"):
             run(other, SavedOutputs(outputs, "o"), store=store, run_id="r", resume=True)
@@ -312,7 +365,9 @@ def test_repetitions_option_overrides_dataset() -> None:
 
 def test_coerce_output_contract_for_python_suts() -> None:
     # what a Python SUT may return: a string or a mapping with 'output' (+ 'retrieved')
-    assert coerce_output({"output": "x", "retrieved": [{"id": "d", "text": "t"}]}).retrieved == (Retrieved("d", "t"),)
+    assert coerce_output({"output": "x", "retrieved": [{"id": "d", "text": "t"}]}).retrieved == (
+        Retrieved("d", "t"),
+    )
 
 
 def test_store_and_memory_paths_give_the_same_report(tmp_path: Path) -> None:

@@ -19,15 +19,36 @@ from assay.store import STORE_SCHEMA, RunStore
 
 from .reports import check_report
 
-USAGE = {"model": "m", "prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4, "latency_ms": 2.5, "cost_usd": None, "cached": False}
+USAGE = {
+    "model": "m",
+    "prompt_tokens": 3,
+    "completion_tokens": 1,
+    "total_tokens": 4,
+    "latency_ms": 2.5,
+    "cost_usd": None,
+    "cached": False,
+}
 
 
-def result(sample_id: str, repetition: int = 0, *, value: float | None = 1.0, error: str | None = None, sut_error: str | None = None) -> ExecutionResult:
-    scores = {} if sut_error else {"m": ScoreResult(value if error is None else None, {"n": 1}, error, (USAGE,))}
+def result(
+    sample_id: str,
+    repetition: int = 0,
+    *,
+    value: float | None = 1.0,
+    error: str | None = None,
+    sut_error: str | None = None,
+) -> ExecutionResult:
+    scores = (
+        {}
+        if sut_error
+        else {"m": ScoreResult(value if error is None else None, {"n": 1}, error, (USAGE,))}
+    )
     return ExecutionResult(sample_id, repetition, scores, sut_error=sut_error)
 
 
-def new_run(store: RunStore, run_id: str = "r", metrics: list[str] | None = None, repetitions: int = 1) -> None:
+def new_run(
+    store: RunStore, run_id: str = "r", metrics: list[str] | None = None, repetitions: int = 1
+) -> None:
     store.create_run(
         run_id,
         dataset_name="d",
@@ -44,7 +65,13 @@ def new_run(store: RunStore, run_id: str = "r", metrics: list[str] | None = None
 
 def test_execution_result_round_trips_through_json() -> None:
     original = ExecutionResult(
-        "s", 2, {"a": ScoreResult(0.25, {"k": [1, 2]}, None, (USAGE,)), "b": ScoreResult(None, {}, "boom", ())}, sut_error=None
+        "s",
+        2,
+        {
+            "a": ScoreResult(0.25, {"k": [1, 2]}, None, (USAGE,)),
+            "b": ScoreResult(None, {}, "boom", ()),
+        },
+        sut_error=None,
     )
     data = json.loads(json.dumps(original.to_json()))
     again = ExecutionResult.from_json("s", 2, data)
@@ -63,8 +90,20 @@ def test_store_records_in_dataset_order_and_knows_what_is_done(tmp_path: Path) -
             ("b", 1, 0, {"sut_error": "SUT down"}),
             ("a", 0, 0, {}),
         ]:
-            store.record("r", result(sample_id, repetition, **kwargs), {"output": "x"}, position=position, tags=["t"], row_hash="h")
-        assert [(r.sample_id, r.repetition) for r, _, _ in store.iter_results("r")] == [("a", 0), ("a", 1), ("b", 0), ("c", 0)]
+            store.record(
+                "r",
+                result(sample_id, repetition, **kwargs),
+                {"output": "x"},
+                position=position,
+                tags=["t"],
+                row_hash="h",
+            )
+        assert [(r.sample_id, r.repetition) for r, _, _ in store.iter_results("r")] == [
+            ("a", 0),
+            ("a", 1),
+            ("b", 0),
+            ("c", 0),
+        ]
         assert store.done_keys("r") == {("a", 0), ("a", 1), ("b", 0), ("c", 0)}
         assert store.done_keys("r", include_errored=False) == {("a", 0), ("c", 0)}
         record = store.get_run("r")
@@ -92,7 +131,9 @@ def test_store_survives_reopening(tmp_path: Path) -> None:
     finally:
         again.close()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (STORE_SCHEMA,)
+        assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (
+            STORE_SCHEMA,
+        )
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
@@ -127,7 +168,9 @@ def test_report_from_store(tmp_path: Path) -> None:
         new_run(store)
         store.record("r", result("a", value=0.8), None, position=0, tags=["x"], row_hash="h1")
         store.record("r", result("b", error="nope"), None, position=1, tags=[], row_hash="h2")
-        store.record("r", result("c", sut_error="down"), None, position=2, tags=["x"], row_hash="h3")
+        store.record(
+            "r", result("c", sut_error="down"), None, position=2, tags=["x"], row_hash="h3"
+        )
         store.set_status("r", "halted")
         report = report_from_store(store, "r")
     finally:
@@ -138,7 +181,11 @@ def test_report_from_store(tmp_path: Path) -> None:
     assert (m.attempted, m.scored, m.failed, m.skipped, m.mean) == (3, 1, 1, 1, 0.8)
     assert report.run.halted is True and any("halted" in w for w in report.warnings)
     assert report.run.system_under_test.kind == "saved-outputs"
-    assert report.usage.calls == 2 and report.usage.cost_usd is None and report.usage.unpriced_models == ["m"]
+    assert (
+        report.usage.calls == 2
+        and report.usage.cost_usd is None
+        and report.usage.unpriced_models == ["m"]
+    )
 
 
 # --------------------------------------------------------------------------- resume through the CLI
@@ -169,7 +216,14 @@ samples:
 
 def assay(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
-    return subprocess.run([sys.executable, "-m", "assay", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "assay", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_cli_resume_with_retry_errors(tmp_path: Path) -> None:
@@ -181,7 +235,9 @@ def test_cli_resume_with_retry_errors(tmp_path: Path) -> None:
     first = assay("run", "d.yml", *common, "--run-id", "nightly", cwd=tmp_path)
     assert first.returncode == 1, first.stderr
     report = check_report(first.stdout)
-    assert [(f["sample_id"], f["stage"]) for f in report["failures"]] == [("2", "system-under-test")]
+    assert [(f["sample_id"], f["stage"]) for f in report["failures"]] == [
+        ("2", "system-under-test")
+    ]
     assert "ConnectionError" in report["failures"][0]["message"]
     assert sorted((tmp_path / "calls.log").read_text().split()) == ["a", "b", "c"]
 
@@ -197,5 +253,9 @@ def test_cli_resume_with_retry_errors(tmp_path: Path) -> None:
     assert fixed["run"]["run_id"] == "nightly"
 
     listing = assay("runs", "--store", "runs.db", cwd=tmp_path)
-    assert listing.returncode == 0 and "nightly" in listing.stdout and "0 with failures" in listing.stdout
+    assert (
+        listing.returncode == 0
+        and "nightly" in listing.stdout
+        and "0 with failures" in listing.stdout
+    )
     assert not (tmp_path / ".assay").exists()

@@ -70,6 +70,7 @@ class Browser:
             "--window-size=1280,900",
             "about:blank",
         ]
+
         def onto_fds_3_and_4() -> None:  # runs in the child, before exec
             high_in = fcntl.fcntl(to_chrome_r, fcntl.F_DUPFD, 10)
             high_out = fcntl.fcntl(from_chrome_w, fcntl.F_DUPFD, 10)
@@ -128,8 +129,14 @@ class Browser:
         message: dict[str, Any] = json.loads(raw)
         return message
 
-    def send(self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None,
-             timeout: float | None = None) -> dict[str, Any]:
+    def send(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        session: str | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
         """Send one command and wait for its reply; events that arrive meanwhile are kept."""
         self._next_id += 1
         message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
@@ -165,7 +172,9 @@ class Browser:
     def open_page(self, url: str) -> str:
         """Open ``url`` in a new tab with console, log, network and page events on; returns the session."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.send(f"{domain}.enable", session=session)
         self.events.clear()
@@ -186,7 +195,13 @@ class Browser:
         if full_page:
             metrics = self.send("Page.getLayoutMetrics", session=session)
             size = metrics.get("cssContentSize") or metrics["contentSize"]
-            params["clip"] = {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}
+            params["clip"] = {
+                "x": 0,
+                "y": 0,
+                "width": size["width"],
+                "height": size["height"],
+                "scale": 1,
+            }
             params["captureBeyondViewport"] = True
         data = self.send("Page.captureScreenshot", params, session=session)["data"]
         path.write_bytes(base64.b64decode(data))
@@ -198,7 +213,12 @@ class Browser:
         for event in self.events:
             method, params = event.get("method"), event.get("params", {})
             if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-                problems.append(" ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", [])))
+                problems.append(
+                    " ".join(
+                        str(a.get("value", a.get("description", "")))
+                        for a in params.get("args", [])
+                    )
+                )
             elif method == "Runtime.exceptionThrown":
                 problems.append(str(params.get("exceptionDetails", {}).get("text")))
             elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":

@@ -81,7 +81,15 @@ def make_report(
             errors: dict[str, str] = {}
             if rep in sut_errors:
                 errors[SUT] = "system under test raised"
-                failures.append(Failure(sample_id=sample_id, repetition=rep, stage="system-under-test", metric=None, message="boom"))
+                failures.append(
+                    Failure(
+                        sample_id=sample_id,
+                        repetition=rep,
+                        stage="system-under-test",
+                        metric=None,
+                        message="boom",
+                    )
+                )
             else:
                 for metric in names:
                     values = spec.get("scores", {}).get(metric)
@@ -90,7 +98,15 @@ def make_report(
                     value = values[rep]
                     if value is None:
                         errors[metric] = "metric failed"
-                        failures.append(Failure(sample_id=sample_id, repetition=rep, stage="metric", metric=metric, message="metric failed"))
+                        failures.append(
+                            Failure(
+                                sample_id=sample_id,
+                                repetition=rep,
+                                stage="metric",
+                                metric=metric,
+                                message="metric failed",
+                            )
+                        )
                     else:
                         scores[metric] = RowScore(score=value, passed=value >= 0.5)
             rows.append(

@@ -27,15 +27,26 @@ def _samples(shift: float, seed: int) -> dict[str, dict[str, object]]:
             "rouge-l": [float(np.clip(quality * 0.9 + rng.normal(0, 0.05), 0, 1))],
         }
         samples[f"q{i:02d}"] = {"tags": tags, "scores": scores}
-    samples[HOSTILE_ID] = {"tags": ["policy"], "scores": {"exact-match": [None], "judge": [0.2], "rouge-l": [0.4]}}
-    samples["sut-down"] = {"tags": [], "scores": {"exact-match": [1.0], "judge": [1.0], "rouge-l": [1.0]}, "sut_error": [0]}
+    samples[HOSTILE_ID] = {
+        "tags": ["policy"],
+        "scores": {"exact-match": [None], "judge": [0.2], "rouge-l": [0.4]},
+    }
+    samples["sut-down"] = {
+        "tags": [],
+        "scores": {"exact-match": [1.0], "judge": [1.0], "rouge-l": [1.0]},
+        "sut_error": [0],
+    }
     return samples
 
 
 def rich_report(*, with_gate: bool = True) -> tuple[Report, Comparison]:
     """A current report (judge dropped 0.15) with its gate outcome, and the comparison."""
-    reference = make_report(_samples(0.0, 1), dataset="support <faq> & more", run_id="base-1", metrics=METRICS)
-    current = make_report(_samples(-0.15, 1), dataset="support <faq> & more", run_id="cur-2", metrics=METRICS)
+    reference = make_report(
+        _samples(0.0, 1), dataset="support <faq> & more", run_id="base-1", metrics=METRICS
+    )
+    current = make_report(
+        _samples(-0.15, 1), dataset="support <faq> & more", run_id="cur-2", metrics=METRICS
+    )
     failures = [f.model_copy(update={"message": HOSTILE_MESSAGE}) for f in current.failures]
     current = current.model_copy(update={"failures": failures, "warnings": ["a <warning> & note"]})
     comparison = compare_reports(current, reference)
@@ -43,6 +54,9 @@ def rich_report(*, with_gate: bool = True) -> tuple[Report, Comparison]:
         rules = GateRules(min_macro_f1=0.9, metrics={"judge": MetricFloors(min_mean=0.8)})
         outcome = evaluate(current, rules, comparison)
         current = current.model_copy(
-            update={"gate": outcome.model_dump(mode="json"), "comparison": comparison.summary_dict()}
+            update={
+                "gate": outcome.model_dump(mode="json"),
+                "comparison": comparison.summary_dict(),
+            }
         )
     return current, comparison

@@ -95,7 +95,9 @@ def rates(trials: int = 100) -> dict[str, tuple[int, int]]:
         ("exact-match -10 points, 1 repetition", "exact-match", 1),
         ("exact-match -10 points, 3 repetitions", "exact-match", 3),
     ):
-        failed = sum(not trial(seed, drop=drop, repetitions=reps)[0].passed for seed in range(trials))
+        failed = sum(
+            not trial(seed, drop=drop, repetitions=reps)[0].passed for seed in range(trials)
+        )
         out[label] = (failed, trials)
     return out
 

@@ -36,8 +36,12 @@ def isolated(tmp_path, monkeypatch):
 def reports(tmp_path: Path, drop: float = 0.2) -> tuple[Path, Path]:
     rng = np.random.default_rng(0)
     quality = rng.beta(5, 2, (80, 1))
-    ref = from_matrix({"judge": np.clip(quality + rng.normal(0, 0.05, quality.shape), 0, 1)}, run_id="ref")
-    cur = from_matrix({"judge": np.clip(quality - drop + rng.normal(0, 0.05, quality.shape), 0, 1)}, run_id="cur")
+    ref = from_matrix(
+        {"judge": np.clip(quality + rng.normal(0, 0.05, quality.shape), 0, 1)}, run_id="ref"
+    )
+    cur = from_matrix(
+        {"judge": np.clip(quality - drop + rng.normal(0, 0.05, quality.shape), 0, 1)}, run_id="cur"
+    )
     ref_path, cur_path = tmp_path / "ref.json", tmp_path / "cur.json"
     ref_path.write_text(ref.model_dump_json(), encoding="utf-8")
     cur_path.write_text(cur.model_dump_json(), encoding="utf-8")
@@ -61,7 +65,9 @@ def test_set_show_and_resolve_baseline(tmp_path):
     document = json.loads(path.read_text(encoding="utf-8"))
     jsonschema.validate(document, json.loads((SCHEMAS / "baseline.v1.json").read_text()))
     assert json.loads((SCHEMAS / "baseline.v1.json").read_text()) == baseline_module.json_schema()
-    assert document["schema_version"] == "assay.baseline.v1" and document["summary"]["run_id"] == "r-7"
+    assert (
+        document["schema_version"] == "assay.baseline.v1" and document["summary"]["run_id"] == "r-7"
+    )
     assert read_pointer("my data/set")[1] == pointer
     assert load_baseline("my data/set") == report
     current = make_report({"a": {"scores": {"m": [0.0]}}}, dataset="my data/set", run_id="r-8")
@@ -79,7 +85,9 @@ def test_missing_baseline_resolves_to_none():
 def test_baseline_dir_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("ASSAY_BASELINE_DIR", str(tmp_path / "pinned"))
     path, _ = set_baseline(make_report({"a": {"scores": {"m": [1.0]}}}), source="x")
-    assert path.parent == tmp_path / "pinned" and (tmp_path / "pinned" / "demo.report.json").is_file()
+    assert (
+        path.parent == tmp_path / "pinned" and (tmp_path / "pinned" / "demo.report.json").is_file()
+    )
 
 
 def test_latest_comes_from_the_run_store(tmp_path):
@@ -139,7 +147,9 @@ def test_cli_compare_text_and_json(tmp_path, capsys):
     assert code == 0
     assert "REGRESSIONS beyond noise" in out and "judge" in out and "regressed" in out
     out_path = tmp_path / "cmp.json"
-    code, out, _ = run_cli(capsys, "compare", str(cur), str(ref), "--format", "json", "--out", str(out_path))
+    code, out, _ = run_cli(
+        capsys, "compare", str(cur), str(ref), "--format", "json", "--out", str(out_path)
+    )
     assert code == 0 and out == ""
     document = json.loads(out_path.read_text(encoding="utf-8"))
     jsonschema.validate(document, json.loads((SCHEMAS / "comparison.v1.json").read_text()))
@@ -178,5 +188,7 @@ def test_looking_up_a_run_creates_no_store(tmp_path, capsys):
 
 def test_cli_compare_latest_needs_another_run(tmp_path, capsys):
     _, cur = reports(tmp_path)
-    code, _, err = run_cli(capsys, "compare", str(cur), "latest", "--store", str(tmp_path / "none.db"))
+    code, _, err = run_cli(
+        capsys, "compare", str(cur), "latest", "--store", str(tmp_path / "none.db")
+    )
     assert code == 2 and "no other finished run" in err

@@ -97,8 +97,14 @@ def test_bootstrap_interval_agrees_with_scipy(seed):
     d = cur - ref
     ours, _ = paired_bootstrap(d, rng=np.random.default_rng(seed), resamples=9999, confidence=0.95)
     theirs = stats.bootstrap(
-        (cur, ref), lambda a, b, axis: np.mean(a - b, axis=axis), paired=True, vectorized=True,
-        n_resamples=9999, confidence_level=0.95, method="percentile", random_state=np.random.default_rng(seed + 100),
+        (cur, ref),
+        lambda a, b, axis: np.mean(a - b, axis=axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=9999,
+        confidence_level=0.95,
+        method="percentile",
+        random_state=np.random.default_rng(seed + 100),
     ).confidence_interval
     assert ours is not None
     assert ours.low == pytest.approx(theirs.low, abs=0.003)
@@ -110,7 +116,9 @@ def test_bootstrap_p_value_agrees_with_paired_t_test(shift):
     rng = np.random.default_rng(7)
     ref = rng.beta(5, 2, 200)
     cur = np.clip(ref - shift + rng.normal(0, 0.1, 200), 0, 1)
-    _, p = paired_bootstrap(cur - ref, rng=np.random.default_rng(1), resamples=4000, confidence=0.95)
+    _, p = paired_bootstrap(
+        cur - ref, rng=np.random.default_rng(1), resamples=4000, confidence=0.95
+    )
     expected = stats.ttest_rel(cur, ref).pvalue
     assert p == pytest.approx(expected, abs=0.02)
 
@@ -118,7 +126,9 @@ def test_bootstrap_p_value_agrees_with_paired_t_test(shift):
 def test_minimum_detectable_difference_matches_statsmodels_power():
     rng = np.random.default_rng(2)
     d = rng.normal(0, 0.2, 150)
-    effect = NormalIndPower().solve_power(effect_size=None, nobs1=150, alpha=0.05, power=0.8, ratio=0)
+    effect = NormalIndPower().solve_power(
+        effect_size=None, nobs1=150, alpha=0.05, power=0.8, ratio=0
+    )
     assert minimum_detectable_difference(d, 0.05) == pytest.approx(effect * d.std(ddof=1), rel=1e-3)
     assert minimum_detectable_difference(np.zeros(10), 0.05) is None  # no spread: undefined
     assert minimum_detectable_difference(np.array([0.1]), 0.05) is None
@@ -136,13 +146,24 @@ def test_a_detected_drop_exceeds_its_mdd_and_noise_stays_inside():
 
 
 def test_join_on_row_hash_survives_renamed_ids():
-    ref = make_report({"a": {"scores": {"m": [1.0]}}, "b": {"scores": {"m": [0.0]}}}, hashes={"a": "h1", "b": "h2"})
-    cur = make_report({"A": {"scores": {"m": [0.0]}}, "b": {"scores": {"m": [0.0]}}}, hashes={"A": "h1", "b": "h2"})
+    ref = make_report(
+        {"a": {"scores": {"m": [1.0]}}, "b": {"scores": {"m": [0.0]}}},
+        hashes={"a": "h1", "b": "h2"},
+    )
+    cur = make_report(
+        {"A": {"scores": {"m": [0.0]}}, "b": {"scores": {"m": [0.0]}}},
+        hashes={"A": "h1", "b": "h2"},
+    )
     result = compare_reports(cur, ref)
     assert result.join_key == "row_hash"
     assert result.counts.compared == 2 and not result.added and not result.removed
     [flip] = result.flips
-    assert (flip.sample_id, flip.direction, flip.before, flip.after) == ("A", "pass-to-fail", 1.0, 0.0)
+    assert (flip.sample_id, flip.direction, flip.before, flip.after) == (
+        "A",
+        "pass-to-fail",
+        1.0,
+        0.0,
+    )
     [new] = result.new_failures
     assert new.sample_id == "A" and new.failed_metrics == ["m"]
 
@@ -203,7 +224,9 @@ def test_deterministic_for_a_seed_and_alpha_validated():
     b = compare_reports(from_matrix({"m": cur[:, None]}), from_matrix({"m": ref[:, None]}), seed=5)
     assert a == b
     with pytest.raises(UsageError):
-        compare_reports(from_matrix({"m": cur[:, None]}), from_matrix({"m": ref[:, None]}), alpha=1.5)
+        compare_reports(
+            from_matrix({"m": cur[:, None]}), from_matrix({"m": ref[:, None]}), alpha=1.5
+        )
 
 
 def test_schema_shipped_and_documents_validate():
@@ -215,7 +238,9 @@ def test_schema_shipped_and_documents_validate():
     cur = np.clip(ref - 0.2, 0, 1)
     cur[3, 0] = np.nan
     tags = [["a"] if i % 3 else [] for i in range(50)]
-    result = compare_reports(from_matrix({"x": cur, "y": ref}, tags=tags), from_matrix({"x": ref, "y": ref}, tags=tags))
+    result = compare_reports(
+        from_matrix({"x": cur, "y": ref}, tags=tags), from_matrix({"x": ref, "y": ref}, tags=tags)
+    )
     document = json.loads(result.model_dump_json())
     jsonschema.validate(document, schema)
     assert document["schema_version"] == "assay.comparison.v1"

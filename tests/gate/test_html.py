@@ -47,22 +47,35 @@ def rendered() -> tuple[str, object, object]:
 def test_one_chart_per_metric_with_ten_bars(rendered):
     document, report, _ = rendered
     page = parse(document)
-    charts = [attrs for tag, attrs in page.tags if tag == "svg" and attrs.get("class") == "histogram"]
+    charts = [
+        attrs for tag, attrs in page.tags if tag == "svg" and attrs.get("class") == "histogram"
+    ]
     assert [c["data-metric"] for c in charts] == METRICS
     bars = re.findall(r'<rect class="bar"', document)
     assert len(bars) == 10 * len(METRICS)
     # bar titles carry the counts: they add up to each metric's scored executions
     for metric in report.metrics:
         chart = document.split(f'data-metric="{metric.name}" role="img"')[1].split("</svg>")[0]
-        counts = [int(n) for n in re.findall(r"\): (\d+)</title>|\]: (\d+)</title>", chart) for n in n if n]
+        counts = [
+            int(n)
+            for n in re.findall(r"\): (\d+)</title>|\]: (\d+)</title>", chart)
+            for n in n
+            if n
+        ]
         assert sum(counts) == metric.scored
 
 
 def test_sections_and_numbers(rendered):
     document, report, comparison = rendered
     text = " ".join(parse(document).text)
-    for heading in ("Summary", "Per-metric aggregates", "Score histograms", "Comparison with the baseline",
-                    "Cohorts by tag", "Failures (2)"):
+    for heading in (
+        "Summary",
+        "Per-metric aggregates",
+        "Score histograms",
+        "Comparison with the baseline",
+        "Cohorts by tag",
+        "Failures (2)",
+    ):
         assert heading in text
     assert "Gate failed" in text
     assert f"{report.summary.macro_f1:.4f}" in text
@@ -75,7 +88,9 @@ def test_sections_and_numbers(rendered):
 def test_user_strings_are_escaped(rendered):
     document, _, _ = rendered
     page = parse(document)
-    assert not [t for t, _ in page.tags if t in ("script", "img", "iframe", "object", "embed", "link")]
+    assert not [
+        t for t, _ in page.tags if t in ("script", "img", "iframe", "object", "embed", "link")
+    ]
     assert not any(name.startswith("on") for _, attrs in page.tags for name in attrs)
     text = "".join(page.text)
     assert HOSTILE_ID in text and HOSTILE_TAG in text
@@ -88,7 +103,12 @@ def test_self_contained_no_network(rendered):
     document, _, _ = rendered
     assert "Content-Security-Policy" in document and "default-src 'none'" in document
     page = parse(document)
-    assert [a for _, attrs in page.tags for a in attrs if a in ("href", "src", "srcset", "action", "data")] == []
+    assert [
+        a
+        for _, attrs in page.tags
+        for a in attrs
+        if a in ("href", "src", "srcset", "action", "data")
+    ] == []
     assert "http://" not in document.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in document and "@import" not in document
 
@@ -105,7 +125,9 @@ def test_without_comparison_or_gate_and_with_empty_metric():
 def _browser_or_skip() -> str:
     executable = find_chromium()
     if executable is None:
-        pytest.skip("chromium not installed: apt-get install -y chromium (Debian) to run the browser test")
+        pytest.skip(
+            "chromium not installed: apt-get install -y chromium (Debian) to run the browser test"
+        )
     return executable
 
 
@@ -164,20 +186,51 @@ def test_the_browser_harness_does_see_console_errors(tmp_path):
 def test_usage_and_unstable_samples_sections():
     from assay.report.model import Interval, ModelUsage, Repetitions, SampleAggregate, Usage
 
-    report = make_report({"flaky<1>": {"scores": {"m": [1.0, 0.0, 1.0]}}, "steady": {"scores": {"m": [1.0, 1.0, 1.0]}}})
+    report = make_report(
+        {
+            "flaky<1>": {"scores": {"m": [1.0, 0.0, 1.0]}},
+            "steady": {"scores": {"m": [1.0, 1.0, 1.0]}},
+        }
+    )
     usage = Usage(
-        calls=3, prompt_tokens=30, completion_tokens=6, total_tokens=36, latency_ms_mean=12.5, cost_usd=None,
-        complete=False, unpriced_models=["judge-x"],
-        models=[ModelUsage(model="judge-x", calls=3, cached_calls=1, prompt_tokens=30, completion_tokens=6,
-                           total_tokens=36, cost_usd=None, priced=False)],
+        calls=3,
+        prompt_tokens=30,
+        completion_tokens=6,
+        total_tokens=36,
+        latency_ms_mean=12.5,
+        cost_usd=None,
+        complete=False,
+        unpriced_models=["judge-x"],
+        models=[
+            ModelUsage(
+                model="judge-x",
+                calls=3,
+                cached_calls=1,
+                prompt_tokens=30,
+                completion_tokens=6,
+                total_tokens=36,
+                cost_usd=None,
+                priced=False,
+            )
+        ],
     )
     aggregate = SampleAggregate(
-        id="flaky<1>", row_hash="h", repetitions=3, passed=2, errored=0, pass_rate=2 / 3,
-        pass_rate_ci=Interval(low=0.2077, high=0.9385, confidence=0.95), unstable=True,
-        score_mean=2 / 3, score_stddev=0.4714,
+        id="flaky<1>",
+        row_hash="h",
+        repetitions=3,
+        passed=2,
+        errored=0,
+        pass_rate=2 / 3,
+        pass_rate_ci=Interval(low=0.2077, high=0.9385, confidence=0.95),
+        unstable=True,
+        score_mean=2 / 3,
+        score_stddev=0.4714,
     )
     report = report.model_copy(
-        update={"usage": usage, "repetitions": Repetitions(count=3, unstable_samples=["flaky<1>"], samples=[aggregate])}
+        update={
+            "usage": usage,
+            "repetitions": Repetitions(count=3, unstable_samples=["flaky<1>"], samples=[aggregate]),
+        }
     )
     text = " ".join(parse(render_html(report)).text)
     assert "Usage" in text and "judge-x" in text and "12.5 ms mean" in text

@@ -10,7 +10,9 @@ from assay.report.junit import render_junit
 from gate.factory import make_report
 from gate.samples import HOSTILE_ID, METRICS, rich_report
 
-etree = pytest.importorskip("lxml.etree", reason="lxml is in the dev extra: pip install -e '.[dev]'")
+etree = pytest.importorskip(
+    "lxml.etree", reason="lxml is in the dev extra: pip install -e '.[dev]'"
+)
 
 SCHEMA = Path(__file__).parent / "data" / "junit.xsd"
 
@@ -32,7 +34,9 @@ def test_valid_against_junit_schema(schema):
 
 def test_schema_rejects_malformed_junit(schema):
     """The schema is not a rubber stamp: a case without a name, or a bad count, is invalid."""
-    assert not schema.validate(parse('<testsuites><testsuite name="s" tests="1"><testcase/></testsuite></testsuites>'))
+    assert not schema.validate(
+        parse('<testsuites><testsuite name="s" tests="1"><testcase/></testsuite></testsuites>')
+    )
     assert not schema.validate(parse('<testsuites><testsuite name="s" tests="-1"/></testsuites>'))
     assert not schema.validate(parse('<testsuites><testsuite tests="0"/></testsuites>'))
     assert schema.validate(parse('<testsuites><testsuite name="s" tests="0"/></testsuites>'))
@@ -48,7 +52,11 @@ def test_one_case_per_sample_and_metric_with_outcomes():
         cases = suite.findall("testcase")
         assert len(cases) == executions == int(suite.get("tests"))
         below = sum(1 for r in report.rows if metric in r.scores and r.scores[metric].score < 0.5)
-        errored = sum(1 for r in report.rows if r.errors and (metric in r.errors or "system-under-test" in r.errors))
+        errored = sum(
+            1
+            for r in report.rows
+            if r.errors and (metric in r.errors or "system-under-test" in r.errors)
+        )
         assert len(suite.findall("testcase/failure")) == below == int(suite.get("failures"))
         assert len(suite.findall("testcase/error")) == errored == int(suite.get("errors"))
     assert int(root.get("tests")) == executions * len(METRICS)
@@ -68,8 +76,13 @@ def test_threshold_is_inclusive_and_repetitions_named():
 
 
 def test_control_characters_do_not_break_the_xml(schema):
-    report = make_report({"bad\x01id\ud800": {"scores": {"m": [None]}}, "ok": {"scores": {"m": [1.0]}}})
-    rows = [r.model_copy(update={"errors": {"m": "nul\x00 and esc\x1b"}}) if r.errors else r for r in report.rows]
+    report = make_report(
+        {"bad\x01id\ud800": {"scores": {"m": [None]}}, "ok": {"scores": {"m": [1.0]}}}
+    )
+    rows = [
+        r.model_copy(update={"errors": {"m": "nul\x00 and esc\x1b"}}) if r.errors else r
+        for r in report.rows
+    ]
     xml = render_junit(report.model_copy(update={"rows": rows}))
     document = parse(xml)
     schema.assertValid(document)
@@ -81,9 +94,17 @@ def test_tag_scoped_metrics_only_get_cases_where_they_apply():
     from assay.report.aggregate import ExecutionResult, ReportBuilder, ScoreResult
     from assay.report.model import DatasetInfo, RunInfo, SystemUnderTestInfo
 
-    builder = ReportBuilder(["exact-match", "ordinal-distance"], {"ordinal-distance": frozenset({"triage"})})
+    builder = ReportBuilder(
+        ["exact-match", "ordinal-distance"], {"ordinal-distance": frozenset({"triage"})}
+    )
     builder.add(ExecutionResult("fact", 0, {"exact-match": ScoreResult(1.0)}), ["geo"], "h1")
-    builder.add(ExecutionResult("ticket", 0, {"exact-match": ScoreResult(0.0), "ordinal-distance": ScoreResult(0.5)}), ["triage"], "h2")
+    builder.add(
+        ExecutionResult(
+            "ticket", 0, {"exact-match": ScoreResult(0.0), "ordinal-distance": ScoreResult(0.5)}
+        ),
+        ["triage"],
+        "h2",
+    )
     builder.add(ExecutionResult("broken", 0, {}, sut_error="boom"), ["triage"], "h3")
     report = builder.build(
         dataset=DatasetInfo(name="d", schema_version="assay.dataset.v1", samples=3),

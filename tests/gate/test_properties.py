@@ -24,7 +24,13 @@ def reports(draw):
     names = draw(st.lists(ids, min_size=1, max_size=12, unique=True))
     reps = draw(st.integers(1, 3))
     samples = {
-        name: {"tags": draw(tags), "scores": {"m": [draw(score) for _ in range(reps)], "k": [draw(score) for _ in range(reps)]}}
+        name: {
+            "tags": draw(tags),
+            "scores": {
+                "m": [draw(score) for _ in range(reps)],
+                "k": [draw(score) for _ in range(reps)],
+            },
+        }
         for name in names
     }
     return samples
@@ -52,19 +58,26 @@ def test_a_report_compared_with_itself_shows_no_change(samples):
 def test_swapping_sides_negates_deltas_and_swaps_flips(a, b):
     # same samples and tags (cohorts follow the current side's tags), scores from b where it has them
     common = {
-        name: {"tags": spec["tags"], "scores": b[name]["scores"]} if name in b else spec for name, spec in a.items()
+        name: {"tags": spec["tags"], "scores": b[name]["scores"]} if name in b else spec
+        for name, spec in a.items()
     }
     current, reference = make_report(common), make_report(a)
     forward = compare_reports(current, reference, resamples=200)
     backward = compare_reports(reference, current, resamples=200)
-    for f, r in zip(forward.metrics + forward.cohorts, backward.metrics + backward.cohorts, strict=True):
+    for f, r in zip(
+        forward.metrics + forward.cohorts, backward.metrics + backward.cohorts, strict=True
+    ):
         assert (f.metric, f.cohort_label) == (r.metric, r.cohort_label)
         for fs, rs in ((f.mean, r.mean), (f.pass_rate, r.pass_rate)):
             if fs.delta is None:
                 assert rs.delta is None
             else:
                 assert fs.delta == pytest.approx(-rs.delta, abs=1e-12)
-                if fs.p_value is not None and f.pass_rate.test == "mcnemar-exact" and fs is f.pass_rate:
+                if (
+                    fs.p_value is not None
+                    and f.pass_rate.test == "mcnemar-exact"
+                    and fs is f.pass_rate
+                ):
                     assert fs.p_value == pytest.approx(rs.p_value)
         assert (f.pass_to_fail, f.fail_to_pass) == (r.fail_to_pass, r.pass_to_fail)
     assert forward.counts.pass_to_fail == backward.counts.fail_to_pass

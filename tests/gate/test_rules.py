@@ -56,7 +56,9 @@ def test_min_pass_rate(report):
     result = evaluate(report, GateRules(metrics={"exact-match": MetricFloors(min_pass_rate=0.8)}))
     [failure] = result.failures
     assert failure.rule == "min_pass_rate" and failure.actual == pytest.approx(0.7)
-    assert evaluate(report, GateRules(metrics={"exact-match": MetricFloors(min_pass_rate=0.7)})).passed
+    assert evaluate(
+        report, GateRules(metrics={"exact-match": MetricFloors(min_pass_rate=0.7)})
+    ).passed
 
 
 def test_min_p50(report):
@@ -75,7 +77,9 @@ def test_min_p95(report):
 
 def test_min_coverage():
     # 4 samples, one metric failure -> coverage 3/4
-    report = make_report({f"s{i}": {"scores": {"judge": [None if i == 0 else 0.9]}} for i in range(4)})
+    report = make_report(
+        {f"s{i}": {"scores": {"judge": [None if i == 0 else 0.9]}} for i in range(4)}
+    )
     rules = GateRules(metrics={"judge": MetricFloors(min_coverage=0.8)}, max_failures=5)
     [failure] = evaluate(report, rules).failures
     assert failure.rule == "min_coverage" and failure.actual == pytest.approx(0.75)
@@ -108,7 +112,11 @@ def test_cohort_coverage_and_missing_cohort(report):
 
 def test_max_failures():
     report = make_report(
-        {"a": {"scores": {"m": [None]}}, "b": {"scores": {"m": [0.9]}, "sut_error": [0]}, "c": {"scores": {"m": [1.0]}}}
+        {
+            "a": {"scores": {"m": [None]}},
+            "b": {"scores": {"m": [0.9]}, "sut_error": [0]},
+            "c": {"scores": {"m": [1.0]}},
+        }
     )
     assert report.summary.total_failures == 2
     [failure] = evaluate(report, GateRules(max_failures=1)).failures
@@ -120,8 +128,13 @@ def test_max_failures():
 
 def test_max_regressions(report):
     worse = make_report(
-        {f"q{i}": {"tags": ["policy"] if i < 4 else ["geography"], "scores": {"exact-match": [1.0], "judge": [0.0]}}
-         for i in range(10)}
+        {
+            f"q{i}": {
+                "tags": ["policy"] if i < 4 else ["geography"],
+                "scores": {"exact-match": [1.0], "judge": [0.0]},
+            }
+            for i in range(10)
+        }
     )
     comparison = compare_reports(worse, report)
     assert comparison.regression_count >= 1
@@ -141,23 +154,35 @@ def test_missing_baseline_never_fails(report):
 
 def test_undefined_actual_fails_with_na():
     report = make_report({"a": {"scores": {"judge": [None]}}})
-    result = evaluate(report, GateRules(metrics={"judge": MetricFloors(min_mean=0.1)}, max_failures=1))
+    result = evaluate(
+        report, GateRules(metrics={"judge": MetricFloors(min_mean=0.1)}, max_failures=1)
+    )
     [failure] = result.failures
     assert failure.actual is None and "n/a" in failure.message
 
 
 def test_unknown_metric_fails(report):
-    [failure] = evaluate(report, GateRules(metrics={"rouge-l": MetricFloors(min_mean=0.1)})).failures
+    [failure] = evaluate(
+        report, GateRules(metrics={"rouge-l": MetricFloors(min_mean=0.1)})
+    ).failures
     assert failure.actual is None and "not in the report" in failure.message
 
 
 def test_every_failed_rule_is_listed(report):
     rules = GateRules(
         min_macro_f1=0.9,
-        metrics={"judge": MetricFloors(min_mean=0.9, min_p95=0.99), "exact-match": MetricFloors(min_pass_rate=0.9)},
+        metrics={
+            "judge": MetricFloors(min_mean=0.9, min_p95=0.99),
+            "exact-match": MetricFloors(min_pass_rate=0.9),
+        },
     )
     result = evaluate(report, rules)
-    assert sorted(f.rule for f in result.failures) == ["min_macro_f1", "min_mean", "min_p95", "min_pass_rate"]
+    assert sorted(f.rule for f in result.failures) == [
+        "min_macro_f1",
+        "min_mean",
+        "min_p95",
+        "min_pass_rate",
+    ]
     assert result.checked == 5  # four floors + max_failures
     text = gate.render_text(result)
     assert text.count("FAIL") == 4 and text.endswith("failed (4 of 5 rules)")
@@ -193,8 +218,17 @@ min_pass_rate = 0.4
 """,
         encoding="utf-8",
     )
-    dataset_gate = {"min_macro_f1": 0.7, "metrics": {"exact-match": {"min_pass_rate": 0.75}}, "min_mean": {"judge": 0.3}}
-    cli = {"min_pass_rate": ["exact-match=0.9"], "max_regressions": 2, "min_macro_f1": None, "min_mean": []}
+    dataset_gate = {
+        "min_macro_f1": 0.7,
+        "metrics": {"exact-match": {"min_pass_rate": 0.75}},
+        "min_mean": {"judge": 0.3},
+    }
+    cli = {
+        "min_pass_rate": ["exact-match=0.9"],
+        "max_regressions": 2,
+        "min_macro_f1": None,
+        "min_mean": [],
+    }
     rules = load_rules(cli=cli, dataset_gate=dataset_gate, config_path=config)
     assert rules.min_macro_f1 == 0.7  # dataset over toml; CLI None says nothing
     assert rules.max_failures == 3
@@ -235,7 +269,10 @@ def test_find_config(tmp_path, monkeypatch):
         ({"cli": {"min_macro_f1": float("nan")}}, "--min-macro-f1"),
         ({"cli": {"max_failures": -1}}, "whole number"),
         ({"dataset_gate": {"min_macro_f1": True}}, "dataset gate.min_macro_f1"),
-        ({"dataset_gate": {"metrics": {"judge": {"min_median": 0.5}}}}, "unknown floor 'min_median'"),
+        (
+            {"dataset_gate": {"metrics": {"judge": {"min_median": 0.5}}}},
+            "unknown floor 'min_median'",
+        ),
         ({"dataset_gate": {"max_regresions": 1}}, "unknown gate rule 'max_regresions'"),
         ({"dataset_gate": ["min_macro_f1"]}, "must be a mapping"),
         ({"dataset_gate": {"cohorts": {"policy": 0.5}}}, "cohorts.policy"),
@@ -272,6 +309,12 @@ cohorts:
 """
     )
     rules = load_rules(dataset_gate=block)
-    report = make_report({"a": {"scores": {"m": [1.0]}}, "b": {"scores": {"m": [0.0]}}, "c": {"tags": ["x"], "scores": {"m": [1.0]}}})
+    report = make_report(
+        {
+            "a": {"scores": {"m": [1.0]}},
+            "b": {"scores": {"m": [0.0]}},
+            "c": {"tags": ["x"], "scores": {"m": [1.0]}},
+        }
+    )
     [failure] = evaluate(report, rules).failures
     assert failure.subject == "(untagged)/m" and failure.actual == pytest.approx(0.5)

@@ -50,10 +50,19 @@ def test_exact_match_is_byte_equality(expected: str, actual: str, value: float) 
 
 @pytest.mark.parametrize(
     ("expected", "type_label"),
-    [(42, "number"), (1.5, "number"), (None, "null"), (True, "boolean"), (["a"], "list"), ({"a": 1}, "mapping")],
+    [
+        (42, "number"),
+        (1.5, "number"),
+        (None, "null"),
+        (True, "boolean"),
+        (["a"], "list"),
+        ({"a": 1}, "mapping"),
+    ],
 )
 def test_exact_match_rejects_non_string_expected(expected: object, type_label: str) -> None:
-    with pytest.raises(MetricError, match=f"expected_output must be a string for exact-match; got {type_label}"):
+    with pytest.raises(
+        MetricError, match=f"expected_output must be a string for exact-match; got {type_label}"
+    ):
         ExactMatch().score(sample(expected), Output("42"))
 
 
@@ -252,10 +261,43 @@ class AssayTokenizer:
 
 
 VOCABULARY = [
-    "the", "a", "refund", "window", "is", "thirty", "days", "from", "delivery", "order",
-    "Paris", "PARIS", "capital", "of", "France", "ORD", "123456", "30", "x2", "policy",
-    "naïve", "café", "Straße", "Ελλάδα", "μήνας", "日本語", "東京", "Москва", "привет",
-    "مرحبا", "שלום", "हिन्दी", "٣٠", "Ünïcödé", "emoji🙂word", "snake_case", "re-try",
+    "the",
+    "a",
+    "refund",
+    "window",
+    "is",
+    "thirty",
+    "days",
+    "from",
+    "delivery",
+    "order",
+    "Paris",
+    "PARIS",
+    "capital",
+    "of",
+    "France",
+    "ORD",
+    "123456",
+    "30",
+    "x2",
+    "policy",
+    "naïve",
+    "café",
+    "Straße",
+    "Ελλάδα",
+    "μήνας",
+    "日本語",
+    "東京",
+    "Москва",
+    "привет",
+    "مرحبا",
+    "שלום",
+    "हिन्दी",
+    "٣٠",
+    "Ünïcödé",
+    "emoji🙂word",
+    "snake_case",
+    "re-try",
 ]
 PUNCTUATION = ["", "", "", ",", ".", "!", "?", " -", ";", "…", "¿", "«", "»"]
 
@@ -309,7 +351,9 @@ def test_rouge_l_worked_example() -> None:
     # reference 4 tokens, candidate 3 tokens, LCS = "a b" (2 tokens)
     score = RougeL().score(sample("A b, c d."), Output("a b x"))
     assert score.details == {"lcs_tokens": 2, "precision": 2 / 3, "recall": 0.5}
-    assert score.value == pytest.approx(float(Fraction(2, 1) * Fraction(2, 3) * Fraction(1, 2) / (Fraction(2, 3) + Fraction(1, 2))))
+    assert score.value == pytest.approx(
+        float(Fraction(2, 1) * Fraction(2, 3) * Fraction(1, 2) / (Fraction(2, 3) + Fraction(1, 2)))
+    )
 
 
 def test_rouge_l_beta_weights_recall() -> None:
@@ -322,7 +366,11 @@ def test_rouge_l_beta_weights_recall() -> None:
 
 
 def test_rouge_l_empty_sides() -> None:
-    assert RougeL().score(sample(""), Output("!!")).details == {"lcs_tokens": 0, "precision": 1.0, "recall": 1.0}
+    assert RougeL().score(sample(""), Output("!!")).details == {
+        "lcs_tokens": 0,
+        "precision": 1.0,
+        "recall": 1.0,
+    }
     assert RougeL().score(sample("..."), Output("")).value == 1.0
     one_empty = RougeL().score(sample("words here"), Output(" , "))
     assert one_empty.value == 0.0
@@ -339,7 +387,9 @@ def test_rouge_l_no_common_token_scores_zero() -> None:
 def test_rouge_l_token_cap() -> None:
     metric = RougeL(max_tokens=3)
     assert metric.score(sample("a b c"), Output("a b c")).value == 1.0
-    with pytest.raises(MetricError, match="expected_output has 4 tokens; rouge-l supports at most 3"):
+    with pytest.raises(
+        MetricError, match="expected_output has 4 tokens; rouge-l supports at most 3"
+    ):
         metric.score(sample("a b c d"), Output("a"))
     with pytest.raises(MetricError, match="output has 5 tokens; rouge-l supports at most 3"):
         metric.score(sample("a"), Output("a b c d e"))
@@ -352,7 +402,9 @@ def test_rouge_l_default_cap_is_1024_tokens() -> None:
         RougeL().score(sample(ok + " w"), Output(ok))
 
 
-@pytest.mark.parametrize("options", [{"max_tokens": 0}, {"max_tokens": -3}, {"beta": 0}, {"beta": -1.0}])
+@pytest.mark.parametrize(
+    "options", [{"max_tokens": 0}, {"max_tokens": -3}, {"beta": 0}, {"beta": -1.0}]
+)
 def test_rouge_l_rejects_bad_options(options: dict[str, float]) -> None:
     with pytest.raises(MetricConfigError):
         RougeL(**options)

@@ -34,7 +34,9 @@ def sample(expected: Any = None, **metadata: Any) -> Sample:
         ("low", "urgent", 0.0, 3),
     ],
 )
-def test_ordinal_credit_by_distance(expected: str, actual: str, value: float, distance: int) -> None:
+def test_ordinal_credit_by_distance(
+    expected: str, actual: str, value: float, distance: int
+) -> None:
     score = OrdinalDistance(scale=SCALE).score(sample(expected), Output(actual))
     assert score.value == value
     assert score.details == {
@@ -86,7 +88,9 @@ def test_null_metadata_scale_means_not_given() -> None:
 
 @pytest.mark.parametrize("bad_scale", [(), ("a", "a"), ("a", ""), ("a", 1), "low", [None]])
 def test_invalid_scale_option_is_a_config_error(bad_scale: Any) -> None:
-    with pytest.raises(MetricConfigError, match="scale must be a non-empty list of unique, non-empty strings"):
+    with pytest.raises(
+        MetricConfigError, match="scale must be a non-empty list of unique, non-empty strings"
+    ):
         OrdinalDistance(scale=bad_scale)
     with pytest.raises(MetricConfigError):
         resolve({"name": "ordinal-distance", "scale": bad_scale})
@@ -130,7 +134,9 @@ def test_marker_match_is_case_sensitive() -> None:
 
 @pytest.mark.parametrize("citations", [None, [], "", "   ", [1, 2], {"a": "[1]"}, 5])
 def test_marker_mode_needs_markers(citations: Any) -> None:
-    with pytest.raises(MetricError, match=r"metadata\.citations .* or metadata\.citation_evidence is required"):
+    with pytest.raises(
+        MetricError, match=r"metadata\.citations .* or metadata\.citation_evidence is required"
+    ):
         CitationGroundedness().score(sample(citations=citations), Output("text [1]"))
 
 
@@ -168,7 +174,13 @@ def test_evidence_mode_needs_marker_and_quote() -> None:
 
 def test_evidence_span_can_miss_both() -> None:
     score = CitationGroundedness().score(sample(citation_evidence=EVIDENCE[:1]), Output("nothing"))
-    assert score.details == {"mode": "evidence", "required": 1, "matched": 0, "missing_citation": 1, "missing_quote": 1}
+    assert score.details == {
+        "mode": "evidence",
+        "required": 1,
+        "matched": 0,
+        "missing_citation": 1,
+        "missing_quote": 1,
+    }
 
 
 def test_evidence_mode_takes_precedence_over_markers() -> None:
@@ -180,7 +192,10 @@ def test_evidence_mode_takes_precedence_over_markers() -> None:
 
 def test_evidence_quotes_and_quote_together() -> None:
     span = {"citation": "[a]", "quote": "alpha", "quotes": ["beta"]}
-    assert CitationGroundedness().score(sample(citation_evidence=[span]), Output("[a] BETA")).value == 1.0
+    assert (
+        CitationGroundedness().score(sample(citation_evidence=[span]), Output("[a] BETA")).value
+        == 1.0
+    )
 
 
 def test_details_hold_counts_only() -> None:
@@ -190,7 +205,9 @@ def test_details_hold_counts_only() -> None:
         {"citation_evidence": EVIDENCE},
         {"citations": ["[policy:refunds]", "[secret-marker]"]},
     ):
-        score = CitationGroundedness().score(sample(**metadata), Output(secret_quote + " [policy:refunds]"))
+        score = CitationGroundedness().score(
+            sample(**metadata), Output(secret_quote + " [policy:refunds]")
+        )
         dumped = json.dumps(score.details)
         assert "policy" not in dumped
         assert "secret" not in dumped
@@ -212,8 +229,14 @@ def test_details_hold_counts_only() -> None:
         ([{"citation": 1, "quote": "q"}], "\\[0\\].citation must be a non-empty string"),
         ([{"citation": "[1]", "quote": ""}], "\\[0\\].quote must be a non-empty string"),
         ([{"citation": "[1]", "quote": 3}], "\\[0\\].quote must be a non-empty string"),
-        ([{"citation": "[1]", "quotes": "q"}], "\\[0\\].quotes must be a list of non-empty strings"),
-        ([{"citation": "[1]", "quotes": ["q", " "]}], "\\[0\\].quotes must be a list of non-empty strings"),
+        (
+            [{"citation": "[1]", "quotes": "q"}],
+            "\\[0\\].quotes must be a list of non-empty strings",
+        ),
+        (
+            [{"citation": "[1]", "quotes": ["q", " "]}],
+            "\\[0\\].quotes must be a list of non-empty strings",
+        ),
         ([{"citation": "[1]", "quotes": [None]}], "\\[0\\].quotes must be a list"),
         ([{"citation": "[1]"}], "citation_evidence\\[0\\] needs a 'quote' or a 'quotes' list"),
         ([{"citation": "[1]", "quotes": []}], "\\[0\\] needs a 'quote' or a 'quotes' list"),
@@ -227,7 +250,9 @@ def test_bad_evidence_is_a_metric_error(evidence: Any, message: str) -> None:
 def test_bad_evidence_errors_do_not_echo_quotes() -> None:
     with pytest.raises(MetricError) as info:
         CitationGroundedness().score(
-            sample(citation_evidence=[{"citation": "[confidential-7]", "quotes": ["top secret", ""]}]),
+            sample(
+                citation_evidence=[{"citation": "[confidential-7]", "quotes": ["top secret", ""]}]
+            ),
             Output("x"),
         )
     assert "confidential" not in str(info.value)

@@ -73,19 +73,36 @@ texts = st.text(max_size=60)
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | texts
 json_values = st.recursive(
     json_scalars,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
     max_leaves=12,
 )
 regex_source = st.text(alphabet="ab()[]{}*+?|^$\\.0123,-:!=<>PpNnwWsSdD&~/#\n ", max_size=16)
 regexes = st.builds(
     lambda delim, body, flags: delim[0] + body + delim[1] + flags,
-    st.sampled_from([("/", "/"), ("#", "#"), ("(", ")"), ("[", "]"), ("{", "}"), ("<", ">"), ("a", "a"), ("/", ""), ("\\", "\\")]),
+    st.sampled_from(
+        [
+            ("/", "/"),
+            ("#", "#"),
+            ("(", ")"),
+            ("[", "]"),
+            ("{", "}"),
+            ("<", ">"),
+            ("a", "a"),
+            ("/", ""),
+            ("\\", "\\"),
+        ]
+    ),
     regex_source,
     st.text(alphabet="imsxuADUz \n", max_size=4),
 )
 gain_maps = st.dictionaries(
     st.text(min_size=1, max_size=4),
-    st.integers(-3, 3) | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=3) | st.booleans(),
+    st.integers(-3, 3)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=3)
+    | st.booleans(),
     max_size=6,
 )
 expected_values = st.one_of(
@@ -105,7 +122,11 @@ metadata_values = st.dictionaries(
     | st.lists(
         st.fixed_dictionaries(
             {},
-            optional={"citation": json_values | texts, "quote": json_values | texts, "quotes": json_values},
+            optional={
+                "citation": json_values | texts,
+                "quote": json_values | texts,
+                "quotes": json_values,
+            },
         ),
         max_size=3,
     ),
@@ -146,7 +167,12 @@ def test_arbitrary_input_gives_score_or_metric_error(
 
 @pytest.mark.parametrize("metric", ALL_METRICS)
 @FEW
-@given(expected=expected_values, metadata=metadata_values, text=texts, retrieved=st.lists(retrieved_entries, max_size=8) | json_values)
+@given(
+    expected=expected_values,
+    metadata=metadata_values,
+    text=texts,
+    retrieved=st.lists(retrieved_entries, max_size=8) | json_values,
+)
 def test_junk_from_a_system_under_test(
     metric: Any, expected: Any, metadata: dict[str, Any], text: str, retrieved: Any
 ) -> None:
@@ -168,15 +194,29 @@ def test_exact_match_identity(text: str) -> None:
 
 
 @FEW
-@given(needle=st.text(min_size=1).filter(lambda t: t.strip() != ""), before=st.text(), after=st.text())
+@given(
+    needle=st.text(min_size=1).filter(lambda t: t.strip() != ""), before=st.text(), after=st.text()
+)
 def test_contains_identity(needle: str, before: str, after: str) -> None:
     assert Contains().score(sample(needle), Output(before + needle + after)).value == 1.0
-    assert Contains(case_sensitive=False).score(sample(needle.upper()), Output(before + needle + after)).value == 1.0
+    assert (
+        Contains(case_sensitive=False)
+        .score(sample(needle.upper()), Output(before + needle + after))
+        .value
+        == 1.0
+    )
 
 
 @FEW
-@given(literal=st.text(max_size=40), before=st.text(max_size=10), after=st.text(max_size=10), delimiter=st.sampled_from("/#~%"))
-def test_regex_identity_for_escaped_literals(literal: str, before: str, after: str, delimiter: str) -> None:
+@given(
+    literal=st.text(max_size=40),
+    before=st.text(max_size=10),
+    after=st.text(max_size=10),
+    delimiter=st.sampled_from("/#~%"),
+)
+def test_regex_identity_for_escaped_literals(
+    literal: str, before: str, after: str, delimiter: str
+) -> None:
     assume(delimiter not in literal)
     pattern = delimiter + regex.escape(literal) + delimiter
     assert Regex().score(sample(pattern), Output(before + literal + after)).value == 1.0
@@ -233,23 +273,31 @@ def test_citation_markers_identity(cited: list[str], filler: str) -> None:
 
 
 @FEW
-@given(spans=st.lists(st.tuples(markers, markers), min_size=1, max_size=4), filler=st.text(max_size=10))
+@given(
+    spans=st.lists(st.tuples(markers, markers), min_size=1, max_size=4), filler=st.text(max_size=10)
+)
 def test_citation_evidence_identity(spans: list[tuple[str, str]], filler: str) -> None:
     evidence = [{"citation": c, "quote": q} for c, q in spans]
     text = filler.join(f"{q} {c}" for c, q in spans)
-    score = CitationGroundedness().score(sample(None, {"citation_evidence": evidence}), Output(text))
+    score = CitationGroundedness().score(
+        sample(None, {"citation_evidence": evidence}), Output(text)
+    )
     assert score.value == 1.0
 
 
 # --------------------------------------------------------------------------- retrieval identities
 
-judgements = st.dictionaries(st.text(min_size=1, max_size=6), st.integers(0, 4), min_size=1, max_size=12).filter(
-    lambda g: any(v > 0 for v in g.values())
-)
+judgements = st.dictionaries(
+    st.text(min_size=1, max_size=6), st.integers(0, 4), min_size=1, max_size=12
+).filter(lambda g: any(v > 0 for v in g.values()))
 
 
 @FEW
-@given(gains=judgements, k=st.integers(1, 15), noise=st.lists(st.text(min_size=1, max_size=3), max_size=5))
+@given(
+    gains=judgements,
+    k=st.integers(1, 15),
+    noise=st.lists(st.text(min_size=1, max_size=3), max_size=5),
+)
 def test_ideal_ranking_scores_one(gains: dict[str, int], k: int, noise: list[str]) -> None:
     ideal = sorted(gains, key=lambda doc: -gains[doc])
     ranking = ideal + [n for n in noise if n not in gains]
@@ -266,7 +314,9 @@ def test_ideal_ranking_scores_one(gains: dict[str, int], k: int, noise: list[str
 
 @FEW
 @given(gains=judgements, data=st.data())
-def test_any_ranking_is_bounded_and_monotone_in_k(gains: dict[str, int], data: st.DataObject) -> None:
+def test_any_ranking_is_bounded_and_monotone_in_k(
+    gains: dict[str, int], data: st.DataObject
+) -> None:
     ranking = data.draw(st.permutations([*gains, "x", "y"]))
     out = Output("", tuple(Retrieved(doc) for doc in ranking))
     previous = 0.0
@@ -304,7 +354,9 @@ def test_answer_containment_identity(answer: str, before: str, after: str, rank:
     metadata=metadata_values,
     output=outputs,
 )
-def test_exponential_ndcg_with_ordinary_gains(gains: dict[str, Any], metadata: dict[str, Any], output: Output) -> None:
+def test_exponential_ndcg_with_ordinary_gains(
+    gains: dict[str, Any], metadata: dict[str, Any], output: Output
+) -> None:
     """Exponential nDCG over ordinary graded levels, mixed with junk gains."""
     checked(NDCGAtK(k=2, gain="exponential"), sample(gains, metadata), output)
     checked(NDCGAtK(gain="exponential"), sample(json.dumps(gains), metadata), output)
@@ -316,11 +368,15 @@ def test_exponential_ndcg_with_ordinary_gains(gains: dict[str, Any], metadata: d
 
 
 def test_exponential_ndcg_with_a_huge_gain() -> None:
-    checked(NDCGAtK(gain="exponential"), sample({"a": 2000}), Output('["a"]'))  # 2.0 ** 2000 overflows
+    checked(
+        NDCGAtK(gain="exponential"), sample({"a": 2000}), Output('["a"]')
+    )  # 2.0 ** 2000 overflows
 
 
 def test_exponential_ndcg_with_a_tiny_positive_gain() -> None:
-    checked(NDCGAtK(gain="exponential"), sample({"a": 1e-199}), Output('["a"]'))  # 2^g - 1 == 0.0: IDCG 0
+    checked(
+        NDCGAtK(gain="exponential"), sample({"a": 1e-199}), Output('["a"]')
+    )  # 2^g - 1 == 0.0: IDCG 0
 
 
 def test_linear_ndcg_whose_ideal_dcg_overflows() -> None:

@@ -87,7 +87,9 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     (tmp_path / f"{module_name}.py").write_text(PLUGIN_MODULE, encoding="utf-8")
     dist = tmp_path / "assay_test_plugin-1.0.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: assay-test-plugin\nVersion: 1.0\n", encoding="utf-8")
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: assay-test-plugin\nVersion: 1.0\n", encoding="utf-8"
+    )
     (dist / "entry_points.txt").write_text(
         textwrap.dedent(
             f"""\
@@ -187,7 +189,10 @@ def test_module_path_to_an_instance_and_nested_attribute(plugin: str) -> None:
 @pytest.mark.parametrize(
     ("path", "message"),
     [
-        ("no_such_module_for_assay_tests:Thing", "cannot import module 'no_such_module_for_assay_tests'"),
+        (
+            "no_such_module_for_assay_tests:Thing",
+            "cannot import module 'no_such_module_for_assay_tests'",
+        ),
         ("assay.metrics.lexical:Nope", "has no attribute 'Nope'"),
         ("assay.metrics.lexical:ExactMatch.missing", "has no attribute 'ExactMatch.missing'"),
         ("assay.metrics.lexical:tokenize", "invalid options|has no 'name'"),
@@ -241,7 +246,9 @@ def test_duplicate_names_in_a_run_are_rejected() -> None:
 
 
 def test_as_makes_two_variants_of_one_metric_possible() -> None:
-    metrics = resolve_all(["contains", {"name": "contains", "as": "contains-ci", "case_sensitive": False}])
+    metrics = resolve_all(
+        ["contains", {"name": "contains", "as": "contains-ci", "case_sensitive": False}]
+    )
     assert [m.name for m in metrics] == ["contains", "contains-ci"]
 
 
@@ -274,7 +281,9 @@ def test_plugins_appear_in_catalogue_and_unknown_message(plugin: str) -> None:
 
 
 def test_plugin_that_fails_to_load_is_a_config_error(plugin: str) -> None:
-    with pytest.raises(MetricConfigError, match="entry point failed to load \\(ModuleNotFoundError"):
+    with pytest.raises(
+        MetricConfigError, match="entry point failed to load \\(ModuleNotFoundError"
+    ):
         resolve("plugin-missing")
 
 
@@ -285,8 +294,12 @@ def test_plugin_whose_factory_raises_is_a_config_error(plugin: str) -> None:
 
 
 def test_builtins_win_over_a_plugin_with_the_same_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    shadow = importlib.metadata.EntryPoint(name="exact-match", value="assay.metrics.lexical:Contains", group="assay.metrics")
-    extra = importlib.metadata.EntryPoint(name="my-contains", value="assay.metrics.lexical:Contains", group="assay.metrics")
+    shadow = importlib.metadata.EntryPoint(
+        name="exact-match", value="assay.metrics.lexical:Contains", group="assay.metrics"
+    )
+    extra = importlib.metadata.EntryPoint(
+        name="my-contains", value="assay.metrics.lexical:Contains", group="assay.metrics"
+    )
 
     def fake_entry_points(**params: Any) -> importlib.metadata.EntryPoints:
         assert params == {"group": "assay.metrics"}

@@ -86,7 +86,9 @@ def with_k(rng: random.Random, k: int) -> tuple[dict[str, Any], int | None]:
     return {}, k
 
 
-def trec_scores(queries: list[tuple[dict[str, int], list[str], int]]) -> dict[str, dict[str, float]]:
+def trec_scores(
+    queries: list[tuple[dict[str, int], list[str], int]],
+) -> dict[str, dict[str, float]]:
     qrels = {f"q{n}": dict(q) for n, (q, _, _) in enumerate(queries)}
     # strictly decreasing scores: the rank order is unambiguous for trec_eval's sort
     run = {
@@ -112,9 +114,13 @@ def test_ranking_metrics_agree_with_pytrec_eval(graded: bool) -> None:
         hit = HitAtK(k=option).score(s, out).value
         assert hit == theirs[f"success_{k}"]
         assert hit == (1.0 if theirs[f"P_{k}"] > 0 else 0.0)
-        assert RecallAtK(k=option).score(s, out).value == pytest.approx(theirs[f"recall_{k}"], abs=1e-9)
+        assert RecallAtK(k=option).score(s, out).value == pytest.approx(
+            theirs[f"recall_{k}"], abs=1e-9
+        )
         assert MRR().score(s, out).value == pytest.approx(theirs["recip_rank"], abs=1e-9)
-        assert NDCGAtK(k=option).score(s, out).value == pytest.approx(theirs[f"ndcg_cut_{k}"], abs=1e-9)
+        assert NDCGAtK(k=option).score(s, out).value == pytest.approx(
+            theirs[f"ndcg_cut_{k}"], abs=1e-9
+        )
 
 
 def numpy_ndcg(levels: dict[str, int], ranking: list[str], k: int, exponential: bool) -> float:
@@ -305,7 +311,10 @@ def test_bad_relevance_is_a_metric_error(expected: Any, message: str) -> None:
 
 def test_ranked_list_from_output_text() -> None:
     assert [r.id for r in ranked(Output('["d7", "d3"]'))] == ["d7", "d3"]
-    assert [r.id for r in ranked(Output('  {"retrieved": ["a", {"id": "b", "text": "B"}]}  '))] == ["a", "b"]
+    assert [r.id for r in ranked(Output('  {"retrieved": ["a", {"id": "b", "text": "B"}]}  '))] == [
+        "a",
+        "b",
+    ]
     assert ranked(Output('[{"id": "a", "text": "A"}, {"id": "b", "text": 5}]')) == (
         Retrieved("a", "A"),
         Retrieved("b", ""),
@@ -362,13 +371,20 @@ def test_answer_containment_normalises_whitespace_and_case() -> None:
 
 def test_answer_containment_case_sensitive_option() -> None:
     out = passages("Within 30 Days")
-    assert AnswerContainmentAtK(case_sensitive=True).score(sample("within 30 days"), out).value == 0.0
-    assert AnswerContainmentAtK(case_sensitive=True).score(sample("Within  30 Days"), out).value == 1.0
+    assert (
+        AnswerContainmentAtK(case_sensitive=True).score(sample("within 30 days"), out).value == 0.0
+    )
+    assert (
+        AnswerContainmentAtK(case_sensitive=True).score(sample("Within  30 Days"), out).value == 1.0
+    )
 
 
 def test_answer_containment_respects_k() -> None:
     out = passages("a", "b", "c", "the answer")
-    assert AnswerContainmentAtK(k=3).score(sample("the answer"), out).details == {"k": 3, "matched_rank": None}
+    assert AnswerContainmentAtK(k=3).score(sample("the answer"), out).details == {
+        "k": 3,
+        "matched_rank": None,
+    }
     assert AnswerContainmentAtK(k=3).score(sample("the answer", k="4"), out).value == 1.0
 
 
@@ -384,7 +400,12 @@ def test_answer_containment_needs_texts() -> None:
     assert AnswerContainmentAtK().score(sample("answer"), ids_output()).value == 0.0
 
 
-@pytest.mark.parametrize(("expected", "label"), [("", "string"), ("  \n", "string"), (["a"], "list"), (None, "null"), (3, "number")])
+@pytest.mark.parametrize(
+    ("expected", "label"),
+    [("", "string"), ("  \n", "string"), (["a"], "list"), (None, "null"), (3, "number")],
+)
 def test_answer_containment_needs_an_answer_span(expected: Any, label: str) -> None:
-    with pytest.raises(MetricError, match=f"non-empty answer span for answer-containment-at-k; got {label}"):
+    with pytest.raises(
+        MetricError, match=f"non-empty answer span for answer-containment-at-k; got {label}"
+    ):
         AnswerContainmentAtK().score(sample(expected), passages("text"))

@@ -25,12 +25,16 @@ from openai_server import EMBEDDINGS, OpenAIServer, Step, hash_vector
 
 
 def sample(expected: object, sid: str = "s1", **metadata: object) -> Sample:
-    return Sample(id=sid, input={"question": "q"}, expected_output=expected, metadata=dict(metadata))
+    return Sample(
+        id=sid, input={"question": "q"}, expected_output=expected, metadata=dict(metadata)
+    )
 
 
 def use_hashing(model: str = "hashing-256") -> None:
     registry.reset()
-    provider_settings_module.use(ProviderSettings(embedding_provider="hashing", embedding_model=model, cache_mode="off"))
+    provider_settings_module.use(
+        ProviderSettings(embedding_provider="hashing", embedding_model=model, cache_mode="off")
+    )
 
 
 @pytest.fixture
@@ -47,7 +51,10 @@ def fixed_vectors(table: dict[str, list[float]]):
 
 # --------------------------------------------------------------------------- cosine-embedding
 
-async def test_cosine_matches_scipy(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+
+async def test_cosine_matches_scipy(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     table = {"expected text": [0.3, -1.2, 2.0, 0.5], "actual text": [1.0, 0.4, 1.5, -0.2]}
     openai_server.embed = fixed_vectors(table)
     result = await CosineEmbedding().score(sample("expected text"), Output("actual text"))
@@ -65,33 +72,45 @@ async def test_negative_similarity_is_clamped_or_rescaled(
     openai_server.embed = fixed_vectors({"up": [1.0, 0.2], "down": [-1.0, -0.1]})
     raw = 1.0 - scipy_cosine([1.0, 0.2], [-1.0, -0.1])
     clamped = await CosineEmbedding().score(sample("up"), Output("down"))
-    assert clamped.value == 0.0 and clamped.details["cosine_similarity"] == pytest.approx(raw, abs=1e-6)
+    assert clamped.value == 0.0 and clamped.details["cosine_similarity"] == pytest.approx(
+        raw, abs=1e-6
+    )
     rescaled = await CosineEmbedding(negative="rescale").score(sample("up"), Output("down"))
     assert rescaled.value == pytest.approx((1 + raw) / 2, abs=1e-6)
     with pytest.raises(MetricConfigError):
         resolve({"name": "cosine-embedding", "negative": "abs"})
 
 
-async def test_zero_vectors_score_zero_not_nan(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_zero_vectors_score_zero_not_nan(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     openai_server.embed = fixed_vectors({"a": [0.0, 0.0], "b": [1.0, 0.0]})
     result = await CosineEmbedding().score(sample("a"), Output("b"))
     assert result.value == 0.0 and result.details["cosine_similarity"] == 0.0
 
 
-async def test_empty_sides_make_no_call(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_empty_sides_make_no_call(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     both = await CosineEmbedding().score(sample("  "), Output(""))
     one = await CosineEmbedding().score(sample("Paris"), Output(" "))
     assert both.value == 1.0 and one.value == 0.0 and one.details["empty"] == "actual"
     assert openai_server.total_calls() == 0
 
 
-async def test_expected_must_be_a_string(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
-    with pytest.raises(MetricError, match="expected_output must be a string for cosine-embedding; got number"):
+async def test_expected_must_be_a_string(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
+    with pytest.raises(
+        MetricError, match="expected_output must be a string for cosine-embedding; got number"
+    ):
         await CosineEmbedding().score(sample(42), Output("42"))
     assert openai_server.total_calls() == 0
 
 
-async def test_dimension_mismatch_across_calls(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_dimension_mismatch_across_calls(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     metric = CosineEmbedding()
     openai_server.embed = lambda texts: [hash_vector(t, 8) for t in texts]
     await registry.embedder().prefetch(["expected"])
@@ -105,14 +124,19 @@ async def test_provider_failures_become_metric_failures(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
     openai_server.script(EMBEDDINGS, Step.error(503), Step.error(503), Step.error(503))
-    with pytest.raises(MetricError, match=r"embeddings request failed: embeddings request to 127\.0\.0\.1:\d+ failed: HTTP 503"):
+    with pytest.raises(
+        MetricError,
+        match=r"embeddings request failed: embeddings request to 127\.0\.0\.1:\d+ failed: HTTP 503",
+    ):
         await CosineEmbedding().score(sample("a"), Output("b"))
     openai_server.embed = lambda texts: [hash_vector(t) for t in texts][:1]
     with pytest.raises(MetricError, match=r"returned 1 vector\(s\); expected 2"):
         await CosineEmbedding().score(sample("a"), Output("b"))
 
 
-async def test_prefetch_batches_a_whole_chunk(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_prefetch_batches_a_whole_chunk(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     metric = CosineEmbedding()
     pairs = [(sample(f"expected {i % 5}", f"s{i}"), Output(f"answer {i}")) for i in range(40)]
     await metric.prefetch(pairs)
@@ -121,10 +145,14 @@ async def test_prefetch_batches_a_whole_chunk(openai_server: OpenAIServer, provi
     scores = await asyncio.gather(*(metric.score(s, o) for s, o in pairs))
     assert openai_server.calls[EMBEDDINGS] == 1
     billed = [u for s in scores for u in s.usage if not u["cached"]]
-    assert len(billed) == 1 and billed[0]["prompt_tokens"] == 45 * 2  # the one request, counted once
+    assert (
+        len(billed) == 1 and billed[0]["prompt_tokens"] == 45 * 2
+    )  # the one request, counted once
 
 
-async def test_rerun_makes_zero_calls(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_rerun_makes_zero_calls(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     pairs = [(sample(f"e{i}", f"s{i}"), Output(f"a{i}")) for i in range(10)]
     metric = CosineEmbedding()
     await metric.prefetch(pairs)
@@ -137,7 +165,9 @@ async def test_rerun_makes_zero_calls(openai_server: OpenAIServer, provider_sett
     assert all(u["cached"] for s in second for u in s.usage)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(a=st.text(max_size=40), b=st.text(max_size=40))
 def test_cosine_properties_with_the_hashing_embedder(hashing, a: str, b: str) -> None:
     async def run() -> tuple[float, float, float]:
@@ -165,7 +195,10 @@ def test_hashing_reports_say_so(hashing) -> None:
 
 # --------------------------------------------------------------------------- bertscore-like (isolated)
 
-def reference_bertscore(expected: str, actual: str, vectors: dict[str, list[float]], idf=None) -> tuple[float, float, float]:
+
+def reference_bertscore(
+    expected: str, actual: str, vectors: dict[str, list[float]], idf=None
+) -> tuple[float, float, float]:
     """BERTScore greedy matching written independently with scipy's cdist."""
     e_tokens, a_tokens = tokenize(expected), tokenize(actual)
     e = np.array([vectors[t] for t in e_tokens], dtype=np.float32).astype(float)
@@ -181,9 +214,15 @@ def reference_bertscore(expected: str, actual: str, vectors: dict[str, list[floa
 
 
 VOCAB = {
-    "the": [0.1, 0.9, 0.0, 0.2], "cat": [0.9, 0.1, 0.3, 0.0], "sat": [0.2, 0.2, 0.9, 0.1],
-    "feline": [0.8, 0.3, 0.2, 0.1], "on": [0.0, 0.5, 0.5, 0.5], "mat": [0.5, 0.0, 0.1, 0.9],
-    "rested": [-0.2, 0.1, 0.8, 0.3], "rug": [0.4, -0.3, 0.1, 0.8], "a": [0.1, 0.8, 0.1, 0.1],
+    "the": [0.1, 0.9, 0.0, 0.2],
+    "cat": [0.9, 0.1, 0.3, 0.0],
+    "sat": [0.2, 0.2, 0.9, 0.1],
+    "feline": [0.8, 0.3, 0.2, 0.1],
+    "on": [0.0, 0.5, 0.5, 0.5],
+    "mat": [0.5, 0.0, 0.1, 0.9],
+    "rested": [-0.2, 0.1, 0.8, 0.3],
+    "rug": [0.4, -0.3, 0.1, 0.8],
+    "a": [0.1, 0.8, 0.1, 0.1],
 }
 
 
@@ -234,7 +273,10 @@ async def test_bertscore_idf_weights_match_the_formula(
     assert result.details["precision"] == pytest.approx(p, abs=1e-6)
     assert result.details["recall"] == pytest.approx(r, abs=1e-6)
     assert result.value == pytest.approx(f, abs=1e-6)
-    assert idf_table([["x"], ["x", "y"]]) == ({"x": math.log(3 / 3), "y": math.log(3 / 2)}, math.log(3))
+    assert idf_table([["x"], ["x", "y"]]) == (
+        {"x": math.log(3 / 3), "y": math.log(3 / 2)},
+        math.log(3),
+    )
 
 
 async def test_idf_without_prepare_is_a_clear_failure(provider_settings: ProviderSettings) -> None:
@@ -242,14 +284,24 @@ async def test_idf_without_prepare_is_a_clear_failure(provider_settings: Provide
         await BertScoreLike(idf=True).score(sample("cat"), Output("cat sat"))
 
 
-async def test_bertscore_edge_cases(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_bertscore_edge_cases(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     both = await BertScoreLike().score(sample("..."), Output("!!"))
     one = await BertScoreLike().score(sample("cat"), Output("--"))
     assert both.value == 1.0 and both.details["precision"] == 1.0
-    assert one.value == 0.0 and one.details["expected_tokens"] == 1 and one.details["actual_tokens"] == 0
-    with pytest.raises(MetricError, match="output has 4 tokens; bertscore-like supports at most 3 tokens per field"):
+    assert (
+        one.value == 0.0
+        and one.details["expected_tokens"] == 1
+        and one.details["actual_tokens"] == 0
+    )
+    with pytest.raises(
+        MetricError, match="output has 4 tokens; bertscore-like supports at most 3 tokens per field"
+    ):
         await BertScoreLike(max_tokens=3).score(sample("a b"), Output("a b c d"))
-    with pytest.raises(MetricError, match="expected_output must be a string for bertscore-like; got list"):
+    with pytest.raises(
+        MetricError, match="expected_output must be a string for bertscore-like; got list"
+    ):
         await BertScoreLike().score(sample(["a"]), Output("a"))
     assert openai_server.total_calls() == 0  # every check above runs before any provider call
     with pytest.raises(MetricConfigError):
@@ -258,13 +310,17 @@ async def test_bertscore_edge_cases(openai_server: OpenAIServer, provider_settin
         resolve({"name": "bertscore-like", "mode": "fuzzy"})
 
 
-async def test_bertscore_wrong_vector_count(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_bertscore_wrong_vector_count(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     openai_server.embed = lambda texts: [hash_vector(t) for t in texts][:-1]
     with pytest.raises(MetricError, match=r"returned 2 vector\(s\); expected 3"):
         await BertScoreLike().score(sample("cat sat"), Output("feline sat"))
 
 
-async def test_bertscore_contextual_mode_needs_the_local_provider(provider_settings: ProviderSettings) -> None:
+async def test_bertscore_contextual_mode_needs_the_local_provider(
+    provider_settings: ProviderSettings,
+) -> None:
     with pytest.raises(MetricError, match="needs the local embedding provider"):
         await BertScoreLike(mode="contextual").score(sample("cat"), Output("cat"))
 
@@ -273,7 +329,10 @@ async def test_bertscore_prefetch_embeds_each_token_once(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
     openai_server.embed = fixed_vectors(VOCAB)
-    pairs = [(sample("the cat sat", f"s{i}"), Output(text)) for i, text in enumerate(["a cat sat", "the rug", "cat"])]
+    pairs = [
+        (sample("the cat sat", f"s{i}"), Output(text))
+        for i, text in enumerate(["a cat sat", "the rug", "cat"])
+    ]
     metric = BertScoreLike()
     await metric.prefetch(pairs)
     assert openai_server.requests[0][1]["input"] == ["the", "cat", "sat", "a", "rug"]
@@ -282,7 +341,9 @@ async def test_bertscore_prefetch_embeds_each_token_once(
     assert openai_server.calls[EMBEDDINGS] == 1
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(a=st.text(max_size=30), b=st.text(max_size=30))
 def test_bertscore_properties_with_the_hashing_embedder(hashing, a: str, b: str) -> None:
     async def run() -> tuple[float, float, float]:
@@ -308,17 +369,25 @@ def test_greedy_match_is_symmetric_in_f1() -> None:
 
 # --------------------------------------------------------------------------- contextual BERTScore
 
-needs_local = pytest.mark.skipif(not local.available(), reason='needs the local extra: pip install "assay[local]"')
+needs_local = pytest.mark.skipif(
+    not local.available(), reason='needs the local extra: pip install "assay[local]"'
+)
 
 PARAPHRASES = [
     ("The cat sat on the mat.", "A cat was sitting on the mat."),
-    ("The meeting was moved to Friday afternoon.", "They rescheduled the meeting for Friday afternoon."),
+    (
+        "The meeting was moved to Friday afternoon.",
+        "They rescheduled the meeting for Friday afternoon.",
+    ),
     ("Paris is the capital of France.", "France's capital city is Paris."),
     ("He bought three apples at the market.", "At the market he purchased three apples."),
 ]
 UNRELATED = [
     ("The cat sat on the mat.", "Quarterly revenue grew by twelve percent."),
-    ("The meeting was moved to Friday afternoon.", "Photosynthesis converts light into chemical energy."),
+    (
+        "The meeting was moved to Friday afternoon.",
+        "Photosynthesis converts light into chemical energy.",
+    ),
     ("Paris is the capital of France.", "My laptop battery died during the flight."),
     ("He bought three apples at the market.", "The river froze early that winter."),
 ]
@@ -346,7 +415,9 @@ async def test_contextual_bertscore_ranks_paraphrases_above_unrelated_pairs(loca
 
 
 @needs_local
-async def test_contextual_bertscore_matches_greedy_matching_on_transformer_states(local_provider) -> None:
+async def test_contextual_bertscore_matches_greedy_matching_on_transformer_states(
+    local_provider,
+) -> None:
     expected, actual = PARAPHRASES[1]
     embedder = registry.embedder()
     e, a = await embedder.embed_tokens([expected, actual])
@@ -389,7 +460,9 @@ async def test_lone_surrogates_are_failures_not_crashes(
     assert openai_server.total_calls() == 0
 
 
-async def test_dimensions_option(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_dimensions_option(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     openai_server.embed = lambda texts: [hash_vector(t, 8) for t in texts]
     metric = resolve({"name": "cosine-embedding", "dimensions": "8"})
     result = await metric.score(sample("a"), Output("b"))

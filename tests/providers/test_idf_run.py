@@ -22,9 +22,28 @@ samples:
 def _run(tmp_path: Path, *args: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "OPENAI_"))}
     done = subprocess.run(
-        [sys.executable, "-m", "assay", "run", "d.yml", "--outputs", "o.json", "--embedding-provider", "hashing",
-         "-f", "json", "-q", "--store", str(tmp_path / "runs.db"), *args],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "run",
+            "d.yml",
+            "--outputs",
+            "o.json",
+            "--embedding-provider",
+            "hashing",
+            "-f",
+            "json",
+            "-q",
+            "--store",
+            str(tmp_path / "runs.db"),
+            *args,
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -33,7 +52,10 @@ def _run(tmp_path: Path, *args: str) -> dict:
 def test_idf_metric_is_prepared_before_scoring(tmp_path: Path) -> None:
     (tmp_path / "d.yml").write_text(DATASET, encoding="utf-8")
     (tmp_path / "o.json").write_text(
-        json.dumps({"outputs": {"a": "the cat sat on a mat", "b": "a dog ran", "c": "the bird sang"}}), encoding="utf-8"
+        json.dumps(
+            {"outputs": {"a": "the cat sat on a mat", "b": "a dog ran", "c": "the bird sang"}}
+        ),
+        encoding="utf-8",
     )
     full = _run(tmp_path, "--run-id", "full")
     metric = full["metrics"][0]

@@ -63,7 +63,11 @@ def test_key_is_independent_of_mapping_order() -> None:
 @settings(max_examples=100, deadline=None)
 @given(
     field=st.sampled_from(sorted(BASE)),
-    value=st.one_of(st.text(max_size=20), st.integers(), st.dictionaries(st.text(max_size=5), st.integers(), max_size=3)),
+    value=st.one_of(
+        st.text(max_size=20),
+        st.integers(),
+        st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+    ),
 )
 def test_changing_any_keyed_field_changes_the_key(field: str, value: object) -> None:
     changed = {**BASE, field: value}

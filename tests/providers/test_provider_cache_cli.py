@@ -21,11 +21,13 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 @pytest.fixture
 def filled(tmp_path: Path) -> Path:
     cache = ProviderCache(tmp_path / CACHE_FILE)
-    cache.put_many([
-        ("k1", "chat", "gpt-4o-mini", b"{}"),
-        ("k2", "chat", "gpt-4o-mini", b"{}"),
-        ("k3", "embedding", "text-embedding-3-small", b"\x00" * 16),
-    ])
+    cache.put_many(
+        [
+            ("k1", "chat", "gpt-4o-mini", b"{}"),
+            ("k2", "chat", "gpt-4o-mini", b"{}"),
+            ("k3", "embedding", "text-embedding-3-small", b"\x00" * 16),
+        ]
+    )
     cache.close()
     return tmp_path
 

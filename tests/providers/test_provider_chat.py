@@ -29,7 +29,10 @@ def accept_json(text: str) -> dict:
 async def ask(content: str = "grade this", version: str = "v1") -> tuple[dict, object]:
     provider = registry.chat_provider()
     return await provider.complete(
-        [{"role": "user", "content": content}], params=PARAMS, template_version=version, accept=accept_json
+        [{"role": "user", "content": content}],
+        params=PARAMS,
+        template_version=version,
+        accept=accept_json,
     )
 
 
@@ -50,7 +53,9 @@ def delays(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return recorded
 
 
-async def test_answer_usage_and_request_body(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_answer_usage_and_request_body(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     value, reply = await ask()
     assert value == {"score": 1.0, "reason": "default verdict"}
     assert reply.cached is False and reply.retries == 0
@@ -67,15 +72,21 @@ async def test_answer_usage_and_request_body(openai_server: OpenAIServer, provid
     assert headers.get("authorization") == "Bearer sk-test-not-a-real-key"
 
 
-async def test_priced_model_has_a_cost(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_priced_model_has_a_cost(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     provider = registry.chat_provider("gpt-4o-mini")
-    _, reply = await provider.complete(MESSAGES, params=PARAMS, template_version="v1", accept=accept_json)
+    _, reply = await provider.complete(
+        MESSAGES, params=PARAMS, template_version="v1", accept=accept_json
+    )
     usage = reply.usage[0]
     expected = (usage["prompt_tokens"] * 0.15 + usage["completion_tokens"] * 0.6) / 1e6
     assert usage["cost_usd"] == pytest.approx(expected)
 
 
-async def test_rerun_is_served_from_the_cache(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_rerun_is_served_from_the_cache(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     await ask()
     _value, reply = await ask()
     assert openai_server.calls[CHAT] == 1
@@ -111,7 +122,9 @@ async def test_refresh_mode_calls_again_and_off_mode_keeps_nothing(
     assert not (tmp_path / "off").exists()
 
 
-async def test_rejected_replies_are_not_cached(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_rejected_replies_are_not_cached(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     openai_server.chat_reply = lambda request: "this is not json"
     with pytest.raises(RejectedReply) as info:
         await ask()
@@ -148,7 +161,10 @@ async def test_retry_after_beyond_the_limit_fails_at_once(
 ) -> None:
     change(provider_settings, {"retry_max_wait_s": 5.0})
     openai_server.script(CHAT, Step.error(429, retry_after="3600"))
-    with pytest.raises(ProviderError, match=r"HTTP 429; the server asked to retry after 3600s, more than the 5s limit"):
+    with pytest.raises(
+        ProviderError,
+        match=r"HTTP 429; the server asked to retry after 3600s, more than the 5s limit",
+    ):
         await ask()
     assert delays == [] and openai_server.calls[CHAT] == 1
 
@@ -176,7 +192,10 @@ async def test_5xx_then_success(
 
 @pytest.mark.parametrize("status", [400, 401, 404, 422])
 async def test_client_errors_are_not_retried(
-    openai_server: OpenAIServer, provider_settings: ProviderSettings, delays: list[float], status: int
+    openai_server: OpenAIServer,
+    provider_settings: ProviderSettings,
+    delays: list[float],
+    status: int,
 ) -> None:
     openai_server.script(CHAT, Step.error(status))
     with pytest.raises(ProviderError, match=f"HTTP {status}$") as info:
@@ -192,11 +211,15 @@ async def test_dropped_connections_are_retried(
     value, reply = await ask()
     assert value["score"] == 1.0 and reply.retries == 1
     openai_server.script(CHAT, Step.dropped(), Step.dropped(), Step.dropped())
-    with pytest.raises(ProviderError, match=r"failed: connection error \(gave up after 2 retries\)"):
+    with pytest.raises(
+        ProviderError, match=r"failed: connection error \(gave up after 2 retries\)"
+    ):
         await ask("again")
 
 
-async def test_timeouts(openai_server: OpenAIServer, provider_settings: ProviderSettings, delays: list[float]) -> None:
+async def test_timeouts(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings, delays: list[float]
+) -> None:
     change(provider_settings, {"timeout_s": 0.2, "max_retries": 1})
     openai_server.script(CHAT, Step.slow(1.0), Step.slow(1.0))
     with pytest.raises(ProviderError, match=r"timed out after 0.2s \(gave up after 1 retry\)"):
@@ -209,20 +232,30 @@ async def test_timeouts(openai_server: OpenAIServer, provider_settings: Provider
         (Step.raw(b"{not json"), "malformed response (not valid JSON)"),
         (Step.raw(b"[1, 2]"), "malformed response (not a JSON object)"),
         (Step.json({"choices": []}), "missing choices[0].message.content"),
-        (Step.json({"choices": [{"message": {"content": "   "}}]}), "missing choices[0].message.content"),
-        (Step.json({"choices": [{"message": {"content": None}}]}), "missing choices[0].message.content"),
+        (
+            Step.json({"choices": [{"message": {"content": "   "}}]}),
+            "missing choices[0].message.content",
+        ),
+        (
+            Step.json({"choices": [{"message": {"content": None}}]}),
+            "missing choices[0].message.content",
+        ),
     ],
 )
 async def test_malformed_bodies(
     openai_server: OpenAIServer, provider_settings: ProviderSettings, step: Step, message: str
 ) -> None:
     openai_server.script(CHAT, step)
-    with pytest.raises(ProviderError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(
+        ProviderError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")
+    ):
         await ask()
     assert openai_server.calls[CHAT] == 1  # malformed answers are not retried
 
 
-async def test_missing_usage_is_unpriced_not_free(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_missing_usage_is_unpriced_not_free(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     change(provider_settings, {"judge_model": "gpt-4o-mini"})
     openai_server.report_usage = False
     _, reply = await ask()
@@ -230,15 +263,23 @@ async def test_missing_usage_is_unpriced_not_free(openai_server: OpenAIServer, p
 
 
 async def test_a_key_in_an_error_body_never_reaches_messages_or_logs(
-    openai_server: OpenAIServer, provider_settings: ProviderSettings, caplog: pytest.LogCaptureFixture,
-    capsys: pytest.CaptureFixture[str], delays: list[float],
+    openai_server: OpenAIServer,
+    provider_settings: ProviderSettings,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+    delays: list[float],
 ) -> None:
     planted = "sk-PLANTED-0123456789abcdef"
     change(provider_settings, {"api_key": planted})
     caplog.set_level(logging.DEBUG)
     body = json.dumps({"error": {"message": f"Incorrect API key provided: {planted}"}}).encode()
-    openai_server.script(CHAT, Step(status=401, body=body), Step(status=500, body=body), Step(status=500, body=body),
-                         Step(status=500, body=body))
+    openai_server.script(
+        CHAT,
+        Step(status=401, body=body),
+        Step(status=500, body=body),
+        Step(status=500, body=body),
+        Step(status=500, body=body),
+    )
     for _ in range(2):
         with pytest.raises(ProviderError) as info:
             await ask()
@@ -258,7 +299,9 @@ async def test_keyless_endpoints_get_a_placeholder(
     assert openai_server.requests[0][2]["authorization"] == f"Bearer {registry.NO_KEY_PLACEHOLDER}"
 
 
-async def test_concurrency_is_bounded(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_concurrency_is_bounded(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     change(provider_settings, {"max_concurrency": 3})
     openai_server.latency_s = 0.05
     results = await asyncio.gather(*(ask(f"q{i}") for i in range(12)))
@@ -280,7 +323,9 @@ async def test_a_429_pauses_every_waiting_request(
     assert openai_server.calls[CHAT] == 3
 
 
-def test_clients_are_per_event_loop(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+def test_clients_are_per_event_loop(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     async def grab() -> object:
         return registry.chat_provider()
 
@@ -306,7 +351,9 @@ async def test_a_429_narrows_the_window_and_successes_widen_it_again(
     assert gate.current >= 1 and openai_server.max_inflight <= 5
 
 
-def test_clients_close_when_their_loop_ends(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+def test_clients_close_when_their_loop_ends(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     import gc
     import weakref
 

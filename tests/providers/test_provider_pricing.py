@@ -36,7 +36,9 @@ def test_unknown_models_are_unpriced(model: str) -> None:
 
 def test_cost_matches_hand_arithmetic() -> None:
     # 1234 prompt tokens at $0.15/M plus 567 completion tokens at $0.60/M, in exact decimals.
-    expected = (Decimal(1234) * Decimal("0.15") + Decimal(567) * Decimal("0.6")) / Decimal(1_000_000)
+    expected = (Decimal(1234) * Decimal("0.15") + Decimal(567) * Decimal("0.6")) / Decimal(
+        1_000_000
+    )
     assert cost_usd("gpt-4o-mini", 1234, 567, PRICES) == pytest.approx(float(expected), abs=1e-12)
     assert cost_usd("gpt-4o-mini", 0, 0, PRICES) == 0.0
 

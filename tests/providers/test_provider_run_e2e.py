@@ -36,8 +36,15 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     provider_settings._current = None
 
 
-def write_dataset(path: Path, samples: list[dict], metrics: list, providers: dict | None = None) -> Path:
-    doc = {"schema_version": "assay.dataset.v1", "name": "e2e", "metrics": metrics, "samples": samples}
+def write_dataset(
+    path: Path, samples: list[dict], metrics: list, providers: dict | None = None
+) -> Path:
+    doc = {
+        "schema_version": "assay.dataset.v1",
+        "name": "e2e",
+        "metrics": metrics,
+        "samples": samples,
+    }
     if providers:
         doc["providers"] = providers
     path.write_text(yaml.safe_dump(doc), encoding="utf-8")
@@ -58,7 +65,10 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict, str]
 
 
 def judge_samples(n: int) -> list[dict]:
-    return [{"id": f"q{i}", "input": {"question": f"Question {i}?"}, "expected_output": f"Answer {i}"} for i in range(n)]
+    return [
+        {"id": f"q{i}", "input": {"question": f"Question {i}?"}, "expected_output": f"Answer {i}"}
+        for i in range(n)
+    ]
 
 
 def failures(report: dict) -> dict[str, str]:
@@ -77,24 +87,44 @@ def test_judge_run_records_each_failure_and_reruns_for_free(
         return json.dumps({"score": 0.8, "reason": "close enough"})
 
     openai_server.chat_reply = reply
-    write_dataset(tmp_path / "d.yml", judge_samples(6), ["llm-as-judge"], {"judge_model": "gpt-4o-mini"})
+    write_dataset(
+        tmp_path / "d.yml", judge_samples(6), ["llm-as-judge"], {"judge_model": "gpt-4o-mini"}
+    )
     write_outputs(tmp_path / "o.json", {f"q{i}": f"answer {i}" for i in range(6)})
     # q5's first request gets a 500: it is retried and succeeds.
     openai_server.script(CHAT, Step.error(500, f"boom {PLANTED}"))
-    args = ["d.yml", "--outputs", "o.json", "--base-url", openai_server.url, "--cache-dir", "cache", "--no-store"]
+    args = [
+        "d.yml",
+        "--outputs",
+        "o.json",
+        "--base-url",
+        openai_server.url,
+        "--cache-dir",
+        "cache",
+        "--no-store",
+    ]
     code, report, _text = run(capsys, *args)
     assert code == 1  # captured failures fail the gate
     errors = failures(report)
     assert set(errors) == {"q3", "q4"}
-    assert errors["q3"].startswith("judge response is not valid JSON") and "after one re-ask" in errors["q3"]
+    assert (
+        errors["q3"].startswith("judge response is not valid JSON")
+        and "after one re-ask" in errors["q3"]
+    )
     assert errors["q4"] == (
         "judge returned out-of-range score 4; expected [0.0, 1.0]; after one re-ask: "
         "judge returned out-of-range score 4; expected [0.0, 1.0]"
     )
     aggregate = next(m for m in report["metrics"] if m["name"] == "llm-as-judge")
-    assert aggregate["scored"] == 4 and aggregate["failed"] == 2 and aggregate["mean"] == pytest.approx(0.8)
+    assert (
+        aggregate["scored"] == 4
+        and aggregate["failed"] == 2
+        and aggregate["mean"] == pytest.approx(0.8)
+    )
     usage = report["usage"]
-    assert usage["calls"] == 8 and usage["cached_calls"] == 0  # 4 good + 2 x (ask + re-ask); retries are not calls
+    assert (
+        usage["calls"] == 8 and usage["cached_calls"] == 0
+    )  # 4 good + 2 x (ask + re-ask); retries are not calls
     assert usage["cost_usd"] is not None and usage["complete"] is True
     assert usage["per_metric"]["llm-as-judge"]["calls"] == 8
     assert report["run"]["judge_model"] == "gpt-4o-mini"
@@ -102,58 +132,112 @@ def test_judge_run_records_each_failure_and_reruns_for_free(
 
     registry.reset()
     code, again, _ = run(capsys, *args)
-    assert openai_server.calls[CHAT] == 13  # only the two failures are asked again (failures are never cached)
+    assert (
+        openai_server.calls[CHAT] == 13
+    )  # only the two failures are asked again (failures are never cached)
     assert again["usage"]["cached_calls"] == 4
-    assert [r["scores"] for r in again["rows"] if r["id"] == "q0"] == [r["scores"] for r in report["rows"] if r["id"] == "q0"]
+    assert [r["scores"] for r in again["rows"] if r["id"] == "q0"] == [
+        r["scores"] for r in report["rows"] if r["id"] == "q0"
+    ]
 
 
 @pytest.mark.parametrize(
     ("steps", "message"),
     [
-        ([Step.error(500), Step.error(500)], r"LLM judge request to 127\.0\.0\.1:\d+ failed: HTTP 500 \(gave up after 1 retry\)"),
-        ([Step.error(429, retry_after="0.05"), Step.error(429, retry_after="0.05")], r"failed: HTTP 429 \(gave up after 1 retry\)"),
+        (
+            [Step.error(500), Step.error(500)],
+            r"LLM judge request to 127\.0\.0\.1:\d+ failed: HTTP 500 \(gave up after 1 retry\)",
+        ),
+        (
+            [Step.error(429, retry_after="0.05"), Step.error(429, retry_after="0.05")],
+            r"failed: HTTP 429 \(gave up after 1 retry\)",
+        ),
         ([Step.dropped(), Step.dropped()], r"failed: connection error \(gave up after 1 retry\)"),
         ([Step.raw(b"{oops")], r"returned a malformed response \(not valid JSON\)"),
         ([Step.error(401, f"Incorrect API key provided: {PLANTED}")], r"failed: HTTP 401$"),
     ],
 )
 def test_judge_provider_errors_in_the_report(
-    openai_server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], steps: list[Step], message: str
+    openai_server: OpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    steps: list[Step],
+    message: str,
 ) -> None:
     import re
 
     write_dataset(tmp_path / "d.yml", judge_samples(1), ["llm-as-judge"])
     write_outputs(tmp_path / "o.json", {"q0": "answer"})
     openai_server.script(CHAT, *steps)
-    code, report, text = run(capsys, "d.yml", "--outputs", "o.json", "--base-url", openai_server.url, "--cache-dir", "cache")
+    code, report, text = run(
+        capsys,
+        "d.yml",
+        "--outputs",
+        "o.json",
+        "--base-url",
+        openai_server.url,
+        "--cache-dir",
+        "cache",
+    )
     assert code == 1
     (failure,) = report["failures"]
     assert failure["metric"] == "llm-as-judge" and re.search(message, failure["message"])
-    leftovers = "".join(p.read_bytes().decode("utf-8", "replace") for p in tmp_path.rglob("*") if p.is_file())
+    leftovers = "".join(
+        p.read_bytes().decode("utf-8", "replace") for p in tmp_path.rglob("*") if p.is_file()
+    )
     assert PLANTED not in text and PLANTED not in leftovers
 
 
-def test_timeouts_in_the_report(openai_server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+def test_timeouts_in_the_report(
+    openai_server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
     monkeypatch.setenv("ASSAY_PROVIDER_TIMEOUT", "0.2")
     monkeypatch.setenv("ASSAY_PROVIDER_MAX_RETRIES", "0")
     write_dataset(tmp_path / "d.yml", judge_samples(1), ["llm-as-judge"])
     write_outputs(tmp_path / "o.json", {"q0": "answer"})
     openai_server.script(CHAT, Step.slow(1.0))
-    _code, report, _ = run(capsys, "d.yml", "--outputs", "o.json", "--base-url", openai_server.url, "--no-cache")
+    _code, report, _ = run(
+        capsys, "d.yml", "--outputs", "o.json", "--base-url", openai_server.url, "--no-cache"
+    )
     assert report["failures"][0]["message"].endswith("timed out after 0.2s")
 
 
 def semantic_samples() -> list[dict]:
-    texts = ["The cat sat on the mat.", "Paris is the capital of France.", "Ship within two days.", "Refunds take a week."]
-    return [{"id": f"s{i}", "input": {"question": "?"}, "expected_output": t} for i, t in enumerate(texts)]
+    texts = [
+        "The cat sat on the mat.",
+        "Paris is the capital of France.",
+        "Ship within two days.",
+        "Refunds take a week.",
+    ]
+    return [
+        {"id": f"s{i}", "input": {"question": "?"}, "expected_output": t}
+        for i, t in enumerate(texts)
+    ]
 
 
 def test_embedding_metrics_batch_a_run_and_rerun_for_free(
     openai_server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_dataset(tmp_path / "d.yml", semantic_samples(), ["cosine-embedding", "bertscore-like"])
-    write_outputs(tmp_path / "o.json", {"s0": "A cat sat on a mat.", "s1": "Paris.", "s2": "Ships in 2 days.", "s3": "Refunds take a week."})
-    args = ["d.yml", "--outputs", "o.json", "--base-url", openai_server.url, "--cache-dir", "cache", "--no-store"]
+    write_outputs(
+        tmp_path / "o.json",
+        {
+            "s0": "A cat sat on a mat.",
+            "s1": "Paris.",
+            "s2": "Ships in 2 days.",
+            "s3": "Refunds take a week.",
+        },
+    )
+    args = [
+        "d.yml",
+        "--outputs",
+        "o.json",
+        "--base-url",
+        openai_server.url,
+        "--cache-dir",
+        "cache",
+        "--no-store",
+    ]
     code, report, _ = run(capsys, *args)
     assert code == 0 and report["failures"] == []
     assert openai_server.calls[EMBEDDINGS] == 2  # one batched request per metric for the whole run
@@ -170,34 +254,55 @@ def test_embedding_metrics_batch_a_run_and_rerun_for_free(
     ("embed", "message"),
     [
         (lambda texts: [hash_vector(t) for t in texts][:-1], r"vector\(s\); expected"),
-        (lambda texts: [hash_vector(t, 8 if i % 2 else 16) for i, t in enumerate(texts)], r"different dimensionality \((8 vs 16|16 vs 8)\)"),
+        (
+            lambda texts: [hash_vector(t, 8 if i % 2 else 16) for i, t in enumerate(texts)],
+            r"different dimensionality \((8 vs 16|16 vs 8)\)",
+        ),
     ],
 )
 def test_bad_embedding_answers_in_the_report(
-    openai_server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], embed, message: str
+    openai_server: OpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    embed,
+    message: str,
 ) -> None:
     import re
 
     openai_server.embed = embed
     write_dataset(tmp_path / "d.yml", semantic_samples()[:2], ["cosine-embedding"])
     write_outputs(tmp_path / "o.json", {"s0": "x", "s1": "y"})
-    code, report, _ = run(capsys, "d.yml", "--outputs", "o.json", "--base-url", openai_server.url, "--no-cache")
+    code, report, _ = run(
+        capsys, "d.yml", "--outputs", "o.json", "--base-url", openai_server.url, "--no-cache"
+    )
     assert code == 1 and len(report["failures"]) == 2
     assert all(re.search(message, f["message"]) for f in report["failures"])
 
 
-def test_hashing_reports_say_they_are_for_tests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_hashing_reports_say_they_are_for_tests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_dataset(tmp_path / "d.yml", semantic_samples(), ["cosine-embedding", "bertscore-like"])
-    write_outputs(tmp_path / "o.json", {f"s{i}": s["expected_output"] for i, s in enumerate(semantic_samples())})
+    write_outputs(
+        tmp_path / "o.json",
+        {f"s{i}": s["expected_output"] for i, s in enumerate(semantic_samples())},
+    )
     code, report, _ = run(capsys, "d.yml", "--outputs", "o.json", "--embedding-provider", "hashing")
     assert code == 0
-    assert "hashing" in report["run"]["embedding_provider"] and "test only" in report["run"]["embedding_provider"]
+    assert (
+        "hashing" in report["run"]["embedding_provider"]
+        and "test only" in report["run"]["embedding_provider"]
+    )
     assert all(m["mean"] == pytest.approx(1.0) for m in report["metrics"])
     assert report["usage"]["calls"] == 0
 
 
-def test_a_dataset_with_an_api_key_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write_dataset(tmp_path / "d.yml", semantic_samples(), ["cosine-embedding"], {"api_key": "sk-in-git"})
+def test_a_dataset_with_an_api_key_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_dataset(
+        tmp_path / "d.yml", semantic_samples(), ["cosine-embedding"], {"api_key": "sk-in-git"}
+    )
     write_outputs(tmp_path / "o.json", {f"s{i}": "x" for i in range(4)})
     with pytest.raises(SystemExit) as info:
         main(["run", "d.yml", "--outputs", "o.json"])
@@ -206,17 +311,32 @@ def test_a_dataset_with_an_api_key_is_refused(tmp_path: Path, capsys: pytest.Cap
     assert "API keys come from the environment" in err and "sk-in-git" not in err
 
 
-@pytest.mark.skipif(not local.available(), reason='needs the local extra: pip install "assay[local]"')
-def test_local_model_offline(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.skipif(
+    not local.available(), reason='needs the local extra: pip install "assay[local]"'
+)
+def test_local_model_offline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     write_dataset(tmp_path / "d.yml", semantic_samples(), ["cosine-embedding", "bertscore-like"])
-    write_outputs(tmp_path / "o.json", {"s0": "A cat was sitting on the mat.", "s1": "France's capital is Paris.",
-                                        "s2": "Quarterly revenue grew.", "s3": "Refunds take a week."})
-    _code, report, text = run(capsys, "d.yml", "--outputs", "o.json", "--embedding-provider", "local")
+    write_outputs(
+        tmp_path / "o.json",
+        {
+            "s0": "A cat was sitting on the mat.",
+            "s1": "France's capital is Paris.",
+            "s2": "Quarterly revenue grew.",
+            "s3": "Refunds take a week.",
+        },
+    )
+    _code, report, text = run(
+        capsys, "d.yml", "--outputs", "o.json", "--embedding-provider", "local"
+    )
     assert report["failures"] == [] and "local" in report["run"]["embedding_provider"]
     rows = {r["id"]: r["scores"] for r in report["rows"]}
     for metric in ("cosine-embedding", "bertscore-like"):
-        assert rows["s2"][metric]["score"] < rows["s0"][metric]["score"]  # unrelated below paraphrase
+        assert (
+            rows["s2"][metric]["score"] < rows["s0"][metric]["score"]
+        )  # unrelated below paraphrase
         assert rows["s3"][metric]["score"] == pytest.approx(1.0, abs=1e-5)
     assert rows["s0"]["bertscore-like"]["details"]["mode"] == "contextual"
     assert "Loading weights" not in text

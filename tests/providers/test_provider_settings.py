@@ -41,13 +41,19 @@ def test_environment_fills_every_field() -> None:
 
 
 def test_assay_variables_win_over_openai_ones() -> None:
-    built = settings.build(env={**ENV, "ASSAY_API_KEY": "sk-assay", "ASSAY_BASE_URL": "http://assay.example/v1"})
+    built = settings.build(
+        env={**ENV, "ASSAY_API_KEY": "sk-assay", "ASSAY_BASE_URL": "http://assay.example/v1"}
+    )
     assert built.api_key is not None and built.api_key.get_secret_value() == "sk-assay"
     assert built.base_url == "http://assay.example/v1"
 
 
 def test_dataset_beats_environment_and_flags_beat_dataset() -> None:
-    dataset = {"judge_model": "dataset-judge", "embedding_model": "dataset-embed", "max_concurrency": 3}
+    dataset = {
+        "judge_model": "dataset-judge",
+        "embedding_model": "dataset-embed",
+        "max_concurrency": 3,
+    }
     cli = {"judge_model": "cli-judge", "provider_concurrency": 5, "embedding_provider": None}
     built = settings.build(cli=cli, dataset=dataset, env=ENV)
     assert built.judge_model == "cli-judge"
@@ -59,7 +65,9 @@ def test_dataset_beats_environment_and_flags_beat_dataset() -> None:
 def test_cache_flags() -> None:
     assert settings.build(cli={"no_cache": True}, env={}).cache_mode == "off"
     assert settings.build(cli={"refresh_cache": True}, env={}).cache_mode == "refresh"
-    assert settings.build(cli={"no_cache": False, "refresh_cache": False}, env={}).cache_mode == "use"
+    assert (
+        settings.build(cli={"no_cache": False, "refresh_cache": False}, env={}).cache_mode == "use"
+    )
     assert settings.build(cli={"cache_mode": "refresh"}, env={}).cache_mode == "refresh"
     assert settings.build(env={"ASSAY_NO_CACHE": "1"}).cache_mode == "off"
     with pytest.raises(UsageError, match="cannot be used together"):
@@ -72,7 +80,9 @@ def test_a_dataset_may_not_carry_an_api_key() -> None:
 
 
 def test_bad_values_name_the_field_and_its_source() -> None:
-    with pytest.raises(UsageError, match=r"'embedding_provider' from the dataset 'providers' block"):
+    with pytest.raises(
+        UsageError, match=r"'embedding_provider' from the dataset 'providers' block"
+    ):
         settings.build(dataset={"embedding_provider": "magic"}, env={})
     with pytest.raises(UsageError, match=r"'max_concurrency' from the command line"):
         settings.build(cli={"provider_concurrency": 0}, env={})
@@ -100,13 +110,17 @@ def test_prices_extend_the_defaults() -> None:
     assert built.prices["gpt-4o"].input_per_million == 9.0
     assert built.prices["gpt-4o-mini"] == DEFAULT_PRICES["gpt-4o-mini"]
     with pytest.raises(UsageError, match="prices"):
-        settings.build(dataset={"prices": {"m": {"input_per_million": -1, "output_per_million": 0}}}, env={})
+        settings.build(
+            dataset={"prices": {"m": {"input_per_million": -1, "output_per_million": 0}}}, env={}
+        )
 
 
 def test_configure_makes_settings_current(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSAY_JUDGE_MODEL", "env-judge")
     try:
-        configured = settings.configure(cli={"judge_model": "cli-judge"}, dataset={"embedding_provider": "hashing"})
+        configured = settings.configure(
+            cli={"judge_model": "cli-judge"}, dataset={"embedding_provider": "hashing"}
+        )
         assert settings.current() is configured
         assert configured.judge_model == "cli-judge"
         assert configured.embedding_label.startswith("hashing (test only")
@@ -117,7 +131,9 @@ def test_configure_makes_settings_current(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_embedding_labels() -> None:
-    assert settings.build(dataset={"embedding_provider": "local"}, env={}).embedding_label.startswith("local (all-MiniLM-L6-v2")
+    assert settings.build(
+        dataset={"embedding_provider": "local"}, env={}
+    ).embedding_label.startswith("local (all-MiniLM-L6-v2")
     assert "text-embedding-3-small" in settings.build(env={}).embedding_label
 
 
@@ -132,12 +148,19 @@ def test_the_shipped_providers_schema_is_current_and_validates_blocks() -> None:
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
     good = {
-        "judge_model": "gpt-4.1-mini", "embedding_provider": "local", "base_url": "http://vllm:8000/v1",
-        "max_concurrency": 4, "cache_mode": "refresh",
+        "judge_model": "gpt-4.1-mini",
+        "embedding_provider": "local",
+        "base_url": "http://vllm:8000/v1",
+        "max_concurrency": 4,
+        "cache_mode": "refresh",
         "prices": {"m": {"input_per_million": 1, "output_per_million": 2}},
     }
     assert not list(validator.iter_errors(good))
     settings.build(dataset=good, env={})  # the model accepts what the schema accepts
-    for bad in ({"api_key": "sk-x"}, {"embedding_provider": "magic"}, {"max_concurrency": 0},
-                {"prices": {"m": {"input_per_million": 1}}}):
+    for bad in (
+        {"api_key": "sk-x"},
+        {"embedding_provider": "magic"},
+        {"max_concurrency": 0},
+        {"prices": {"m": {"input_per_million": 1}}},
+    ):
         assert list(validator.iter_errors(bad)), bad

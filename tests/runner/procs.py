@@ -24,7 +24,14 @@ def assay_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "assay", *args]
 
 
-def run_assay(args: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_assay(
+    args: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        assay_command(*args), cwd=cwd, env=assay_env(env), capture_output=True, text=True, timeout=timeout
+        assay_command(*args),
+        cwd=cwd,
+        env=assay_env(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )

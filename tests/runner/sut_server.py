@@ -90,7 +90,9 @@ class SutServer:
         with self._lock:
             return sum(self.calls.values())
 
-    def reply(self, request: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    def reply(
+        self, request: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
         qid = str(request.get("qid", ""))
         with self._lock:
             self.headers_seen.append(headers)
@@ -106,7 +108,11 @@ class SutServer:
             if self.latency_s:
                 time.sleep(self.latency_s)
             if over:
-                return 429, {"Retry-After": self.retry_after}, b'{"error": "slow down, secret-body-text"}'
+                return (
+                    429,
+                    {"Retry-After": self.retry_after},
+                    b'{"error": "slow down, secret-body-text"}',
+                )
             if qid in self.fail_first and call == 1:
                 return 500, {}, b'{"error": "internal failure, secret-body-text"}'
             body = {"output": self.answer(qid, call), "retrieved": [f"doc-{qid}", "doc-other"]}
@@ -141,7 +147,9 @@ def _handler(server: SutServer) -> type[BaseHTTPRequestHandler]:
                 request = json.loads(raw or b"{}")
             except ValueError:
                 request = {}
-            status, headers, body = server.reply(request if isinstance(request, dict) else {}, dict(self.headers.items()))
+            status, headers, body = server.reply(
+                request if isinstance(request, dict) else {}, dict(self.headers.items())
+            )
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -156,7 +164,13 @@ def _handler(server: SutServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def write_dataset(path: Any, count: int, *, metrics: tuple[str, ...] = ("exact-match", "contains"), name: str = "runner.http") -> list[str]:
+def write_dataset(
+    path: Any,
+    count: int,
+    *,
+    metrics: tuple[str, ...] = ("exact-match", "contains"),
+    name: str = "runner.http",
+) -> list[str]:
     """A JSON dataset of ``count`` samples whose expected answer is ``answer <qid>``."""
     ids = [f"s{i:04d}" for i in range(count)]
     document = {

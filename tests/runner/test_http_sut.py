@@ -34,6 +34,7 @@ def answer(target: HttpTarget, item: Sample) -> Any:
 
 # --------------------------------------------------------------------------- pure helpers
 
+
 def test_paths() -> None:
     assert parse_path("output", flag="f") == ("output",)
     assert parse_path("choices.0.message.content", flag="f") == ("choices", 0, "message", "content")
@@ -51,22 +52,38 @@ def test_paths() -> None:
 
 
 def test_headers_from_json_or_pairs() -> None:
-    assert parse_headers('{"Authorization": "Bearer abc", "X-Team": "qa"}') == {"Authorization": "Bearer abc", "X-Team": "qa"}
-    assert parse_headers("Authorization: Bearer a:b; X-Team: qa") == {"Authorization": "Bearer a:b", "X-Team": "qa"}
+    assert parse_headers('{"Authorization": "Bearer abc", "X-Team": "qa"}') == {
+        "Authorization": "Bearer abc",
+        "X-Team": "qa",
+    }
+    assert parse_headers("Authorization: Bearer a:b; X-Team: qa") == {
+        "Authorization": "Bearer a:b",
+        "X-Team": "qa",
+    }
     assert parse_headers(None) == {} and parse_headers("  ") == {}
-    for bad in ("Authorization Bearer topsecret", '{"Auth": 5}', '["x"]', '{"bad name": "topsecret"}', "{oops"):
+    for bad in (
+        "Authorization Bearer topsecret",
+        '{"Auth": 5}',
+        '["x"]',
+        '{"bad name": "topsecret"}',
+        "{oops",
+    ):
         with pytest.raises(UsageError) as info:
             parse_headers(bad)
         assert "topsecret" not in str(info.value)
 
 
 def test_public_url_drops_credentials_and_query() -> None:
-    assert public_url("https://user:pw@api.example.com:8443/v1/answer?key=s3cret#x") == "https://api.example.com:8443/v1/answer"
+    assert (
+        public_url("https://user:pw@api.example.com:8443/v1/answer?key=s3cret#x")
+        == "https://api.example.com:8443/v1/answer"
+    )
     with pytest.raises(UsageError):
         HttpTarget("ftp://example.com/")
 
 
 # --------------------------------------------------------------------------- against a server
+
 
 def test_reads_answer_and_retrieved_ids_from_configured_paths() -> None:
     with SutServer() as server:
@@ -94,8 +111,18 @@ def test_headers_are_sent_and_never_shown(tmp_path: Path) -> None:
     write_dataset(dataset, 3)
     with SutServer() as server:
         done = run_assay(
-            ["run", str(dataset), "--sut-url", server.url + "?token=query-secret", "--store", str(tmp_path / "s.db"),
-             "-f", "json", "-o", str(tmp_path / "r.json")],
+            [
+                "run",
+                str(dataset),
+                "--sut-url",
+                server.url + "?token=query-secret",
+                "--store",
+                str(tmp_path / "s.db"),
+                "-f",
+                "json",
+                "-o",
+                str(tmp_path / "r.json"),
+            ],
             cwd=tmp_path,
             env={"ASSAY_SUT_HEADERS": "Authorization: Bearer header-secret; X-Team: qa"},
         )
@@ -106,11 +133,17 @@ def test_headers_are_sent_and_never_shown(tmp_path: Path) -> None:
     for secret in ("header-secret", "query-secret"):
         assert secret not in report_text
         assert secret not in done.stderr + done.stdout
-    assert json.loads(report_text)["run"]["system_under_test"] == {"kind": "http", "target": server.url}
+    assert json.loads(report_text)["run"]["system_under_test"] == {
+        "kind": "http",
+        "target": server.url,
+    }
 
 
 def test_non_2xx_is_a_failure_with_the_status_only() -> None:
-    with SutServer(fail_first=frozenset({"s0001"})) as server, pytest.raises(SystemUnderTestError) as info:
+    with (
+        SutServer(fail_first=frozenset({"s0001"})) as server,
+        pytest.raises(SystemUnderTestError) as info,
+    ):
         answer(HttpTarget(server.url), sample("s0001"))
     assert "HTTP 500" in str(info.value)
     assert "secret-body-text" not in str(info.value)
@@ -124,7 +157,10 @@ def test_429_raises_rate_limited_with_retry_after() -> None:
 
 
 def test_timeout_is_a_failure() -> None:
-    with SutServer(latency_s=1.0) as server, pytest.raises(SystemUnderTestError, match=r"timed out after 0\.1s"):
+    with (
+        SutServer(latency_s=1.0) as server,
+        pytest.raises(SystemUnderTestError, match=r"timed out after 0\.1s"),
+    ):
         answer(HttpTarget(server.url, timeout_s=0.1), sample())
 
 
@@ -143,7 +179,9 @@ def test_reply_that_is_not_json_is_a_failure() -> None:
 
         original = server.reply
 
-        def broken(request: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        def broken(
+            request: dict[str, Any], headers: dict[str, str]
+        ) -> tuple[int, dict[str, str], bytes]:
             original(request, headers)
             return 200, {}, b"<html>secret-body-text</html>"
 
@@ -165,8 +203,14 @@ def test_from_environment_reads_flags_then_env() -> None:
     assert target.retrieved_path == ("data", "ids")
     assert target.timeout_s == 2.5
     assert "v" not in repr(target)
-    flagged = HttpTarget.from_environment("http://127.0.0.1:9/x", output_path="answer", timeout_s=1, environ=env, limiter=Limiter(3))
-    assert flagged.output_path == ("answer",) and flagged.timeout_s == 1.0 and flagged.limiter.max_concurrency == 3
+    flagged = HttpTarget.from_environment(
+        "http://127.0.0.1:9/x", output_path="answer", timeout_s=1, environ=env, limiter=Limiter(3)
+    )
+    assert (
+        flagged.output_path == ("answer",)
+        and flagged.timeout_s == 1.0
+        and flagged.limiter.max_concurrency == 3
+    )
     with pytest.raises(UsageError, match="ASSAY_SUT_TIMEOUT"):
         HttpTarget.from_environment("http://127.0.0.1:9/x", environ={"ASSAY_SUT_TIMEOUT": "soon"})
 
@@ -176,13 +220,28 @@ def test_cli_flags_reach_the_target(tmp_path: Path) -> None:
     write_dataset(dataset, 4)
     with SutServer(latency_s=0.5) as server:
         done = run_assay(
-            ["run", str(dataset), "--sut-url", server.url, "--sut-timeout", "0.1", "--no-store", "-f", "json",
-             "-o", str(tmp_path / "r.json"), "-q"],
+            [
+                "run",
+                str(dataset),
+                "--sut-url",
+                server.url,
+                "--sut-timeout",
+                "0.1",
+                "--no-store",
+                "-f",
+                "json",
+                "-o",
+                str(tmp_path / "r.json"),
+                "-q",
+            ],
             cwd=tmp_path,
         )
     assert done.returncode == 1  # every sample timed out: captured failures fail the gate
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["summary"]["sut_failures"] == 4
     assert all("timed out after 0.1s" in f["message"] for f in report["failures"])
-    bad = run_assay(["run", str(dataset), "--sut-url", "http://127.0.0.1:9/", "--rpm", "0", "--no-store"], cwd=tmp_path)
+    bad = run_assay(
+        ["run", str(dataset), "--sut-url", "http://127.0.0.1:9/", "--rpm", "0", "--no-store"],
+        cwd=tmp_path,
+    )
     assert bad.returncode == 2 and "--rpm" in bad.stderr

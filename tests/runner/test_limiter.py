@@ -124,7 +124,9 @@ async def test_rpm_spaces_call_starts() -> None:
     await asyncio.gather(*(work() for _ in range(5)))
     starts.sort()
     # The k-th call may not start before k spacings have passed (a busy loop may start it later).
-    assert all(start - began >= k * 0.05 - 1e-3 for k, start in enumerate(starts)), [s - began for s in starts]
+    assert all(start - began >= k * 0.05 - 1e-3 for k, start in enumerate(starts)), [
+        s - began for s in starts
+    ]
     assert limiter.stats.calls == 5
 
 
@@ -155,9 +157,13 @@ async def test_call_limited_gives_up_and_says_why() -> None:
         waits.append(seconds)
 
     with pytest.raises(GaveUp, match=r"HTTP 429 \(rate limited; gave up after 3 retries\)"):
-        await call_limited(limiter, refuse, retries=RetryBudget(max_retries=3, base_s=1.0), sleep=fake_sleep)
+        await call_limited(
+            limiter, refuse, retries=RetryBudget(max_retries=3, base_s=1.0), sleep=fake_sleep
+        )
     assert len(waits) == 3
-    assert waits[0] >= 1.0 and waits[1] >= 2.0 and waits[2] >= 4.0  # exponential without Retry-After
+    assert (
+        waits[0] >= 1.0 and waits[1] >= 2.0 and waits[2] >= 4.0
+    )  # exponential without Retry-After
 
     async def refuse_long() -> str:
         raise RateLimited("HTTP 429", retry_after=3600)
@@ -181,6 +187,11 @@ def test_retry_after_values() -> None:
 
 
 def test_bad_settings_are_refused() -> None:
-    for kwargs in ({"max_concurrency": 0}, {"max_concurrency": 2, "min_concurrency": 3}, {"decrease": 1.0}, {"rpm": 0}):
+    for kwargs in (
+        {"max_concurrency": 0},
+        {"max_concurrency": 2, "min_concurrency": 3},
+        {"decrease": 1.0},
+        {"rpm": 0},
+    ):
         with pytest.raises(ValueError):
             Limiter(**kwargs)

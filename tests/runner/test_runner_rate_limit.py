@@ -64,8 +64,21 @@ def test_cli_run_completes_under_rate_limiting(tmp_path: Path) -> None:
     ids = write_dataset(dataset, 45)
     with SutServer(latency_s=0.04, max_in_flight=3, retry_after="0.02") as server:
         done = run_assay(
-            ["run", str(dataset), "--sut-url", server.url, "-j", "16", "--store", str(tmp_path / "s.db"),
-             "-f", "json", "-o", str(tmp_path / "r.json"), "-q"],
+            [
+                "run",
+                str(dataset),
+                "--sut-url",
+                server.url,
+                "-j",
+                "16",
+                "--store",
+                str(tmp_path / "s.db"),
+                "-f",
+                "json",
+                "-o",
+                str(tmp_path / "r.json"),
+                "-q",
+            ],
             cwd=tmp_path,
         )
         assert done.returncode == 0, done.stderr
@@ -88,5 +101,7 @@ def test_gave_up_is_recorded_as_that_samples_failure(tmp_path: Path) -> None:
             options=RunOptions(),
         )
     assert report.summary.sut_failures == 3
-    assert all("HTTP 429" in f.message and "gave up after 8 retries" in f.message for f in report.failures)
+    assert all(
+        "HTTP 429" in f.message and "gave up after 8 retries" in f.message for f in report.failures
+    )
     assert server.rate_limited == 3 * 9

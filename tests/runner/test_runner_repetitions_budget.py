@@ -34,13 +34,30 @@ def flaky_answer(qid: str, call: int) -> str:
     return f"answer {qid}"
 
 
-def test_repetitions_report_pass_rates_unstable_samples_and_wilson_intervals(tmp_path: Path) -> None:
+def test_repetitions_report_pass_rates_unstable_samples_and_wilson_intervals(
+    tmp_path: Path,
+) -> None:
     dataset = tmp_path / "dataset.json"
     ids = write_dataset(dataset, 8)
     with SutServer(answer=flaky_answer) as server:
         done = run_assay(
-            ["run", str(dataset), "--sut-url", server.url, "--repetitions", "3", "--store", str(tmp_path / "s.db"),
-             "-f", "json", "-o", str(tmp_path / "r.json"), "--also", f"md={tmp_path / 'r.md'}", "-q"],
+            [
+                "run",
+                str(dataset),
+                "--sut-url",
+                server.url,
+                "--repetitions",
+                "3",
+                "--store",
+                str(tmp_path / "s.db"),
+                "-f",
+                "json",
+                "-o",
+                str(tmp_path / "r.json"),
+                "--also",
+                f"md={tmp_path / 'r.md'}",
+                "-q",
+            ],
             cwd=tmp_path,
         )
         assert all(server.calls[i] == 3 for i in ids)
@@ -66,7 +83,9 @@ def test_repetitions_report_pass_rates_unstable_samples_and_wilson_intervals(tmp
         per_execution = [1.0] * passed + [0.0] * (3 - passed)
         mean = sum(per_execution) / 3
         assert entry["score_mean"] == pytest.approx(mean)
-        assert entry["score_stddev"] == pytest.approx((sum((x - mean) ** 2 for x in per_execution) / 3) ** 0.5)
+        assert entry["score_stddev"] == pytest.approx(
+            (sum((x - mean) ** 2 for x in per_execution) / 3) ** 0.5
+        )
     assert data["summary"]["total_executions"] == 24
     assert data["summary"]["pass_rate"] == pytest.approx((3 * 5 + 2 + 1) / 24)
 
@@ -102,10 +121,26 @@ def test_budget_halt_exits_1_and_says_where(tmp_path: Path, system: str) -> None
     ids = write_dataset(dataset, 40, metrics=("priced_metric:Priced",))
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps({"outputs": {i: f"answer {i}" for i in ids}}), encoding="utf-8")
-    args = ["run", str(dataset), "--budget-usd", "0.055", "--store", str(tmp_path / "s.db"), "-f", "json",
-            "-o", str(tmp_path / "r.json"), "--also", f"md={tmp_path / 'r.md'}", "-j", "8"]
+    args = [
+        "run",
+        str(dataset),
+        "--budget-usd",
+        "0.055",
+        "--store",
+        str(tmp_path / "s.db"),
+        "-f",
+        "json",
+        "-o",
+        str(tmp_path / "r.json"),
+        "--also",
+        f"md={tmp_path / 'r.md'}",
+        "-j",
+        "8",
+    ]
     with SutServer(latency_s=0.002) as server:
-        source = ["--outputs", str(outputs)] if system == "saved-outputs" else ["--sut-url", server.url]
+        source = (
+            ["--outputs", str(outputs)] if system == "saved-outputs" else ["--sut-url", server.url]
+        )
         done = run_assay([*args, *source], cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     data = json.loads((tmp_path / "r.json").read_text())
@@ -123,7 +158,10 @@ def test_budget_halt_exits_1_and_says_where(tmp_path: Path, system: str) -> None
         "reason": data["run"]["halt_reason"],
     }
     assert data["usage"]["cost_usd"] == pytest.approx(0.05)
-    assert "**Run halted:** spent $0.0500 of a $0.0550 budget after 5 executions" in (tmp_path / "r.md").read_text()
+    assert (
+        "**Run halted:** spent $0.0500 of a $0.0550 budget after 5 executions"
+        in (tmp_path / "r.md").read_text()
+    )
     if system == "http":
         assert server.total_calls() == 5  # nothing launched past the budget
 

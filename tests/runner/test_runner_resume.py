@@ -39,22 +39,33 @@ def load(path: Path) -> dict[str, Any]:
 def stored(store: Path, run_id: str) -> tuple[int, str]:
     """(executions stored, run status) read straight from the SQLite store."""
     with sqlite3.connect(store) as db:
-        count = db.execute("SELECT COUNT(*) FROM executions WHERE run_id = ?", (run_id,)).fetchone()[0]
+        count = db.execute(
+            "SELECT COUNT(*) FROM executions WHERE run_id = ?", (run_id,)
+        ).fetchone()[0]
         status = db.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0]
     return int(count), str(status)
 
 
 def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        assay_command(*args), cwd=cwd, env=assay_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        assay_command(*args),
+        cwd=cwd,
+        env=assay_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
-def wait_for_calls(server: SutServer, process: subprocess.Popen[str], calls: int, limit_s: float = 60.0) -> None:
+def wait_for_calls(
+    server: SutServer, process: subprocess.Popen[str], calls: int, limit_s: float = 60.0
+) -> None:
     deadline = time.monotonic() + limit_s
     while server.total_calls() < calls:
         if process.poll() is not None:
-            pytest.fail(f"assay ended (rc {process.returncode}) before {calls} calls: {process.stderr.read() if process.stderr else ''}")
+            pytest.fail(
+                f"assay ended (rc {process.returncode}) before {calls} calls: {process.stderr.read() if process.stderr else ''}"
+            )
         if time.monotonic() > deadline:
             process.kill()
             pytest.fail("the run made no progress")
@@ -62,7 +73,20 @@ def wait_for_calls(server: SutServer, process: subprocess.Popen[str], calls: int
 
 
 def common(dataset: Path, url: str, store: Path, out: Path, *extra: str) -> list[str]:
-    return ["run", str(dataset), "--sut-url", url, "--store", str(store), "-f", "json", "-o", str(out), "-q", *extra]
+    return [
+        "run",
+        str(dataset),
+        "--sut-url",
+        url,
+        "--store",
+        str(store),
+        "-f",
+        "json",
+        "-o",
+        str(out),
+        "-q",
+        *extra,
+    ]
 
 
 def test_sigkill_then_resume_gives_the_uninterrupted_report(tmp_path: Path) -> None:
@@ -71,12 +95,20 @@ def test_sigkill_then_resume_gives_the_uninterrupted_report(tmp_path: Path) -> N
     store = tmp_path / "runs.db"
 
     with SutServer(latency_s=0.02) as server:
-        clean = run_assay(common(dataset, server.url, tmp_path / "ref.db", tmp_path / "clean.json", "-j", "4"), cwd=tmp_path)
+        clean = run_assay(
+            common(dataset, server.url, tmp_path / "ref.db", tmp_path / "clean.json", "-j", "4"),
+            cwd=tmp_path,
+        )
         assert clean.returncode == 0, clean.stderr
         assert all(server.calls[i] == 1 for i in ids)
         server.reset_counts()
 
-        process = start(common(dataset, server.url, store, tmp_path / "killed.json", "-j", "4", "--run-id", "job-1"), tmp_path)
+        process = start(
+            common(
+                dataset, server.url, store, tmp_path / "killed.json", "-j", "4", "--run-id", "job-1"
+            ),
+            tmp_path,
+        )
         wait_for_calls(server, process, 60)
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
@@ -89,7 +121,19 @@ def test_sigkill_then_resume_gives_the_uninterrupted_report(tmp_path: Path) -> N
         assert status == "running"  # nobody got to mark it: it was killed
         before = server.total_calls()
 
-        resumed = run_assay(common(dataset, server.url, store, tmp_path / "resumed.json", "-j", "4", "--resume", "job-1"), cwd=tmp_path)
+        resumed = run_assay(
+            common(
+                dataset,
+                server.url,
+                store,
+                tmp_path / "resumed.json",
+                "-j",
+                "4",
+                "--resume",
+                "job-1",
+            ),
+            cwd=tmp_path,
+        )
         assert resumed.returncode == 0, resumed.stderr
         # Exactly the executions the store did not have were redone, nothing else.
         assert server.total_calls() - before == len(ids) - kept
@@ -104,7 +148,19 @@ def test_sigkill_then_resume_gives_the_uninterrupted_report(tmp_path: Path) -> N
     assert stored(store, "job-1") == (len(ids), "finished")
 
     # `assay report` renders the stored run again, identically, without calling anything.
-    again = run_assay(["report", "job-1", "--store", str(store), "-f", "json", "-o", str(tmp_path / "again.json")], cwd=tmp_path)
+    again = run_assay(
+        [
+            "report",
+            "job-1",
+            "--store",
+            str(store),
+            "-f",
+            "json",
+            "-o",
+            str(tmp_path / "again.json"),
+        ],
+        cwd=tmp_path,
+    )
     assert again.returncode == 0, again.stderr
     rerendered = normalised(load(tmp_path / "again.json"))
     expected = normalised(report)
@@ -125,17 +181,31 @@ def test_retry_errors_calls_only_the_failed_samples(tmp_path: Path) -> None:
     store = tmp_path / "runs.db"
 
     with SutServer(latency_s=0.002, fail_first=flaky) as server:
-        first = run_assay(common(dataset, server.url, store, tmp_path / "first.json", "--run-id", "job-2"), cwd=tmp_path)
+        first = run_assay(
+            common(dataset, server.url, store, tmp_path / "first.json", "--run-id", "job-2"),
+            cwd=tmp_path,
+        )
         assert first.returncode == 1, first.stderr  # captured failures fail the gate
         report = load(tmp_path / "first.json")
         failures = report["failures"]
         assert sorted(f["sample_id"] for f in failures) == sorted(flaky)
-        assert all(f["stage"] == "system-under-test" and "HTTP 500" in f["message"] for f in failures)
+        assert all(
+            f["stage"] == "system-under-test" and "HTTP 500" in f["message"] for f in failures
+        )
         assert "secret-body-text" not in (tmp_path / "first.json").read_text() + first.stderr
         assert all(server.calls[i] == 1 for i in ids)
 
         retried = run_assay(
-            common(dataset, server.url, store, tmp_path / "retried.json", "--resume", "job-2", "--retry-errors"), cwd=tmp_path
+            common(
+                dataset,
+                server.url,
+                store,
+                tmp_path / "retried.json",
+                "--resume",
+                "job-2",
+                "--retry-errors",
+            ),
+            cwd=tmp_path,
         )
         assert retried.returncode == 0, retried.stderr
         for sample_id in ids:
@@ -144,13 +214,24 @@ def test_retry_errors_calls_only_the_failed_samples(tmp_path: Path) -> None:
         # Nothing left to retry: a second --retry-errors calls nobody.
         before = server.total_calls()
         noop = run_assay(
-            common(dataset, server.url, store, tmp_path / "noop.json", "--resume", "job-2", "--retry-errors"), cwd=tmp_path
+            common(
+                dataset,
+                server.url,
+                store,
+                tmp_path / "noop.json",
+                "--resume",
+                "job-2",
+                "--retry-errors",
+            ),
+            cwd=tmp_path,
         )
         assert noop.returncode == 0, noop.stderr
         assert server.total_calls() == before
 
         # The reference: an uninterrupted run once the system no longer fails.
-        clean = run_assay(common(dataset, server.url, tmp_path / "ref.db", tmp_path / "clean.json"), cwd=tmp_path)
+        clean = run_assay(
+            common(dataset, server.url, tmp_path / "ref.db", tmp_path / "clean.json"), cwd=tmp_path
+        )
         assert clean.returncode == 0, clean.stderr
 
     assert normalised(load(tmp_path / "retried.json")) == normalised(load(tmp_path / "clean.json"))
@@ -162,7 +243,9 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> N
     store = tmp_path / "runs.db"
     out = tmp_path / "report.json"
     with SutServer(latency_s=0.03) as server:
-        process = start(common(dataset, server.url, store, out, "-j", "2", "--run-id", "job-3"), tmp_path)
+        process = start(
+            common(dataset, server.url, store, out, "-j", "2", "--run-id", "job-3"), tmp_path
+        )
         wait_for_calls(server, process, 20)
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
@@ -181,7 +264,12 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> N
         assert words[0] == "assay" and words[-2:] == ["--resume", "job-3"]
         before = server.total_calls()
         resumed = subprocess.run(
-            assay_command(*words[1:]), cwd=tmp_path, env=assay_env(), capture_output=True, text=True, timeout=120
+            assay_command(*words[1:]),
+            cwd=tmp_path,
+            env=assay_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert resumed.returncode == 0, resumed.stderr
         assert server.total_calls() - before == len(ids) - kept

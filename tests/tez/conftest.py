@@ -19,8 +19,10 @@ def tez_data() -> Path:
     """``shared/data/tez`` next to the repository (skips when the checkout lacks it)."""
     found = find_tez_data()
     if found is None:
-        pytest.skip("Tez test data not found: expected ../shared/data/tez beside the repository "
-                    "(or ASSAY_TEZ_TEST_DATA)")
+        pytest.skip(
+            "Tez test data not found: expected ../shared/data/tez beside the repository "
+            "(or ASSAY_TEZ_TEST_DATA)"
+        )
     return found
 
 

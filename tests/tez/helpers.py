@@ -40,4 +40,8 @@ def snapshot(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` (or the single file ``root``) with its bytes."""
     if root.is_file():
         return {root.name: root.read_bytes()}
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }

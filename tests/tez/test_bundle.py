@@ -28,7 +28,13 @@ def test_official_bundles_load_with_their_schema_deviations_reported(bundles_dir
     assert tip.synthesis_file == "tez.md" and tip.synthesis_text
     interop = open_bundle(bundles_dir / "interop-level-3")
     assert any(w.startswith("manifest.json: extensions:") for w in interop.warnings)
-    assert set(interop.items) == {"market-landscape", "technical-assessment", "financial-projections", "founder-memo", "ops-runbook"}
+    assert set(interop.items) == {
+        "market-landscape",
+        "technical-assessment",
+        "financial-projections",
+        "founder-memo",
+        "ops-runbook",
+    }
     assert interop.items["ops-runbook"].integrity_ok is None  # no declared hash: nothing to verify
 
 
@@ -106,7 +112,9 @@ def _bundle_entries(bundles_dir: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-@pytest.mark.parametrize("evil", ["../evil.txt", "/abs/evil.txt", "context/../../evil.txt", "C:\\evil.txt"])
+@pytest.mark.parametrize(
+    "evil", ["../evil.txt", "/abs/evil.txt", "context/../../evil.txt", "C:\\evil.txt"]
+)
 def test_zip_slip_entry_is_refused(evil: str, bundles_dir: Path, tmp_path: Path) -> None:
     archive = _zip(tmp_path / "slip.tez", {**_bundle_entries(bundles_dir), evil: b"x"})
     with pytest.raises(TezError, match=r"zip slip|absolute|climbs|backslash"):
@@ -211,7 +219,11 @@ def test_symlink_leaving_a_directory_bundle(bundle_copy: Any, tmp_path: Path) ->
 
 @pytest.mark.parametrize(
     ("content", "match"),
-    [(b"{not json", "not valid JSON"), (b"[1, 2]", "JSON object"), (b'{"tezit_version": "2.0"}', "major version")],
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[1, 2]", "JSON object"),
+        (b'{"tezit_version": "2.0"}', "major version"),
+    ],
 )
 def test_bad_manifests(bundle_copy: Any, content: bytes, match: str) -> None:
     path = bundle_copy()

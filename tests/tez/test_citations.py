@@ -86,7 +86,10 @@ def test_locations_resolve(location: str, needle: str) -> None:
     assert needle in span
 
 
-@pytest.mark.parametrize("location", ["p4", "p2-9", "section-12", "table-3", "L900", "t1:00:00", "nothing-like-this", "$.a"])
+@pytest.mark.parametrize(
+    "location",
+    ["p4", "p2-9", "section-12", "table-3", "L900", "t1:00:00", "nothing-like-this", "$.a"],
+)
 def test_locations_that_do_not_exist(location: str) -> None:
     span, how = resolve_location(ITEM, location)
     assert span is None and how
@@ -99,13 +102,18 @@ def test_risks_financial_does_not_pick_an_unrelated_financial_heading() -> None:
 
 
 def test_json_path_on_a_json_item() -> None:
-    span, how = resolve_location('{"api": {"rateLimit": {"maxRequests": 100}}, "xs": [1, 2]}', "$.api.rateLimit.maxRequests")
+    span, how = resolve_location(
+        '{"api": {"rateLimit": {"maxRequests": 100}}, "xs": [1, 2]}', "$.api.rateLimit.maxRequests"
+    )
     assert span == "100" and how == "JSON path"
     assert resolve_location('{"xs": [1, 2]}', "$.xs[1]")[0] == "2"
 
 
 def test_slug() -> None:
-    assert slug("U.S. Commercial & Industrial (C&I) Solar Market") == "us-commercial-industrial-ci-solar-market"
+    assert (
+        slug("U.S. Commercial & Industrial (C&I) Solar Market")
+        == "us-commercial-industrial-ci-solar-market"
+    )
 
 
 def test_headings_inside_code_fences_are_not_sections() -> None:

@@ -33,7 +33,10 @@ def test_sentences_list_items_and_table_rows() -> None:
 
 def test_citation_after_the_full_stop_stays_with_its_sentence() -> None:
     split = split_response("Revenue was $3.4M. [[fm:section-1]] Costs were $1M [[fm:section-3]].")
-    assert [[r.label for r in c.citations] for c in split.claims] == [["fm:section-1"], ["fm:section-3"]]
+    assert [[r.label for r in c.citations] for c in split.claims] == [
+        ["fm:section-1"],
+        ["fm:section-3"],
+    ]
 
 
 def test_abbreviations_and_decimals_do_not_split() -> None:
@@ -49,7 +52,9 @@ def test_exempt_language_is_not_a_claim() -> None:
         "Let me explain what is there."
     )
     assert split.claims == ()
-    assert split.abstention_statements == ("The bundled context does not contain information about patents.",)
+    assert split.abstention_statements == (
+        "The bundled context does not contain information about patents.",
+    )
     assert split.leading_abstention
 
 
@@ -61,7 +66,9 @@ def test_uncited_factual_sentence_is_a_claim() -> None:
 
 
 def test_code_and_headings_are_skipped() -> None:
-    assert texts("# Answer\n```\nrevenue = 3400000\n```\nRevenue was $3.4M [[fm]].") == ["Revenue was $3.4M."]
+    assert texts("# Answer\n```\nrevenue = 3400000\n```\nRevenue was $3.4M [[fm]].") == [
+        "Revenue was $3.4M."
+    ]
 
 
 @given(st.text(max_size=300))
@@ -76,20 +83,27 @@ def test_splitting_never_crashes_and_keeps_citations(text: str) -> None:
 
 
 def test_numbers_scale_and_rounding() -> None:
-    got = {n.text: (n.value, n.tolerance) for n in numbers("$3,400,000 and $3.4M and 94.7% and -15.0% and $25 million")}
+    got = {
+        n.text: (n.value, n.tolerance)
+        for n in numbers("$3,400,000 and $3.4M and 94.7% and -15.0% and $25 million")
+    }
     assert got["$3,400,000"] == (3_400_000, 0.5)
     assert got["$3.4M"] == (3_400_000, 50_000)
     assert got["94.7%"] == (94.7, pytest.approx(0.05))
     assert got["-15.0%"][0] == -15.0
     assert got["$25 million"] == (25_000_000, 500_000)
-    assert numbers("Q3 and TAMARIND-4 and 1x and 2025-2028")[0].value == 2025  # codes are not numbers
+    assert (
+        numbers("Q3 and TAMARIND-4 and 1x and 2025-2028")[0].value == 2025
+    )  # codes are not numbers
 
 
 def test_rounded_number_matches_precise_one_but_not_a_different_one() -> None:
     span = "Quarterly revenue was $3,412,000 in Q3 2025."
     assert supports("Q3 2025 revenue was $3.4M", span).supported
     assert not supports("Q3 2025 revenue was $3.5M", span).supported
-    assert not supports("Q3 2025 revenue was $3,400,000", span).supported  # exact figure: must match
+    assert not supports(
+        "Q3 2025 revenue was $3,400,000", span
+    ).supported  # exact figure: must match
 
 
 def test_names_must_occur_in_the_cited_item() -> None:
@@ -107,7 +121,9 @@ def test_word_coverage_threshold() -> None:
 
 
 def test_entities_and_content_words() -> None:
-    assert {"vasquez", "stanford", "tamarind-4", "q3"} <= entities("Elena Vasquez of Stanford said TAMARIND-4 in Q3")
+    assert {"vasquez", "stanford", "tamarind-4", "q3"} <= entities(
+        "Elena Vasquez of Stanford said TAMARIND-4 in Q3"
+    )
     assert "the" not in content_words("the revenue of the company")
     assert content_words("Revenues growing") == content_words("revenue grows")
     assert content_words("rotated quarterly") == content_words("rotate quarterly")

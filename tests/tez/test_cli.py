@@ -26,21 +26,41 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 
 def schema(name: str) -> dict[str, Any]:
-    return json.loads(resources.files("assay").joinpath("schemas", name).read_text(encoding="utf-8"))
+    return json.loads(
+        resources.files("assay").joinpath("schemas", name).read_text(encoding="utf-8")
+    )
 
 
-def write_session(path: Path, bundles_dir: Path, responses: dict[str, Any], bundle: str, picks: list[tuple[str, str]]) -> Path:
+def write_session(
+    path: Path,
+    bundles_dir: Path,
+    responses: dict[str, Any],
+    bundle: str,
+    picks: list[tuple[str, str]],
+) -> Path:
     queries = queries_of(bundles_dir, bundle)
-    turns = [{"query_id": q, "query": queries[q], "response": responses[bundle][q][k]} for q, k in picks]
+    turns = [
+        {"query_id": q, "query": queries[q], "response": responses[bundle][q][k]} for q, k in picks
+    ]
     path.write_text(json.dumps({"session_id": "tip-sess-cli", "turns": turns}))
     return path
 
 
-GOOD = [("grounded-01", "compliant"), ("abstention-02", "compliant"), ("content-canary-02", "compliant")]
-BAD = [("grounded-01", "fabricated"), ("abstention-02", "fabricated"), ("content-canary-02", "abstaining")]
+GOOD = [
+    ("grounded-01", "compliant"),
+    ("abstention-02", "compliant"),
+    ("content-canary-02", "compliant"),
+]
+BAD = [
+    ("grounded-01", "fabricated"),
+    ("abstention-02", "fabricated"),
+    ("content-canary-02", "abstaining"),
+]
 
 
-def test_score_json_report_is_schema_valid(tmp_path: Path, bundles_dir: Path, responses: dict[str, Any], capsys: Any) -> None:
+def test_score_json_report_is_schema_valid(
+    tmp_path: Path, bundles_dir: Path, responses: dict[str, Any], capsys: Any
+) -> None:
     session = write_session(tmp_path / "s.json", bundles_dir, responses, "interop-level-3", GOOD)
     bundle = bundles_dir / "interop-level-3"
     code, out, _ = run(["tez", "score", str(bundle), "--session", str(session), "--expectations",
@@ -55,11 +75,25 @@ def test_score_json_report_is_schema_valid(tmp_path: Path, bundles_dir: Path, re
     assert report["evaluator"]["evaluation_method"] == "automated_heuristic"
 
 
-def test_score_write_then_show_and_validate(tmp_path: Path, bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any], capsys: Any) -> None:
+def test_score_write_then_show_and_validate(
+    tmp_path: Path, bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any], capsys: Any
+) -> None:
     bundle = bundle_copy("interop-level-3")
     session = write_session(tmp_path / "s.json", bundles_dir, responses, "interop-level-3", GOOD)
     manifest = (bundle / "manifest.json").read_bytes()
-    code, out, _ = run(["tez", "score", str(bundle), "-s", str(session), "-e", str(bundle / "test-queries.json"), "--write"], capsys)
+    code, out, _ = run(
+        [
+            "tez",
+            "score",
+            str(bundle),
+            "-s",
+            str(session),
+            "-e",
+            str(bundle / "test-queries.json"),
+            "--write",
+        ],
+        capsys,
+    )
     assert code == 0
     assert "wrote:" in out and "session means over 3 queries" in out
     latest = json.loads((bundle / VENDOR_DIR / "eval-metrics.json").read_text())
@@ -75,7 +109,9 @@ def test_score_write_then_show_and_validate(tmp_path: Path, bundle_copy: Any, bu
     assert code == 1  # the manifest's array-form extensions is a warning, a problem under --strict
 
 
-def test_tezit_eval_extension_and_standalone_report(tmp_path: Path, bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any], capsys: Any) -> None:
+def test_tezit_eval_extension_and_standalone_report(
+    tmp_path: Path, bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any], capsys: Any
+) -> None:
     bundle = bundle_copy("interop-level-3")
     archive = zip_dir(bundle, tmp_path / "b.tez")
     session = write_session(tmp_path / "s.json", bundles_dir, responses, "interop-level-3", GOOD)
@@ -84,7 +120,8 @@ def test_tezit_eval_extension_and_standalone_report(tmp_path: Path, bundle_copy:
                       "--tezit-eval-out", str(out_file)], capsys)  # fmt: skip
     assert code == 0
     validator = jsonschema.Draft202012Validator(
-        schema("tez-enterprise-tip-eval.schema.json"), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+        schema("tez-enterprise-tip-eval.schema.json"),
+        format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
     )
     validator.validate(json.loads(out_file.read_text()))
     with zipfile.ZipFile(archive) as zf:
@@ -97,24 +134,42 @@ def test_tezit_eval_extension_and_standalone_report(tmp_path: Path, bundle_copy:
     assert "alert: faithfulness fell" in out
 
 
-def test_gate_fails_on_threshold_alerts(tmp_path: Path, bundles_dir: Path, responses: dict[str, Any], capsys: Any) -> None:
+def test_gate_fails_on_threshold_alerts(
+    tmp_path: Path, bundles_dir: Path, responses: dict[str, Any], capsys: Any
+) -> None:
     bundle = bundles_dir / "interop-level-3"
     session = write_session(tmp_path / "s.json", bundles_dir, responses, "interop-level-3", BAD)
-    argv = ["tez", "score", str(bundle), "-s", str(session), "-e", str(bundle / "test-queries.json")]
+    argv = [
+        "tez",
+        "score",
+        str(bundle),
+        "-s",
+        str(session),
+        "-e",
+        str(bundle / "test-queries.json"),
+    ]
     code, out, _ = run(argv, capsys)
     assert code == 0 and "alert: faithfulness" in out  # advisory without --gate
     code, _, _ = run([*argv, "--gate"], capsys)
     assert code == 1
 
 
-def test_previous_evaluation_drop_alert(tmp_path: Path, bundles_dir: Path, responses: dict[str, Any], capsys: Any) -> None:
+def test_previous_evaluation_drop_alert(
+    tmp_path: Path, bundles_dir: Path, responses: dict[str, Any], capsys: Any
+) -> None:
     bundle = bundles_dir / "interop-level-3"
     good = write_session(tmp_path / "g.json", bundles_dir, responses, "interop-level-3", GOOD)
     first = tmp_path / "first.json"
-    code, _, _ = run(["tez", "score", str(bundle), "-s", str(good), "--format", "json", "--out", str(first)], capsys)
+    code, _, _ = run(
+        ["tez", "score", str(bundle), "-s", str(good), "--format", "json", "--out", str(first)],
+        capsys,
+    )
     assert code == 0 and json.loads(first.read_text())["session"]["faithfulness"] == 1.0
     bad = write_session(tmp_path / "b.json", bundles_dir, responses, "interop-level-3", BAD)
-    code, out, _ = run(["tez", "score", str(bundle), "-s", str(bad), "--previous", str(first), "--format", "json"], capsys)
+    code, out, _ = run(
+        ["tez", "score", str(bundle), "-s", str(bad), "--previous", str(first), "--format", "json"],
+        capsys,
+    )
     alerts = json.loads(out)["alerts"]
     assert any(a["kind"] == "dropped" and a["metric"] == "faithfulness" for a in alerts)
 
@@ -159,14 +214,19 @@ def test_hostile_bundles_exit_2_with_one_line_and_write_nothing(
     assert not (tmp_path.parent / "escape.txt").exists()
 
 
-def test_citation_to_a_missing_item(tmp_path: Path, bundle_copy: Any, bundles_dir: Path, capsys: Any) -> None:
+def test_citation_to_a_missing_item(
+    tmp_path: Path, bundle_copy: Any, bundles_dir: Path, capsys: Any
+) -> None:
     bundle = bundle_copy("interop-level-3")
     with (bundle / "tez.md").open("a", encoding="utf-8") as handle:
         handle.write("\nAn extra claim [[ghost-item:p1]].\n")
     before = snapshot(bundle)
     code, out, _ = run(["tez", "validate", str(bundle)], capsys)
     assert code == 1
-    assert "problem: tez.md: citation [[ghost-item:p1]]: no context item 'ghost-item' in the manifest" in out
+    assert (
+        "problem: tez.md: citation [[ghost-item:p1]]: no context item 'ghost-item' in the manifest"
+        in out
+    )
     # a response citing it: scored as an unverifiable citation, named in the report
     session = tmp_path / "s.json"
     session.write_text(json.dumps({"session_id": "s", "turns": [
@@ -185,28 +245,46 @@ def test_citation_to_a_missing_item(tmp_path: Path, bundle_copy: Any, bundles_di
         (["tez", "show", "{missing}"], "no such bundle"),
     ],
 )
-def test_bad_input_exit_2(argv: list[str], needle: str, tmp_path: Path, bundles_dir: Path, capsys: Any) -> None:
+def test_bad_input_exit_2(
+    argv: list[str], needle: str, tmp_path: Path, bundles_dir: Path, capsys: Any
+) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{")
-    values = {"bundle": str(bundles_dir / "interop-level-3"), "missing": str(tmp_path / "nope.json"), "bad": str(bad)}
+    values = {
+        "bundle": str(bundles_dir / "interop-level-3"),
+        "missing": str(tmp_path / "nope.json"),
+        "bad": str(bad),
+    }
     code, _, err = run([a.format(**values) for a in argv], capsys)
     assert code == 2 and needle in err
 
 
-def test_official_tip_bundle_validate_reports_its_placeholder_citation(bundles_dir: Path, capsys: Any) -> None:
-    code, out, _ = run(["tez", "validate", str(bundles_dir / "tip-compliance"), "--format", "json"], capsys)
+def test_official_tip_bundle_validate_reports_its_placeholder_citation(
+    bundles_dir: Path, capsys: Any
+) -> None:
+    code, out, _ = run(
+        ["tez", "validate", str(bundles_dir / "tip-compliance"), "--format", "json"], capsys
+    )
     data = json.loads(out)
     assert code == 1 and data["citations"] == 127 and data["distinct_citations"] == 37
-    assert data["problems"] == ["tez.md: citation [[citations]]: no context item 'citations' in the manifest"]
+    assert data["problems"] == [
+        "tez.md: citation [[citations]]: no context item 'citations' in the manifest"
+    ]
     assert any("transcript" in w for w in data["warnings"])
 
 
 def test_score_with_the_judge_method_through_the_provider(
-    tmp_path: Path, bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any], capsys: Any,
-    openai_server: Any, provider_settings: Any,
+    tmp_path: Path,
+    bundle_copy: Any,
+    bundles_dir: Path,
+    responses: dict[str, Any],
+    capsys: Any,
+    openai_server: Any,
+    provider_settings: Any,
 ) -> None:
     openai_server.chat_reply = lambda request: (
-        '{"relevance": 0.8}' if "Rate how directly" in request["messages"][-1]["content"]
+        '{"relevance": 0.8}'
+        if "Rate how directly" in request["messages"][-1]["content"]
         else '{"supported_by": [1], "faithful": true}'
     )
     bundle = bundle_copy("interop-level-3")
@@ -215,13 +293,22 @@ def test_score_with_the_judge_method_through_the_provider(
                         "--write", "--format", "json"], capsys)  # fmt: skip
     assert code == 0
     report = json.loads(out)
-    assert report["evaluator"] == {"model": "judge-test", "model_version": "judge-test", "evaluation_method": "llm_as_judge"}
+    assert report["evaluator"] == {
+        "model": "judge-test",
+        "model_version": "judge-test",
+        "evaluation_method": "llm_as_judge",
+    }
     latest = json.loads((bundle / VENDOR_DIR / "eval-metrics.json").read_text())
     jsonschema.Draft202012Validator(schema("tez-eval-metrics.schema.json")).validate(latest)
     assert latest["evaluator"]["evaluation_method"] == "llm_as_judge"
-    assert latest["scores"]["relevance"] == 0.8  # content-canary-02: answered, so the judge rated it
+    assert (
+        latest["scores"]["relevance"] == 0.8
+    )  # content-canary-02: answered, so the judge rated it
     assert openai_server.total_calls() > 0
-    assert report["usage"]["calls"] == openai_server.total_calls() and report["usage"]["cached_calls"] == 0
+    assert (
+        report["usage"]["calls"] == openai_server.total_calls()
+        and report["usage"]["cached_calls"] == 0
+    )
 
 
 def test_invalid_eval_record_is_a_validate_problem_and_a_warning_on_write(
@@ -230,7 +317,9 @@ def test_invalid_eval_record_is_a_validate_problem_and_a_warning_on_write(
     bundle = bundle_copy("interop-level-3")
     ext = bundle / VENDOR_DIR
     ext.mkdir(parents=True)
-    (ext / "eval-metrics.json").write_text(json.dumps({"session_id": "s", "query_id": "q", "scores": {"groundedness": 2}}))
+    (ext / "eval-metrics.json").write_text(
+        json.dumps({"session_id": "s", "query_id": "q", "scores": {"groundedness": 2}})
+    )
     code, out, _ = run(["tez", "validate", str(bundle)], capsys)
     assert code == 1 and "eval-metrics.json: fails tez-eval-metrics.schema.json" in out
     code, out, _ = run(["tez", "show", str(bundle)], capsys)

@@ -49,7 +49,9 @@ def _overall(score: TurnScore) -> float:
 
 
 @pytest.mark.parametrize("bundle", BUNDLES)
-def test_every_test_query_has_all_four_responses(bundle: str, bundles_dir: Path, responses: dict[str, Any]) -> None:
+def test_every_test_query_has_all_four_responses(
+    bundle: str, bundles_dir: Path, responses: dict[str, Any]
+) -> None:
     assert set(responses[bundle]) == set(queries_of(bundles_dir, bundle))
     for kinds in responses[bundle].values():
         assert tuple(kinds) == KINDS
@@ -66,7 +68,9 @@ def _cases() -> list[tuple[str, str]]:
 def test_compliant_beats_wrongly_cited_beats_fabricated(
     bundle: str, query_id: str, scored: dict[tuple[str, str, str], TurnScore]
 ) -> None:
-    good, wrong, fake = (scored[(bundle, query_id, k)] for k in ("compliant", "wrongly_cited", "fabricated"))
+    good, wrong, fake = (
+        scored[(bundle, query_id, k)] for k in ("compliant", "wrongly_cited", "fabricated")
+    )
     assert _overall(good) > _overall(wrong) > _overall(fake)
     # the reasons a reader would give: mis-citation loses grounding, invention loses faithfulness
     assert good.groundedness == 1.0 and good.faithfulness == 1.0
@@ -110,14 +114,20 @@ def test_per_claim_records_are_consistent(
             assert score.groundedness == sum(c.grounded for c in score.claims) / len(score.claims)
 
 
-def test_partial_compliant_answer_keeps_gap_statement_out_of_claims(scored: dict[tuple[str, str, str], TurnScore]) -> None:
+def test_partial_compliant_answer_keeps_gap_statement_out_of_claims(
+    scored: dict[tuple[str, str, str], TurnScore],
+) -> None:
     score = scored[("tip-compliance", "partial-01", "compliant")]
     assert not score.abstained
     assert all("does not cover" not in c.text for c in score.claims)
-    assert score.completeness == 1.0  # market-report, financial-model and founder-interview all cited
+    assert (
+        score.completeness == 1.0
+    )  # market-report, financial-model and founder-interview all cited
 
 
-def test_completeness_counts_expected_items_cited(scored: dict[tuple[str, str, str], TurnScore]) -> None:
+def test_completeness_counts_expected_items_cited(
+    scored: dict[tuple[str, str, str], TurnScore],
+) -> None:
     # interop cross-reference-01 must cite financial-projections and technical-assessment: both cited
     assert scored[("interop-level-3", "cross-reference-01", "compliant")].completeness == 1.0
     # its wrongly cited twin cites technical-assessment (at the wrong section) but never

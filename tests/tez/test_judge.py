@@ -75,7 +75,9 @@ def oracle_reply(prompt: str) -> str:
     if prompt.startswith("Rate how directly"):
         return json.dumps({"relevance": 0.9})
     claim = prompt.split("Claim:\n<<<", 1)[1].split(">>>", 1)[0]
-    cited_block = prompt.split("Passages the answer cited for this claim:\n", 1)[1].split("Other passages", 1)[0]
+    cited_block = prompt.split("Passages the answer cited for this claim:\n", 1)[1].split(
+        "Other passages", 1
+    )[0]
     other_block = prompt.split("Other passages from the same bundle (not cited):\n", 1)[1]
     facts = FACT.findall(claim)
     cited = re.findall(r"\[(\d+)\] [^\n]*\n<<<(.*?)>>>", cited_block, re.S)
@@ -103,7 +105,9 @@ def _session(bundles_dir: Path, responses: dict[str, Any], kind: str) -> Session
     ])  # fmt: skip
 
 
-def test_judge_scores_order_like_the_heuristic(bundles_dir: Path, responses: dict[str, Any]) -> None:
+def test_judge_scores_order_like_the_heuristic(
+    bundles_dir: Path, responses: dict[str, Any]
+) -> None:
     bundle = open_bundle(bundles_dir / "interop-level-3")
     expectations = load_expectations(bundles_dir / "interop-level-3" / "test-queries.json")
     means = {}
@@ -114,7 +118,9 @@ def test_judge_scores_order_like_the_heuristic(bundles_dir: Path, responses: dic
         assert evaluation.evaluator.evaluation_method == "llm_as_judge"
         assert evaluation.evaluator.model == "fake-judge"
         n_claims = sum(len(s.claims) for s in evaluation.scores)
-        assert len(evaluation.usage) == n_claims + len(evaluation.scores)  # one call per claim + relevance
+        assert len(evaluation.usage) == n_claims + len(
+            evaluation.scores
+        )  # one call per claim + relevance
         g = sum(s.groundedness for s in evaluation.scores) / len(evaluation.scores)
         f = sum(s.faithfulness for s in evaluation.scores) / len(evaluation.scores)
         means[kind] = (g, f)
@@ -129,7 +135,9 @@ def test_judge_prompt_shows_only_located_citations(bundles_dir: Path) -> None:
     bundle = open_bundle(bundles_dir / "interop-level-3")
     turn = SessionTurn(query_id="q", query="size?",
                        response="The market reached $18.7 billion [[market-landscape:p2, market-landscape:p99, nobody]].")  # fmt: skip
-    fake = FakeJudge(lambda p: '{"supported_by": [1], "faithful": true}' if "Claim" in p else '{"relevance": 1}')
+    fake = FakeJudge(
+        lambda p: '{"supported_by": [1], "faithful": true}' if "Claim" in p else '{"relevance": 1}'
+    )
     score = asyncio.run(judge.score_turn(bundle, turn, None, fake))
     prompt = fake.prompts[0]
     assert "[1] market-landscape:p2" in prompt and "p99" not in prompt and "nobody" not in prompt
@@ -143,7 +151,11 @@ def test_malformed_judge_reply_is_a_failure_not_a_zero(bundles_dir: Path) -> Non
     import asyncio
 
     bundle = open_bundle(bundles_dir / "interop-level-3")
-    turn = SessionTurn(query_id="q", query="size?", response="The market reached $18.7 billion [[market-landscape:p2]].")
+    turn = SessionTurn(
+        query_id="q",
+        query="size?",
+        response="The market reached $18.7 billion [[market-landscape:p2]].",
+    )
     fake = FakeJudge(lambda p: "I think it is supported.")
     with pytest.raises(MetricError, match="not valid JSON") as caught:
         asyncio.run(judge.score_turn(bundle, turn, None, fake))

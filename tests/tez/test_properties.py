@@ -32,7 +32,9 @@ pieces = st.one_of(
 
 
 @given(parts=st.lists(pieces, max_size=40))
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 def test_scores_are_bounded_consistent_and_deterministic(interop: Bundle, parts: list[str]) -> None:
     text = " ".join(parts)
     turn = SessionTurn(query_id="q", query="What is the market size?", response=text)

@@ -21,13 +21,21 @@ from assay.tez.schemas import (
 
 @pytest.mark.parametrize("name", sorted(GENERATED))
 def test_generated_schema_is_in_sync(name: str) -> None:
-    shipped = json.loads(resources.files("assay").joinpath("schemas", name).read_text(encoding="utf-8"))
-    assert shipped == generated_schema(GENERATED[name]), f"regenerate with: python -m assay.schema_files ({name})"
+    shipped = json.loads(
+        resources.files("assay").joinpath("schemas", name).read_text(encoding="utf-8")
+    )
+    assert shipped == generated_schema(GENERATED[name]), (
+        f"regenerate with: python -m assay.schema_files ({name})"
+    )
     jsonschema.Draft202012Validator.check_schema(shipped)
 
 
 def test_every_shipped_tez_schema_is_a_valid_2020_12_schema() -> None:
-    names = [p.name for p in resources.files("assay").joinpath("schemas").iterdir() if p.name.startswith("tez-")]
+    names = [
+        p.name
+        for p in resources.files("assay").joinpath("schemas").iterdir()
+        if p.name.startswith("tez-")
+    ]
     assert {"tez-eval-metrics.schema.json", "tez-enterprise-tip-eval.schema.json"} <= set(names)
     for name in names:
         jsonschema.Draft202012Validator.check_schema(load_schema(name))
@@ -35,7 +43,10 @@ def test_every_shipped_tez_schema_is_a_valid_2020_12_schema() -> None:
 
 def test_extension_manifests_validate() -> None:
     for manifest in (VENDOR_MANIFEST, STANDARD_MANIFEST):
-        assert schema_errors(manifest.model_dump(mode="json"), "tez-extension-manifest.schema.json") == []
+        assert (
+            schema_errors(manifest.model_dump(mode="json"), "tez-extension-manifest.schema.json")
+            == []
+        )
 
 
 def test_session_schema_accepts_what_the_model_accepts() -> None:

@@ -40,7 +40,9 @@ def test_session_json_yaml_and_jsonl(tmp_path: Path) -> None:
          "context_chunks_used": ["x:p2", {"source_item_id": "y"}]},
     ]}  # fmt: skip
     (tmp_path / "s.json").write_text(json.dumps(data))
-    (tmp_path / "s.yaml").write_text("session_id: tip-sess-1\nturns:\n  - {query_id: q-001, query: Q?, response: A}\n")
+    (tmp_path / "s.yaml").write_text(
+        "session_id: tip-sess-1\nturns:\n  - {query_id: q-001, query: Q?, response: A}\n"
+    )
     (tmp_path / "s.jsonl").write_text(
         "\n".join(json.dumps({"session_id": "tip-sess-1", **t}) for t in data["turns"]) + "\n"
     )
@@ -49,7 +51,10 @@ def test_session_json_yaml_and_jsonl(tmp_path: Path) -> None:
         assert session.session_id == "tip-sess-1"
         second = session.turns[1]
         assert second.response == "B" and second.classification == "abstention"
-        assert [(c.item_id, c.location) for c in second.chunks_used or []] == [("x", "p2"), ("y", None)]
+        assert [(c.item_id, c.location) for c in second.chunks_used or []] == [
+            ("x", "p2"),
+            ("y", None),
+        ]
     assert load_session(tmp_path / "s.yaml").turns[0].query_id == "q-001"
 
 
@@ -64,9 +69,23 @@ def test_tip_response_object_is_accepted() -> None:
     [
         ({"turns": []}, "session_id"),
         ({"session_id": "s", "turns": []}, "turns"),
-        ({"session_id": "s", "turns": [{"query_id": "q-9", "query": "Q"}]}, r"sample 'q-9'.*field 'response'"),
-        ({"session_id": "s", "turns": [{"query_id": "q", "query": "Q", "response": "R", "classification": "maybe"}]}, "classification"),
-        ({"session_id": "s", "turns": [{"query_id": "q", "query": "Q", "response": "R"}] * 2}, "repeats"),
+        (
+            {"session_id": "s", "turns": [{"query_id": "q-9", "query": "Q"}]},
+            r"sample 'q-9'.*field 'response'",
+        ),
+        (
+            {
+                "session_id": "s",
+                "turns": [
+                    {"query_id": "q", "query": "Q", "response": "R", "classification": "maybe"}
+                ],
+            },
+            "classification",
+        ),
+        (
+            {"session_id": "s", "turns": [{"query_id": "q", "query": "Q", "response": "R"}] * 2},
+            "repeats",
+        ),
         ([1, 2], "mapping"),
     ],
 )
@@ -84,10 +103,16 @@ def test_expectations_in_both_bundle_shapes(bundles_dir: Path) -> None:
     assert tip["grounded-01"].must_contain_groups == (("$3,400,000",),)
     assert tip["abstention-02"].behavior == "abstain" and tip["abstention-02"].relevant_items == ()
     assert tip["partial-01"].behavior == "partial"
-    assert tip["partial-01"].relevant_items == ("market-report", "financial-model", "founder-interview")
+    assert tip["partial-01"].relevant_items == (
+        "market-report",
+        "financial-model",
+        "founder-interview",
+    )
     interop = load_expectations(bundles_dir / "interop-level-3" / "test-queries.json")
     assert interop["grounded-02"].must_contain_groups == (("94.7%",), ("FUNSD",))  # mode all
-    assert interop["grounded-01"].must_contain_groups == (("$18.7B", "18.7 billion", "18.7B"),)  # mode any
+    assert interop["grounded-01"].must_contain_groups == (
+        ("$18.7B", "18.7 billion", "18.7B"),
+    )  # mode any
     assert interop["hallucination-trap-01"].must_not_contain[0] == "the CTO said"
     assert sum(e.behavior == "abstain" for e in interop.values()) == 3
     assert sum(e.behavior == "abstain" for e in tip.values()) == 3
@@ -109,13 +134,17 @@ def interop_scores(bundles_dir: Path, responses: dict[str, Any]) -> dict[tuple[s
     expectations = load_expectations(bundles_dir / "interop-level-3" / "test-queries.json")
     queries = queries_of(bundles_dir, "interop-level-3")
     return {
-        (qid, kind): score_turn(bundle, SessionTurn(query_id=qid, query=queries[qid], response=text), expectations[qid])
+        (qid, kind): score_turn(
+            bundle, SessionTurn(query_id=qid, query=queries[qid], response=text), expectations[qid]
+        )
         for qid, kinds in responses["interop-level-3"].items()
         for kind, text in kinds.items()
     }
 
 
-def test_pooled_session_metrics_match_hand_counts(interop_scores: dict[tuple[str, str], Any]) -> None:
+def test_pooled_session_metrics_match_hand_counts(
+    interop_scores: dict[tuple[str, str], Any],
+) -> None:
     picks = [("grounded-03", "compliant"), ("abstention-01", "abstaining"), ("abstention-02", "fabricated"),
              ("partial-01", "wrongly_cited"), ("content-canary-01", "abstaining")]  # fmt: skip
     scores = [interop_scores[p] for p in picks]
@@ -133,12 +162,16 @@ def test_pooled_session_metrics_match_hand_counts(interop_scores: dict[tuple[str
     assert false_abstentions(scores) == 1  # content-canary-01
 
 
-def test_zero_denominators_are_undefined_not_zero(interop_scores: dict[tuple[str, str], Any]) -> None:
+def test_zero_denominators_are_undefined_not_zero(
+    interop_scores: dict[tuple[str, str], Any],
+) -> None:
     bare = interop_scores[("abstention-01", "abstaining")]
     q = query_values(bare)
     assert q.faithfulness is None and q.citation_accuracy is None and q.completeness is None
     assert q.abstention_rate == 1.0
-    assert bare.groundedness == 1.0 and bare.faithfulness == 1.0  # vendor scores: vacuous, documented
+    assert (
+        bare.groundedness == 1.0 and bare.faithfulness == 1.0
+    )  # vendor scores: vacuous, documented
     metrics, vacuous = to_tezit_metrics(q)
     assert vacuous == ["faithfulness", "citation_accuracy", "completeness"]
     assert metrics.faithfulness == 1.0
@@ -149,7 +182,9 @@ def test_zero_denominators_are_undefined_not_zero(interop_scores: dict[tuple[str
 
 def test_chunk_relevance_replaces_lexical_relevance(bundles_dir: Path) -> None:
     bundle = open_bundle(bundles_dir / "interop-level-3")
-    expectation = load_expectations(bundles_dir / "interop-level-3" / "test-queries.json")["grounded-01"]
+    expectation = load_expectations(bundles_dir / "interop-level-3" / "test-queries.json")[
+        "grounded-01"
+    ]
     turn = SessionTurn.model_validate({
         "query_id": "grounded-01", "query": "size?", "response": "It is $18.7 billion [[market-landscape:p2]].",
         "chunks_used": [{"item_id": "market-landscape"}, {"item_id": "founder-memo"}, {"item_id": "market-landscape"}],
@@ -161,9 +196,20 @@ def test_chunk_relevance_replaces_lexical_relevance(bundles_dir: Path) -> None:
 def test_thresholds_and_drop_alerts() -> None:
     assert THRESHOLDS == {"citation_accuracy": 0.95, "faithfulness": 0.90, "relevance": 0.80,
                           "completeness": 0.70, "abstention_rate": 0.80}  # fmt: skip
-    values = AddendumValues(relevance=0.79, faithfulness=0.95, citation_accuracy=0.95, completeness=None, abstention_rate=0.5)
+    values = AddendumValues(
+        relevance=0.79,
+        faithfulness=0.95,
+        citation_accuracy=0.95,
+        completeness=None,
+        abstention_rate=0.5,
+    )
     assert sorted(a.metric for a in threshold_alerts(values)) == ["abstention_rate", "relevance"]
-    previous = {"relevance": 0.9, "faithfulness": 1.0, "citation_accuracy": 0.96, "abstention_rate": 0.5}
+    previous = {
+        "relevance": 0.9,
+        "faithfulness": 1.0,
+        "citation_accuracy": 0.96,
+        "abstention_rate": 0.5,
+    }
     dropped = drop_alerts(previous, values)
     # relevance 0.9 -> 0.79 is a 12.2% relative fall; faithfulness 1.0 -> 0.95 is 5%
     assert [a.metric for a in dropped] == ["relevance"]
@@ -174,7 +220,12 @@ def test_thresholds_and_drop_alerts() -> None:
 
 
 def test_previous_metrics_from_either_report() -> None:
-    assert previous_metrics({"metrics": {"relevance": 0.5, "faithfulness": 1}}) == {"relevance": 0.5, "faithfulness": 1.0}
-    assert previous_metrics({"session": {"relevance": None, "completeness": 0.25}}) == {"completeness": 0.25}
+    assert previous_metrics({"metrics": {"relevance": 0.5, "faithfulness": 1}}) == {
+        "relevance": 0.5,
+        "faithfulness": 1.0,
+    }
+    assert previous_metrics({"session": {"relevance": None, "completeness": 0.25}}) == {
+        "completeness": 0.25
+    }
     with pytest.raises(TezError):
         previous_metrics({"nothing": 1})

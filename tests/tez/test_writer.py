@@ -27,7 +27,9 @@ SEEDS = Path(__file__).resolve().parents[2] / ".." / "shared" / "seeds"
 
 
 def shipped_schema(name: str) -> dict[str, Any]:
-    return json.loads(resources.files("assay").joinpath("schemas", name).read_text(encoding="utf-8"))
+    return json.loads(
+        resources.files("assay").joinpath("schemas", name).read_text(encoding="utf-8")
+    )
 
 
 VENDOR = shipped_schema("tez-eval-metrics.schema.json")
@@ -36,13 +38,22 @@ EXT_MANIFEST = shipped_schema("tez-extension-manifest.schema.json")
 
 
 def assert_valid(doc: Any, schema: dict[str, Any]) -> None:
-    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).validate(doc)
+    jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    ).validate(doc)
 
 
-def session_of(bundles_dir: Path, responses: dict[str, Any], picks: list[tuple[str, str]], sid: str = "tip-sess-4q") -> SessionFile:
+def session_of(
+    bundles_dir: Path,
+    responses: dict[str, Any],
+    picks: list[tuple[str, str]],
+    sid: str = "tip-sess-4q",
+) -> SessionFile:
     queries = queries_of(bundles_dir, "tip-compliance")
     turns = [
-        SessionTurn(query_id=qid, query=queries[qid], response=responses["tip-compliance"][qid][kind])
+        SessionTurn(
+            query_id=qid, query=queries[qid], response=responses["tip-compliance"][qid][kind]
+        )
         for qid, kind in picks
     ]
     return SessionFile(session_id=sid, turns=turns)
@@ -56,11 +67,15 @@ FOUR = [
 ]
 
 
-def score_and_write(bundle_path: Path, session: SessionFile, bundles_dir: Path, **kw: Any) -> list[str]:
+def score_and_write(
+    bundle_path: Path, session: SessionFile, bundles_dir: Path, **kw: Any
+) -> list[str]:
     loaded = open_bundle(bundle_path)
     expectations = load_expectations(bundles_dir / "tip-compliance" / "test-queries.json")
     evaluation = evaluate(loaded, session, expectations)
-    plan = writer.plan_vendor(loaded, session.session_id, evaluation.scores, evaluation.evaluator, **kw)
+    plan = writer.plan_vendor(
+        loaded, session.session_id, evaluation.scores, evaluation.evaluator, **kw
+    )
     return writer.apply(loaded, plan)
 
 
@@ -78,7 +93,9 @@ def test_shipped_vendor_schema_is_the_seed_schema() -> None:
 
 
 def test_shipped_enterprise_schema_is_the_published_one(tez_data: Path) -> None:
-    published = json.loads((tez_data / "schemas" / "enterprise-tip-eval.schema.json").read_text(encoding="utf-8"))
+    published = json.loads(
+        (tez_data / "schemas" / "enterprise-tip-eval.schema.json").read_text(encoding="utf-8")
+    )
     assert published == ENTERPRISE
 
 
@@ -128,7 +145,9 @@ def test_four_query_session_aggregates_are_running_means(
         expected = np.cumsum(values) / np.arange(1, len(values) + 1)
         got = [r["aggregate_session_scores"][f"avg_{key}"] for r in records]
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
-        assert latest["aggregate_session_scores"][f"avg_{key}"] == pytest.approx(values.mean(), abs=1e-12)
+        assert latest["aggregate_session_scores"][f"avg_{key}"] == pytest.approx(
+            values.mean(), abs=1e-12
+        )
     assert [r["aggregate_session_scores"]["total_queries"] for r in records] == [1, 2, 3, 4]
     assert len({r["scores"]["groundedness"] for r in records}) > 1  # a session with real spread
     for record in records:
@@ -136,7 +155,9 @@ def test_four_query_session_aggregates_are_running_means(
             assert claim["grounded"] == bool(claim["source_citations"])
         claims = record["per_claim_scores"]
         if claims:
-            assert record["scores"]["groundedness"] == sum(c["grounded"] for c in claims) / len(claims)
+            assert record["scores"]["groundedness"] == sum(c["grounded"] for c in claims) / len(
+                claims
+            )
     assert (path / "manifest.json").read_bytes() == before  # never rewritten
 
 
@@ -152,10 +173,14 @@ def test_continuing_a_session_extends_the_running_mean(
     latest = json.loads((ext / "eval-metrics.json").read_text())
     assert latest["query_id"] == "content-canary-01"
     values = np.array([r["scores"]["faithfulness"] for r in records])
-    assert latest["aggregate_session_scores"]["avg_faithfulness"] == pytest.approx(values.mean(), abs=1e-12)
+    assert latest["aggregate_session_scores"]["avg_faithfulness"] == pytest.approx(
+        values.mean(), abs=1e-12
+    )
 
 
-def test_another_session_needs_replace(bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any]) -> None:
+def test_another_session_needs_replace(
+    bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any]
+) -> None:
     path = bundle_copy()
     score_and_write(path, session_of(bundles_dir, responses, FOUR), bundles_dir)
     before = snapshot(path)
@@ -173,15 +198,21 @@ def test_another_session_needs_replace(bundle_copy: Any, bundles_dir: Path, resp
 # --------------------------------------------------------------------------- zip
 
 
-def test_zip_round_trip(bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any], tmp_path: Path) -> None:
+def test_zip_round_trip(
+    bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any], tmp_path: Path
+) -> None:
     source = bundle_copy()
     archive = zip_dir(source, tmp_path / "bundle.tez")
     from_zip, from_dir = open_bundle(archive), open_bundle(source)
     assert from_zip.kind == "zip" and from_dir.kind == "directory"
-    assert {i.id: i.sha256 for i in from_zip.items.values()} == {i.id: i.sha256 for i in from_dir.items.values()}
+    assert {i.id: i.sha256 for i in from_zip.items.values()} == {
+        i.id: i.sha256 for i in from_dir.items.values()
+    }
     assert from_zip.synthesis_text == from_dir.synthesis_text
     assert from_zip.warnings == from_dir.warnings
-    originals = {name: zipfile.ZipFile(archive).read(name) for name in zipfile.ZipFile(archive).namelist()}
+    originals = {
+        name: zipfile.ZipFile(archive).read(name) for name in zipfile.ZipFile(archive).namelist()
+    }
 
     score_and_write(archive, session_of(bundles_dir, responses, FOUR), bundles_dir)
     with zipfile.ZipFile(archive) as zf:
@@ -194,9 +225,9 @@ def test_zip_round_trip(bundle_copy: Any, bundles_dir: Path, responses: dict[str
         for q, _ in FOUR:
             assert_valid(json.loads(zf.read(f"{VENDOR_DIR}/records/{q}.json")), VENDOR)
         assert zf.testzip() is None
-    assert names == set(originals) | {f"{VENDOR_DIR}/{n}" for n in ["manifest.json", "eval-metrics.json"]} | {
-        f"{VENDOR_DIR}/records/{q}.json" for q, _ in FOUR
-    }
+    assert names == set(originals) | {
+        f"{VENDOR_DIR}/{n}" for n in ["manifest.json", "eval-metrics.json"]
+    } | {f"{VENDOR_DIR}/records/{q}.json" for q, _ in FOUR}
     # unzip and read back: the same bundle, now carrying the extension
     out = tmp_path / "unzipped"
     with zipfile.ZipFile(archive) as zf:
@@ -204,7 +235,9 @@ def test_zip_round_trip(bundle_copy: Any, bundles_dir: Path, responses: dict[str
     reread = open_bundle(out)
     assert reread.eval_extensions == {"com.ragu.eval-metrics": ["directory"]}
     assert read_eval_state(reread).vendor_latest == latest
-    assert {i.id: i.sha256 for i in reread.items.values()} == {i.id: i.sha256 for i in from_dir.items.values()}
+    assert {i.id: i.sha256 for i in reread.items.values()} == {
+        i.id: i.sha256 for i in from_dir.items.values()
+    }
 
 
 def test_zip_with_a_top_level_folder_is_read_and_written_in_place(
@@ -232,11 +265,15 @@ def test_tezit_eval_report_validates_and_excludes_vendor(
     session = session_of(bundles_dir, responses, FOUR)
     expectations = load_expectations(bundles_dir / "tip-compliance" / "test-queries.json")
     evaluation = evaluate(loaded, session, expectations)
-    plan = writer.plan_tezit(loaded, session.session_id, evaluation.scores, model="assay-tez-heuristic")
+    plan = writer.plan_tezit(
+        loaded, session.session_id, evaluation.scores, model="assay-tez-heuristic"
+    )
     writer.apply(loaded, plan)
     report = json.loads((path / "extensions/tezit-eval/tezit-eval.json").read_text())
     assert_valid(report, ENTERPRISE)
-    assert_valid(json.loads((path / "extensions/tezit-eval/manifest.json").read_text()), EXT_MANIFEST)
+    assert_valid(
+        json.loads((path / "extensions/tezit-eval/manifest.json").read_text()), EXT_MANIFEST
+    )
     assert [r["query_id"] for r in report["per_query_results"]] == [q for q, _ in FOUR]
     # one abstention-appropriate query (abstention-01) answered with fabrication: rate 0
     assert report["metrics"]["abstention_rate"] == 0.0
@@ -248,7 +285,9 @@ def test_tezit_eval_report_validates_and_excludes_vendor(
     assert snapshot(path) == before
 
 
-def test_vendor_present_refuses_tezit_eval(bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any]) -> None:
+def test_vendor_present_refuses_tezit_eval(
+    bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any]
+) -> None:
     path = bundle_copy()
     score_and_write(path, session_of(bundles_dir, responses, FOUR[:1]), bundles_dir)
     loaded = open_bundle(path)
@@ -274,12 +313,16 @@ def test_inline_tezit_eval_in_manifest_is_recognised_and_blocks_vendor(
     assert snapshot(path) == before
 
 
-def test_both_ids_present_are_both_read_with_a_warning(bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any]) -> None:
+def test_both_ids_present_are_both_read_with_a_warning(
+    bundle_copy: Any, bundles_dir: Path, responses: dict[str, Any]
+) -> None:
     path = bundle_copy()
     score_and_write(path, session_of(bundles_dir, responses, FOUR[:1]), bundles_dir)
     report_dir = path / "extensions" / "tezit-eval"
     report_dir.mkdir()
-    metrics = dict.fromkeys(["relevance", "faithfulness", "citation_accuracy", "completeness", "abstention_rate"], 0.9)
+    metrics = dict.fromkeys(
+        ["relevance", "faithfulness", "citation_accuracy", "completeness", "abstention_rate"], 0.9
+    )
     (report_dir / "tezit-eval.json").write_text(json.dumps(
         {"session_id": "s", "evaluated_at": "2026-02-05T14:30:00Z", "metrics": metrics}
     ))  # fmt: skip
@@ -300,7 +343,10 @@ def test_invalid_document_is_refused_before_anything_is_written(bundle_copy: Any
     before = snapshot(path)
     record = {"session_id": "s", "query_id": "q", "scores": {"groundedness": 1.5, "relevance": 1, "faithfulness": 1},
               "evaluator": {"model": "m", "model_version": "v", "evaluation_method": "x"}}  # fmt: skip
-    plan = writer.WritePlan("com.ragu.eval-metrics", {"manifest.json": writer.VENDOR_MANIFEST.model_dump(), "eval-metrics.json": record})
+    plan = writer.WritePlan(
+        "com.ragu.eval-metrics",
+        {"manifest.json": writer.VENDOR_MANIFEST.model_dump(), "eval-metrics.json": record},
+    )
     with pytest.raises(TezError, match=r"fails tez-eval-metrics\.schema\.json"):
         writer.apply(loaded, plan)
     assert snapshot(path) == before

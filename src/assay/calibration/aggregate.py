@@ -108,7 +108,9 @@ def consensus(
         else:
             tie_code = UNMET if criterion.weight >= 0 else MET
             result = np.where(
-                np.isclose(met, unmet, rtol=0, atol=_TIE), tie_code, np.where(met > unmet, MET, UNMET)
+                np.isclose(met, unmet, rtol=0, atol=_TIE),
+                tie_code,
+                np.where(met > unmet, MET, UNMET),
             )
         result = np.where(real_votes > 0, result, CANNOT_ASSESS)
     elif criterion.kind_ == "ordinal" and strategy.ordinal in ("median", "mean"):

@@ -69,8 +69,12 @@ def scale_for(criterion: Criterion, mode: Mode) -> Scale:
         table[abstain] = len(real)
         labels.append(criterion.labels[abstain[0]] if len(abstain) == 1 else "NA")
         values.append(np.nan)
-    return Scale(table=table, labels=tuple(labels), values=np.array(values, dtype=np.float64),
-                 n_scale=len(real))
+    return Scale(
+        table=table,
+        labels=tuple(labels),
+        values=np.array(values, dtype=np.float64),
+        n_scale=len(real),
+    )
 
 
 @dataclass(frozen=True)
@@ -139,8 +143,15 @@ def make_pairs(
 
 def sum_coverage(parts: Sequence[Coverage]) -> Coverage:
     """Pool coverage counts over criteria (rates recomputed on the pooled denominator)."""
-    fields = ("n_total", "n_covered", "n_errored", "n_failed", "n_missing",
-              "n_judge_abstain", "n_human_abstain")
+    fields = (
+        "n_total",
+        "n_covered",
+        "n_errored",
+        "n_failed",
+        "n_missing",
+        "n_judge_abstain",
+        "n_human_abstain",
+    )
     total = {f: sum(getattr(p, f) for p in parts) for f in fields}
     n = total["n_total"]
     return Coverage(
@@ -191,10 +202,14 @@ def criterion_agreement(pairs: Pairs) -> CriterionAgreement:
         fn = int(np.sum(met_t & (1 - met_p)))
         tn = int(np.sum((1 - met_t) & (1 - met_p)))
         fields.update(
-            precision=precision, recall=recall, f1=f1,
+            precision=precision,
+            recall=recall,
+            f1=f1,
             phi=stats.phi(met_t, met_p),
-            fpr=stats.ratio(fp, fp + tn), fnr=stats.ratio(fn, fn + tp),
-            support_human=int(met_t.sum()), support_judge=int(met_p.sum()),
+            fpr=stats.ratio(fp, fp + tn),
+            fnr=stats.ratio(fn, fn + tp),
+            support_human=int(met_t.sum()),
+            support_judge=int(met_p.sum()),
         )
     elif criterion.kind_ == "ordinal":
         on_scale = (t < scale.n_scale) & (p < scale.n_scale)
@@ -268,7 +283,8 @@ def abstention_agreement(
     out: list[AbstentionAgreement] = []
     for kind in ("cannot_assess", "na"):
         chosen = [
-            c for c, crit in enumerate(criteria)
+            c
+            for c, crit in enumerate(criteria)
             if (crit.kind_ == "binary") == (kind == "cannot_assess") and crit.abstain_codes
         ]
         if not chosen:

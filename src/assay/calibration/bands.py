@@ -25,7 +25,12 @@ def kappa_band(value: float | None) -> str:
         return UNDEFINED
     if value < 0:
         return "poor (worse than chance)"
-    for upper, label in ((0.20, "slight"), (0.40, "fair"), (0.60, "moderate"), (0.80, "substantial")):
+    for upper, label in (
+        (0.20, "slight"),
+        (0.40, "fair"),
+        (0.60, "moderate"),
+        (0.80, "substantial"),
+    ):
         if value <= upper:
             return label
     return "almost perfect"

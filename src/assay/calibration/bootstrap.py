@@ -52,8 +52,12 @@ class _Criterion:
             (np.ones(len(items)), (cells[items], items)), shape=(k * k, len(cells))
         )
         return cls(
-            name=pairs.criterion.name, k=k, n_scale=pairs.scale.n_scale,
-            ordinal=pairs.criterion.kind_ == "ordinal", cells=cells, onehot_t=onehot_t,
+            name=pairs.criterion.name,
+            k=k,
+            n_scale=pairs.scale.n_scale,
+            ordinal=pairs.criterion.kind_ == "ordinal",
+            cells=cells,
+            onehot_t=onehot_t,
         )
 
     def full(self) -> np.ndarray:
@@ -61,7 +65,9 @@ class _Criterion:
         return np.bincount(paired, minlength=self.k * self.k).astype(np.float64)
 
 
-def _jackknife(crit: _Criterion, full: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _jackknife(
+    crit: _Criterion, full: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Leave-one-item-out accuracy, kappa and weighted kappa for every item."""
     n_items = len(crit.cells)
     paired = crit.cells >= 0
@@ -80,7 +86,9 @@ def _jackknife(crit: _Criterion, full: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return spread(acc_u, acc_f), spread(kap_u, kap_f), weighted
 
 
-def _stats_from_counts(counts: np.ndarray, crit: _Criterion) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _stats_from_counts(
+    counts: np.ndarray, crit: _Criterion
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Accuracy, kappa and (ordinal) quadratic kappa from flattened counts (..., K*K)."""
     k = crit.k
     matrix = counts.reshape(*counts.shape[:-1], k, k)
@@ -114,7 +122,9 @@ def interval(
 
     boot = replicates[~np.isnan(replicates)]
     if len(boot) == 0:
-        return Interval(estimate=estimate, percentile=None, bca=None, standard_error=None, n_defined=0)
+        return Interval(
+            estimate=estimate, percentile=None, bca=None, standard_error=None, n_defined=0
+        )
     alpha = (1.0 - confidence) / 2.0
     low, high = np.percentile(boot, [100 * alpha, 100 * (1 - alpha)])
     se = float(np.std(boot, ddof=1)) if len(boot) > 1 else None
@@ -122,7 +132,10 @@ def interval(
     if estimate is not None and np.ptp(boot) == 0:
         bca = (float(boot[0]), float(boot[0]))
     elif estimate is not None and jackknife is not None and not np.any(np.isnan(jackknife)):
-        z0 = ndtri((np.count_nonzero(boot < estimate) + np.count_nonzero(boot <= estimate)) / (2 * len(boot)))
+        z0 = ndtri(
+            (np.count_nonzero(boot < estimate) + np.count_nonzero(boot <= estimate))
+            / (2 * len(boot))
+        )
         spread = np.mean(jackknife) - jackknife
         denominator = np.sum(spread**2) ** 1.5
         if np.isfinite(z0) and denominator > 0:
@@ -150,7 +163,9 @@ def _finite_or_none(value: float) -> float | None:
 class _Rater:
     """One rater's pairs and score errors, and the replicate statistics collected for it."""
 
-    def __init__(self, pairs: Sequence[Pairs], human_scores: np.ndarray, judge_scores: np.ndarray) -> None:
+    def __init__(
+        self, pairs: Sequence[Pairs], human_scores: np.ndarray, judge_scores: np.ndarray
+    ) -> None:
         self.crits = [_Criterion.of(p) for p in pairs]
         scored = ~np.isnan(human_scores) & ~np.isnan(judge_scores)
         self.sq_err = np.where(scored, (judge_scores - human_scores) ** 2, 0.0)
@@ -164,7 +179,12 @@ class _Rater:
         # (estimate, replicates, jackknife) of the aggregates, kept for paired comparisons
         self.draws: dict[str, tuple[float, np.ndarray, np.ndarray | None]] = {}
 
-    def add(self, counts_per_criterion: Sequence[np.ndarray], sq_err_sum: np.ndarray, n_scored: np.ndarray) -> None:
+    def add(
+        self,
+        counts_per_criterion: Sequence[np.ndarray],
+        sq_err_sum: np.ndarray,
+        n_scored: np.ndarray,
+    ) -> None:
         """Statistics of one chunk of resamples, from its confusion counts and score sums."""
         size = len(sq_err_sum)
         correct = np.zeros(size)
@@ -213,10 +233,14 @@ class _Rater:
             crit_intervals.append(
                 CriterionIntervals(
                     name=crit.name,
-                    accuracy=interval(_finite_or_none(acc[0]), np.concatenate(self.acc[c]), acc_j, confidence),
+                    accuracy=interval(
+                        _finite_or_none(acc[0]), np.concatenate(self.acc[c]), acc_j, confidence
+                    ),
                     kappa=interval(_finite_or_none(kap[0]), kap_boot, kap_j, confidence),
                     weighted_kappa=(
-                        interval(_finite_or_none(wk[0]), np.concatenate(self.wk[c]), wk_j, confidence)
+                        interval(
+                            _finite_or_none(wk[0]), np.concatenate(self.wk[c]), wk_j, confidence
+                        )
                         if wk is not None and wk_j is not None
                         else None
                     ),
@@ -234,7 +258,11 @@ class _Rater:
             mean_kappa_jack: np.ndarray | None = _nanmean_rows(kappa_jack)
             mean_kappa_full = _nanmean_rows([np.array([k]) for k in kappa_full])[0]
         else:
-            mean_kappa_boot, mean_kappa_jack, mean_kappa_full = np.full(n_resamples, np.nan), None, np.nan
+            mean_kappa_boot, mean_kappa_jack, mean_kappa_full = (
+                np.full(n_resamples, np.nan),
+                None,
+                np.nan,
+            )
         self.draws = {
             "accuracy_micro": (acc_micro, acc_micro_boot, acc_micro_jack),
             "mean_kappa_macro": (mean_kappa_full, mean_kappa_boot, mean_kappa_jack),
@@ -243,11 +271,15 @@ class _Rater:
             n_resamples=n_resamples,
             seed=seed,
             confidence_level=confidence,
-            accuracy_micro=interval(_finite_or_none(acc_micro), acc_micro_boot, acc_micro_jack, confidence),
+            accuracy_micro=interval(
+                _finite_or_none(acc_micro), acc_micro_boot, acc_micro_jack, confidence
+            ),
             mean_kappa_macro=interval(
                 _finite_or_none(mean_kappa_full), mean_kappa_boot, mean_kappa_jack, confidence
             ),
-            rmse=interval(_finite_or_none(rmse_full), np.concatenate(self.rmse), rmse_jack, confidence),
+            rmse=interval(
+                _finite_or_none(rmse_full), np.concatenate(self.rmse), rmse_jack, confidence
+            ),
             criteria=crit_intervals,
         )
 
@@ -306,7 +338,12 @@ def bootstrap_raters(
             est_b, boot_b, jack_b = states[b].draws[statistic]
             jack = jack_a - jack_b if jack_a is not None and jack_b is not None else None
             comparisons.append(
-                (a, b, statistic, interval(_finite_or_none(est_a - est_b), boot_a - boot_b, jack, confidence))
+                (
+                    a,
+                    b,
+                    statistic,
+                    interval(_finite_or_none(est_a - est_b), boot_a - boot_b, jack, confidence),
+                )
             )
     return results, comparisons
 
@@ -322,6 +359,9 @@ def bootstrap(
 ) -> BootstrapResult:
     """Intervals for micro accuracy, macro mean kappa, score RMSE and per-criterion stats."""
     results, _ = bootstrap_raters(
-        [(pairs, human_scores, judge_scores)], n_resamples=n_resamples, seed=seed, confidence=confidence
+        [(pairs, human_scores, judge_scores)],
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
     )
     return results[0]

@@ -51,18 +51,87 @@ def _check_unit(name: str, value: float | None, low: float) -> None:
 
 
 def agreement(
-    labels_file: Annotated[Path, typer.Argument(help="Labels file (.json, .yml, .yaml, .jsonl, .csv).")],
-    fmt: Annotated[str, typer.Option("--format", "-f", envvar="ASSAY_AGREEMENT_FORMAT", help="text | json")] = "text",
-    out: Annotated[Path | None, typer.Option("--out", "-o", envvar="ASSAY_AGREEMENT_OUT", help="Write the report here instead of stdout.")] = None,
-    mode: Annotated[str, typer.Option("--mode", envvar="ASSAY_AGREEMENT_MODE", help="CANNOT_ASSESS / NA handling: exclude | as_unmet | as_category.")] = "exclude",
-    na_mode: Annotated[str | None, typer.Option("--na-mode", envvar="ASSAY_AGREEMENT_NA_MODE", help="NA handling for multi-choice criteria (default: --mode).")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", envvar="ASSAY_AGREEMENT_BOOTSTRAP", help="Item-level bootstrap resamples (0 = none).")] = 0,
-    seed: Annotated[int | None, typer.Option("--seed", envvar="ASSAY_AGREEMENT_SEED", help="Seed of the bootstrap.")] = None,
-    confidence: Annotated[float, typer.Option("--confidence", envvar="ASSAY_AGREEMENT_CONFIDENCE", help="Confidence level of the intervals.")] = 0.95,
-    min_kappa: Annotated[float | None, typer.Option("--min-kappa", envvar="ASSAY_MIN_KAPPA", help="Exit 1 when the mean kappa (macro) is below this.")] = None,
-    min_agreement: Annotated[float | None, typer.Option("--min-agreement", envvar="ASSAY_MIN_AGREEMENT", help="Exit 1 when accuracy (micro) is below this.")] = None,
-    criteria: Annotated[Path | None, typer.Option("--criteria", envvar="ASSAY_AGREEMENT_CRITERIA", help="Criteria file for labels that do not declare them (CSV, JSONL).")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Per-judge criterion tables and per-criterion intervals.")] = False,
+    labels_file: Annotated[
+        Path, typer.Argument(help="Labels file (.json, .yml, .yaml, .jsonl, .csv).")
+    ],
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", envvar="ASSAY_AGREEMENT_FORMAT", help="text | json")
+    ] = "text",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            envvar="ASSAY_AGREEMENT_OUT",
+            help="Write the report here instead of stdout.",
+        ),
+    ] = None,
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode",
+            envvar="ASSAY_AGREEMENT_MODE",
+            help="CANNOT_ASSESS / NA handling: exclude | as_unmet | as_category.",
+        ),
+    ] = "exclude",
+    na_mode: Annotated[
+        str | None,
+        typer.Option(
+            "--na-mode",
+            envvar="ASSAY_AGREEMENT_NA_MODE",
+            help="NA handling for multi-choice criteria (default: --mode).",
+        ),
+    ] = None,
+    bootstrap: Annotated[
+        int,
+        typer.Option(
+            "--bootstrap",
+            envvar="ASSAY_AGREEMENT_BOOTSTRAP",
+            help="Item-level bootstrap resamples (0 = none).",
+        ),
+    ] = 0,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", envvar="ASSAY_AGREEMENT_SEED", help="Seed of the bootstrap."),
+    ] = None,
+    confidence: Annotated[
+        float,
+        typer.Option(
+            "--confidence",
+            envvar="ASSAY_AGREEMENT_CONFIDENCE",
+            help="Confidence level of the intervals.",
+        ),
+    ] = 0.95,
+    min_kappa: Annotated[
+        float | None,
+        typer.Option(
+            "--min-kappa",
+            envvar="ASSAY_MIN_KAPPA",
+            help="Exit 1 when the mean kappa (macro) is below this.",
+        ),
+    ] = None,
+    min_agreement: Annotated[
+        float | None,
+        typer.Option(
+            "--min-agreement",
+            envvar="ASSAY_MIN_AGREEMENT",
+            help="Exit 1 when accuracy (micro) is below this.",
+        ),
+    ] = None,
+    criteria: Annotated[
+        Path | None,
+        typer.Option(
+            "--criteria",
+            envvar="ASSAY_AGREEMENT_CRITERIA",
+            help="Criteria file for labels that do not declare them (CSV, JSONL).",
+        ),
+    ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Per-judge criterion tables and per-criterion intervals."
+        ),
+    ] = False,
 ) -> None:
     """Agreement between judges and human labels: kappa, alpha, correlations, bias, intervals."""
     from assay.calibration.compute import compute_agreement
@@ -84,7 +153,9 @@ def agreement(
         seed=seed,
         confidence_level=confidence,
     )
-    _emit(result, fmt=fmt, out=out, verbose=verbose, min_kappa=min_kappa, min_agreement=min_agreement)
+    _emit(
+        result, fmt=fmt, out=out, verbose=verbose, min_kappa=min_kappa, min_agreement=min_agreement
+    )
 
 
 def _emit(
@@ -112,25 +183,132 @@ def _emit(
 
 
 def calibrate(
-    dataset: Annotated[Path, typer.Argument(help="Human-labelled dataset (.yml, .yaml, .json, .jsonl).")],
-    metric: Annotated[str, typer.Option("--metric", "-m", envvar="ASSAY_CALIBRATE_METRIC", help="rubric | llm-as-judge")] = "rubric",
-    judge_model: Annotated[list[str] | None, typer.Option("--judge-model", envvar="ASSAY_CALIBRATE_JUDGE_MODELS", help="A judge model; repeat for several (default: the configured judge model).")] = None,
-    outputs: Annotated[Path | None, typer.Option("--outputs", envvar="ASSAY_OUTPUTS", help="Saved outputs holding the answers to judge (else metadata.answer).")] = None,
-    rubric: Annotated[Path | None, typer.Option("--rubric", envvar="ASSAY_RUBRIC", help="Rubric file (else the dataset's rubric:).")] = None,
-    abstain: Annotated[str, typer.Option("--abstain", envvar="ASSAY_RUBRIC_ABSTAIN", help="Abstentions in rubric scores: skip | zero | worst.")] = "skip",
-    sut_model: Annotated[str | None, typer.Option("--sut-model", envvar="ASSAY_SUT_MODEL", help="The model under test (self-preference warning).")] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", envvar="ASSAY_AGREEMENT_FORMAT", help="text | json")] = "text",
-    out: Annotated[Path | None, typer.Option("--out", "-o", envvar="ASSAY_AGREEMENT_OUT", help="Write the report here instead of stdout.")] = None,
-    mode: Annotated[str, typer.Option("--mode", envvar="ASSAY_AGREEMENT_MODE", help="CANNOT_ASSESS / NA handling: exclude | as_unmet | as_category.")] = "exclude",
-    na_mode: Annotated[str | None, typer.Option("--na-mode", envvar="ASSAY_AGREEMENT_NA_MODE", help="NA handling for multi-choice criteria (default: --mode).")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", envvar="ASSAY_AGREEMENT_BOOTSTRAP", help="Item-level bootstrap resamples (0 = none).")] = 0,
-    seed: Annotated[int | None, typer.Option("--seed", envvar="ASSAY_AGREEMENT_SEED", help="Seed of the bootstrap.")] = None,
-    min_kappa: Annotated[float | None, typer.Option("--min-kappa", envvar="ASSAY_MIN_KAPPA", help="Exit 1 when the mean kappa (macro) is below this.")] = None,
-    min_agreement: Annotated[float | None, typer.Option("--min-agreement", envvar="ASSAY_MIN_AGREEMENT", help="Exit 1 when accuracy (micro) is below this.")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (else ASSAY_BASE_URL / OPENAI_BASE_URL).")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", envvar="ASSAY_CALIBRATE_CONCURRENCY", help="Samples judged at once per judge model.")] = 8,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the provider cache.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Per-judge criterion tables and per-criterion intervals.")] = False,
+    dataset: Annotated[
+        Path, typer.Argument(help="Human-labelled dataset (.yml, .yaml, .json, .jsonl).")
+    ],
+    metric: Annotated[
+        str,
+        typer.Option(
+            "--metric", "-m", envvar="ASSAY_CALIBRATE_METRIC", help="rubric | llm-as-judge"
+        ),
+    ] = "rubric",
+    judge_model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge-model",
+            envvar="ASSAY_CALIBRATE_JUDGE_MODELS",
+            help="A judge model; repeat for several (default: the configured judge model).",
+        ),
+    ] = None,
+    outputs: Annotated[
+        Path | None,
+        typer.Option(
+            "--outputs",
+            envvar="ASSAY_OUTPUTS",
+            help="Saved outputs holding the answers to judge (else metadata.answer).",
+        ),
+    ] = None,
+    rubric: Annotated[
+        Path | None,
+        typer.Option(
+            "--rubric", envvar="ASSAY_RUBRIC", help="Rubric file (else the dataset's rubric:)."
+        ),
+    ] = None,
+    abstain: Annotated[
+        str,
+        typer.Option(
+            "--abstain",
+            envvar="ASSAY_RUBRIC_ABSTAIN",
+            help="Abstentions in rubric scores: skip | zero | worst.",
+        ),
+    ] = "skip",
+    sut_model: Annotated[
+        str | None,
+        typer.Option(
+            "--sut-model",
+            envvar="ASSAY_SUT_MODEL",
+            help="The model under test (self-preference warning).",
+        ),
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", envvar="ASSAY_AGREEMENT_FORMAT", help="text | json")
+    ] = "text",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            envvar="ASSAY_AGREEMENT_OUT",
+            help="Write the report here instead of stdout.",
+        ),
+    ] = None,
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode",
+            envvar="ASSAY_AGREEMENT_MODE",
+            help="CANNOT_ASSESS / NA handling: exclude | as_unmet | as_category.",
+        ),
+    ] = "exclude",
+    na_mode: Annotated[
+        str | None,
+        typer.Option(
+            "--na-mode",
+            envvar="ASSAY_AGREEMENT_NA_MODE",
+            help="NA handling for multi-choice criteria (default: --mode).",
+        ),
+    ] = None,
+    bootstrap: Annotated[
+        int,
+        typer.Option(
+            "--bootstrap",
+            envvar="ASSAY_AGREEMENT_BOOTSTRAP",
+            help="Item-level bootstrap resamples (0 = none).",
+        ),
+    ] = 0,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", envvar="ASSAY_AGREEMENT_SEED", help="Seed of the bootstrap."),
+    ] = None,
+    min_kappa: Annotated[
+        float | None,
+        typer.Option(
+            "--min-kappa",
+            envvar="ASSAY_MIN_KAPPA",
+            help="Exit 1 when the mean kappa (macro) is below this.",
+        ),
+    ] = None,
+    min_agreement: Annotated[
+        float | None,
+        typer.Option(
+            "--min-agreement",
+            envvar="ASSAY_MIN_AGREEMENT",
+            help="Exit 1 when accuracy (micro) is below this.",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url", help="OpenAI-compatible endpoint (else ASSAY_BASE_URL / OPENAI_BASE_URL)."
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            "--concurrency",
+            envvar="ASSAY_CALIBRATE_CONCURRENCY",
+            help="Samples judged at once per judge model.",
+        ),
+    ] = 8,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not read or write the provider cache.")
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Per-judge criterion tables and per-criterion intervals."
+        ),
+    ] = False,
 ) -> None:
     """Run judge model(s) over a human-labelled dataset and report their agreement with people."""
     from assay.calibration.workflow import calibrate as run_calibration
@@ -151,7 +329,9 @@ def calibrate(
     _check_unit("--min-agreement", min_agreement, 0.0)
     loaded = load_dataset(dataset)
     cli = {"base_url": base_url, "cache_mode": "off" if no_cache else None}
-    provider_settings.configure(cli={k: v for k, v in cli.items() if v is not None}, dataset=loaded.providers)
+    provider_settings.configure(
+        cli={k: v for k, v in cli.items() if v is not None}, dataset=loaded.providers
+    )
     saved = load_outputs(outputs) if outputs is not None else None
     result = run_calibration(
         loaded,
@@ -176,4 +356,6 @@ def calibrate(
             f"tokens, {cost}; {run.n_failed} failed",
             err=True,
         )
-    _emit(result, fmt=fmt, out=out, verbose=verbose, min_kappa=min_kappa, min_agreement=min_agreement)
+    _emit(
+        result, fmt=fmt, out=out, verbose=verbose, min_kappa=min_kappa, min_agreement=min_agreement
+    )

@@ -115,8 +115,9 @@ def _inter_judge(labels: LabelSet, ca_mode: Mode, na_mode: Mode) -> list[InterJu
         alpha = stats.krippendorff_alpha(alpha_codes, "ordinal" if ordinal else "nominal", domain)
         alpha_interval = None
         if ordinal:
-            values = np.where(np.isnan(alpha_codes), np.nan,
-                              scale.values[np.nan_to_num(alpha_codes).astype(int)])
+            values = np.where(
+                np.isnan(alpha_codes), np.nan, scale.values[np.nan_to_num(alpha_codes).astype(int)]
+            )
             if not np.all(np.isnan(scale.values[: scale.n_scale])):
                 alpha_interval = stats.krippendorff_alpha(values, "interval")
         table = stats.complete_case_counts(mapped, scale.k)
@@ -167,7 +168,9 @@ def compute_agreement(
     from assay.calibration.scoring import ABSTAIN_POLICIES
 
     if score_abstain not in ABSTAIN_POLICIES:
-        raise UsageError(f"score_abstain must be one of {', '.join(ABSTAIN_POLICIES)}; got {score_abstain!r}")
+        raise UsageError(
+            f"score_abstain must be one of {', '.join(ABSTAIN_POLICIES)}; got {score_abstain!r}"
+        )
     policy: AbstainPolicy = score_abstain  # type: ignore[assignment]
     ca = _check_mode("cannot_assess_mode", cannot_assess_mode)
     na = _check_mode("na_mode", na_mode)
@@ -205,7 +208,10 @@ def compute_agreement(
         how = f"single judge {labels.judges[0]!r}"
     else:
         rater_codes = np.stack(
-            [consensus(cr, labels.votes[:, c, :], weights, aggregation) for c, cr in enumerate(criteria)]
+            [
+                consensus(cr, labels.votes[:, c, :], weights, aggregation)
+                for c, cr in enumerate(criteria)
+            ]
         )
         how = f"aggregated from {n_judges} judges ({aggregation.describe()})"
         rater_name = "consensus"
@@ -215,17 +221,23 @@ def compute_agreement(
             how = f"the ensemble's recorded verdicts (else {aggregation.describe()})"
     derived_rater = weighted_scores(criteria, rater_codes, policy)
     if n_judges == 1:
-        supplied = np.where(np.isnan(labels.consensus_scores), labels.judge_scores[0], labels.consensus_scores)
+        supplied = np.where(
+            np.isnan(labels.consensus_scores), labels.judge_scores[0], labels.consensus_scores
+        )
     else:
         supplied = labels.consensus_scores
     rater_scores = np.where(np.isnan(supplied), derived_rater, supplied)
 
-    overall, overall_pairs = _block(rater_name, labels, rater_codes, rater_scores, human_scores, ca, na)
+    overall, overall_pairs = _block(
+        rater_name, labels, rater_codes, rater_scores, human_scores, ca, na
+    )
     per_judge: list[AgreementBlock] = []
     judge_inputs: list[tuple[list[Pairs], np.ndarray]] = []
     for j, judge in enumerate(labels.judges):
         judge_scores = np.where(
-            np.isnan(labels.judge_scores[j]), weighted_scores(criteria, labels.votes[j], policy), labels.judge_scores[j]
+            np.isnan(labels.judge_scores[j]),
+            weighted_scores(criteria, labels.votes[j], policy),
+            labels.judge_scores[j],
         )
         block, pairs = _block(judge, labels, labels.votes[j], judge_scores, human_scores, ca, na)
         per_judge.append(block)
@@ -245,19 +257,26 @@ def compute_agreement(
             raters += [(pairs, h, np.where(use, scores, np.nan)) for pairs, scores in judge_inputs]
         pairs_of_judges = [(a + 1, b + 1) for a in range(n_judges) for b in range(a + 1, n_judges)]
         results, diffs = bootstrap_raters(
-            raters, n_resamples=bootstrap, seed=seed, confidence=confidence_level,
+            raters,
+            n_resamples=bootstrap,
+            seed=seed,
+            confidence=confidence_level,
             compare=pairs_of_judges if n_judges > 1 else (),
         )
         boot = results[0]
         if n_judges > 1:
-            per_judge = [b.model_copy(update={"bootstrap": r}) for b, r in zip(per_judge, results[1:])]
+            per_judge = [
+                b.model_copy(update={"bootstrap": r}) for b, r in zip(per_judge, results[1:])
+            ]
             comparisons = [
                 JudgeComparison(
                     judge_a=labels.judges[a - 1],
                     judge_b=labels.judges[b - 1],
                     statistic=statistic,  # type: ignore[arg-type]
                     difference=iv,
-                    excludes_zero=None if iv.percentile is None else (iv.percentile[0] > 0 or iv.percentile[1] < 0),
+                    excludes_zero=None
+                    if iv.percentile is None
+                    else (iv.percentile[0] > 0 or iv.percentile[1] < 0),
                 )
                 for a, b, statistic, iv in diffs
             ]
@@ -336,8 +355,13 @@ def _warnings(
             "Human scores take <=2 distinct values; score-level correlations "
             "(Spearman/Kendall/Pearson) are uninformative on a collapsed score range"
         )
-    if any(c.kind == "ordinal" and c.n_scale_pairs is not None and c.n_scale_pairs < c.n_samples
-           for c in overall.criteria) and na == "as_category":
+    if (
+        any(
+            c.kind == "ordinal" and c.n_scale_pairs is not None and c.n_scale_pairs < c.n_samples
+            for c in overall.criteria
+        )
+        and na == "as_category"
+    ):
         out.append(
             "NA has no position on an ordinal scale: weighted kappa, adjacent accuracy and value "
             "statistics of ordinal criteria use only pairs where both sides are on the scale"
@@ -355,8 +379,13 @@ def _warnings(
             "exclusion"
         )
     lb = overall.length_bias
-    if lb is not None and lb.coefficient is not None and abs(lb.coefficient) >= LENGTH_BIAS_RHO \
-            and lb.p_value is not None and lb.p_value < 0.05:
+    if (
+        lb is not None
+        and lb.coefficient is not None
+        and abs(lb.coefficient) >= LENGTH_BIAS_RHO
+        and lb.p_value is not None
+        and lb.p_value < 0.05
+    ):
         out.append(
             f"possible length bias: Spearman between answer length and the judge score is "
             f"{lb.coefficient:+.2f} (p={lb.p_value:.3g})"

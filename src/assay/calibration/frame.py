@@ -18,13 +18,48 @@ if TYPE_CHECKING:
     from assay.calibration.result import AgreementBlock, CalibrationResult
 
 COLUMNS = (
-    "level", "rater", "name", "kind", "cannot_assess_mode", "na_mode", "n_samples",
-    "accuracy_micro", "accuracy_macro", "mean_kappa_macro", "mean_weighted_kappa_macro",
-    "binary_precision_micro", "binary_recall_micro", "binary_f1_micro", "binary_kappa_micro",
-    "binary_phi_micro", "accuracy", "kappa", "weighted_kappa", "adjacent_accuracy",
-    "precision", "recall", "f1", "phi", "fpr", "fnr", "rmse", "mae", "spearman", "kendall",
-    "pearson", "bias", "icc_absolute", "is_degenerate", "coverage", "judge_abstain_rate", "human_abstain_rate",
-    "error_rate", "n_errored", "n_failed", "krippendorff_alpha", "fleiss_kappa",
+    "level",
+    "rater",
+    "name",
+    "kind",
+    "cannot_assess_mode",
+    "na_mode",
+    "n_samples",
+    "accuracy_micro",
+    "accuracy_macro",
+    "mean_kappa_macro",
+    "mean_weighted_kappa_macro",
+    "binary_precision_micro",
+    "binary_recall_micro",
+    "binary_f1_micro",
+    "binary_kappa_micro",
+    "binary_phi_micro",
+    "accuracy",
+    "kappa",
+    "weighted_kappa",
+    "adjacent_accuracy",
+    "precision",
+    "recall",
+    "f1",
+    "phi",
+    "fpr",
+    "fnr",
+    "rmse",
+    "mae",
+    "spearman",
+    "kendall",
+    "pearson",
+    "bias",
+    "icc_absolute",
+    "is_degenerate",
+    "coverage",
+    "judge_abstain_rate",
+    "human_abstain_rate",
+    "error_rate",
+    "n_errored",
+    "n_failed",
+    "krippendorff_alpha",
+    "fleiss_kappa",
     "mean_pairwise_kappa",
 )
 
@@ -33,40 +68,71 @@ def _rows(block: AgreementBlock, base: dict[str, Any]) -> list[dict[str, Any]]:
     agg = block.aggregate
     bm = agg.binary_micro
     s = block.scores
-    rows = [{
-        **base, "level": "aggregate", "rater": block.rater, "name": "overall", "kind": "all",
-        "n_samples": agg.n_samples, "accuracy_micro": agg.accuracy_micro,
-        "accuracy_macro": agg.accuracy_macro, "mean_kappa_macro": agg.mean_kappa_macro,
-        "mean_weighted_kappa_macro": agg.mean_weighted_kappa_macro,
-        "binary_precision_micro": bm.precision if bm else None,
-        "binary_recall_micro": bm.recall if bm else None,
-        "binary_f1_micro": bm.f1 if bm else None,
-        "binary_kappa_micro": bm.kappa if bm else None,
-        "binary_phi_micro": bm.phi if bm else None,
-        "rmse": s.rmse, "mae": s.mae, "spearman": s.spearman.coefficient,
-        "kendall": s.kendall.coefficient, "pearson": s.pearson.coefficient,
-        "bias": s.bias.mean_bias, "icc_absolute": s.icc_absolute, "coverage": agg.coverage.coverage,
-        "judge_abstain_rate": agg.coverage.judge_abstain_rate,
-        "human_abstain_rate": agg.coverage.human_abstain_rate,
-        "error_rate": agg.coverage.error_rate, "n_errored": agg.coverage.n_errored,
-        "n_failed": agg.coverage.n_failed,
-    }]
+    rows = [
+        {
+            **base,
+            "level": "aggregate",
+            "rater": block.rater,
+            "name": "overall",
+            "kind": "all",
+            "n_samples": agg.n_samples,
+            "accuracy_micro": agg.accuracy_micro,
+            "accuracy_macro": agg.accuracy_macro,
+            "mean_kappa_macro": agg.mean_kappa_macro,
+            "mean_weighted_kappa_macro": agg.mean_weighted_kappa_macro,
+            "binary_precision_micro": bm.precision if bm else None,
+            "binary_recall_micro": bm.recall if bm else None,
+            "binary_f1_micro": bm.f1 if bm else None,
+            "binary_kappa_micro": bm.kappa if bm else None,
+            "binary_phi_micro": bm.phi if bm else None,
+            "rmse": s.rmse,
+            "mae": s.mae,
+            "spearman": s.spearman.coefficient,
+            "kendall": s.kendall.coefficient,
+            "pearson": s.pearson.coefficient,
+            "bias": s.bias.mean_bias,
+            "icc_absolute": s.icc_absolute,
+            "coverage": agg.coverage.coverage,
+            "judge_abstain_rate": agg.coverage.judge_abstain_rate,
+            "human_abstain_rate": agg.coverage.human_abstain_rate,
+            "error_rate": agg.coverage.error_rate,
+            "n_errored": agg.coverage.n_errored,
+            "n_failed": agg.coverage.n_failed,
+        }
+    ]
     for c in block.criteria:
-        rows.append({
-            **base, "level": "criterion", "rater": block.rater, "name": c.name, "kind": c.kind,
-            "n_samples": c.n_samples, "accuracy": c.accuracy, "kappa": c.kappa,
-            "weighted_kappa": c.weighted_kappa, "adjacent_accuracy": c.adjacent_accuracy,
-            "precision": c.precision, "recall": c.recall, "f1": c.f1, "phi": c.phi,
-            "fpr": c.fpr, "fnr": c.fnr, "rmse": c.rmse, "mae": c.mae,
-            "spearman": c.spearman.coefficient if c.spearman else None,
-            "kendall": c.kendall.coefficient if c.kendall else None,
-            "pearson": c.pearson.coefficient if c.pearson else None,
-            "is_degenerate": c.is_degenerate, "coverage": c.coverage.coverage,
-            "judge_abstain_rate": c.coverage.judge_abstain_rate,
-            "human_abstain_rate": c.coverage.human_abstain_rate,
-            "error_rate": c.coverage.error_rate, "n_errored": c.coverage.n_errored,
-            "n_failed": c.coverage.n_failed,
-        })
+        rows.append(
+            {
+                **base,
+                "level": "criterion",
+                "rater": block.rater,
+                "name": c.name,
+                "kind": c.kind,
+                "n_samples": c.n_samples,
+                "accuracy": c.accuracy,
+                "kappa": c.kappa,
+                "weighted_kappa": c.weighted_kappa,
+                "adjacent_accuracy": c.adjacent_accuracy,
+                "precision": c.precision,
+                "recall": c.recall,
+                "f1": c.f1,
+                "phi": c.phi,
+                "fpr": c.fpr,
+                "fnr": c.fnr,
+                "rmse": c.rmse,
+                "mae": c.mae,
+                "spearman": c.spearman.coefficient if c.spearman else None,
+                "kendall": c.kendall.coefficient if c.kendall else None,
+                "pearson": c.pearson.coefficient if c.pearson else None,
+                "is_degenerate": c.is_degenerate,
+                "coverage": c.coverage.coverage,
+                "judge_abstain_rate": c.coverage.judge_abstain_rate,
+                "human_abstain_rate": c.coverage.human_abstain_rate,
+                "error_rate": c.coverage.error_rate,
+                "n_errored": c.coverage.n_errored,
+                "n_failed": c.coverage.n_failed,
+            }
+        )
     return rows
 
 
@@ -81,10 +147,20 @@ def to_dataframe(result: CalibrationResult) -> pandas.DataFrame:
     for block in result.per_judge:
         rows.extend(_rows(block, base))
     for ij in result.inter_judge or []:
-        rows.append({
-            **base, "level": "inter_judge", "rater": "judges", "name": ij.name, "kind": ij.kind,
-            "n_samples": ij.n_items, "krippendorff_alpha": ij.krippendorff_alpha,
-            "fleiss_kappa": ij.fleiss_kappa, "mean_pairwise_kappa": ij.mean_pairwise_kappa,
-        })
-    frame = pd.DataFrame([{col: row.get(col) for col in COLUMNS} for row in rows], columns=list(COLUMNS))
+        rows.append(
+            {
+                **base,
+                "level": "inter_judge",
+                "rater": "judges",
+                "name": ij.name,
+                "kind": ij.kind,
+                "n_samples": ij.n_items,
+                "krippendorff_alpha": ij.krippendorff_alpha,
+                "fleiss_kappa": ij.fleiss_kappa,
+                "mean_pairwise_kappa": ij.mean_pairwise_kappa,
+            }
+        )
+    frame = pd.DataFrame(
+        [{col: row.get(col) for col in COLUMNS} for row in rows], columns=list(COLUMNS)
+    )
     return frame

@@ -68,7 +68,9 @@ def load_criteria(path: str | Path) -> list[Criterion]:
     if isinstance(data, Mapping):
         data = data.get("criteria", data.get("rubric"))
     if not isinstance(data, list) or not data:
-        raise CalibrationError("expected a non-empty list of criteria", file=str(path), field="criteria")
+        raise CalibrationError(
+            "expected a non-empty list of criteria", file=str(path), field="criteria"
+        )
     out: list[Criterion] = []
     for index, raw in enumerate(data):
         try:
@@ -81,7 +83,9 @@ def load_criteria(path: str | Path) -> list[Criterion]:
 def labels_from_data(data: Any, *, source: str = "<labels>") -> LabelSet:
     """Validate a parsed labels document and convert it to a :class:`LabelSet`."""
     if not isinstance(data, Mapping):
-        raise CalibrationError("the document must be a mapping with 'criteria' and 'items'", file=source)
+        raise CalibrationError(
+            "the document must be a mapping with 'criteria' and 'items'", file=source
+        )
     try:
         document = LabelsDocument.model_validate(dict(data))
     except ValidationError as exc:
@@ -105,7 +109,9 @@ def labels_from_document(
         if item.id in seen:
             raise CalibrationError(
                 f"duplicate item id (first at #{seen[item.id]}, again at #{number})",
-                file=source, sample=item.id, field="id",
+                file=source,
+                sample=item.id,
+                field="id",
             )
         seen[item.id] = number
 
@@ -117,8 +123,10 @@ def labels_from_document(
             if jid not in declared and jid not in judge_ids:
                 if document.judges:
                     raise CalibrationError(
-                        f"judge {jid!r} is not declared in 'judges'", file=source,
-                        sample=item.id, field=f"judges.{jid}",
+                        f"judge {jid!r} is not declared in 'judges'",
+                        file=source,
+                        sample=item.id,
+                        field=f"judges.{jid}",
                     )
                 judge_ids.append(jid)
     if not judge_ids:
@@ -136,12 +144,16 @@ def labels_from_document(
     lengths = np.full(n_i, np.nan)
     judge_pos = {jid: j for j, jid in enumerate(judge_ids)}
 
-    def fill(target: np.ndarray, i: int, cells: Mapping[str, Any], item: ItemRecord, where: str) -> None:
+    def fill(
+        target: np.ndarray, i: int, cells: Mapping[str, Any], item: ItemRecord, where: str
+    ) -> None:
         for name, raw in cells.items():
             if name not in index:
                 raise CalibrationError(
                     f"unknown criterion {name!r}; criteria are {', '.join(names)}",
-                    file=source, sample=item.id, field=f"{where}.{name}",
+                    file=source,
+                    sample=item.id,
+                    field=f"{where}.{name}",
                 )
             c = index[name]
             target[c, i] = _cell_code(criteria[c], raw, source, item.id, f"{where}.{name}")
@@ -183,7 +195,9 @@ def _score(value: float | None, source: str, item: str, field: str) -> float:
     if value is None:
         return math.nan
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise CalibrationError(f"score must be in [0, 1]; got {value}", file=source, sample=item, field=field)
+        raise CalibrationError(
+            f"score must be in [0, 1]; got {value}", file=source, sample=item, field=field
+        )
     return float(value)
 
 
@@ -194,8 +208,10 @@ def _cell_code(criterion: Criterion, raw: Any, source: str, item: str, field: st
         if set(raw) == {"error"}:
             return FAILED
         raise CalibrationError(
-            "a cell is a label, null, or {\"error\": \"...\"} for a failed judgment",
-            file=source, sample=item, field=field,
+            'a cell is a label, null, or {"error": "..."} for a failed judgment',
+            file=source,
+            sample=item,
+            field=field,
         )
     if isinstance(raw, str) and raw.strip().lower().startswith("error:"):
         return FAILED
@@ -234,18 +250,24 @@ def _translate(
 
 # --------------------------------------------------------------------------- JSONL / CSV
 
+
 def _from_jsonl(text: str, path: Path, declared: list[Criterion] | None) -> LabelSet:
     rows = list(iter_jsonl(text, path, CalibrationError))
     header: dict[str, Any] = {}
-    if rows and isinstance(rows[0][1], Mapping) and "items" not in rows[0][1] and (
-        "criteria" in rows[0][1] or "judges" in rows[0][1] or "schema_version" in rows[0][1]
+    if (
+        rows
+        and isinstance(rows[0][1], Mapping)
+        and "items" not in rows[0][1]
+        and ("criteria" in rows[0][1] or "judges" in rows[0][1] or "schema_version" in rows[0][1])
     ):
         header = dict(rows[0][1])
         rows = rows[1:]
     items: list[Any] = []
     for number, value in rows:
         if not isinstance(value, Mapping):
-            raise CalibrationError(f"line {number} must be a JSON object (one item)", file=str(path))
+            raise CalibrationError(
+                f"line {number} must be a JSON object (one item)", file=str(path)
+            )
         items.append(value)
     if not items:
         raise CalibrationError("no items", file=str(path))
@@ -277,8 +299,10 @@ def _collect_from_items(items: list[Any], source: str) -> dict[str, list[Any]]:
         for group in groups:
             if not isinstance(group, Mapping):
                 raise CalibrationError(
-                    "verdicts must be a mapping of criterion -> label", file=source,
-                    sample=str(item.get("id")), field="judges",
+                    "verdicts must be a mapping of criterion -> label",
+                    file=source,
+                    sample=str(item.get("id")),
+                    field="judges",
                 )
             for name, raw in group.items():
                 seen.setdefault(str(name), []).append(raw)
@@ -291,9 +315,13 @@ def _infer_criteria(values: Mapping[str, list[Any]]) -> tuple[list[Criterion], l
     notes: list[str] = []
     for name, raws in values.items():
         labels = [
-            r for r in raws
-            if r is not None and not isinstance(r, Mapping)
-            and not (isinstance(r, str) and (not r.strip() or r.strip().lower().startswith("error:")))
+            r
+            for r in raws
+            if r is not None
+            and not isinstance(r, Mapping)
+            and not (
+                isinstance(r, str) and (not r.strip() or r.strip().lower().startswith("error:"))
+            )
         ]
         words = {str(r).strip().upper() for r in labels}
         if not labels or words <= _BINARY_WORDS:
@@ -316,10 +344,16 @@ def _infer_criteria(values: Mapping[str, list[Any]]) -> tuple[list[Criterion], l
         observed = len(distinct)
         while len(distinct) < 2:  # a criterion needs two real options; say they were padded
             distinct.append(f"(unobserved {len(distinct) + 1})")
-        options = [Option(label=lab) for lab in distinct] + [Option(label=lab, na=True) for lab in na]
+        options = [Option(label=lab) for lab in distinct] + [
+            Option(label=lab, na=True) for lab in na
+        ]
         criteria.append(Criterion(name=name, kind="nominal", options=tuple(options)))
-        padded = f", padded to {len(distinct)} with placeholders" if observed < len(distinct) else ""
-        notes.append(f"criterion {name!r}: nominal options inferred from the labels ({observed}{padded})")
+        padded = (
+            f", padded to {len(distinct)} with placeholders" if observed < len(distinct) else ""
+        )
+        notes.append(
+            f"criterion {name!r}: nominal options inferred from the labels ({observed}{padded})"
+        )
     return criteria, notes
 
 
@@ -353,14 +387,17 @@ def _from_csv(text: str, source: str, declared: list[Criterion] | None) -> Label
     id_col = next((header[lowered.index(k)] for k in _ID_COLUMNS if k in lowered), None)
     if id_col is None or "criterion" not in lowered:
         raise CalibrationError(
-            "a labels CSV needs an item_id column and a criterion column", file=source, field="header"
+            "a labels CSV needs an item_id column and a criterion column",
+            file=source,
+            field="header",
         )
     crit_col = header[lowered.index("criterion")]
     long_form = "rater" in lowered and "label" in lowered
     if not long_form and HUMAN_RATER not in lowered:
         raise CalibrationError(
             "a labels CSV needs either rater+label columns (long form) or a human column (wide form)",
-            file=source, field="header",
+            file=source,
+            field="header",
         )
     items: dict[str, dict[str, Any]] = {}
     for line, raw_row in enumerate(reader, start=2):
@@ -368,7 +405,9 @@ def _from_csv(text: str, source: str, declared: list[Criterion] | None) -> Label
         item_id = row.get(id_col, "").strip()
         criterion = row.get(crit_col, "").strip()
         if not item_id or not criterion:
-            raise CalibrationError(f"line {line}: item_id and criterion must not be empty", file=source)
+            raise CalibrationError(
+                f"line {line}: item_id and criterion must not be empty", file=source
+            )
         item = items.setdefault(item_id, {"id": item_id, "human": {}, "judges": {}})
         if long_form:
             rater = row[header[lowered.index("rater")]].strip()
@@ -379,12 +418,22 @@ def _from_csv(text: str, source: str, declared: list[Criterion] | None) -> Label
         for rater, label in pairs:
             if not rater:
                 raise CalibrationError(f"line {line}: empty rater name", file=source)
-            cell: Any = None if not label else ({"error": label} if label.lower().startswith("error:") else label)
-            target = item["human"] if rater.lower() == HUMAN_RATER else item["judges"].setdefault(rater, {})
+            cell: Any = (
+                None
+                if not label
+                else ({"error": label} if label.lower().startswith("error:") else label)
+            )
+            target = (
+                item["human"]
+                if rater.lower() == HUMAN_RATER
+                else item["judges"].setdefault(rater, {})
+            )
             if criterion in target and cell is not None and target[criterion] is not None:
                 raise CalibrationError(
                     f"line {line}: a second label for this item, criterion and rater",
-                    file=source, sample=item_id, field=f"{rater}.{criterion}",
+                    file=source,
+                    sample=item_id,
+                    field=f"{rater}.{criterion}",
                 )
             if cell is not None or criterion not in target:
                 target[criterion] = cell

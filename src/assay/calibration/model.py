@@ -60,11 +60,16 @@ class Option(BaseModel):
         """``"good"`` or ``3`` alone is an option with that label; numeric labels become text."""
         if isinstance(data, str) or (isinstance(data, (int, float)) and not isinstance(data, bool)):
             data = {"label": data}
-        if isinstance(data, dict) and isinstance(data.get("label"), (int, float)) and not isinstance(
-            data.get("label"), bool
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("label"), (int, float))
+            and not isinstance(data.get("label"), bool)
         ):
             number = data["label"]
-            data = {**data, "label": str(int(number)) if float(number).is_integer() else str(number)}
+            data = {
+                **data,
+                "label": str(int(number)) if float(number).is_integer() else str(number),
+            }
         return data
 
     @field_validator("label")
@@ -117,7 +122,9 @@ class Criterion(BaseModel):
             raise ValueError(f"type {kind!r} contradicts scale_type {self.scale_type!r}")
         if kind == "binary":
             if self.options is not None:
-                raise ValueError("a binary criterion has no options (give type: ordinal or nominal)")
+                raise ValueError(
+                    "a binary criterion has no options (give type: ordinal or nominal)"
+                )
         else:
             options = self.options or ()
             real = [o for o in options if not o.na]
@@ -366,9 +373,13 @@ class LabelSet:
                     try:
                         target[c, i] = crit[c].code_of(raw)
                     except ValueError as exc:
-                        raise ValueError(f"{who}, item {ids[i]}, criterion {crit[c].name}: {exc}") from None
+                        raise ValueError(
+                            f"{who}, item {ids[i]}, criterion {crit[c].name}: {exc}"
+                        ) from None
 
         put(human_codes, human, "human")
         for j, rows in enumerate(judges.values()):
             put(votes[j], rows, f"judge {list(judges)[j]}")
-        return cls(criteria=crit, item_ids=ids, judges=tuple(judges), human=human_codes, votes=votes)
+        return cls(
+            criteria=crit, item_ids=ids, judges=tuple(judges), human=human_codes, votes=votes
+        )

@@ -46,7 +46,9 @@ class Bias(_Model):
     mean_bias: float | None
     std_bias: float | None = Field(description="sample SD of the differences (ddof=1)")
     t_statistic: float | None
-    p_value: float | None = Field(description="paired t-test; None when the differences do not vary")
+    p_value: float | None = Field(
+        description="paired t-test; None when the differences do not vary"
+    )
     ci_low: float | None
     ci_high: float | None
     confidence_level: float
@@ -92,7 +94,9 @@ class CriterionAgreement(_Model):
     weight: float
     n_samples: int
     has_data: bool = Field(description="False when no pair survived: no data, not degenerate")
-    is_degenerate: bool = Field(description="pairs exist but chance-corrected agreement is undefined")
+    is_degenerate: bool = Field(
+        description="pairs exist but chance-corrected agreement is undefined"
+    )
     accuracy: float | None = Field(description="exact agreement")
     kappa: float | None = Field(description="unweighted Cohen's kappa over the full label list")
     kappa_interpretation: str

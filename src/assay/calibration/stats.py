@@ -32,6 +32,7 @@ def _finite(value: float) -> float | None:
 
 # --------------------------------------------------------------------------- categorical
 
+
 def cohen_kappa(
     y_true: np.ndarray,
     y_pred: np.ndarray,
@@ -92,7 +93,9 @@ def confusion(y_true: np.ndarray, y_pred: np.ndarray, k: int) -> np.ndarray:
     return confusion_matrix(y_true, y_pred, labels=list(range(k)))
 
 
-def met_scores(met_true: np.ndarray, met_pred: np.ndarray) -> tuple[float | None, float | None, float | None]:
+def met_scores(
+    met_true: np.ndarray, met_pred: np.ndarray
+) -> tuple[float | None, float | None, float | None]:
     """Precision, recall and F1 of the MET class; None where a denominator is zero."""
     from sklearn.metrics import precision_recall_fscore_support
 
@@ -130,6 +133,7 @@ def mean_or_none(values: Sequence[float | None]) -> float | None:
 
 # --------------------------------------------------------------------------- continuous
 
+
 def rmse(true: np.ndarray, pred: np.ndarray) -> float | None:
     """Root mean squared error (scikit-learn); None without pairs."""
     from sklearn.metrics import mean_squared_error
@@ -158,12 +162,16 @@ def correlation(
     y = np.asarray(y, dtype=np.float64)
     n = len(x)
     if n < 3:
-        return Correlation(method=method, coefficient=None, p_value=None, n=n,
-                           interpretation="insufficient data")
+        return Correlation(
+            method=method, coefficient=None, p_value=None, n=n, interpretation="insufficient data"
+        )
     if np.ptp(x) <= _ZERO_SPREAD or np.ptp(y) <= _ZERO_SPREAD:
-        return Correlation(method=method, coefficient=None, p_value=None, n=n,
-                           interpretation="undefined")
-    func = {"spearman": stats.spearmanr, "kendall": stats.kendalltau, "pearson": stats.pearsonr}[method]
+        return Correlation(
+            method=method, coefficient=None, p_value=None, n=n, interpretation="undefined"
+        )
+    func = {"spearman": stats.spearmanr, "kendall": stats.kendalltau, "pearson": stats.pearsonr}[
+        method
+    ]
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         result = func(x, y)
@@ -189,23 +197,48 @@ def systematic_bias(pred: np.ndarray, true: np.ndarray, *, confidence: float = 0
     diff = np.asarray(pred, dtype=np.float64) - np.asarray(true, dtype=np.float64)
     n = len(diff)
     empty = {
-        "t_statistic": None, "p_value": None, "ci_low": None, "ci_high": None,
-        "effect_size": None, "effect_interpretation": "undefined", "limits_of_agreement": None,
+        "t_statistic": None,
+        "p_value": None,
+        "ci_low": None,
+        "ci_high": None,
+        "effect_size": None,
+        "effect_interpretation": "undefined",
+        "limits_of_agreement": None,
     }
     if n == 0:
-        return Bias(n=0, mean_bias=None, std_bias=None, confidence_level=confidence,
-                    direction=None, is_significant=None, **empty)
+        return Bias(
+            n=0,
+            mean_bias=None,
+            std_bias=None,
+            confidence_level=confidence,
+            direction=None,
+            is_significant=None,
+            **empty,
+        )
     mean = float(np.mean(diff))
     direction = "positive" if mean > 0.001 else "negative" if mean < -0.001 else "none"
     if n == 1:
-        return Bias(n=1, mean_bias=mean, std_bias=None, confidence_level=confidence,
-                    direction=direction, is_significant=None, **empty)
+        return Bias(
+            n=1,
+            mean_bias=mean,
+            std_bias=None,
+            confidence_level=confidence,
+            direction=direction,
+            is_significant=None,
+            **empty,
+        )
     std = float(np.std(diff, ddof=1))
     limits = (mean - 1.96 * std, mean + 1.96 * std)
     if std <= _ZERO_SPREAD * max(1.0, abs(mean)):
-        return Bias(n=n, mean_bias=mean, std_bias=std, confidence_level=confidence,
-                    direction=direction, is_significant=None,
-                    **{**empty, "limits_of_agreement": limits})
+        return Bias(
+            n=n,
+            mean_bias=mean,
+            std_bias=std,
+            confidence_level=confidence,
+            direction=direction,
+            is_significant=None,
+            **{**empty, "limits_of_agreement": limits},
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         test = stats.ttest_rel(pred, true)
@@ -263,6 +296,7 @@ def icc(ratings: np.ndarray) -> dict[str, float | None]:
 
 
 # --------------------------------------------------------------------------- inter-rater
+
 
 def krippendorff_alpha(
     reliability: np.ndarray,

@@ -40,21 +40,23 @@ def _block_lines(block: AgreementBlock, *, header: str) -> list[str]:
         f"  Mean Cohen's kappa (macro, unweighted, {agg.n_kappa_criteria} criteria): "
         f"{fmt(agg.mean_kappa_macro)}"
     )
-    if agg.mean_weighted_kappa_macro is not None or any(c.kind == "ordinal" for c in block.criteria):
+    if agg.mean_weighted_kappa_macro is not None or any(
+        c.kind == "ordinal" for c in block.criteria
+    ):
         lines.append(
             f"  Mean quadratic-weighted kappa (macro, ordinal criteria only): "
             f"{fmt(agg.mean_weighted_kappa_macro)}"
         )
     bm = agg.binary_micro
     if bm is not None:
-        lines.append(f"  Binary criteria pooled (micro, {bm.n_criteria} criteria, {bm.n_samples} pairs):")
+        lines.append(
+            f"  Binary criteria pooled (micro, {bm.n_criteria} criteria, {bm.n_samples} pairs):"
+        )
         lines.append(
             f"    Accuracy {fmt(bm.accuracy, '.1%')}  Precision {fmt(bm.precision, '.2f')}  "
             f"Recall {fmt(bm.recall, '.2f')}  F1 {fmt(bm.f1, '.2f')}"
         )
-        lines.append(
-            f"    Kappa {fmt(bm.kappa)} ({bm.kappa_interpretation})  Phi {fmt(bm.phi)}"
-        )
+        lines.append(f"    Kappa {fmt(bm.kappa)} ({bm.kappa_interpretation})  Phi {fmt(bm.phi)}")
         lines.append(
             "    (phi = MCC = Pearson on binary flags; the kappa - phi gap is the judge's "
             "positive-rate drift, not extra evidence)"
@@ -155,8 +157,7 @@ def _pair(p: tuple[float, float] | None, spec: str) -> str:
 def _interval(name: str, iv: Interval, spec: str) -> str:
     return (
         f"  {name:<28}{fmt(iv.estimate, spec):>9}  percentile {_pair(iv.percentile, spec):<20} "
-        f"BCa {_pair(iv.bca, spec)}"
-        + (f"  ({iv.n_defined} defined)" if iv.n_defined else "")
+        f"BCa {_pair(iv.bca, spec)}" + (f"  ({iv.n_defined} defined)" if iv.n_defined else "")
     )
 
 
@@ -169,9 +170,7 @@ def render_summary(result: CalibrationResult, *, verbose: bool = False) -> str:
         f"criteria: {result.n_criteria} ({result.n_binary} binary, {result.n_ordinal} ordinal, "
         f"{result.n_nominal} nominal)"
     )
-    lines.append(
-        f"Handling modes: CANNOT_ASSESS={result.cannot_assess_mode}, NA={result.na_mode}"
-    )
+    lines.append(f"Handling modes: CANNOT_ASSESS={result.cannot_assess_mode}, NA={result.na_mode}")
     lines.append(f"Judges: {', '.join(result.judges)}; overall rater: {result.consensus}")
     run = result.judge_run
     if run is not None:
@@ -236,8 +235,10 @@ def render_summary(result: CalibrationResult, *, verbose: bool = False) -> str:
         lines.append("Judge comparisons (paired bootstrap, judge A - judge B, same resamples):")
         for cmp in result.judge_comparisons:
             iv = cmp.difference
-            verdict = "" if cmp.excludes_zero is None else (
-                "  differs" if cmp.excludes_zero else "  no clear difference"
+            verdict = (
+                ""
+                if cmp.excludes_zero is None
+                else ("  differs" if cmp.excludes_zero else "  no clear difference")
             )
             lines.append(
                 f"  {cmp.judge_a} - {cmp.judge_b}: {cmp.statistic} {fmt(iv.estimate, '+.3f')} "

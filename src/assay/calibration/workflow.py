@@ -37,7 +37,9 @@ from assay.errors import CalibrationError, MetricError, UsageError
 from assay.outputs import Output
 
 MetricName = Literal["rubric", "llm-as-judge"]
-PASS_CRITERION = Criterion(name="pass", requirement="judge score >= 0.5 (human: human_pass or human_score >= 0.5)")
+PASS_CRITERION = Criterion(
+    name="pass", requirement="judge score >= 0.5 (human: human_pass or human_score >= 0.5)"
+)
 
 
 @dataclass(frozen=True)
@@ -54,21 +56,29 @@ def _answer(sample: Sample, outputs: Mapping[str, Output] | None, source: str) -
     if outputs is not None:
         found = outputs.get(sample.id)
         if found is None:
-            raise CalibrationError("no answer for this sample in the outputs file", file=source, sample=sample.id)
+            raise CalibrationError(
+                "no answer for this sample in the outputs file", file=source, sample=sample.id
+            )
         return found
     text = sample.metadata.get("answer")
     if not isinstance(text, str):
         raise CalibrationError(
             "the answer to judge is missing: give metadata.answer (a string) or --outputs FILE",
-            file=source, sample=sample.id, field="metadata.answer",
+            file=source,
+            sample=sample.id,
+            field="metadata.answer",
         )
     return Output(text=text)
 
 
 def _has_labels(sample: Sample, metric: MetricName) -> bool:
     if metric == "rubric":
-        return isinstance(sample.metadata.get("labels"), Mapping) and bool(sample.metadata["labels"])
-    return sample.metadata.get("human_score") is not None or isinstance(sample.metadata.get("human_pass"), bool)
+        return isinstance(sample.metadata.get("labels"), Mapping) and bool(
+            sample.metadata["labels"]
+        )
+    return sample.metadata.get("human_score") is not None or isinstance(
+        sample.metadata.get("human_pass"), bool
+    )
 
 
 def rubric_criteria(dataset: Dataset, rubric: str | Path | None) -> tuple[Criterion, ...]:
@@ -78,7 +88,9 @@ def rubric_criteria(dataset: Dataset, rubric: str | Path | None) -> tuple[Criter
 
     value: Any = str(rubric) if rubric is not None else dataset.rubric
     if value is None:
-        raise UsageError("--metric rubric needs a rubric: pass --rubric FILE or declare 'rubric:' in the dataset")
+        raise UsageError(
+            "--metric rubric needs a rubric: pass --rubric FILE or declare 'rubric:' in the dataset"
+        )
     try:
         return with_na_options(parse_rubric(value, where="rubric"))
     except MetricConfigError as exc:
@@ -114,13 +126,17 @@ async def judge_all(
     return list(await asyncio.gather(*(one(s, o) for s, o in zip(samples, answers))))
 
 
-def _human_codes(criteria: Sequence[Criterion], sample: Sample, source: str, metric: MetricName) -> list[int]:
+def _human_codes(
+    criteria: Sequence[Criterion], sample: Sample, source: str, metric: MetricName
+) -> list[int]:
     if metric == "llm-as-judge":
         passed = sample.metadata.get("human_pass")
         if passed is None:
             passed = _human_score(sample, source) >= 0.5
         elif not isinstance(passed, bool):
-            raise CalibrationError("must be true or false", file=source, sample=sample.id, field="metadata.human_pass")
+            raise CalibrationError(
+                "must be true or false", file=source, sample=sample.id, field="metadata.human_pass"
+            )
         return [MET if passed else UNMET]
     labels = sample.metadata["labels"]
     names = {c.name for c in criteria}
@@ -128,7 +144,9 @@ def _human_codes(criteria: Sequence[Criterion], sample: Sample, source: str, met
         if key not in names:
             raise CalibrationError(
                 f"unknown criterion {key!r}; the rubric has {', '.join(sorted(names))}",
-                file=source, sample=sample.id, field=f"metadata.labels.{key}",
+                file=source,
+                sample=sample.id,
+                field=f"metadata.labels.{key}",
             )
     codes = []
     for criterion in criteria:
@@ -139,8 +157,9 @@ def _human_codes(criteria: Sequence[Criterion], sample: Sample, source: str, met
         try:
             codes.append(criterion.code_of(raw))
         except ValueError as exc:
-            raise CalibrationError(str(exc), file=source, sample=sample.id,
-                                   field=f"metadata.labels.{criterion.name}") from None
+            raise CalibrationError(
+                str(exc), file=source, sample=sample.id, field=f"metadata.labels.{criterion.name}"
+            ) from None
     return codes
 
 
@@ -149,7 +168,12 @@ def _human_score(sample: Sample, source: str) -> float:
     if raw is None:
         return math.nan
     if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0.0 <= float(raw) <= 1.0:
-        raise CalibrationError("must be a number in [0, 1]", file=source, sample=sample.id, field="metadata.human_score")
+        raise CalibrationError(
+            "must be a number in [0, 1]",
+            file=source,
+            sample=sample.id,
+            field="metadata.human_score",
+        )
     return float(raw)
 
 
@@ -218,10 +242,16 @@ async def calibrate_async(
     criteria = rubric_criteria(dataset, rubric) if metric == "rubric" else (PASS_CRITERION,)
     labelled = [s for s in dataset.samples if _has_labels(s, metric)]
     if not labelled:
-        where = "metadata.labels" if metric == "rubric" else "metadata.human_score / metadata.human_pass"
+        where = (
+            "metadata.labels"
+            if metric == "rubric"
+            else "metadata.human_score / metadata.human_pass"
+        )
         raise CalibrationError(f"no sample carries human labels ({where})", file=source)
     answers = [_answer(s, outputs, source) for s in labelled]
-    human = np.array([_human_codes(criteria, s, source, metric) for s in labelled], dtype=np.int16).T
+    human = np.array(
+        [_human_codes(criteria, s, source, metric) for s in labelled], dtype=np.int16
+    ).T
     human_scores = np.array([_human_score(s, source) for s in labelled])
 
     runs: dict[str, list[Judged]] = {}
@@ -237,7 +267,8 @@ async def calibrate_async(
         dtype=np.int16,
     ).transpose(0, 2, 1)  # judges x criteria x items
     judge_scores = np.array(
-        [[np.nan if r.value is None else r.value for r in runs[m]] for m in models], dtype=np.float64
+        [[np.nan if r.value is None else r.value for r in runs[m]] for m in models],
+        dtype=np.float64,
     )  # rubric: NaN, so the score is derived from the verdicts under the same policy
     errored = np.array([all(runs[m][i].error is not None for m in models) for i in range(n_items)])
     if metric == "rubric":
@@ -257,8 +288,13 @@ async def calibrate_async(
         source=source,
     )
     result = compute_agreement(
-        labels, cannot_assess_mode=cannot_assess_mode, na_mode=na_mode, bootstrap=bootstrap,
-        seed=seed, confidence_level=confidence_level, score_abstain=abstain,
+        labels,
+        cannot_assess_mode=cannot_assess_mode,
+        na_mode=na_mode,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence_level=confidence_level,
+        score_abstain=abstain,
     )
 
     warnings = list(result.warnings)
@@ -295,13 +331,18 @@ def _bias_warnings(
     out: list[str] = []
     assert labels.lengths is not None and labels.human_scores is not None
     use = ~np.isnan(labels.human_scores)
-    human_rho = stats.correlation(labels.lengths[use], labels.human_scores[use], "spearman").coefficient
+    human_rho = stats.correlation(
+        labels.lengths[use], labels.human_scores[use], "spearman"
+    ).coefficient
     for block in result.per_judge:
         lb = block.length_bias
         if (
             len(models) > 1  # with one judge the overall block already warned
-            and lb is not None and lb.coefficient is not None and lb.p_value is not None
-            and abs(lb.coefficient) >= LENGTH_BIAS_RHO and lb.p_value < 0.05
+            and lb is not None
+            and lb.coefficient is not None
+            and lb.p_value is not None
+            and abs(lb.coefficient) >= LENGTH_BIAS_RHO
+            and lb.p_value < 0.05
         ):
             out.append(
                 f"possible length bias in judge {block.rater!r}: Spearman(answer words, judge score) = "

@@ -74,7 +74,9 @@ def check_details(details: Mapping[str, Any], metric: str) -> None:
         try:
             json.dumps({key: value}, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise MetricError(f"metric '{metric}' returned details that are not JSON-safe: {exc}") from None
+            raise MetricError(
+                f"metric '{metric}' returned details that are not JSON-safe: {exc}"
+            ) from None
 
 
 # --------------------------------------------------------------------------- registry
@@ -115,7 +117,9 @@ def catalogue() -> list[tuple[str, str]]:
     """``(alias, one-line description)`` for every built-in and installed metric."""
     _load_builtins()
     rows = [(name, _DESCRIPTIONS[name]) for name in sorted(_BUILTINS)]
-    rows += [(name, f"third-party ({ep.value})") for name, ep in sorted(_entry_point_metrics().items())]
+    rows += [
+        (name, f"third-party ({ep.value})") for name, ep in sorted(_entry_point_metrics().items())
+    ]
     return rows
 
 
@@ -124,11 +128,15 @@ def _import_path(path: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise MetricConfigError(f"metric '{path}': cannot import module '{module_name}' ({exc})") from None
+        raise MetricConfigError(
+            f"metric '{path}': cannot import module '{module_name}' ({exc})"
+        ) from None
     target: Any = module
     for part in attr.split("."):
         if not hasattr(target, part):
-            raise MetricConfigError(f"metric '{path}': module '{module_name}' has no attribute '{attr}'")
+            raise MetricConfigError(
+                f"metric '{path}': module '{module_name}' has no attribute '{attr}'"
+            )
         target = getattr(target, part)
     return target
 
@@ -141,7 +149,9 @@ def _build(factory: Any, options: Mapping[str, Any], label: str) -> Metric:
     except (TypeError, ValueError, MetricError) as exc:
         raise MetricConfigError(f"metric '{label}': invalid options ({exc})") from None
     except Exception as exc:  # a third-party factory's own bug must not end in a traceback
-        raise MetricConfigError(f"metric '{label}': building it failed ({type(exc).__name__}: {exc})") from None
+        raise MetricConfigError(
+            f"metric '{label}': building it failed ({type(exc).__name__}: {exc})"
+        ) from None
     if not _is_metric(metric):
         raise MetricConfigError(
             f"metric '{label}' resolves to {type(metric).__name__}, which has no 'name' and 'score(sample, output)'"
@@ -150,8 +160,10 @@ def _build(factory: Any, options: Mapping[str, Any], label: str) -> Metric:
 
 
 def _is_metric(obj: Any) -> bool:
-    return not isinstance(obj, type) and isinstance(getattr(obj, "name", None), str) and callable(
-        getattr(obj, "score", None)
+    return (
+        not isinstance(obj, type)
+        and isinstance(getattr(obj, "name", None), str)
+        and callable(getattr(obj, "score", None))
     )
 
 
@@ -163,14 +175,18 @@ def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
         return spec  # type: ignore[return-value]
     if isinstance(spec, Mapping):
         if not isinstance(spec.get("name"), str) or not spec.get("name"):
-            raise MetricConfigError(f"a metric given as a mapping needs a non-empty 'name'; got keys {sorted(map(str, spec))}")
+            raise MetricConfigError(
+                f"a metric given as a mapping needs a non-empty 'name'; got keys {sorted(map(str, spec))}"
+            )
         spec = MetricSpec.model_validate(dict(spec))
     if isinstance(spec, str):
         name, options = spec, {}
     elif isinstance(spec, MetricSpec):
         name, options = spec.name, spec.options
     else:
-        raise MetricConfigError(f"a metric must be an alias, a 'module:Class' path or a Metric; got {type(spec).__name__}")
+        raise MetricConfigError(
+            f"a metric must be an alias, a 'module:Class' path or a Metric; got {type(spec).__name__}"
+        )
     options = dict(options)
     options.pop("tags", None)  # scoping is the runner's business; see resolve_scoped
     label = options.pop("as", None)
@@ -191,7 +207,9 @@ def _resolve_named(name: str, options: Mapping[str, Any]) -> Metric:
         try:
             target = plugins[name].load()
         except Exception as exc:  # a broken plugin must not crash the CLI
-            raise MetricConfigError(f"metric '{name}': entry point failed to load ({type(exc).__name__}: {exc})") from None
+            raise MetricConfigError(
+                f"metric '{name}': entry point failed to load ({type(exc).__name__}: {exc})"
+            ) from None
         return _build(target, options, name)
     if ":" in name:
         return _build(_import_path(name), options, name)
@@ -217,7 +235,9 @@ def _scope(spec: Any) -> frozenset[str] | None:
     """The ``tags`` a metric spec is limited to (None: every sample)."""
     from assay.dataset import MetricSpec, normalise_tags
 
-    options = spec.options if isinstance(spec, MetricSpec) else spec if isinstance(spec, Mapping) else {}
+    options = (
+        spec.options if isinstance(spec, MetricSpec) else spec if isinstance(spec, Mapping) else {}
+    )
     if "tags" not in options:
         return None
     tags = normalise_tags(options["tags"])
@@ -226,7 +246,9 @@ def _scope(spec: Any) -> frozenset[str] | None:
     return frozenset(tags)
 
 
-def resolve_scoped(specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]]) -> tuple[list[Metric], Scopes]:
+def resolve_scoped(
+    specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]],
+) -> tuple[list[Metric], Scopes]:
     """Resolve metrics plus their tag scopes: a scoped metric scores only samples with one of its tags."""
     specs = list(specs)
     metrics = resolve_all(specs)
@@ -249,7 +271,9 @@ def resolve_all(specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]]) 
     seen: set[str] = set()
     for metric in metrics:
         if not _NAME.match(metric.name):
-            raise MetricConfigError(f"metric name '{metric.name}' must be kebab-case (a-z, 0-9, '-')")
+            raise MetricConfigError(
+                f"metric name '{metric.name}' must be kebab-case (a-z, 0-9, '-')"
+            )
         if metric.name in seen:
             raise MetricConfigError(
                 f"metric name '{metric.name}' is used twice in this run; give one of them a different 'name'"
@@ -259,6 +283,7 @@ def resolve_all(specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]]) 
 
 
 # --------------------------------------------------------------------------- helpers for metrics
+
 
 def type_name(value: Any) -> str:
     """A user-facing name for a JSON value's type."""

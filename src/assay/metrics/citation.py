@@ -50,7 +50,9 @@ def _spans(raw: Any) -> list[tuple[str, list[str]]]:
             quotes.append(span["quote"])
         if "quotes" in span:
             listed = span["quotes"]
-            if not isinstance(listed, list) or not all(isinstance(q, str) and q.strip() for q in listed):
+            if not isinstance(listed, list) or not all(
+                isinstance(q, str) and q.strip() for q in listed
+            ):
                 raise MetricError(f"{field}[{index}].quotes must be a list of non-empty strings")
             quotes.extend(listed)
         if not quotes:
@@ -59,7 +61,10 @@ def _spans(raw: Any) -> list[tuple[str, list[str]]]:
     return spans
 
 
-@register("citation-groundedness", "share of required citation markers (or marker+quote spans) in the output")
+@register(
+    "citation-groundedness",
+    "share of required citation markers (or marker+quote spans) in the output",
+)
 @dataclass(frozen=True)
 class CitationGroundedness:
     name: str = "citation-groundedness"
@@ -94,5 +99,10 @@ class CitationGroundedness:
         matched = sum(1 for marker in markers if marker in text)
         return MetricScore(
             matched / len(markers),
-            {"mode": "markers", "required": len(markers), "matched": matched, "missing": len(markers) - matched},
+            {
+                "mode": "markers",
+                "required": len(markers),
+                "matched": matched,
+                "missing": len(markers) - matched,
+            },
         )

@@ -20,7 +20,11 @@ _TOKEN = re.compile(r"[^\W_]+")
 # ASCII fast path: every non-alphanumeric becomes a space and A-Z become a-z, then split.
 # Equivalent to the regex on ASCII text and about 1.5x faster (most golden sets are ASCII).
 _ASCII_TOKENS = str.maketrans(
-    {chr(c): (chr(c).lower() if chr(c).isalnum() else " ") for c in range(128) if not chr(c).isalnum() or chr(c).isupper()}
+    {
+        chr(c): (chr(c).lower() if chr(c).isalnum() else " ")
+        for c in range(128)
+        if not chr(c).isalnum() or chr(c).isupper()
+    }
 )
 
 
@@ -44,7 +48,9 @@ class ExactMatch:
         return MetricScore(1.0 if match else 0.0, {"match": match})
 
 
-@register("contains", "1.0 when expected_output occurs inside the output (case-sensitive by default)")
+@register(
+    "contains", "1.0 when expected_output occurs inside the output (case-sensitive by default)"
+)
 @dataclass(frozen=True)
 class Contains:
     """Substring membership; never true for an empty expected string."""
@@ -92,7 +98,9 @@ def parse_delimited(pattern: str) -> tuple[str, int, bool]:
         elif modifier == "D":
             body = _dollar_end_only(body)
         elif modifier == "U":
-            raise MetricError("regex modifier 'U' (ungreedy) is not supported; write lazy quantifiers (*?, +?) instead")
+            raise MetricError(
+                "regex modifier 'U' (ungreedy) is not supported; write lazy quantifiers (*?, +?) instead"
+            )
         elif modifier.isspace():
             continue
         else:
@@ -141,7 +149,9 @@ def rouge_l_counts(reference: list[str], candidate: list[str]) -> int:
     return int(LCSseq.similarity(reference, candidate))
 
 
-@register("rouge-l", "F-measure of the longest common token subsequence (Lin, 2004), beta=1 by default")
+@register(
+    "rouge-l", "F-measure of the longest common token subsequence (Lin, 2004), beta=1 by default"
+)
 @dataclass(frozen=True)
 class RougeL:
     """ROUGE-L over Unicode-aware tokens; LCS computed by rapidfuzz."""

@@ -35,14 +35,18 @@ class OrdinalDistance:
     def __post_init__(self) -> None:
         if self.scale is not None:
             if not valid_scale(self.scale):
-                raise MetricConfigError("ordinal-distance scale must be a non-empty list of unique, non-empty strings")
+                raise MetricConfigError(
+                    "ordinal-distance scale must be a non-empty list of unique, non-empty strings"
+                )
             object.__setattr__(self, "scale", tuple(self.scale))
 
     def _scale(self, sample: Sample) -> tuple[str, ...]:
         override = sample.metadata.get("ordinal_scale")
         if override is not None:
             if not valid_scale(override):
-                raise MetricError("metadata.ordinal_scale must be a non-empty list of unique, non-empty strings")
+                raise MetricError(
+                    "metadata.ordinal_scale must be a non-empty list of unique, non-empty strings"
+                )
             return tuple(override)
         if self.scale is None:
             raise MetricError(
@@ -55,13 +59,18 @@ class OrdinalDistance:
         scale = self._scale(sample)
         expected = expected_string(sample, self.name)
         if expected not in scale:
-            raise MetricError(f"expected_output is not one of the {len(scale)} labels of the ordinal scale")
+            raise MetricError(
+                f"expected_output is not one of the {len(scale)} labels of the ordinal scale"
+            )
         expected_index = scale.index(expected)
         actual_index = scale.index(output.text) if output.text in scale else None
         if actual_index is None:
-            return MetricScore(0.0, {"expected_index": expected_index, "actual_index": None, "distance": None})
+            return MetricScore(
+                0.0, {"expected_index": expected_index, "actual_index": None, "distance": None}
+            )
         distance = abs(expected_index - actual_index)
         value = 1.0 if distance == 0 else 0.5 if distance == 1 else 0.0
         return MetricScore(
-            value, {"expected_index": expected_index, "actual_index": actual_index, "distance": distance}
+            value,
+            {"expected_index": expected_index, "actual_index": actual_index, "distance": distance},
         )

@@ -78,7 +78,9 @@ def _parse_ranking(output: Output) -> tuple[Retrieved, ...]:
     if isinstance(data, Mapping) and "retrieved" in data:
         data = data["retrieved"]
     if not isinstance(data, list):
-        raise MetricError("retrieval output must be a JSON list or an object with a 'retrieved' list")
+        raise MetricError(
+            "retrieval output must be a JSON list or an object with a 'retrieved' list"
+        )
     try:
         return parse_retrieved(data)
     except ValueError as exc:
@@ -101,7 +103,9 @@ def _parse_gains(raw: Any) -> dict[str, float]:
         try:
             raw = json.loads(raw)
         except (json.JSONDecodeError, RecursionError):
-            raise MetricError("expected_output string is not JSON; give a list of relevant ids or an id -> gain map") from None
+            raise MetricError(
+                "expected_output string is not JSON; give a list of relevant ids or an id -> gain map"
+            ) from None
     result: dict[str, float] = {}
     if isinstance(raw, list):
         for position, item in enumerate(raw):
@@ -117,11 +121,17 @@ def _parse_gains(raw: Any) -> dict[str, float]:
                     value = float(value)
                 except ValueError:
                     value = None
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+            ):
                 raise MetricError(f"expected_output gain for {key!r} must be a finite number")
             result[str(key)] = float(value)
     else:
-        raise MetricError(f"expected_output must list relevant ids or map id -> gain; got {type_name(raw)}")
+        raise MetricError(
+            f"expected_output must list relevant ids or map id -> gain; got {type_name(raw)}"
+        )
     if not any(gain > 0 for gain in result.values()):
         raise MetricError("expected_output must name at least one relevant id (gain > 0)")
     return result
@@ -202,7 +212,10 @@ def dcg(gain_list: list[float], *, exponential: bool) -> float:
     return total
 
 
-@register("retrieval-ndcg-at-k", "normalised discounted cumulative gain over the top k (linear or 2^g-1 gains)")
+@register(
+    "retrieval-ndcg-at-k",
+    "normalised discounted cumulative gain over the top k (linear or 2^g-1 gains)",
+)
 @dataclass(frozen=True)
 class NDCGAtK(_RankingMetric):
     name: str = "retrieval-ndcg-at-k"
@@ -234,7 +247,9 @@ def _normalise(text: str, case_sensitive: bool) -> str:
     return text if case_sensitive else text.casefold()
 
 
-@register("answer-containment-at-k", "1.0 when the expected answer span occurs in a top-k retrieved text")
+@register(
+    "answer-containment-at-k", "1.0 when the expected answer span occurs in a top-k retrieved text"
+)
 @dataclass(frozen=True)
 class AnswerContainmentAtK:
     """End-to-end reachability: is the answer text inside one of the top-k passages?"""
@@ -249,12 +264,16 @@ class AnswerContainmentAtK:
     def score(self, sample: Sample, output: Output) -> MetricScore:
         expected = sample.expected_output
         if not isinstance(expected, str) or not expected.strip():
-            raise MetricError(f"expected_output must be a non-empty answer span for {self.name}; got {type_name(expected)}")
+            raise MetricError(
+                f"expected_output must be a non-empty answer span for {self.name}; got {type_name(expected)}"
+            )
         span = _normalise(expected, self.case_sensitive)
         k = resolve_k(sample, self.k)
         items = ranked(output)[:k]
         if items and not any(item.text for item in items):
-            raise MetricError("retrieved entries carry no text; answer-containment-at-k needs {id, text} entries")
+            raise MetricError(
+                "retrieved entries carry no text; answer-containment-at-k needs {id, text} entries"
+            )
         for rank, item in enumerate(items, start=1):
             if item.text and span in _normalise(item.text, self.case_sensitive):
                 return MetricScore(1.0, {"k": k, "matched_rank": rank})

@@ -74,6 +74,7 @@ RUBRIC_REASK = (
 
 # --------------------------------------------------------------------------- rubric parsing
 
+
 def parse_rubric(value: Any, *, where: str) -> tuple[Criterion, ...]:
     """Criteria from a list, a mapping with ``criteria`` / ``rubric``, or a file path."""
     from pydantic import ValidationError
@@ -145,7 +146,8 @@ def describe(criteria: Sequence[Criterion]) -> str:
             scale = "ordered from worst to best" if c.kind == "ordinal" else "unordered"
             lines.append(f'{number}. "{c.name}" (choose one option, {scale}): {requirement}')
             shown = ", ".join(
-                json.dumps(o.label, ensure_ascii=False) + (" (not applicable / cannot assess)" if o.na else "")
+                json.dumps(o.label, ensure_ascii=False)
+                + (" (not applicable / cannot assess)" if o.na else "")
                 for o in c.options
             )
             lines.append(f"   Options: {shown}")
@@ -162,7 +164,11 @@ def _verdict_code(criterion: Criterion, raw: Any, name: str) -> int:
     try:
         return criterion.code_of(raw)
     except ValueError:
-        allowed = "MET, UNMET or CANNOT_ASSESS" if criterion.options is None else "one of the listed options"
+        allowed = (
+            "MET, UNMET or CANNOT_ASSESS"
+            if criterion.options is None
+            else "one of the listed options"
+        )
         raise JudgeParseError(f"the verdict for '{name}' is not {allowed}") from None
 
 
@@ -206,6 +212,7 @@ def _reason(data: Mapping[str, Any]) -> str | None:
 
 # --------------------------------------------------------------------------- the metric
 
+
 @dataclass(frozen=True)
 class JudgeVotes:
     """One judge model's verdict codes on one sample (FAILED where its call failed)."""
@@ -217,7 +224,9 @@ class JudgeVotes:
     usage: tuple[dict[str, Any], ...]
 
 
-@register("rubric", "an LLM judge gives a verdict per weighted rubric criterion; weighted rubric score")
+@register(
+    "rubric", "an LLM judge gives a verdict per weighted rubric criterion; weighted rubric score"
+)
 @dataclass(frozen=True)
 class RubricJudge:
     """Weighted rubric grading by one or more LLM judges (see the module docstring).
@@ -235,8 +244,12 @@ class RubricJudge:
     aggregation: Any = None
     abstain: str = "skip"
     reask: bool = True
-    _criteria: tuple[Criterion, ...] | None = field(default=None, init=False, repr=False, compare=False)
-    _judges: tuple[tuple[str | None, float], ...] = field(default=(), init=False, repr=False, compare=False)
+    _criteria: tuple[Criterion, ...] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _judges: tuple[tuple[str | None, float], ...] = field(
+        default=(), init=False, repr=False, compare=False
+    )
     _aggregation: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -244,9 +257,13 @@ class RubricJudge:
         from assay.calibration.scoring import ABSTAIN_POLICIES
 
         if self.rubric is not None:
-            object.__setattr__(self, "_criteria", parse_rubric(self.rubric, where=f"{self.name} option 'rubric'"))
+            object.__setattr__(
+                self, "_criteria", parse_rubric(self.rubric, where=f"{self.name} option 'rubric'")
+            )
         if self.abstain not in ABSTAIN_POLICIES:
-            raise MetricConfigError(f"{self.name} option 'abstain' must be one of {', '.join(ABSTAIN_POLICIES)}")
+            raise MetricConfigError(
+                f"{self.name} option 'abstain' must be one of {', '.join(ABSTAIN_POLICIES)}"
+            )
         for flag in ("per_criterion", "reask"):
             if not isinstance(getattr(self, flag), bool):
                 raise MetricConfigError(f"{self.name} option '{flag}' must be true or false")
@@ -261,11 +278,19 @@ class RubricJudge:
                     judges.append((entry, 1.0))
                 elif isinstance(entry, Mapping) and isinstance(entry.get("model"), str):
                     weight = entry.get("weight", 1.0)
-                    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0:
-                        raise MetricConfigError(f"{self.name}: judge weights must be positive numbers")
+                    if (
+                        isinstance(weight, bool)
+                        or not isinstance(weight, (int, float))
+                        or weight <= 0
+                    ):
+                        raise MetricConfigError(
+                            f"{self.name}: judge weights must be positive numbers"
+                        )
                     judges.append((entry["model"], float(weight)))
                 else:
-                    raise MetricConfigError(f"{self.name}: each of 'models' is a model name or {{model, weight}}")
+                    raise MetricConfigError(
+                        f"{self.name}: each of 'models' is a model name or {{model, weight}}"
+                    )
             if len({m for m, _ in judges}) != len(judges):
                 raise MetricConfigError(f"{self.name}: judge models must be distinct")
         else:
@@ -274,8 +299,11 @@ class RubricJudge:
         aggregation = self.aggregation or {}
         if not isinstance(aggregation, Mapping):
             raise MetricConfigError(f"{self.name} option 'aggregation' must be a mapping")
-        allowed = {"binary": ("majority", "weighted", "unanimous"), "ordinal": ("median", "mean", "mode"),
-                   "nominal": ("mode",)}
+        allowed = {
+            "binary": ("majority", "weighted", "unanimous"),
+            "ordinal": ("median", "mean", "mode"),
+            "nominal": ("mode",),
+        }
         for key, value in aggregation.items():
             if key not in allowed or value not in allowed[key]:
                 raise MetricConfigError(
@@ -305,7 +333,11 @@ class RubricJudge:
     def _values(self, sample: Sample, output: Output) -> dict[str, str]:
         from assay.metrics.judge import expected_of, question_of
 
-        return {"question": question_of(sample), "expected": expected_of(sample), "actual": output.text}
+        return {
+            "question": question_of(sample),
+            "expected": expected_of(sample),
+            "actual": output.text,
+        }
 
     def prompts(self, criteria: Sequence[Criterion], sample: Sample, output: Output) -> list[str]:
         """The prompts one judge receives: one, or one per criterion."""
@@ -318,7 +350,9 @@ class RubricJudge:
         keys = ", ".join(f'"{c.name}": "..."' for c in criteria)
         return [_fill(RUBRIC_TEMPLATE, {**values, "criteria": describe(criteria), "keys": keys})]
 
-    async def _one_judge(self, model: str | None, criteria: Sequence[Criterion], prompts: list[str]) -> JudgeVotes:
+    async def _one_judge(
+        self, model: str | None, criteria: Sequence[Criterion], prompts: list[str]
+    ) -> JudgeVotes:
         from assay.calibration.model import FAILED
         from assay.metrics.judge import ask_judge, template_version
 
@@ -330,18 +364,26 @@ class RubricJudge:
         if not self.per_criterion:
             try:
                 (codes, reason), _reply, _reasked, usage = await ask_judge(
-                    prompts[0], lambda text: parse_rubric_reply(text, criteria), model=model,
-                    version=template_version(self.name, RUBRIC_TEMPLATE), reask=self.reask,
+                    prompts[0],
+                    lambda text: parse_rubric_reply(text, criteria),
+                    model=model,
+                    version=template_version(self.name, RUBRIC_TEMPLATE),
+                    reask=self.reask,
                 )
             except MetricError as exc:
                 return JudgeVotes(label, [FAILED] * len(criteria), None, str(exc), tuple(exc.usage))
             return JudgeVotes(label, list(codes), reason, None, tuple(usage))
 
-        async def one(prompt: str, criterion: Criterion) -> tuple[int, str | None, str | None, tuple[dict[str, Any], ...]]:
+        async def one(
+            prompt: str, criterion: Criterion
+        ) -> tuple[int, str | None, str | None, tuple[dict[str, Any], ...]]:
             try:
                 (code, reason), _reply, _reasked, usage = await ask_judge(
-                    prompt, lambda text: parse_criterion_reply(text, criterion), model=model,
-                    version=template_version(f"{self.name}-criterion", CRITERION_TEMPLATE), reask=self.reask,
+                    prompt,
+                    lambda text: parse_criterion_reply(text, criterion),
+                    model=model,
+                    version=template_version(f"{self.name}-criterion", CRITERION_TEMPLATE),
+                    reask=self.reask,
                 )
             except MetricError as exc:
                 return FAILED, None, str(exc), tuple(exc.usage)
@@ -353,11 +395,16 @@ class RubricJudge:
         usage = tuple(u for r in results for u in r[3])
         reasons = [r[1] for r in results if r[1]]
         return JudgeVotes(
-            label, codes, " | ".join(reasons)[:500] if reasons else None,
-            errors[0] if errors and len(errors) == len(codes) else None, usage,
+            label,
+            codes,
+            " | ".join(reasons)[:500] if reasons else None,
+            errors[0] if errors and len(errors) == len(codes) else None,
+            usage,
         )
 
-    async def votes(self, sample: Sample, output: Output) -> tuple[tuple[Criterion, ...], list[JudgeVotes]]:
+    async def votes(
+        self, sample: Sample, output: Output
+    ) -> tuple[tuple[Criterion, ...], list[JudgeVotes]]:
         """Every judge's verdict codes on one sample, before aggregation and scoring.
 
         ``assay calibrate`` uses this directly: a judge that abstained on every criterion has
@@ -365,7 +412,9 @@ class RubricJudge:
         """
         criteria = self.criteria_for(sample)
         prompts = self.prompts(criteria, sample, output)  # input errors before any call
-        votes = await asyncio.gather(*(self._one_judge(m, criteria, prompts) for m, _ in self._judges))
+        votes = await asyncio.gather(
+            *(self._one_judge(m, criteria, prompts) for m, _ in self._judges)
+        )
         return criteria, list(votes)
 
     async def score(self, sample: Sample, output: Output) -> MetricScore:
@@ -382,7 +431,10 @@ class RubricJudge:
         matrix = np.array([v.codes for v in votes], dtype=np.int16)  # judges x criteria
         weights = np.array([w for _, w in self._judges])
         final = np.array(
-            [consensus(c, matrix[:, i : i + 1], weights, self._aggregation)[0] for i, c in enumerate(criteria)],
+            [
+                consensus(c, matrix[:, i : i + 1], weights, self._aggregation)[0]
+                for i, c in enumerate(criteria)
+            ],
             dtype=np.int16,
         )
         value = float(weighted_scores(criteria, final[:, None], self.abstain)[0])  # type: ignore[arg-type]

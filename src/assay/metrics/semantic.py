@@ -65,7 +65,9 @@ def check_text(text: str, field: str, metric: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise MetricError(f"{field} must be valid UTF-8 text for {metric} (it contains a lone surrogate)") from None
+        raise MetricError(
+            f"{field} must be valid UTF-8 text for {metric} (it contains a lone surrogate)"
+        ) from None
     return text
 
 
@@ -91,7 +93,9 @@ def cosine_matrix(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
 
 def _check_vectors(vectors: Sequence[np.ndarray], expected: int, metric: str) -> None:
     if len(vectors) != expected:
-        raise MetricError(f"{metric} embedding client returned {len(vectors)} vector(s); expected {expected}")
+        raise MetricError(
+            f"{metric} embedding client returned {len(vectors)} vector(s); expected {expected}"
+        )
     for vector in vectors:
         if vector.ndim != 1 or vector.shape[0] == 0:
             raise MetricError(f"{metric} embeddings must be non-empty vectors")
@@ -105,6 +109,7 @@ def _check_vectors(vectors: Sequence[np.ndarray], expected: int, metric: str) ->
 
 
 # --------------------------------------------------------------------------- cosine-embedding
+
 
 @register(
     "cosine-embedding",
@@ -126,13 +131,19 @@ class CosineEmbedding:
     def __post_init__(self) -> None:
         object.__setattr__(self, "dimensions", _dimensions_option(self.dimensions, self.name))
         if self.negative not in ("clamp", "rescale"):
-            raise MetricConfigError(f"cosine-embedding option 'negative' must be 'clamp' or 'rescale'; got {self.negative!r}")
+            raise MetricConfigError(
+                f"cosine-embedding option 'negative' must be 'clamp' or 'rescale'; got {self.negative!r}"
+            )
 
     async def prefetch(self, pairs: Sequence[tuple[Sample, Output]]) -> None:
         """Embed every distinct string of a chunk in batched, deduplicated requests."""
         texts: list[str] = []
         for sample, output in pairs:
-            if isinstance(sample.expected_output, str) and sample.expected_output.strip() and output.text.strip():
+            if (
+                isinstance(sample.expected_output, str)
+                and sample.expected_output.strip()
+                and output.text.strip()
+            ):
                 texts += [sample.expected_output, output.text]
         if texts:
             # On failure each sample retries and reports the problem itself.
@@ -170,6 +181,7 @@ class CosineEmbedding:
 
 
 # --------------------------------------------------------------------------- bertscore-like
+
 
 def idf_table(documents: Sequence[Sequence[str]]) -> tuple[dict[str, float], float]:
     """BERTScore's IDF over reference documents: log((M + 1) / (df + 1)); unseen: log(M + 1)."""
@@ -229,11 +241,19 @@ class BertScoreLike:
     def __post_init__(self) -> None:
         object.__setattr__(self, "dimensions", _dimensions_option(self.dimensions, self.name))
         if self.mode not in ("auto", "contextual", "isolated"):
-            raise MetricConfigError(f"bertscore-like option 'mode' must be auto, contextual or isolated; got {self.mode!r}")
+            raise MetricConfigError(
+                f"bertscore-like option 'mode' must be auto, contextual or isolated; got {self.mode!r}"
+            )
         if self.max_tokens is not None:
-            object.__setattr__(self, "max_tokens", positive_int_option(self.max_tokens, "bertscore-like max_tokens"))
+            object.__setattr__(
+                self,
+                "max_tokens",
+                positive_int_option(self.max_tokens, "bertscore-like max_tokens"),
+            )
         if not isinstance(self.idf, bool):
-            raise MetricConfigError(f"bertscore-like option 'idf' must be true or false; got {self.idf!r}")
+            raise MetricConfigError(
+                f"bertscore-like option 'idf' must be true or false; got {self.idf!r}"
+            )
 
     # -- helpers ------------------------------------------------------------------------------
     def _contextual(self, embedder: MemoEmbedder) -> bool:
@@ -256,7 +276,9 @@ class BertScoreLike:
         if not self.idf:
             return None
         if self._idf is None:
-            raise MetricError("bertscore-like idf: true needs the dataset's references; call prepare(samples) before scoring")
+            raise MetricError(
+                "bertscore-like idf: true needs the dataset's references; call prepare(samples) before scoring"
+            )
         table, unseen = self._idf
         return np.array([table.get(token, unseen) for token in tokens], dtype=np.float64)
 
@@ -268,7 +290,9 @@ class BertScoreLike:
         embedder = _embedder(self.model, self.dimensions)
         contextual = self._contextual(embedder)
         documents = [
-            self._tokens(s.expected_output, embedder, contextual) for s in samples if isinstance(s.expected_output, str)
+            self._tokens(s.expected_output, embedder, contextual)
+            for s in samples
+            if isinstance(s.expected_output, str)
         ]
         object.__setattr__(self, "_idf", idf_table(documents))
 
@@ -279,7 +303,12 @@ class BertScoreLike:
             contextual = self._contextual(embedder)
         except MetricError:
             return
-        texts = [t for s, o in pairs if isinstance(s.expected_output, str) for t in (s.expected_output, o.text)]
+        texts = [
+            t
+            for s, o in pairs
+            if isinstance(s.expected_output, str)
+            for t in (s.expected_output, o.text)
+        ]
         try:
             if contextual:
                 cap = self._cap(embedder, contextual)
@@ -303,7 +332,9 @@ class BertScoreLike:
         cap = self._cap(embedder, contextual)
         for label, tokens in (("expected_output", expected_tokens), ("output", actual_tokens)):
             if len(tokens) > cap:
-                raise MetricError(f"{label} has {len(tokens)} tokens; bertscore-like supports at most {cap} tokens per field")
+                raise MetricError(
+                    f"{label} has {len(tokens)} tokens; bertscore-like supports at most {cap} tokens per field"
+                )
         base: dict[str, Any] = {
             "mode": "contextual" if contextual else "isolated",
             "expected_tokens": len(expected_tokens),
@@ -313,7 +344,16 @@ class BertScoreLike:
         if not expected_tokens or not actual_tokens:
             both = not expected_tokens and not actual_tokens
             value = 1.0 if both else 0.0
-            return MetricScore(value, {**base, "precision": value, "recall": value, "raw_score": value, "clamped_score": value})
+            return MetricScore(
+                value,
+                {
+                    **base,
+                    "precision": value,
+                    "recall": value,
+                    "raw_score": value,
+                    "clamped_score": value,
+                },
+            )
         usage: tuple[dict[str, Any], ...] | None = None
         if contextual:
             try:

@@ -66,7 +66,8 @@ class ProviderCache:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.executescript(_SCHEMA_SQL)
                 conn.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (CACHE_SCHEMA,)
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                    (CACHE_SCHEMA,),
                 )
                 conn.commit()
             except (OSError, sqlite3.Error) as exc:
@@ -85,7 +86,9 @@ class ProviderCache:
                 for start in range(0, len(keys), 500):
                     chunk = list(keys[start : start + 500])
                     marks = ",".join("?" * len(chunk))
-                    rows = conn.execute(f"SELECT key, value FROM entries WHERE key IN ({marks})", chunk)
+                    rows = conn.execute(
+                        f"SELECT key, value FROM entries WHERE key IN ({marks})", chunk
+                    )
                     found.update((key, bytes(value)) for key, value in rows)
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot read the provider cache at {self.path}: {exc}") from None
@@ -104,7 +107,10 @@ class ProviderCache:
             try:
                 conn.executemany(
                     "INSERT OR REPLACE INTO entries (key, kind, model, value, created_at) VALUES (?, ?, ?, ?, ?)",
-                    [(key, kind, model, sqlite3.Binary(value), now) for key, kind, model, value in items],
+                    [
+                        (key, kind, model, sqlite3.Binary(value), now)
+                        for key, kind, model, value in items
+                    ],
                 )
                 conn.commit()
             except sqlite3.Error as exc:

@@ -64,7 +64,9 @@ def _int_field(usage: Mapping[str, Any], name: str) -> int | None:
     return value
 
 
-def parse_completion(body: bytes, *, what: str, host: str) -> tuple[str | None, dict[str, int] | None]:
+def parse_completion(
+    body: bytes, *, what: str, host: str
+) -> tuple[str | None, dict[str, int] | None]:
     """``(content, usage)`` from a chat-completions body; never echoes the body in errors.
 
     ``content`` is ``None`` when the body has no non-empty ``choices[0].message.content``;
@@ -73,7 +75,9 @@ def parse_completion(body: bytes, *, what: str, host: str) -> tuple[str | None, 
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
-        raise ProviderError(f"{what} to {host} returned a malformed response (not valid JSON)") from None
+        raise ProviderError(
+            f"{what} to {host} returned a malformed response (not valid JSON)"
+        ) from None
     if not isinstance(data, dict):
         raise ProviderError(f"{what} to {host} returned a malformed response (not a JSON object)")
     choices = data.get("choices")
@@ -122,7 +126,12 @@ class ChatProvider:
         )
         self.calls = 0  # HTTP requests actually sent (attempts, retries included)
 
-    def key(self, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any], template_version: str) -> str:
+    def key(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        params: Mapping[str, Any],
+        template_version: str,
+    ) -> str:
         return cache_key(
             {
                 "kind": "chat",
@@ -167,7 +176,9 @@ class ChatProvider:
 
         async def send() -> Any:
             self.calls += 1
-            sent_at[0] = time.perf_counter()  # latency: the answered attempt, not queueing or backoff
+            sent_at[0] = (
+                time.perf_counter()
+            )  # latency: the answered attempt, not queueing or backoff
             return await self._client.chat.completions.with_raw_response.create(
                 model=self.model, messages=[dict(m) for m in messages], **params
             )
@@ -179,12 +190,24 @@ class ChatProvider:
         body = await _read_body(raw, what=what, host=self.host)
         content, tokens = parse_completion(body, what=what, host=self.host)
         if tokens is None:
-            usage = record(model=self.model, prompt_tokens=0, completion_tokens=0,
-                           latency_ms=latency, cost_usd=None)
+            usage = record(
+                model=self.model,
+                prompt_tokens=0,
+                completion_tokens=0,
+                latency_ms=latency,
+                cost_usd=None,
+            )
         else:
             usage = record(
-                model=self.model, **tokens, latency_ms=latency,
-                cost_usd=cost_usd(self.model, tokens["prompt_tokens"], tokens["completion_tokens"], self.settings.prices),
+                model=self.model,
+                **tokens,
+                latency_ms=latency,
+                cost_usd=cost_usd(
+                    self.model,
+                    tokens["prompt_tokens"],
+                    tokens["completion_tokens"],
+                    self.settings.prices,
+                ),
             )
         if content is None:
             raise RejectedReply(
@@ -210,5 +233,7 @@ async def _read_body(raw: Any, *, what: str, host: str) -> bytes:
         try:
             content = await response.aread()
         except Exception:
-            raise ProviderError(f"{what} to {host} failed: the response body could not be read") from None
+            raise ProviderError(
+                f"{what} to {host} failed: the response body could not be read"
+            ) from None
     return bytes(content)

@@ -8,7 +8,9 @@ from typing import Annotated
 
 import typer
 
-cache_app = typer.Typer(help="Inspect or empty the provider cache (judge verdicts, embeddings).", no_args_is_help=True)
+cache_app = typer.Typer(
+    help="Inspect or empty the provider cache (judge verdicts, embeddings).", no_args_is_help=True
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -22,7 +24,10 @@ def _cache_dir(cache_dir: Path | None) -> Path:
 
 
 CacheDir = Annotated[
-    Path | None, typer.Option("--cache-dir", envvar="ASSAY_CACHE_DIR", help="Provider cache directory (default .assay/).")
+    Path | None,
+    typer.Option(
+        "--cache-dir", envvar="ASSAY_CACHE_DIR", help="Provider cache directory (default .assay/)."
+    ),
 ]
 
 
@@ -58,7 +63,9 @@ def stats(
 @cache_app.command("clear")
 def clear(
     cache_dir: CacheDir = None,
-    kind: Annotated[str | None, typer.Option("--kind", help="Only 'chat' or 'embedding' entries.")] = None,
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="Only 'chat' or 'embedding' entries.")
+    ] = None,
     model: Annotated[str | None, typer.Option("--model", help="Only this model's entries.")] = None,
 ) -> None:
     """Delete cached answers (all of them, or one kind and/or model)."""

@@ -175,7 +175,9 @@ class MemoEmbedder:
                     vector = await asyncio.shield(future)
                 except ProviderError as exc:
                     # The request belongs to another caller, which reports its usage.
-                    raise ProviderError(str(exc), status=exc.status, retryable=exc.retryable) from None
+                    raise ProviderError(
+                        str(exc), status=exc.status, retryable=exc.retryable
+                    ) from None
             vector = vector if vector is not None else self._memo.get(key)
             if vector is None:  # evicted between resolution and now: fetch again
                 await self._fetch_missing([key], by_key, found, usage, defer)
@@ -198,10 +200,13 @@ class MemoEmbedder:
             future: asyncio.Future[Vector] = loop.create_future()
             future.add_done_callback(_swallow)
             futures[key] = self._inflight[key] = future
-        batches = [missing[i : i + self.batch_size] for i in range(0, len(missing), self.batch_size)]
+        batches = [
+            missing[i : i + self.batch_size] for i in range(0, len(missing), self.batch_size)
+        ]
         try:
             results = await asyncio.gather(
-                *(self._fetch([by_key[key] for key in batch]) for batch in batches), return_exceptions=True
+                *(self._fetch([by_key[key] for key in batch]) for batch in batches),
+                return_exceptions=True,
             )
             error: BaseException | None = None
             to_cache: list[tuple[str, Vector]] = []
@@ -243,27 +248,44 @@ def _vector(raw: Any) -> Vector | None:
     if not isinstance(raw, list) or not raw:
         return None
     for value in raw:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
             return None
     return np.asarray(raw, dtype=np.float32)
 
 
-def parse_embeddings(body: bytes, expected: int, *, what: str, host: str) -> tuple[list[Vector], dict[str, int] | None]:
+def parse_embeddings(
+    body: bytes, expected: int, *, what: str, host: str
+) -> tuple[list[Vector], dict[str, int] | None]:
     """Vectors (in input order) and token usage from an embeddings body, strictly checked."""
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
-        raise ProviderError(f"{what} to {host} returned a malformed response (not valid JSON)") from None
+        raise ProviderError(
+            f"{what} to {host} returned a malformed response (not valid JSON)"
+        ) from None
     items = data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise ProviderError(f"{what} to {host} returned a malformed response (no 'data' list)")
     if len(items) != expected:
-        raise ProviderError(f"{what} to {host}: response returned {len(items)} vector(s); expected {expected}")
+        raise ProviderError(
+            f"{what} to {host}: response returned {len(items)} vector(s); expected {expected}"
+        )
     ordered: list[Vector | None] = [None] * expected
     for position, item in enumerate(items):
         index = item.get("index", position) if isinstance(item, dict) else None
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < expected or ordered[index] is not None:
-            raise ProviderError(f"{what} to {host} returned a malformed response (bad or repeated 'index')")
+        if (
+            isinstance(index, bool)
+            or not isinstance(index, int)
+            or not 0 <= index < expected
+            or ordered[index] is not None
+        ):
+            raise ProviderError(
+                f"{what} to {host} returned a malformed response (bad or repeated 'index')"
+            )
         vector = _vector(item.get("embedding"))
         if vector is None:
             raise ProviderError(
@@ -274,14 +296,19 @@ def parse_embeddings(body: bytes, expected: int, *, what: str, host: str) -> tup
     dims = {v.shape[0] for v in vectors}
     if len(dims) > 1:
         low, high = min(dims), max(dims)
-        raise ProviderError(f"{what} to {host} returned vectors of different dimensionality ({low} vs {high})")
+        raise ProviderError(
+            f"{what} to {host} returned vectors of different dimensionality ({low} vs {high})"
+        )
     usage = data.get("usage")
     tokens = None
     if isinstance(usage, dict):
         prompt = usage.get("prompt_tokens")
         total = usage.get("total_tokens", prompt)
         if isinstance(prompt, int) and not isinstance(prompt, bool) and prompt >= 0:
-            tokens = {"prompt_tokens": prompt, "total_tokens": total if isinstance(total, int) and total >= 0 else prompt}
+            tokens = {
+                "prompt_tokens": prompt,
+                "total_tokens": total if isinstance(total, int) and total >= 0 else prompt,
+            }
     return vectors, tokens
 
 
@@ -334,11 +361,16 @@ class OpenAIEmbedder(MemoEmbedder):
     def _cache_get(self, keys: list[str]) -> dict[str, Vector]:
         if not self._cache.reads:
             return {}
-        return {key: np.frombuffer(value, dtype=np.float32) for key, value in self._cache.get_many(keys).items()}
+        return {
+            key: np.frombuffer(value, dtype=np.float32)
+            for key, value in self._cache.get_many(keys).items()
+        }
 
     def _cache_put(self, items: list[tuple[str, Vector]]) -> None:
         if items and self._cache.writes:
-            self._cache.put_many([(key, "embedding", self.model, vector.tobytes()) for key, vector in items])
+            self._cache.put_many(
+                [(key, "embedding", self.model, vector.tobytes()) for key, vector in items]
+            )
 
     async def _fetch(self, texts: list[str]) -> tuple[list[Vector], UsageRecord | None]:
         what = "embeddings request"
@@ -347,12 +379,16 @@ class OpenAIEmbedder(MemoEmbedder):
 
         async def send() -> Any:
             self.calls += 1
-            sent_at[0] = time.perf_counter()  # latency: the answered attempt, not queueing or backoff
+            sent_at[0] = (
+                time.perf_counter()
+            )  # latency: the answered attempt, not queueing or backoff
             return await self._client.embeddings.with_raw_response.create(
                 model=self.model, input=list(texts), **self._params
             )
 
-        raw, _ = await call_with_retries(send, what=what, host=self.host, policy=self._policy, gate=self._gate)
+        raw, _ = await call_with_retries(
+            send, what=what, host=self.host, policy=self._policy, gate=self._gate
+        )
         latency = (time.perf_counter() - sent_at[0]) * 1000
         self.requests += 1
         body = await _read_body(raw, what=what, host=self.host)

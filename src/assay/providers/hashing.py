@@ -24,7 +24,9 @@ def dimensions_from_name(model: str) -> int:
     """256 for ``hashing``; N for ``hashing-N`` (8 <= N <= 65536)."""
     match = _NAME.match(model.strip().lower())
     if not match:
-        raise UsageError(f"hashing embedding model must be named 'hashing' or 'hashing-N' (N dimensions); got {model!r}")
+        raise UsageError(
+            f"hashing embedding model must be named 'hashing' or 'hashing-N' (N dimensions); got {model!r}"
+        )
     dims = int(match.group(1) or 256)
     if not 8 <= dims <= 65536:
         raise UsageError(f"hashing embedding dimension must be between 8 and 65536; got {dims}")

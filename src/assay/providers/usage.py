@@ -38,6 +38,11 @@ def record(
 def cached_record(model: str, latency_ms: float) -> UsageRecord:
     """A call answered from the provider cache: nothing was sent, nothing was spent."""
     return record(
-        model=model, prompt_tokens=0, completion_tokens=0, total_tokens=0,
-        latency_ms=latency_ms, cost_usd=0.0, cached=True,
+        model=model,
+        prompt_tokens=0,
+        completion_tokens=0,
+        total_tokens=0,
+        latency_ms=latency_ms,
+        cost_usd=0.0,
+        cached=True,
     )

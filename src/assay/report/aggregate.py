@@ -67,7 +67,8 @@ class ExecutionResult:
     @property
     def passed(self) -> bool:
         return self.sut_error is None and all(
-            s.error is None and s.value is not None and s.value >= PASS_THRESHOLD for s in self.scores.values()
+            s.error is None and s.value is not None and s.value >= PASS_THRESHOLD
+            for s in self.scores.values()
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -91,7 +92,9 @@ class ExecutionResult:
             sample_id,
             repetition,
             {
-                name: ScoreResult(s["value"], s.get("details") or {}, s.get("error"), tuple(s.get("usage") or ()))
+                name: ScoreResult(
+                    s["value"], s.get("details") or {}, s.get("error"), tuple(s.get("usage") or ())
+                )
                 for name, s in data.get("scores", {}).items()
             },
             data.get("sut_error"),
@@ -100,6 +103,7 @@ class ExecutionResult:
 
 
 # --------------------------------------------------------------------------- statistics
+
 
 def percentile(sorted_values: np.ndarray, q: float) -> float | None:
     """Linear-interpolation percentile (numpy 'linear', Excel PERCENTILE.INC); None if empty."""
@@ -119,11 +123,15 @@ def histogram(values: np.ndarray, buckets: int = HISTOGRAM_BUCKETS) -> list[Buck
         scaled = np.rint(values * _ROUND).astype(np.int64)
         # Lower edges in units of 1e-10, exactly as the buckets print them, so a score equal to
         # a printed edge lands in the bucket that starts there (1/3 with 3 buckets -> bucket 1).
-        lowers = np.array([round(round(i / buckets, 10) * _ROUND) for i in range(buckets)], dtype=np.int64)
+        lowers = np.array(
+            [round(round(i / buckets, 10) * _ROUND) for i in range(buckets)], dtype=np.int64
+        )
         index = np.clip(np.searchsorted(lowers, scaled, side="right") - 1, 0, buckets - 1)
         counts = np.bincount(index, minlength=buckets)
     return [
-        Bucket(lower=round(i / buckets, 10), upper=round((i + 1) / buckets, 10), count=int(counts[i]))
+        Bucket(
+            lower=round(i / buckets, 10), upper=round((i + 1) / buckets, 10), count=int(counts[i])
+        )
         for i in range(buckets)
     ]
 
@@ -139,7 +147,9 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = (z / denom) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return Interval(low=max(0.0, centre - half), high=min(1.0, centre + half), confidence=confidence)
+    return Interval(
+        low=max(0.0, centre - half), high=min(1.0, centre + half), confidence=confidence
+    )
 
 
 def mean_interval(values: np.ndarray, confidence: float = 0.95) -> Interval | None:
@@ -154,7 +164,9 @@ def mean_interval(values: np.ndarray, confidence: float = 0.95) -> Interval | No
     spread = float(values.std(ddof=1))
     half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * spread / math.sqrt(n)
     centre = float(values.mean())
-    return Interval(low=max(0.0, centre - half), high=min(1.0, centre + half), confidence=confidence)
+    return Interval(
+        low=max(0.0, centre - half), high=min(1.0, centre + half), confidence=confidence
+    )
 
 
 def pass_interval(values: np.ndarray) -> Interval | None:
@@ -173,6 +185,7 @@ def _pass_rate(values: np.ndarray) -> float | None:
 
 # --------------------------------------------------------------------------- usage
 
+
 class UsageAccumulator:
     """Sums per-call usage records overall, per metric and per model."""
 
@@ -187,7 +200,10 @@ class UsageAccumulator:
 
     def build(self) -> Usage:
         base = self.total.build()
-        return Usage(**base.model_dump(), per_metric={m: s.build() for m, s in sorted(self.per_metric.items())})
+        return Usage(
+            **base.model_dump(),
+            per_metric={m: s.build() for m, s in sorted(self.per_metric.items())},
+        )
 
 
 def _int(value: Any) -> int:
@@ -218,11 +234,23 @@ class _UsageSum:
     def add(self, record: Mapping[str, Any]) -> None:
         model = str(record.get("model") or "(unnamed model)")
         cached = bool(record.get("cached"))
-        prompt, completion = _int(record.get("prompt_tokens")), _int(record.get("completion_tokens"))
+        prompt, completion = (
+            _int(record.get("prompt_tokens")),
+            _int(record.get("completion_tokens")),
+        )
         total = _int(record.get("total_tokens")) or prompt + completion
         cost = _finite(record.get("cost_usd"))
         entry = self.models.setdefault(
-            model, {"calls": 0, "cached": 0, "prompt": 0, "completion": 0, "total": 0, "cost": 0.0, "priced": True}
+            model,
+            {
+                "calls": 0,
+                "cached": 0,
+                "prompt": 0,
+                "completion": 0,
+                "total": 0,
+                "cost": 0.0,
+                "priced": True,
+            },
         )
         self.calls += 1
         entry["calls"] += 1
@@ -256,7 +284,9 @@ class _UsageSum:
             completion_tokens=self.completion,
             total_tokens=self.total_tokens,
             latency_ms_total=round(sum(self.latencies), 3),
-            latency_ms_mean=round(sum(self.latencies) / len(self.latencies), 3) if self.latencies else None,
+            latency_ms_mean=round(sum(self.latencies) / len(self.latencies), 3)
+            if self.latencies
+            else None,
             latency_ms_max=round(max(self.latencies), 3) if self.latencies else None,
             cost_usd=round(self.cost, 8) if self.priced_calls else None,
             complete=not self.unpriced,
@@ -282,7 +312,9 @@ class _UsageSum:
 NO_SCORE = "metric produced no score"
 
 
-def make_row(result: ExecutionResult, tags: list[str], row_hash: str, metric_names: Sequence[str]) -> Row:
+def make_row(
+    result: ExecutionResult, tags: list[str], row_hash: str, metric_names: Sequence[str]
+) -> Row:
     """The report row of one execution: its scores and errors, no input, expected or metadata."""
     errors: dict[str, str] = {}
     if result.sut_error is not None:
@@ -297,7 +329,12 @@ def make_row(result: ExecutionResult, tags: list[str], row_hash: str, metric_nam
             errors[name] = outcome.error or NO_SCORE
             continue
         scores[name] = trusted(
-            RowScore, {"score": value, "passed": value >= PASS_THRESHOLD, "details": _as_dict(outcome.details)}
+            RowScore,
+            {
+                "score": value,
+                "passed": value >= PASS_THRESHOLD,
+                "details": _as_dict(outcome.details),
+            },
         )
     return trusted(
         Row,
@@ -442,12 +479,18 @@ class ReportBuilder:
         end = len(positions)
         self.rows.sort(key=lambda r: (positions.get(r.id, end), r.repetition))
         self.failures.sort(key=lambda f: (positions.get(f.sample_id, end), f.repetition))
-        self._per_sample = dict(sorted(self._per_sample.items(), key=lambda item: positions.get(item[0], end)))
+        self._per_sample = dict(
+            sorted(self._per_sample.items(), key=lambda item: positions.get(item[0], end))
+        )
 
     # ----------------------------------------------------------------------- build
 
     def _metric_aggregate(self, name: str, scores: _Scores) -> MetricAggregate:
-        values = np.sort(np.frombuffer(scores.values, dtype=np.float64)) if scores.values else np.empty(0)
+        values = (
+            np.sort(np.frombuffer(scores.values, dtype=np.float64))
+            if scores.values
+            else np.empty(0)
+        )
         attempted = values.size + scores.failed + scores.skipped
         return MetricAggregate(
             name=name,
@@ -471,7 +514,11 @@ class ReportBuilder:
         metrics = []
         for name in self.metric_names:
             scores = self._cohorts[key][name]
-            values = np.sort(np.frombuffer(scores.values, dtype=np.float64)) if scores.values else np.empty(0)
+            values = (
+                np.sort(np.frombuffer(scores.values, dtype=np.float64))
+                if scores.values
+                else np.empty(0)
+            )
             metrics.append(
                 CohortMetric(
                     name=name,
@@ -500,7 +547,9 @@ class ReportBuilder:
         for sample_id, (n, passed, errored, scored, total, squares) in self._per_sample.items():
             n, passed = int(n), int(passed)
             mean = total / scored if scored else None
-            spread = math.sqrt(max(0.0, squares / scored - mean * mean)) if mean is not None else None
+            spread = (
+                math.sqrt(max(0.0, squares / scored - mean * mean)) if mean is not None else None
+            )
             aggregates.append(
                 SampleAggregate(
                     id=sample_id,
@@ -525,14 +574,18 @@ class ReportBuilder:
         metrics = [self._metric_aggregate(name, self._overall[name]) for name in self.metric_names]
         rates = [m.pass_rate for m in metrics if m.pass_rate is not None]
         excluded = [m.name for m in metrics if m.pass_rate is None]
-        tagged = sorted((k for k in self._cohorts if k is not None), key=lambda t: t.encode("utf-8"))
+        tagged = sorted(
+            (k for k in self._cohorts if k is not None), key=lambda t: t.encode("utf-8")
+        )
         cohorts = [self._cohort(k) for k in tagged]
         if None in self._cohorts:
             cohorts.append(self._cohort(None))
         all_warnings = list(warnings)
         if excluded:
             all_warnings.append(
-                "no score at all for " + ", ".join(excluded) + "; left out of macro-F1 (see failures)"
+                "no score at all for "
+                + ", ".join(excluded)
+                + "; left out of macro-F1 (see failures)"
             )
         summary = Summary(
             total_samples=self.sample_count,

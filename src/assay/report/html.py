@@ -89,18 +89,24 @@ def _p(value: float | None) -> str:
 
 def _table(head: Sequence[str], rows: Iterable[Sequence[str]], left: int = 1, cls: str = "") -> str:
     """A table whose first ``left`` columns are text; cells are pre-escaped HTML."""
-    heads = "".join(f'<th class="l">{h}</th>' if i < left else f"<th>{h}</th>" for i, h in enumerate(head))
+    heads = "".join(
+        f'<th class="l">{h}</th>' if i < left else f"<th>{h}</th>" for i, h in enumerate(head)
+    )
     body = []
     for row in rows:
-        cells = "".join(f'<td class="l">{c}</td>' if i < left else f"<td>{c}</td>" for i, c in enumerate(row))
+        cells = "".join(
+            f'<td class="l">{c}</td>' if i < left else f"<td>{c}</td>" for i, c in enumerate(row)
+        )
         body.append(f"<tr>{cells}</tr>")
     return (
         f'<div class="scroll"><table class="{cls}"><thead><tr>{heads}</tr></thead>'
-        f'<tbody>{"".join(body)}</tbody></table></div>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 
 
-def histogram_svg(name: str, buckets: Sequence[Bucket], *, width: int = 320, height: int = 150) -> str:
+def histogram_svg(
+    name: str, buckets: Sequence[Bucket], *, width: int = 320, height: int = 150
+) -> str:
     """An inline SVG bar chart of one metric's score histogram, threshold 0.5 marked."""
     left, right, top, bottom = 30, 8, 8, 22
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -141,7 +147,9 @@ def histogram_svg(name: str, buckets: Sequence[Bucket], *, width: int = 320, hei
 
 def _header(report: Report) -> str:
     run = report.run
-    sut = run.system_under_test.kind + (f" {run.system_under_test.target}" if run.system_under_test.target else "")
+    sut = run.system_under_test.kind + (
+        f" {run.system_under_test.target}" if run.system_under_test.target else ""
+    )
     bits = [
         f"run <code>{_e(run.run_id)}</code>",
         f"finished {_e(run.finished_at)}",
@@ -154,7 +162,7 @@ def _header(report: Report) -> str:
         bits.append(f"judge {_e(run.judge_model)}")
     if run.embedding_provider:
         bits.append(f"embeddings {_e(run.embedding_provider)}")
-    return f"<h1>assay report — {_e(report.dataset.name)}</h1><div class=\"meta\">{' · '.join(bits)}</div>"
+    return f'<h1>assay report — {_e(report.dataset.name)}</h1><div class="meta">{" · ".join(bits)}</div>'
 
 
 def _verdict(report: Report) -> str:
@@ -163,7 +171,9 @@ def _verdict(report: Report) -> str:
         return ""
     passed = bool(gate.get("passed"))
     items = "".join(
-        f"<li>{_e(item.get('message', ''))}</li>" for item in gate.get("failures", []) if isinstance(item, dict)
+        f"<li>{_e(item.get('message', ''))}</li>"
+        for item in gate.get("failures", [])
+        if isinstance(item, dict)
     )
     items += "".join(f'<li class="warn">{_e(w)}</li>' for w in gate.get("warnings", []))
     title = "Gate passed" if passed else "Gate failed"
@@ -177,14 +187,21 @@ def _summary(report: Report) -> str:
         ("executions", str(s.total_executions)),
         ("macro-F1", _num(s.macro_f1)),
         ("pass-rate (all metrics)", _pct(s.pass_rate)),
-        ("failures", f"{s.total_failures}" + (f" ({s.sut_failures} SUT, {s.metric_failures} metric)" if s.total_failures else "")),
+        (
+            "failures",
+            f"{s.total_failures}"
+            + (f" ({s.sut_failures} SUT, {s.metric_failures} metric)" if s.total_failures else ""),
+        ),
     ]
     if report.usage.calls:
         cost = "n/a" if report.usage.cost_usd is None else f"${report.usage.cost_usd:.4f}"
         cards.append(("provider cost", cost + ("" if report.usage.complete else " (incomplete)")))
     if report.budget is not None and report.budget.halted:
         cards.append(("budget", f"halted at ${report.budget.spent_usd:.4f}"))
-    html = "".join(f'<div class="card"><div class="v">{v}</div><div class="k">{_e(k)}</div></div>' for k, v in cards)
+    html = "".join(
+        f'<div class="card"><div class="v">{v}</div><div class="k">{_e(k)}</div></div>'
+        for k, v in cards
+    )
     out = f'<h2>Summary</h2><div class="cards">{html}</div>'
     if s.macro_f1_excluded:
         out += f'<p class="warn">Left out of macro-F1 (no score at all): {_e(", ".join(s.macro_f1_excluded))}</p>'
@@ -210,7 +227,19 @@ def _metrics(report: Report) -> str:
         ]
         for m in report.metrics
     ]
-    head = ["metric", "mean", "p50", "p95", "min", "max", "pass-rate (≥ 0.5)", "scored", "coverage", "failed", "skipped"]
+    head = [
+        "metric",
+        "mean",
+        "p50",
+        "p95",
+        "min",
+        "max",
+        "pass-rate (≥ 0.5)",
+        "scored",
+        "coverage",
+        "failed",
+        "skipped",
+    ]
     return "<h2>Per-metric aggregates</h2>" + _table(head, rows, cls="metrics")
 
 
@@ -231,7 +260,12 @@ def _cohorts(report: Report) -> str:
         for metric in cohort.metrics:
             rows.append(
                 [
-                    _e(cohort.label) + (' <span class="meta">(untagged)</span>' if cohort.is_untagged and cohort.label != "(untagged)" else ""),
+                    _e(cohort.label)
+                    + (
+                        ' <span class="meta">(untagged)</span>'
+                        if cohort.is_untagged and cohort.label != "(untagged)"
+                        else ""
+                    ),
                     f"<code>{_e(metric.name)}</code>",
                     str(cohort.samples),
                     _num(metric.mean),
@@ -262,7 +296,10 @@ def _usage(report: Report) -> str:
     ]
     latency = "n/a" if usage.latency_ms_mean is None else f"{usage.latency_ms_mean:.1f} ms mean"
     head = ["model", "calls", "cached", "prompt tokens", "completion tokens", "cost"]
-    return f'<h2>Usage</h2><p class="meta">{usage.calls} calls, {usage.total_tokens} tokens, {latency}</p>' + _table(head, rows)
+    return (
+        f'<h2>Usage</h2><p class="meta">{usage.calls} calls, {usage.total_tokens} tokens, {latency}</p>'
+        + _table(head, rows)
+    )
 
 
 def _repetitions(report: Report) -> str:
@@ -271,8 +308,13 @@ def _repetitions(report: Report) -> str:
         return ""
     unstable = [s for s in reps.samples if s.unstable][:MAX_LISTED]
     rows = [
-        [f"<code>{_e(s.id)}</code>", f"{s.passed}/{s.repetitions}", _pct(s.pass_rate),
-         f"{_pct(s.pass_rate_ci.low)}–{_pct(s.pass_rate_ci.high)}", _num(s.score_stddev)]
+        [
+            f"<code>{_e(s.id)}</code>",
+            f"{s.passed}/{s.repetitions}",
+            _pct(s.pass_rate),
+            f"{_pct(s.pass_rate_ci.low)}–{_pct(s.pass_rate_ci.high)}",
+            _num(s.score_stddev),
+        ]
         for s in unstable
     ]
     head = ["sample", "passed", "pass-rate", "interval", "score stddev"]
@@ -283,13 +325,23 @@ def _failures(report: Report) -> str:
     if not report.failures:
         return '<h2>Failures</h2><p class="meta">No failures captured.</p>'
     rows = [
-        [f"<code>{_e(f.sample_id)}</code>", str(f.repetition), _e(f.stage), _e(f.metric or "—"), f'<span class="msg">{_e(f.message)}</span>']
+        [
+            f"<code>{_e(f.sample_id)}</code>",
+            str(f.repetition),
+            _e(f.stage),
+            _e(f.metric or "—"),
+            f'<span class="msg">{_e(f.message)}</span>',
+        ]
         for f in report.failures[:MAX_LISTED]
     ]
     more = len(report.failures) - MAX_LISTED
     tail = f'<p class="meta">… and {more} more (see the JSON report).</p>' if more > 0 else ""
     head = ["sample", "rep", "stage", "metric", "message"]
-    return f"<h2>Failures ({len(report.failures)})</h2>" + _table(head, rows, left=5, cls="failures") + tail
+    return (
+        f"<h2>Failures ({len(report.failures)})</h2>"
+        + _table(head, rows, left=5, cls="failures")
+        + tail
+    )
 
 
 def _delta(stat: StatDelta) -> str:
@@ -324,8 +376,17 @@ def _delta_rows(items: Sequence[MetricComparison], with_scope: bool) -> list[lis
 
 
 _DELTA_HEAD = [
-    "n", "mean", "Δ mean", "p (adj.)", "MDD",
-    "pass-rate", "Δ pass-rate", "p (adj.)", "MDD", "flips ↓/↑", "verdict",
+    "n",
+    "mean",
+    "Δ mean",
+    "p (adj.)",
+    "MDD",
+    "pass-rate",
+    "Δ pass-rate",
+    "p (adj.)",
+    "MDD",
+    "flips ↓/↑",
+    "verdict",
 ]
 
 
@@ -350,7 +411,9 @@ def _comparison(comparison: Comparison | None) -> str:
             + "".join(f"<li>{_e(r.message)}</li>" for r in c.regressions)
             + "</ul></div>"
         )
-    elif c.comparable and any(m.paired and m.pass_rate.mdd is None and m.mean.mdd is None for m in c.metrics):
+    elif c.comparable and any(
+        m.paired and m.pass_rate.mdd is None and m.mean.mdd is None for m in c.metrics
+    ):
         parts.append(
             '<div class="verdict warn">No regression detected, but some metrics have too few samples '
             "for any change to be detectable (MDD n/a): this is not evidence of no change.</div>"
@@ -361,35 +424,54 @@ def _comparison(comparison: Comparison | None) -> str:
     if c.cohorts:
         parts.append(
             f"<details><summary>Per-cohort deltas ({len(c.cohorts)} rows)</summary>"
-            + _table(["cohort", "metric", *_DELTA_HEAD], _delta_rows(c.cohorts, True), left=2, cls="cohort-deltas")
+            + _table(
+                ["cohort", "metric", *_DELTA_HEAD],
+                _delta_rows(c.cohorts, True),
+                left=2,
+                cls="cohort-deltas",
+            )
             + "</details>"
         )
     if c.flips:
         rows = [
-            [f"<code>{_e(f.sample_id)}</code>", f"<code>{_e(f.metric)}</code>",
-             f'<span class="chip {"fail" if f.direction == "pass-to-fail" else "pass"}">{f.direction}</span>',
-             _num(f.before), _num(f.after)]
+            [
+                f"<code>{_e(f.sample_id)}</code>",
+                f"<code>{_e(f.metric)}</code>",
+                f'<span class="chip {"fail" if f.direction == "pass-to-fail" else "pass"}">{f.direction}</span>',
+                _num(f.before),
+                _num(f.after),
+            ]
             for f in c.flips[:MAX_LISTED]
         ]
         parts.append(
             f"<details><summary>Flipped samples ({c.counts.pass_to_fail} pass→fail, {c.counts.fail_to_pass} fail→pass)</summary>"
-            + _table(["sample", "metric", "direction", "before", "after"], rows, left=3) + "</details>"
+            + _table(["sample", "metric", "direction", "before", "after"], rows, left=3)
+            + "</details>"
         )
     if c.new_failures:
         rows = [
-            [f"<code>{_e(n.sample_id)}</code>", _e(", ".join(n.failed_metrics) or "—"), _e(", ".join(n.errored) or "—")]
+            [
+                f"<code>{_e(n.sample_id)}</code>",
+                _e(", ".join(n.failed_metrics) or "—"),
+                _e(", ".join(n.errored) or "—"),
+            ]
             for n in c.new_failures[:MAX_LISTED]
         ]
         parts.append(
             f"<details open><summary>New failures ({len(c.new_failures)})</summary>"
-            + _table(["sample", "failing metrics", "errored"], rows, left=3) + "</details>"
+            + _table(["sample", "failing metrics", "errored"], rows, left=3)
+            + "</details>"
         )
     for label, refs in (("Added samples", c.added), ("Removed samples", c.removed)):
         if refs:
             listed = ", ".join(f"<code>{_e(r.sample_id)}</code>" for r in refs[:MAX_LISTED])
-            parts.append(f"<details><summary>{label} ({len(refs)})</summary><p>{listed}</p></details>")
+            parts.append(
+                f"<details><summary>{label} ({len(refs)})</summary><p>{listed}</p></details>"
+            )
     if c.warnings:
-        parts.append("<ul>" + "".join(f'<li class="warn">{_e(w)}</li>' for w in c.warnings) + "</ul>")
+        parts.append(
+            "<ul>" + "".join(f'<li class="warn">{_e(w)}</li>' for w in c.warnings) + "</ul>"
+        )
     return "".join(parts)
 
 
@@ -412,7 +494,7 @@ def render_html(report: Report, comparison: Comparison | None = None) -> str:
         ]
     )
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
         f"<title>assay report — {_e(report.dataset.name)}</title><style>{_CSS}</style></head>"

@@ -38,4 +38,3 @@ def iter_json(report: Report, rows: Iterable[Row] | None = None) -> Iterator[byt
         yield b"\n  ]\n}\n"
     else:
         yield b"]\n}\n"
-

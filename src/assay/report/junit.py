@@ -33,7 +33,9 @@ def _text(value: str) -> str:
 def render_junit(report: Report) -> str:
     """The report as JUnit XML (the Jenkins/Ant format that CI test views read)."""
     dataset = _text(report.dataset.name)
-    repetitions = max(report.run.repetitions, max((row.repetition + 1 for row in report.rows), default=1))
+    repetitions = max(
+        report.run.repetitions, max((row.repetition + 1 for row in report.rows), default=1)
+    )
     root = ET.Element("testsuites", name=f"assay: {dataset}")
     totals = {"tests": 0, "failures": 0, "errors": 0}
     names = [m.name for m in report.metrics]
@@ -53,16 +55,29 @@ def render_junit(report: Report) -> str:
         for row in report.rows:
             if SUT_KEY not in row.errors and metric not in row.errors and metric not in row.scores:
                 continue  # a tag-scoped metric that does not apply to this sample: no test case
-            case = ET.SubElement(suite, "testcase", name=_text(_case_name(row, repetitions)), classname=classname, time="0")
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                name=_text(_case_name(row, repetitions)),
+                classname=classname,
+                time="0",
+            )
             counts["tests"] += 1
             if SUT_KEY in row.errors:
                 message = _text(row.errors[SUT_KEY])
-                error = ET.SubElement(case, "error", message=f"system under test failed: {message}", type="system-under-test")
+                error = ET.SubElement(
+                    case,
+                    "error",
+                    message=f"system under test failed: {message}",
+                    type="system-under-test",
+                )
                 error.text = message
                 counts["errors"] += 1
             elif metric in row.errors:
                 message = _text(row.errors[metric])
-                error = ET.SubElement(case, "error", message=f"metric failed: {message}", type="metric-error")
+                error = ET.SubElement(
+                    case, "error", message=f"metric failed: {message}", type="metric-error"
+                )
                 error.text = message
                 counts["errors"] += 1
             elif metric in row.scores:

@@ -46,7 +46,11 @@ def _comparison(comparison: dict[str, Any]) -> list[str]:
     ]
     regressions = comparison.get("regressions") or []
     if regressions:
-        out += ["", "| metric | scope | statistic | reference | current | delta | adjusted p |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        out += [
+            "",
+            "| metric | scope | statistic | reference | current | delta | adjusted p |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
         for item in regressions:
             scope = item.get("cohort_label") or item.get("scope")
             out.append(
@@ -72,11 +76,15 @@ def render_markdown(report: Report) -> str:
         out += ["", f"> warning: {cell(warning)}"]
 
     out += ["", "## Summary", "", "| field | value |", "| --- | --- |"]
-    out.append(f"| system under test | {cell(report.run.system_under_test.kind)} {cell(report.run.system_under_test.target or '')} |")
+    out.append(
+        f"| system under test | {cell(report.run.system_under_test.kind)} {cell(report.run.system_under_test.target or '')} |"
+    )
     out.append(f"| samples | {s.total_samples} |")
     out.append(f"| executions | {s.total_executions} |")
     out.append(f"| repetitions | {report.run.repetitions} |")
-    out.append(f"| failures (system under test / metric) | {s.sut_failures} / {s.metric_failures} |")
+    out.append(
+        f"| failures (system under test / metric) | {s.sut_failures} / {s.metric_failures} |"
+    )
     out.append(f"| pass-rate (every metric >= 0.5) | {fmt(s.pass_rate)} |")
     if report.run.embedding_provider:
         out.append(f"| embedding provider | {cell(report.run.embedding_provider)} |")
@@ -116,9 +124,20 @@ def render_markdown(report: Report) -> str:
 
     if report.repetitions is not None:
         reps = report.repetitions
-        out += ["", "## Sampling", "", f"{reps.count} repetitions per sample; {len(reps.unstable_samples)} unstable samples."]
+        out += [
+            "",
+            "## Sampling",
+            "",
+            f"{reps.count} repetitions per sample; {len(reps.unstable_samples)} unstable samples.",
+        ]
         if reps.unstable_samples:
-            out += ["", "### Unstable samples", "", "| sample | passed | pass-rate | 95% interval |", "| --- | --- | --- | --- |"]
+            out += [
+                "",
+                "### Unstable samples",
+                "",
+                "| sample | passed | pass-rate | 95% interval |",
+                "| --- | --- | --- | --- |",
+            ]
             for agg in reps.samples:
                 if agg.unstable:
                     out.append(
@@ -166,7 +185,9 @@ def render_markdown(report: Report) -> str:
     for failure in report.failures[:_MAX_FAILURES]:
         where = failure.metric if failure.metric is not None else failure.stage
         rep = f" (repetition {failure.repetition})" if report.run.repetitions > 1 else ""
-        out.append(f"- **sample <code>{cell(failure.sample_id)}</code> / {cell(where)}**{rep} - {cell(failure.message)}")
+        out.append(
+            f"- **sample <code>{cell(failure.sample_id)}</code> / {cell(where)}**{rep} - {cell(failure.message)}"
+        )
     if len(report.failures) > _MAX_FAILURES:
         out.append(f"- … and {len(report.failures) - _MAX_FAILURES} more (see the JSON report)")
     return "\n".join(out) + "\n"

@@ -68,8 +68,12 @@ class MetricAggregate(_Model):
     min: float | None
     max: float | None
     pass_rate: float | None = Field(description="share of scored executions with score >= 0.5")
-    pass_rate_ci: Interval | None = Field(default=None, description="Wilson 95% interval of the pass-rate")
-    mean_ci: Interval | None = Field(default=None, description="t-based 95% interval of the mean (n >= 2)")
+    pass_rate_ci: Interval | None = Field(
+        default=None, description="Wilson 95% interval of the pass-rate"
+    )
+    mean_ci: Interval | None = Field(
+        default=None, description="t-based 95% interval of the mean (n >= 2)"
+    )
     histogram: list[Bucket]
 
 
@@ -117,7 +121,9 @@ class UsageBlock(_Model):
     latency_ms_total: float = 0.0
     latency_ms_mean: float | None = None
     latency_ms_max: float | None = None
-    cost_usd: float | None = Field(default=None, description="priced spend; null when nothing was priced")
+    cost_usd: float | None = Field(
+        default=None, description="priced spend; null when nothing was priced"
+    )
     complete: bool = Field(default=True, description="false when some calls used an unpriced model")
     unpriced_models: list[str] = Field(default_factory=list)
     models: list[ModelUsage] = Field(default_factory=list)
@@ -142,7 +148,9 @@ class Row(_Model):
     tags: list[str]
     passed: bool = Field(description="no failure and every metric scored >= 0.5")
     scores: dict[str, RowScore]
-    errors: dict[str, str] = Field(default_factory=dict, description="metric name (or 'system-under-test') -> message")
+    errors: dict[str, str] = Field(
+        default_factory=dict, description="metric name (or 'system-under-test') -> message"
+    )
 
 
 class Failure(_Model):
@@ -214,9 +222,15 @@ class Summary(_Model):
     total_failures: int
     sut_failures: int
     metric_failures: int
-    pass_rate: float | None = Field(description="share of executions that passed every metric with no failure")
-    macro_f1: float | None = Field(description="mean pass-rate over metrics with at least one score")
-    macro_f1_excluded: list[str] = Field(default_factory=list, description="metrics left out of macro-F1: no score at all")
+    pass_rate: float | None = Field(
+        description="share of executions that passed every metric with no failure"
+    )
+    macro_f1: float | None = Field(
+        description="mean pass-rate over metrics with at least one score"
+    )
+    macro_f1_excluded: list[str] = Field(
+        default_factory=list, description="metrics left out of macro-F1: no score at all"
+    )
 
 
 class Report(_Model):
@@ -231,8 +245,12 @@ class Report(_Model):
     usage: Usage
     repetitions: Repetitions | None = None
     budget: Budget | None = None
-    gate: dict[str, Any] | None = Field(default=None, description="gate outcome (assay.gate), when one ran")
-    comparison: dict[str, Any] | None = Field(default=None, description="baseline comparison summary, when one ran")
+    gate: dict[str, Any] | None = Field(
+        default=None, description="gate outcome (assay.gate), when one ran"
+    )
+    comparison: dict[str, Any] | None = Field(
+        default=None, description="baseline comparison summary, when one ran"
+    )
     warnings: list[str] = Field(default_factory=list)
     failures: list[Failure]
     rows: list[Row]

@@ -20,7 +20,9 @@ SCHEMA_FILE = "report.v1.json"
 def generate_schema() -> dict[str, Any]:
     """The JSON Schema of a report as it is written (serialisation mode)."""
     return schema_files.generate(
-        Report, SCHEMA_FILE, comment=f"{REPORT_SCHEMA}; generated from assay.report.model by assay.schema_files"
+        Report,
+        SCHEMA_FILE,
+        comment=f"{REPORT_SCHEMA}; generated from assay.report.model by assay.schema_files",
     )
 
 

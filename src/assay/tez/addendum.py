@@ -65,13 +65,19 @@ def session_values(scores: Sequence[TurnScore]) -> AddendumValues:
     with_truth = [s for s in scores if s.relevant_items]
     return AddendumValues(
         relevance=sum(r for r in relevances if r is not None) / len(relevances),
-        faithfulness=_ratio(sum(c.faithful for s in scores for c in s.claims), sum(len(s.claims) for s in scores)),
-        citation_accuracy=_ratio(sum(s.n_verified for s in scores), sum(s.n_citations for s in scores)),
+        faithfulness=_ratio(
+            sum(c.faithful for s in scores for c in s.claims), sum(len(s.claims) for s in scores)
+        ),
+        citation_accuracy=_ratio(
+            sum(s.n_verified for s in scores), sum(s.n_citations for s in scores)
+        ),
         completeness=_ratio(
             sum(s.relevant_cited or 0 for s in with_truth),
             sum(len(s.relevant_items or ()) for s in with_truth),
         ),
-        abstention_rate=_ratio(sum(bool(s.abstention_correct) for s in appropriate), len(appropriate)),
+        abstention_rate=_ratio(
+            sum(bool(s.abstention_correct) for s in appropriate), len(appropriate)
+        ),
     )
 
 
@@ -87,7 +93,9 @@ def to_tezit_metrics(values: AddendumValues) -> tuple[TezitEvalMetrics, list[str
     return TezitEvalMetrics(**data), vacuous
 
 
-def threshold_alerts(values: AddendumValues, thresholds: Mapping[str, float] = THRESHOLDS) -> list[Alert]:
+def threshold_alerts(
+    values: AddendumValues, thresholds: Mapping[str, float] = THRESHOLDS
+) -> list[Alert]:
     alerts = []
     for metric, minimum in thresholds.items():
         value = getattr(values, metric, None)
@@ -104,7 +112,9 @@ def threshold_alerts(values: AddendumValues, thresholds: Mapping[str, float] = T
     return alerts
 
 
-def drop_alerts(previous: Mapping[str, float], current: AddendumValues, *, drop: float = DEFAULT_DROP) -> list[Alert]:
+def drop_alerts(
+    previous: Mapping[str, float], current: AddendumValues, *, drop: float = DEFAULT_DROP
+) -> list[Alert]:
     """Metrics that fell by more than ``drop`` (relative) since the previous evaluation."""
     alerts = []
     for metric in METRICS:
@@ -129,9 +139,13 @@ def previous_metrics(data: Any, *, source: str = "<previous>") -> dict[str, floa
     """Session metrics of an earlier evaluation: a tezit-eval report or an assay score report."""
     block = None
     if isinstance(data, Mapping):
-        block = data.get("metrics") if isinstance(data.get("metrics"), Mapping) else data.get("session")
+        block = (
+            data.get("metrics") if isinstance(data.get("metrics"), Mapping) else data.get("session")
+        )
     if not isinstance(block, Mapping):
-        raise TezError("no 'metrics' (tezit-eval) or 'session' (assay score report) object", file=source)
+        raise TezError(
+            "no 'metrics' (tezit-eval) or 'session' (assay score report) object", file=source
+        )
     out = {}
     for metric in METRICS:
         value = block.get(metric)

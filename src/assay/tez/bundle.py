@@ -204,7 +204,9 @@ class _DirReader(_Reader):
         with real.open("rb") as handle:
             data = handle.read(self.limits.max_file_bytes + 1)
         if len(data) > self.limits.max_file_bytes:  # grew while reading
-            raise TezError("file grew past the per-file limit while reading", file=f"{self.label}:{rel}")
+            raise TezError(
+                "file grew past the per-file limit while reading", file=f"{self.label}:{rel}"
+            )
         return data
 
 
@@ -217,7 +219,9 @@ class _ZipReader(_Reader):
             raise TezError(f"not a readable .tez (zip) archive: {exc}", file=str(path)) from None
         infos = self.zf.infolist()
         if len(infos) > limits.max_entries:
-            raise TezError(f"archive has {len(infos)} entries, over {limits.max_entries}", file=self.label)
+            raise TezError(
+                f"archive has {len(infos)} entries, over {limits.max_entries}", file=self.label
+            )
         self.infos: dict[str, zipfile.ZipInfo] = {}
         declared = 0
         for info in infos:
@@ -225,7 +229,9 @@ class _ZipReader(_Reader):
             if name is None:
                 continue
             if name in self.infos:
-                raise TezError(f"archive entry '{name}' appears twice; refusing it", file=self.label)
+                raise TezError(
+                    f"archive entry '{name}' appears twice; refusing it", file=self.label
+                )
             if info.file_size > limits.max_file_bytes:
                 raise TezError(
                     f"entry '{name}' declares {info.file_size} bytes, over the per-file limit of "
@@ -244,7 +250,9 @@ class _ZipReader(_Reader):
         raw = info.filename
         mode = (info.external_attr >> 16) & 0xFFFF
         if stat.S_ISLNK(mode):
-            raise TezError(f"archive entry '{raw}' is a symlink; refusing the bundle", file=self.label)
+            raise TezError(
+                f"archive entry '{raw}' is a symlink; refusing the bundle", file=self.label
+            )
         try:
             name = safe_relpath(raw.rstrip("/") or raw, what=f"archive entry '{raw}'")
         except TezError as exc:
@@ -364,7 +372,9 @@ def _parse_manifest(data: bytes, label: str) -> dict[str, Any]:
     try:
         manifest = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TezError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", file=label) from None
+        raise TezError(
+            f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", file=label
+        ) from None
     if not isinstance(manifest, dict):
         raise TezError("must be a JSON object", file=label)
     return manifest
@@ -379,20 +389,32 @@ def _check_major_version(manifest: dict[str, Any], source: Path) -> None:
         )
 
 
-def _load_item(entry: ItemEntry, reader: _Reader, names: set[str], source: Path, warnings: list[str]) -> ContextItem:
+def _load_item(
+    entry: ItemEntry, reader: _Reader, names: set[str], source: Path, warnings: list[str]
+) -> ContextItem:
     if entry.file is None:
-        warnings.append(f"context item '{entry.id}' has no file (external); only its id can be checked")
-        return ContextItem(entry.id, entry.type, entry.title, None, None, None, None, entry.declared_hash)
+        warnings.append(
+            f"context item '{entry.id}' has no file (external); only its id can be checked"
+        )
+        return ContextItem(
+            entry.id, entry.type, entry.title, None, None, None, None, entry.declared_hash
+        )
     rel = safe_relpath(entry.file, what=f"manifest.json: context item '{entry.id}' file")
     if rel not in names:
         warnings.append(f"context item '{entry.id}': file '{rel}' is missing from the bundle")
-        return ContextItem(entry.id, entry.type, entry.title, rel, None, None, None, entry.declared_hash)
+        return ContextItem(
+            entry.id, entry.type, entry.title, rel, None, None, None, entry.declared_hash
+        )
     data = reader.read(rel)
     digest = hashlib.sha256(data).hexdigest()
     text = decode_utf8(data, f"{source}:{rel}") if is_text_file(rel, entry.mime_type) else None
     if text is None:
-        warnings.append(f"context item '{entry.id}' is not a text file; citations to it are checked for existence only")
-    item = ContextItem(entry.id, entry.type, entry.title, rel, text, len(data), digest, entry.declared_hash)
+        warnings.append(
+            f"context item '{entry.id}' is not a text file; citations to it are checked for existence only"
+        )
+    item = ContextItem(
+        entry.id, entry.type, entry.title, rel, text, len(data), digest, entry.declared_hash
+    )
     if item.integrity_ok is False:
         warnings.append(f"context item '{entry.id}': content does not match its declared hash")
     return item
@@ -403,7 +425,11 @@ def _load_synthesis(
 ) -> tuple[str | None, str | None]:
     synthesis = manifest.get("synthesis")
     declared = synthesis.get("file") if isinstance(synthesis, dict) else None
-    candidates = ([safe_relpath(declared, what="manifest.json: synthesis.file")] if isinstance(declared, str) and declared else [])
+    candidates = (
+        [safe_relpath(declared, what="manifest.json: synthesis.file")]
+        if isinstance(declared, str) and declared
+        else []
+    )
     candidates += [c for c in ("tez.md", "synthesis.md") if c not in candidates]
     for rel in candidates:
         if rel in names:

@@ -150,12 +150,22 @@ def heading_index(text: str) -> tuple[tuple[Heading, ...], tuple[str, ...]]:
                 parent = back
                 break
         headings.append(
-            Heading(level, title, start, end, parent, frozenset(_heading_keys(title)), frozenset(_tokens(title)))
+            Heading(
+                level,
+                title,
+                start,
+                end,
+                parent,
+                frozenset(_heading_keys(title)),
+                frozenset(_tokens(title)),
+            )
         )
     return tuple(headings), lines
 
 
-def _section_text(lines: tuple[str, ...], heading: Heading, headings: tuple[Heading, ...] = ()) -> str:
+def _section_text(
+    lines: tuple[str, ...], heading: Heading, headings: tuple[Heading, ...] = ()
+) -> str:
     """The section's lines, preceded by its ancestors' heading lines (they qualify it)."""
     trail: list[str] = []
     parent = heading.parent
@@ -180,7 +190,11 @@ def resolve_location(text: str, location: str) -> tuple[str | None, str]:
         return _timestamp(text, loc)
     if m := _PAGES.match(loc):
         first, last = int(m.group(1)), int(m.group(2))
-        pages = [_by_key(headings, f"p{n}") for n in range(first, last + 1)] if first <= last else [None]
+        pages = (
+            [_by_key(headings, f"p{n}") for n in range(first, last + 1)]
+            if first <= last
+            else [None]
+        )
         if all(pages):
             return "\n".join(_section_text(lines, h, headings) for h in pages if h), "page range"
         return None, f"page range {loc} is not fully present"
@@ -215,7 +229,10 @@ def _by_tokens(headings: tuple[Heading, ...], key: str) -> Heading | None:
         if wanted <= heading.tokens:
             return heading
     for heading in headings:
-        if heading.parent is not None and wanted <= heading.tokens | headings[heading.parent].tokens:
+        if (
+            heading.parent is not None
+            and wanted <= heading.tokens | headings[heading.parent].tokens
+        ):
             return heading
     return None
 

@@ -44,35 +44,105 @@ def register(app: typer.Typer) -> None:
 
 
 BundleArg = Annotated[Path, typer.Argument(help="Bundle directory or .tez (zip) file.")]
-FormatOpt = Annotated[Format, typer.Option("--format", envvar="ASSAY_TEZ_FORMAT", help="Output format.")]
+FormatOpt = Annotated[
+    Format, typer.Option("--format", envvar="ASSAY_TEZ_FORMAT", help="Output format.")
+]
 
 
 @tez_app.command("score")
 def score(
     bundle: BundleArg,
-    session: Annotated[Path, typer.Option("--session", "-s", envvar="ASSAY_TEZ_SESSION", help="Session file (JSON, YAML or JSONL).")],
+    session: Annotated[
+        Path,
+        typer.Option(
+            "--session",
+            "-s",
+            envvar="ASSAY_TEZ_SESSION",
+            help="Session file (JSON, YAML or JSONL).",
+        ),
+    ],
     expectations: Annotated[
         Path | None,
-        typer.Option("--expectations", "-e", envvar="ASSAY_TEZ_EXPECTATIONS", help="Expected outcomes in test-queries.json shape."),
+        typer.Option(
+            "--expectations",
+            "-e",
+            envvar="ASSAY_TEZ_EXPECTATIONS",
+            help="Expected outcomes in test-queries.json shape.",
+        ),
     ] = None,
-    method: Annotated[Method, typer.Option("--method", envvar="ASSAY_TEZ_METHOD", help="Scoring method.")] = Method.automated_heuristic,
-    judge_model: Annotated[str | None, typer.Option("--judge-model", envvar="ASSAY_JUDGE_MODEL", help="Judge model (llm_as_judge); default ASSAY_JUDGE_MODEL.")] = None,
-    write: Annotated[bool, typer.Option("--write", envvar="ASSAY_TEZ_WRITE", help="Write the records into the bundle.")] = False,
+    method: Annotated[
+        Method, typer.Option("--method", envvar="ASSAY_TEZ_METHOD", help="Scoring method.")
+    ] = Method.automated_heuristic,
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-model",
+            envvar="ASSAY_JUDGE_MODEL",
+            help="Judge model (llm_as_judge); default ASSAY_JUDGE_MODEL.",
+        ),
+    ] = None,
+    write: Annotated[
+        bool,
+        typer.Option(
+            "--write", envvar="ASSAY_TEZ_WRITE", help="Write the records into the bundle."
+        ),
+    ] = False,
     extension: Annotated[
-        Extension, typer.Option("--extension", envvar="ASSAY_TEZ_EXTENSION", help="Extension id to write.")
+        Extension,
+        typer.Option("--extension", envvar="ASSAY_TEZ_EXTENSION", help="Extension id to write."),
     ] = Extension.vendor,
-    replace: Annotated[bool, typer.Option("--replace", envvar="ASSAY_TEZ_REPLACE", help="Discard records of another session.")] = False,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace", envvar="ASSAY_TEZ_REPLACE", help="Discard records of another session."
+        ),
+    ] = False,
     tezit_eval_out: Annotated[
-        Path | None, typer.Option("--tezit-eval-out", envvar="ASSAY_TEZ_EVAL_OUT", help="Also write a standalone tezit-eval report here.")
+        Path | None,
+        typer.Option(
+            "--tezit-eval-out",
+            envvar="ASSAY_TEZ_EVAL_OUT",
+            help="Also write a standalone tezit-eval report here.",
+        ),
     ] = None,
     previous: Annotated[
-        Path | None, typer.Option("--previous", envvar="ASSAY_TEZ_PREVIOUS", help="Earlier evaluation (tezit-eval or score JSON) for drop alerts.")
+        Path | None,
+        typer.Option(
+            "--previous",
+            envvar="ASSAY_TEZ_PREVIOUS",
+            help="Earlier evaluation (tezit-eval or score JSON) for drop alerts.",
+        ),
     ] = None,
-    max_drop: Annotated[float, typer.Option("--max-drop", envvar="ASSAY_TEZ_MAX_DROP", min=0.0, max=1.0, help="Relative drop that raises an alert.")] = 0.10,
-    gate: Annotated[bool, typer.Option("--gate", envvar="ASSAY_TEZ_GATE", help="Exit 1 when any alert fires.")] = False,
-    tau: Annotated[float, typer.Option("--tau", envvar="ASSAY_TEZ_TAU", min=0.0, max=1.0, help="Word coverage a citation needs (heuristic).")] = 0.5,
+    max_drop: Annotated[
+        float,
+        typer.Option(
+            "--max-drop",
+            envvar="ASSAY_TEZ_MAX_DROP",
+            min=0.0,
+            max=1.0,
+            help="Relative drop that raises an alert.",
+        ),
+    ] = 0.10,
+    gate: Annotated[
+        bool, typer.Option("--gate", envvar="ASSAY_TEZ_GATE", help="Exit 1 when any alert fires.")
+    ] = False,
+    tau: Annotated[
+        float,
+        typer.Option(
+            "--tau",
+            envvar="ASSAY_TEZ_TAU",
+            min=0.0,
+            max=1.0,
+            help="Word coverage a citation needs (heuristic).",
+        ),
+    ] = 0.5,
     fmt: FormatOpt = Format.text,
-    out: Annotated[Path | None, typer.Option("--out", envvar="ASSAY_TEZ_OUT", help="Write the report here instead of stdout.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", envvar="ASSAY_TEZ_OUT", help="Write the report here instead of stdout."
+        ),
+    ] = None,
 ) -> None:
     """Score every turn of a session; optionally write eval records into the bundle."""
     from assay.tez.addendum import load_previous, previous_metrics
@@ -86,7 +156,9 @@ def score(
     loaded = open_bundle(bundle)
     turns = load_session(session)
     expected = load_expectations(expectations) if expectations else None
-    evaluation = evaluate(loaded, turns, expected, method=method.value, tau=tau, judge_model=judge_model)
+    evaluation = evaluate(
+        loaded, turns, expected, method=method.value, tau=tau, judge_model=judge_model
+    )
     before = load_previous(previous) if previous else None
     notes: list[str] = []
     if before is None:
@@ -97,24 +169,42 @@ def score(
     plan = None
     if write:
         if extension is Extension.vendor:
-            plan = plan_vendor(loaded, turns.session_id, evaluation.scores, evaluation.evaluator, replace=replace)
+            plan = plan_vendor(
+                loaded, turns.session_id, evaluation.scores, evaluation.evaluator, replace=replace
+            )
         else:
-            plan = plan_tezit(loaded, turns.session_id, evaluation.scores, model=evaluation.evaluator.model)
+            plan = plan_tezit(
+                loaded, turns.session_id, evaluation.scores, model=evaluation.evaluator.model
+            )
         notes += plan.warnings
     standalone = None
     if tezit_eval_out is not None:
-        standalone, vacuous = tezit_report(turns.session_id, evaluation.scores, model=evaluation.evaluator.model)
+        standalone, vacuous = tezit_report(
+            turns.session_id, evaluation.scores, model=evaluation.evaluator.model
+        )
         check_document(standalone.to_json(), ENTERPRISE_SCHEMA, target=str(tezit_eval_out))
         if vacuous:
-            notes.append("tezit-eval report: undefined metrics written as the vacuous 1.0: " + ", ".join(vacuous))
+            notes.append(
+                "tezit-eval report: undefined metrics written as the vacuous 1.0: "
+                + ", ".join(vacuous)
+            )
     written: list[str] = []
     if plan is not None:
-        written += [f"{loaded.source}:{p}" if loaded.kind == "zip" else str(loaded.source / p) for p in apply(loaded, plan)]
+        written += [
+            f"{loaded.source}:{p}" if loaded.kind == "zip" else str(loaded.source / p)
+            for p in apply(loaded, plan)
+        ]
     if standalone is not None and tezit_eval_out is not None:
         write_json_atomic(tezit_eval_out, standalone.to_json())
         written.append(str(tezit_eval_out))
-    report = build_report(evaluation, previous=before, drop=max_drop, written=written, extra_warnings=notes)
-    text = json.dumps(report.model_dump(mode="json"), indent=2) + "\n" if fmt is Format.json else _score_text(report)
+    report = build_report(
+        evaluation, previous=before, drop=max_drop, written=written, extra_warnings=notes
+    )
+    text = (
+        json.dumps(report.model_dump(mode="json"), indent=2) + "\n"
+        if fmt is Format.json
+        else _score_text(report)
+    )
     _emit(text, out)
     if gate and report.alerts:
         raise typer.Exit(EXIT_GATE)
@@ -135,7 +225,14 @@ def show(bundle: BundleArg, fmt: FormatOpt = Format.text) -> None:
         "tezit_version": loaded.manifest.get("tezit_version"),
         "synthesis": loaded.synthesis_file,
         "items": [
-            {"id": i.id, "type": i.type, "file": i.file, "bytes": i.size, "sha256": i.sha256, "text": i.text is not None}
+            {
+                "id": i.id,
+                "type": i.type,
+                "file": i.file,
+                "bytes": i.size,
+                "sha256": i.sha256,
+                "text": i.text is not None,
+            }
             for i in loaded.items.values()
         ],
         "eval_extensions": loaded.eval_extensions,
@@ -155,8 +252,13 @@ def show(bundle: BundleArg, fmt: FormatOpt = Format.text) -> None:
     for item in data["items"]:
         size = "-" if item["bytes"] is None else f"{item['bytes']} B"
         digest = (item["sha256"] or "-")[:12]
-        lines.append(f"  {item['id'].ljust(width)}  {item['type'] or '?':<10} {size:>10}  sha256 {digest}")
-    lines.append("eval extensions: " + (", ".join(f"{k} ({'+'.join(v)})" for k, v in data["eval_extensions"].items()) or "none"))
+        lines.append(
+            f"  {item['id'].ljust(width)}  {item['type'] or '?':<10} {size:>10}  sha256 {digest}"
+        )
+    lines.append(
+        "eval extensions: "
+        + (", ".join(f"{k} ({'+'.join(v)})" for k, v in data["eval_extensions"].items()) or "none")
+    )
     if data["latest_eval"]:
         lines.append("latest eval: " + data["latest_eval"])
     lines += [f"warning: {w}" for w in data["warnings"]]
@@ -166,7 +268,10 @@ def show(bundle: BundleArg, fmt: FormatOpt = Format.text) -> None:
 @tez_app.command("validate")
 def validate(
     bundle: BundleArg,
-    strict: Annotated[bool, typer.Option("--strict", envvar="ASSAY_TEZ_STRICT", help="Treat warnings as problems.")] = False,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", envvar="ASSAY_TEZ_STRICT", help="Treat warnings as problems."),
+    ] = False,
     fmt: FormatOpt = Format.text,
 ) -> None:
     """Check a bundle: manifest, synthesis citations, eval extension documents."""
@@ -179,8 +284,14 @@ def validate(
     state = read_eval_state(loaded)
     problems: list[str] = []
     refs = list(iter_refs(loaded, loaded.synthesis_text)) if loaded.synthesis_text else []
-    bad = sorted({ref.label: res.reason for ref, res in refs if not (res.exists and res.location_resolved)}.items())
-    problems += [f"{loaded.synthesis_file}: citation [[{label}]]: {reason}" for label, reason in bad]
+    bad = sorted(
+        {
+            ref.label: res.reason for ref, res in refs if not (res.exists and res.location_resolved)
+        }.items()
+    )
+    problems += [
+        f"{loaded.synthesis_file}: citation [[{label}]]: {reason}" for label, reason in bad
+    ]
     problems += [
         f"context item '{i.id}': file '{i.file}' is missing"
         for i in loaded.items.values()
@@ -189,7 +300,11 @@ def validate(
     problems += state.warnings
     if all(ext in loaded.eval_extensions for ext in EVAL_EXTENSION_IDS):
         problems.append("bundle carries both com.ragu.eval-metrics and tezit-eval")
-    warnings = [w for w in loaded.warnings if "both com.ragu.eval-metrics" not in w and "is missing from" not in w]
+    warnings = [
+        w
+        for w in loaded.warnings
+        if "both com.ragu.eval-metrics" not in w and "is missing from" not in w
+    ]
     failed = bool(problems) or (strict and bool(warnings))
     if fmt is Format.json:
         typer.echo(json.dumps({
@@ -246,7 +361,9 @@ def _latest_summary(state: Any) -> str | None:
             + (f"; {agg['total_queries']} queries so far" if agg else "")
         )
     m = doc["metrics"]
-    return f"tezit-eval session {doc['session_id']} at {doc['evaluated_at']}: " + ", ".join(f"{k} {_fmt(v)}" for k, v in m.items())
+    return f"tezit-eval session {doc['session_id']} at {doc['evaluated_at']}: " + ", ".join(
+        f"{k} {_fmt(v)}" for k, v in m.items()
+    )
 
 
 def _score_text(report: Any) -> str:

@@ -80,16 +80,30 @@ def evaluate(
         if missing:
             warnings.append(f"no expectations for {len(missing)} turn(s): {', '.join(missing[:5])}")
     if method == "automated_heuristic":
-        scores = [heuristic.score_turn(bundle, t, expectations.get(t.query_id), tau=tau) for t in session.turns]
-        evaluator = Evaluator(model=HEURISTIC_MODEL, model_version=assay_version(), evaluation_method=method)
+        scores = [
+            heuristic.score_turn(bundle, t, expectations.get(t.query_id), tau=tau)
+            for t in session.turns
+        ]
+        evaluator = Evaluator(
+            model=HEURISTIC_MODEL, model_version=assay_version(), evaluation_method=method
+        )
     elif method == "llm_as_judge":
         from assay.tez import judge as judge_mod
 
-        model = judge_mod.judge_model_name(judge_model) if judge is None else (judge_model or "custom-judge")
+        model = (
+            judge_mod.judge_model_name(judge_model)
+            if judge is None
+            else (judge_model or "custom-judge")
+        )
         fn = judge or judge_mod.provider_judge(model)
-        scores = _run(judge_mod.score_turns(bundle, list(session.turns), expectations, fn), close=judge is None)
+        scores = _run(
+            judge_mod.score_turns(bundle, list(session.turns), expectations, fn),
+            close=judge is None,
+        )
         served = sorted({str(u.get("model")) for s in scores for u in s.usage if u.get("model")})
-        evaluator = Evaluator(model=model, model_version=", ".join(served) or model, evaluation_method=method)
+        evaluator = Evaluator(
+            model=model, model_version=", ".join(served) or model, evaluation_method=method
+        )
     else:
         raise UsageError(f"unknown method '{method}'; choose one of: {', '.join(METHODS)}")
     return Evaluation(bundle, session, method, evaluator, scores, warnings)
@@ -118,7 +132,10 @@ def build_report(
     extra_warnings: Sequence[str] = (),
 ) -> ScoreReport:
     """assay's report of a scored session (no evidence text: ids, verdicts and numbers)."""
-    history = [Scores(groundedness=s.groundedness, relevance=s.relevance, faithfulness=s.faithfulness) for s in evaluation.scores]
+    history = [
+        Scores(groundedness=s.groundedness, relevance=s.relevance, faithfulness=s.faithfulness)
+        for s in evaluation.scores
+    ]
     aggregates = running_aggregates(history)
     queries = [
         QueryResult(

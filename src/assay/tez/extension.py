@@ -77,7 +77,11 @@ def read_eval_state(bundle: Bundle) -> EvalState:
         if rel in files and (doc := _load_json(bundle, rel, state)) is not None:
             _checked(doc, EXTENSION_MANIFEST_SCHEMA, rel, state)
     rel = f"{VENDOR_DIR}/{VENDOR_FILE}"
-    if rel in files and (doc := _load_json(bundle, rel, state)) is not None and _checked(doc, VENDOR_SCHEMA, rel, state):
+    if (
+        rel in files
+        and (doc := _load_json(bundle, rel, state)) is not None
+        and _checked(doc, VENDOR_SCHEMA, rel, state)
+    ):
         state.vendor_latest = doc
     prefix = f"{VENDOR_DIR}/{RECORDS_DIR}/"
     for name in sorted(f for f in files if f.startswith(prefix) and f.endswith(".json")):
@@ -87,7 +91,11 @@ def read_eval_state(bundle: Bundle) -> EvalState:
         else:
             state.vendor_invalid.append(name)
     rel = f"{STANDARD_DIR}/{STANDARD_FILE}"
-    if rel in files and (doc := _load_json(bundle, rel, state)) is not None and _checked(doc, ENTERPRISE_SCHEMA, rel, state):
+    if (
+        rel in files
+        and (doc := _load_json(bundle, rel, state)) is not None
+        and _checked(doc, ENTERPRISE_SCHEMA, rel, state)
+    ):
         state.tezit_report = doc
     inline = bundle.manifest.get("extensions")
     if isinstance(inline, dict) and isinstance(inline.get(STANDARD_EXTENSION_ID), dict):

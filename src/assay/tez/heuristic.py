@@ -54,7 +54,9 @@ def _joint_support(
     When no single citation supports the claim, the located spans are tried as one text; if
     that supports it, the citations whose span holds part of the claim count as supporting.
     """
-    located = [i for i, res in enumerate(resolutions) if res.exists and res.location_resolved and res.text]
+    located = [
+        i for i, res in enumerate(resolutions) if res.exists and res.location_resolved and res.text
+    ]
     if len(located) < 2:
         return checks
     spans = [resolutions[i].text or "" for i in located]
@@ -74,7 +76,11 @@ def _joint_support(
 
 
 def score_turn(
-    bundle: Bundle, turn: SessionTurn, expectation: Expectation | None = None, *, tau: float = DEFAULT_TAU
+    bundle: Bundle,
+    turn: SessionTurn,
+    expectation: Expectation | None = None,
+    *,
+    tau: float = DEFAULT_TAU,
 ) -> TurnScore:
     """Score one turn with rules only; same inputs always give the same numbers."""
     prepared = prepare(bundle, turn)

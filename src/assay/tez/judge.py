@@ -32,7 +32,11 @@ METHOD = "llm_as_judge"
 TEMPLATE_VERSION = "tez-judge-v1"
 PASSAGE_CHARS = 3000
 EXTRA_PASSAGES = 2
-JUDGE_PARAMS: dict[str, Any] = {"temperature": 0, "seed": 42, "response_format": {"type": "json_object"}}
+JUDGE_PARAMS: dict[str, Any] = {
+    "temperature": 0,
+    "seed": 42,
+    "response_format": {"type": "json_object"},
+}
 
 CLAIM_PROMPT = """\
 You check one claim taken from an answer about a bundle of documents.
@@ -101,7 +105,9 @@ def parse_object(text: str) -> dict[str, Any]:
     return data
 
 
-def _only_keys(data: dict[str, Any], required: set[str], optional: frozenset[str] = frozenset()) -> None:
+def _only_keys(
+    data: dict[str, Any], required: set[str], optional: frozenset[str] = frozenset()
+) -> None:
     missing = sorted(required - set(data))
     if missing:
         raise JudgeParseError(f"reply is missing the key(s): {', '.join(missing)}")
@@ -115,7 +121,9 @@ def parse_claim_verdict(text: str, n_cited: int) -> tuple[frozenset[int], bool]:
     data = parse_object(text)
     _only_keys(data, {"supported_by", "faithful"}, frozenset({"reason"}))
     cited = data["supported_by"]
-    if not isinstance(cited, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in cited):
+    if not isinstance(cited, list) or any(
+        isinstance(i, bool) or not isinstance(i, int) for i in cited
+    ):
         raise JudgeParseError("'supported_by' must be a list of passage numbers")
     if any(i < 1 or i > n_cited for i in cited):
         raise JudgeParseError(f"'supported_by' names a passage outside 1..{n_cited}")
@@ -129,7 +137,11 @@ def parse_relevance(text: str) -> float:
     data = parse_object(text)
     _only_keys(data, {"relevance"}, frozenset({"reason"}))
     value = data["relevance"]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0.0 <= float(value) <= 1.0
+    ):
         raise JudgeParseError("'relevance' must be a number from 0 to 1")
     return float(value)
 
@@ -159,15 +171,27 @@ def sections(bundle: Bundle) -> list[tuple[str, str]]:
     return out
 
 
-def claim_prompt(bundle: Bundle, claim: str, cited: Sequence[tuple[CitationRef, Resolution]]) -> str:
-    shown = [_passage(f"[{n}] {ref.label}", res.text or "") for n, (ref, res) in enumerate(cited, start=1)]
+def claim_prompt(
+    bundle: Bundle, claim: str, cited: Sequence[tuple[CitationRef, Resolution]]
+) -> str:
+    shown = [
+        _passage(f"[{n}] {ref.label}", res.text or "")
+        for n, (ref, res) in enumerate(cited, start=1)
+    ]
     words = content_words(claim)
     cited_texts = {res.text for _, res in cited}
     ranked = sorted(
-        ((len(words & content_words(text)), label, text) for label, text in sections(bundle) if text not in cited_texts),
+        (
+            (len(words & content_words(text)), label, text)
+            for label, text in sections(bundle)
+            if text not in cited_texts
+        ),
         key=lambda row: (-row[0], row[1]),
     )
-    others = [_passage(f"[C{n}] {label}", text) for n, (_, label, text) in enumerate(ranked[:EXTRA_PASSAGES], start=1)]
+    others = [
+        _passage(f"[C{n}] {label}", text)
+        for n, (_, label, text) in enumerate(ranked[:EXTRA_PASSAGES], start=1)
+    ]
     return CLAIM_PROMPT.format(
         claim=claim, cited="\n\n".join(shown) or "(none)", others="\n\n".join(others) or "(none)"
     )
@@ -176,7 +200,9 @@ def claim_prompt(bundle: Bundle, claim: str, cited: Sequence[tuple[CitationRef, 
 # --------------------------------------------------------------------------- scoring
 
 
-async def _ask(judge: JudgeFn, prompt: str, parse: Callable[[str], Any], usage: list[dict[str, Any]]) -> Any:
+async def _ask(
+    judge: JudgeFn, prompt: str, parse: Callable[[str], Any], usage: list[dict[str, Any]]
+) -> Any:
     reply = await judge(prompt)
     usage.extend(reply.usage)
     try:
@@ -201,10 +227,15 @@ async def score_turn(
             if res.exists and res.location_resolved and res.text is not None
         ]
         prompt = claim_prompt(bundle, claim.text, [pair for _, pair in located])
-        supported, faithful = await _ask(judge, prompt, lambda t: parse_claim_verdict(t, len(located)), usage)
+        supported, faithful = await _ask(
+            judge, prompt, lambda t: parse_claim_verdict(t, len(located)), usage
+        )
         checks = [(False, res.reason) for res in resolutions]
         for n, (index, _) in enumerate(located, start=1):
-            checks[index] = (n in supported, "judge: supports" if n in supported else "judge: does not support")
+            checks[index] = (
+                n in supported,
+                "judge: supports" if n in supported else "judge: does not support",
+            )
         return ClaimOutcome(tuple(checks), faithful)
 
     outcomes = await asyncio.gather(
@@ -220,9 +251,16 @@ async def score_turn(
 
 
 async def score_turns(
-    bundle: Bundle, turns: Sequence[SessionTurn], expectations: dict[str, Expectation], judge: JudgeFn
+    bundle: Bundle,
+    turns: Sequence[SessionTurn],
+    expectations: dict[str, Expectation],
+    judge: JudgeFn,
 ) -> list[TurnScore]:
-    return list(await asyncio.gather(*(score_turn(bundle, t, expectations.get(t.query_id), judge) for t in turns)))
+    return list(
+        await asyncio.gather(
+            *(score_turn(bundle, t, expectations.get(t.query_id), judge) for t in turns)
+        )
+    )
 
 
 def provider_judge(model: str | None = None) -> JudgeFn:

@@ -165,5 +165,7 @@ def declared_extension_ids(manifest: Mapping[str, Any]) -> list[str]:
     if isinstance(raw, Mapping):
         return [str(key) for key in raw]
     if isinstance(raw, list):
-        return [str(e["id"]) for e in raw if isinstance(e, Mapping) and isinstance(e.get("id"), str)]
+        return [
+            str(e["id"]) for e in raw if isinstance(e, Mapping) and isinstance(e.get("id"), str)
+        ]
     return []

@@ -49,7 +49,9 @@ def generated_schema(model: type[BaseModel], name: str | None = None) -> dict[st
     return schema_files.generate(model, file_name, mode="validation")
 
 
-_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$")
+_DATE_TIME = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$"
+)
 
 
 def is_date_time(value: object) -> bool:

@@ -29,7 +29,24 @@ from assay.tez.session import Expectation
 from assay.tez.support import content_words
 
 GENERIC_QUERY_WORDS = frozenset(
-    ["tell", "explain", "describe", "give", "list", "compare", "summarize", "summarise", "know", "find", "detail", "details", "current", "overall", "main", "key"]
+    [
+        "tell",
+        "explain",
+        "describe",
+        "give",
+        "list",
+        "compare",
+        "summarize",
+        "summarise",
+        "know",
+        "find",
+        "detail",
+        "details",
+        "current",
+        "overall",
+        "main",
+        "key",
+    ]
 )
 
 
@@ -106,7 +123,9 @@ class Prepared:
 
 def prepare(bundle: Bundle, turn: SessionTurn) -> Prepared:
     split = split_response(turn.response)
-    return Prepared(split, tuple(tuple(resolve(bundle, r) for r in c.citations) for c in split.claims))
+    return Prepared(
+        split, tuple(tuple(resolve(bundle, r) for r in c.citations) for c in split.claims)
+    )
 
 
 def detect_abstention(turn: SessionTurn, prepared: Prepared) -> bool:
@@ -127,12 +146,18 @@ def finish(
     """Assemble the turn score from a method's per-claim outcomes."""
     forbidden = expectation.must_not_contain if expectation else ()
     verdicts: list[ClaimVerdict] = []
-    for claim, resolutions, outcome in zip(prepared.split.claims, prepared.resolutions, outcomes, strict=True):
+    for claim, resolutions, outcome in zip(
+        prepared.split.claims, prepared.resolutions, outcomes, strict=True
+    ):
         cites = tuple(
             CitationVerdict(ref, res, ok and res.exists and res.location_resolved, why)
-            for ref, res, (ok, why) in zip(claim.citations, resolutions, outcome.supports, strict=True)
+            for ref, res, (ok, why) in zip(
+                claim.citations, resolutions, outcome.supports, strict=True
+            )
         )
-        items = tuple(dict.fromkeys(c.ref.item_id for c in cites if c.verified and not c.resolution.synthesis))
+        items = tuple(
+            dict.fromkeys(c.ref.item_id for c in cites if c.verified and not c.resolution.synthesis)
+        )
         grounded = bool(items)
         says_forbidden = any(p.lower() in claim.text.lower() for p in forbidden if p)
         faithful = (grounded or outcome.faithful) and not says_forbidden
@@ -146,7 +171,9 @@ def finish(
     correct: bool | None = None
     if expectation is not None:
         if expected:
-            clean = not expectation.forbidden_hits(turn.response) and all(v.faithful for v in verdicts)
+            clean = not expectation.forbidden_hits(turn.response) and all(
+                v.faithful for v in verdicts
+            )
             correct = abstained and clean
         else:
             correct = not abstained
@@ -193,7 +220,9 @@ def lexical_relevance(turn: SessionTurn, expectation: Expectation | None, abstai
         return 1.0 if expectation.behavior == "abstain" else 0.0
     signals = [coverage]
     if expectation.must_contain_groups:
-        signals.append(expectation.contains_groups_met(turn.response) / len(expectation.must_contain_groups))
+        signals.append(
+            expectation.contains_groups_met(turn.response) / len(expectation.must_contain_groups)
+        )
     return sum(signals) / len(signals)
 
 

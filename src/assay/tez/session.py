@@ -70,7 +70,10 @@ def load_session(path: str | Path) -> SessionFile:
         ids = {row.get("session_id") for _, row in lines if isinstance(row, Mapping)}
         if len(ids) != 1 or not all(isinstance(i, str) for i in ids):
             raise TezError("every JSONL line needs the same string session_id", file=str(path))
-        data: Any = {"session_id": ids.pop(), "turns": [_drop(row, "session_id") for _, row in lines]}
+        data: Any = {
+            "session_id": ids.pop(),
+            "turns": [_drop(row, "session_id") for _, row in lines],
+        }
     else:
         data = parse_document(text, path, TezError)
     return session_from_data(data, source=str(path))
@@ -151,7 +154,9 @@ def _chunk(raw: Any) -> Any:
 def load_expectations(path: str | Path) -> dict[str, Expectation]:
     """Expectations keyed by query id, from a ``test-queries.json``-shaped file."""
     path = Path(path)
-    return expectations_from_data(parse_document(read_text(path, TezError), path, TezError), source=str(path))
+    return expectations_from_data(
+        parse_document(read_text(path, TezError), path, TezError), source=str(path)
+    )
 
 
 def expectations_from_data(data: Any, *, source: str = "<expectations>") -> dict[str, Expectation]:
@@ -160,7 +165,9 @@ def expectations_from_data(data: Any, *, source: str = "<expectations>") -> dict
     elif isinstance(data, list):
         rows = data
     else:
-        raise TezError("expected a list of test queries or an object with 'test_queries'", file=source)
+        raise TezError(
+            "expected a list of test queries or an object with 'test_queries'", file=source
+        )
     out: dict[str, Expectation] = {}
     for index, row in enumerate(rows):
         if not isinstance(row, Mapping) or not isinstance(row.get("id"), str) or not row["id"]:
@@ -169,7 +176,9 @@ def expectations_from_data(data: Any, *, source: str = "<expectations>") -> dict
             raise TezError("test query id repeats", file=source, sample=row["id"])
         try:
             out[row["id"]] = (
-                _from_behavior(row) if isinstance(row.get("expected_behavior"), Mapping) else _from_criteria(row)
+                _from_behavior(row)
+                if isinstance(row.get("expected_behavior"), Mapping)
+                else _from_criteria(row)
             )
         except (TypeError, ValueError) as exc:
             raise TezError(str(exc), file=source, sample=row["id"]) from None
@@ -227,7 +236,9 @@ def _from_criteria(row: Mapping[str, Any]) -> Expectation:
     relevant += _strings(criteria.get("must_cite"), "must_cite")
     return Expectation(
         query_id=row["id"],
-        behavior=_behavior(row.get("expected_classification") or criteria.get("classification_must_be")),
+        behavior=_behavior(
+            row.get("expected_classification") or criteria.get("classification_must_be")
+        ),
         relevant_items=_unique(relevant),
         must_contain_groups=tuple(groups),
         must_not_contain=_strings(criteria.get("must_not_contain"), "must_not_contain"),

@@ -33,7 +33,165 @@ _CODE = re.compile(
 _AMOUNT = re.compile(r"^\d+(?:\.\d+)?(?:[kmbt]|bn|mn)$", re.I)
 _COUNTED = re.compile(r"^\d+-[a-z]+$")  # 5-person, 3-month: a number and a word, not a code
 STOPWORDS = frozenset(
-    ["a", "an", "the", "and", "or", "but", "if", "then", "than", "that", "this", "these", "those", "there", "their", "them", "they", "it", "its", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "do", "does", "did", "of", "in", "on", "at", "to", "for", "from", "by", "with", "as", "into", "onto", "about", "over", "under", "between", "through", "during", "per", "via", "which", "who", "whom", "whose", "what", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "too", "very", "can", "will", "just", "should", "would", "could", "may", "might", "must", "also", "our", "we", "you", "your", "he", "she", "his", "her", "i", "me", "my", "us", "context", "bundle", "bundled", "provided", "available", "according", "based", "item", "items", "document", "documents", "source", "sources", "cited", "cite", "citation", "states", "stated", "state", "says", "said", "notes", "noted", "mentions", "mentioned", "indicates", "indicated", "shows", "shown", "reports", "reported", "describes", "described", "lists", "listed", "suggests", "suggested", "while", "whereas", "however", "although", "though", "because", "since", "therefore", "thus", "approximately", "around", "roughly", "about", "nearly", "including", "include", "includes", "included"]
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "than",
+        "that",
+        "this",
+        "these",
+        "those",
+        "there",
+        "their",
+        "them",
+        "they",
+        "it",
+        "its",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "as",
+        "into",
+        "onto",
+        "about",
+        "over",
+        "under",
+        "between",
+        "through",
+        "during",
+        "per",
+        "via",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "when",
+        "where",
+        "why",
+        "how",
+        "all",
+        "any",
+        "both",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "some",
+        "such",
+        "no",
+        "nor",
+        "not",
+        "only",
+        "own",
+        "same",
+        "so",
+        "too",
+        "very",
+        "can",
+        "will",
+        "just",
+        "should",
+        "would",
+        "could",
+        "may",
+        "might",
+        "must",
+        "also",
+        "our",
+        "we",
+        "you",
+        "your",
+        "he",
+        "she",
+        "his",
+        "her",
+        "i",
+        "me",
+        "my",
+        "us",
+        "context",
+        "bundle",
+        "bundled",
+        "provided",
+        "available",
+        "according",
+        "based",
+        "item",
+        "items",
+        "document",
+        "documents",
+        "source",
+        "sources",
+        "cited",
+        "cite",
+        "citation",
+        "states",
+        "stated",
+        "state",
+        "says",
+        "said",
+        "notes",
+        "noted",
+        "mentions",
+        "mentioned",
+        "indicates",
+        "indicated",
+        "shows",
+        "shown",
+        "reports",
+        "reported",
+        "describes",
+        "described",
+        "lists",
+        "listed",
+        "suggests",
+        "suggested",
+        "while",
+        "whereas",
+        "however",
+        "although",
+        "though",
+        "because",
+        "since",
+        "therefore",
+        "thus",
+        "approximately",
+        "around",
+        "roughly",
+        "about",
+        "nearly",
+        "including",
+        "include",
+        "includes",
+        "included",
+    ]
 )
 
 
@@ -86,7 +244,11 @@ def content_words(text: str) -> set[str]:
     out = set()
     for token in _TOKEN.findall(text):
         low = token.lower()
-        if low in STOPWORDS or low.isdigit() or (len(low) < 3 and not any(c.isdigit() for c in low)):
+        if (
+            low in STOPWORDS
+            or low.isdigit()
+            or (len(low) < 3 and not any(c.isdigit() for c in low))
+        ):
             continue
         out.add(stem(low))
     return out
@@ -129,7 +291,9 @@ def _entity_found(entity: str, idx: TextIndex) -> bool:
     return entity in idx.words or entity in idx.lowered
 
 
-def supports(claim: str, span: str, item_text: str | None = None, *, tau: float = DEFAULT_TAU) -> Verdict:
+def supports(
+    claim: str, span: str, item_text: str | None = None, *, tau: float = DEFAULT_TAU
+) -> Verdict:
     """Whether ``span`` (inside ``item_text``) backs ``claim``; the reason names what failed."""
     span_idx = index(span)
     item_idx = index(item_text) if item_text is not None else span_idx
@@ -144,7 +308,9 @@ def supports(claim: str, span: str, item_text: str | None = None, *, tau: float 
         return Verdict(True, "no content words to check")
     covered = sum(1 for w in words if w in span_idx.words) / len(words)
     if covered + 1e-12 < tau:
-        return Verdict(False, f"only {covered:.0%} of the claim's words occur at the cited location")
+        return Verdict(
+            False, f"only {covered:.0%} of the claim's words occur at the cited location"
+        )
     return Verdict(True, f"{covered:.0%} of the claim's words and all its numbers and names found")
 
 

@@ -76,14 +76,21 @@ def now_utc() -> str:
 # --------------------------------------------------------------------------- records
 
 
-def vendor_record(score: TurnScore, session_id: str, evaluator: Evaluator, aggregate: AggregateSessionScores) -> EvalMetricsRecord:
+def vendor_record(
+    score: TurnScore, session_id: str, evaluator: Evaluator, aggregate: AggregateSessionScores
+) -> EvalMetricsRecord:
     return EvalMetricsRecord(
         session_id=session_id,
         query_id=score.turn.query_id,
-        scores=Scores(groundedness=score.groundedness, relevance=score.relevance, faithfulness=score.faithfulness),
+        scores=Scores(
+            groundedness=score.groundedness,
+            relevance=score.relevance,
+            faithfulness=score.faithfulness,
+        ),
         evaluator=evaluator,
         per_claim_scores=[
-            ClaimScore(claim=c.text, grounded=c.grounded, source_citations=list(c.source_items)) for c in score.claims
+            ClaimScore(claim=c.text, grounded=c.grounded, source_citations=list(c.source_items))
+            for c in score.claims
         ],
         aggregate_session_scores=aggregate,
     )
@@ -109,17 +116,25 @@ def running_aggregates(history: Sequence[Scores]) -> list[AggregateSessionScores
 
 
 def vendor_records(
-    session_id: str, scores: Sequence[TurnScore], evaluator: Evaluator, prior: Sequence[EvalMetricsRecord] = ()
+    session_id: str,
+    scores: Sequence[TurnScore],
+    evaluator: Evaluator,
+    prior: Sequence[EvalMetricsRecord] = (),
 ) -> list[EvalMetricsRecord]:
     """Records of ``scores`` in order, aggregates continuing after the ``prior`` queries."""
     history = [p.scores for p in prior] + [
-        Scores(groundedness=s.groundedness, relevance=s.relevance, faithfulness=s.faithfulness) for s in scores
+        Scores(groundedness=s.groundedness, relevance=s.relevance, faithfulness=s.faithfulness)
+        for s in scores
     ]
     aggregates = running_aggregates(history)[len(prior) :]
-    return [vendor_record(s, session_id, evaluator, a) for s, a in zip(scores, aggregates, strict=True)]
+    return [
+        vendor_record(s, session_id, evaluator, a) for s, a in zip(scores, aggregates, strict=True)
+    ]
 
 
-def prior_records(state: EvalState, session_id: str, rescored: set[str], *, replace: bool) -> list[EvalMetricsRecord]:
+def prior_records(
+    state: EvalState, session_id: str, rescored: set[str], *, replace: bool
+) -> list[EvalMetricsRecord]:
     """Earlier records of the same session, in session order, minus the re-scored queries."""
     if replace:
         return []
@@ -137,7 +152,9 @@ def prior_records(state: EvalState, session_id: str, rescored: set[str], *, repl
             f"the bundle's eval records belong to session '{sorted(others)[0]}', not '{session_id}'; "
             "pass --replace to overwrite them"
         )
-    existing.sort(key=lambda r: r.aggregate_session_scores.total_queries if r.aggregate_session_scores else 0)
+    existing.sort(
+        key=lambda r: r.aggregate_session_scores.total_queries if r.aggregate_session_scores else 0
+    )
     return [r for r in existing if r.query_id not in rescored]
 
 
@@ -149,7 +166,11 @@ def tezit_report(
     per_query = []
     for score in scores:
         metrics, _ = to_tezit_metrics(query_values(score))
-        per_query.append(TezitEvalQueryResult(query_id=score.turn.query_id, query_text=score.turn.query, metrics=metrics))
+        per_query.append(
+            TezitEvalQueryResult(
+                query_id=score.turn.query_id, query_text=score.turn.query, metrics=metrics
+            )
+        )
     report = TezitEvalReport(
         session_id=session_id,
         evaluated_at=evaluated_at or now_utc(),
@@ -188,7 +209,12 @@ def _refuse_other(bundle: Bundle, writing: str) -> None:
 
 
 def plan_vendor(
-    bundle: Bundle, session_id: str, scores: Sequence[TurnScore], evaluator: Evaluator, *, replace: bool = False
+    bundle: Bundle,
+    session_id: str,
+    scores: Sequence[TurnScore],
+    evaluator: Evaluator,
+    *,
+    replace: bool = False,
 ) -> WritePlan:
     """Validated documents for the vendor extension (nothing is written here)."""
     _refuse_other(bundle, VENDOR_EXTENSION_ID)
@@ -202,7 +228,9 @@ def plan_vendor(
     for record in [*prior, *records]:
         name = f"{RECORDS_DIR}/{_record_name(record.query_id)}.json"
         if name in files:
-            raise TezError(f"query ids collide on the record file name {name}", sample=record.query_id)
+            raise TezError(
+                f"query ids collide on the record file name {name}", sample=record.query_id
+            )
         files[name] = record.to_json()
     files[VENDOR_FILE] = records[-1].to_json()
     plan = WritePlan(VENDOR_EXTENSION_ID, files, drop_records=True, warnings=list(state.warnings))
@@ -211,11 +239,19 @@ def plan_vendor(
 
 
 def plan_tezit(
-    bundle: Bundle, session_id: str, scores: Sequence[TurnScore], *, model: str, evaluated_at: str | None = None
+    bundle: Bundle,
+    session_id: str,
+    scores: Sequence[TurnScore],
+    *,
+    model: str,
+    evaluated_at: str | None = None,
 ) -> WritePlan:
     _refuse_other(bundle, STANDARD_EXTENSION_ID)
     _refuse_incomplete(bundle)
-    if isinstance(bundle.manifest.get("extensions"), dict) and STANDARD_EXTENSION_ID in bundle.manifest["extensions"]:
+    if (
+        isinstance(bundle.manifest.get("extensions"), dict)
+        and STANDARD_EXTENSION_ID in bundle.manifest["extensions"]
+    ):
         raise TezError(
             "manifest.json already holds an inline tezit-eval entry; assay does not rewrite the "
             "manifest, so it will not add a second tezit-eval copy beside it",
@@ -224,11 +260,15 @@ def plan_tezit(
     report, vacuous = tezit_report(session_id, scores, model=model, evaluated_at=evaluated_at)
     plan = WritePlan(
         STANDARD_EXTENSION_ID,
-        {"manifest.json": STANDARD_MANIFEST.model_dump(mode="json"), STANDARD_FILE: report.to_json()},
+        {
+            "manifest.json": STANDARD_MANIFEST.model_dump(mode="json"),
+            STANDARD_FILE: report.to_json(),
+        },
     )
     if vacuous:
         plan.warnings.append(
-            "tezit-eval requires every metric; undefined ones were written as the vacuous 1.0: " + ", ".join(vacuous)
+            "tezit-eval requires every metric; undefined ones were written as the vacuous 1.0: "
+            + ", ".join(vacuous)
         )
     _validate(plan)
     return plan
@@ -294,7 +334,9 @@ def _apply_directory(bundle: Bundle, plan: WritePlan) -> None:
     if target.is_dir():
         for path in target.rglob("*"):
             if path.is_symlink():
-                raise TezError("is a symlink inside the extension folder; refusing to write", file=str(path))
+                raise TezError(
+                    "is a symlink inside the extension folder; refusing to write", file=str(path)
+                )
     parent.mkdir(exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{plan.extension_id}.", suffix=".tmp", dir=parent))
     backup: Path | None = None
@@ -335,13 +377,21 @@ def _apply_zip(bundle: Bundle, plan: WritePlan) -> None:
     try:
         with zipfile.ZipFile(source) as zin, zipfile.ZipFile(tmp, "w") as zout:
             for info in zin.infolist():
-                rel = info.filename[len(prefix) :] if info.filename.startswith(prefix) else info.filename
-                if rel in replaced or (plan.drop_records and rel.startswith(f"{ext_dir}{RECORDS_DIR}/")):
+                rel = (
+                    info.filename[len(prefix) :]
+                    if info.filename.startswith(prefix)
+                    else info.filename
+                )
+                if rel in replaced or (
+                    plan.drop_records and rel.startswith(f"{ext_dir}{RECORDS_DIR}/")
+                ):
                     continue
                 with zin.open(info) as handle:
                     data = handle.read(limit + 1)
                 if len(data) > limit:
-                    raise TezError("entry grew past the size limit while copying", file=f"{source}:{rel}")
+                    raise TezError(
+                        "entry grew past the size limit while copying", file=f"{source}:{rel}"
+                    )
                 zout.writestr(info, data)
             stamp = time.localtime()[:6]
             for rel, doc in plan.files.items():
