@@ -82,20 +82,9 @@ def evaluate(
     state.run_id = run_id
     skip: set[tuple[str, int]] = set()
     if store is not None:
-        if options.resume:
-            record = store.get_run(run_id)
-            if record.dataset_name != dataset.name:
-                raise UsageError(
-                    f"run '{run_id}' is for dataset '{record.dataset_name}', not '{dataset.name}'"
-                )
-            stored_metrics = record.config.get("metrics", [])
-            if stored_metrics != metric_names:
-                raise UsageError(
-                    f"run '{run_id}' used metrics {stored_metrics}; resume it with the same metrics (got {metric_names})"
-                )
-            repetitions = int(record.config.get("repetitions", repetitions))
-            skip = store.done_keys(run_id, include_errored=not options.retry_errors)
-            store.set_status(run_id, "running")
+        # A run killed before its row was written did nothing: resuming it is starting it.
+        if options.resume and store.has_run(run_id):
+            repetitions, skip = _resume(store, run_id, dataset, metric_names, repetitions, options)
         else:
             store.create_run(
                 run_id,
@@ -188,6 +177,32 @@ def evaluate(
         warnings=warnings,
     )
     return report
+
+
+def _resume(
+    store: RunStore,
+    run_id: str,
+    dataset: Dataset,
+    metric_names: list[str],
+    repetitions: int,
+    options: RunOptions,
+) -> tuple[int, set[tuple[str, int]]]:
+    """Check a stored run matches this one; its repetitions and the executions to skip."""
+    record = store.get_run(run_id)
+    if record.dataset_name != dataset.name:
+        raise UsageError(
+            f"run '{run_id}' is for dataset '{record.dataset_name}', not '{dataset.name}'"
+        )
+    stored_metrics = record.config.get("metrics", [])
+    if stored_metrics != metric_names:
+        raise UsageError(
+            f"run '{run_id}' used metrics {stored_metrics}; "
+            f"resume it with the same metrics (got {metric_names})"
+        )
+    repetitions = int(record.config.get("repetitions", repetitions))
+    skip = store.done_keys(run_id, include_errored=not options.retry_errors)
+    store.set_status(run_id, "running")
+    return repetitions, skip
 
 
 def _version() -> str:

@@ -413,6 +413,8 @@ def run(
         if store is None:
             fail("--resume needs the run store (do not combine it with --no-store)")
         resume_id = store.latest_run_id(loaded.name) if resume == "latest" else resume
+        if not store.has_run(resume_id):
+            typer.echo(f"assay: run '{resume_id}' had not started; starting it now", err=True)
 
     state = RunState()
     budget = None

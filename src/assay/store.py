@@ -128,6 +128,10 @@ class RunStore:
             (status, now_iso(), run_id),
         )
 
+    def has_run(self, run_id: str) -> bool:
+        row = self.db.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return row is not None
+
     def get_run(self, run_id: str) -> RunRecord:
         self.flush()
         row = self.db.execute(

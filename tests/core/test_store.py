@@ -259,3 +259,19 @@ def test_cli_resume_with_retry_errors(tmp_path: Path) -> None:
         and "0 with failures" in listing.stdout
     )
     assert not (tmp_path / ".assay").exists()
+
+
+def test_resume_of_a_run_killed_before_its_row_was_written_starts_it(tmp_path: Path) -> None:
+    (tmp_path / "flaky_bot.py").write_text(textwrap.dedent(FLAKY_SUT), encoding="utf-8")
+    (tmp_path / "d.yml").write_text(FLAKY_DATASET, encoding="utf-8")
+    common = ["--sut", "flaky_bot:answer", "-f", "json", "--store", "runs.db", "-q"]
+    # No run 'early' exists: the process that would have created it died at start-up.
+    resumed = assay("run", "d.yml", *common, "--resume", "early", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "run 'early' had not started; starting it now" in resumed.stderr
+    report = check_report(resumed.stdout)
+    assert report["run"]["run_id"] == "early"
+    assert [row["id"] for row in report["rows"]] == ["1", "2", "3"]
+    with sqlite3.connect(tmp_path / "runs.db") as db:
+        status = db.execute("SELECT status FROM runs WHERE run_id = 'early'").fetchone()
+    assert status == ("finished",)

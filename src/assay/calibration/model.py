@@ -214,11 +214,13 @@ class Criterion(BaseModel):
                 key = raw.strip().upper().replace(" ", "_").replace("-", "_")
                 if key in ("MET", "UNMET", "CANNOT_ASSESS"):
                     return BINARY_LABELS.index(key)
-            raise ValueError(f"{raw!r} is not a verdict; use MET, UNMET or CANNOT_ASSESS")
+            raise ValueError(f"{_shown(raw)} is not a verdict; use MET, UNMET or CANNOT_ASSESS")
         if isinstance(raw, bool):
             raise ValueError(f"{raw!r} is not an option of this criterion")
-        if isinstance(raw, (int, float)):
-            text = str(int(raw)) if float(raw).is_integer() else str(raw)
+        if isinstance(raw, int):  # compared, never converted: 2**1100 or 5,000 digits stay total
+            text = str(raw) if abs(raw) < 10**30 else "<huge integer>"
+        elif isinstance(raw, float):
+            text = str(int(raw)) if raw.is_integer() and abs(raw) < 1e30 else str(raw)
         elif isinstance(raw, str):
             text = raw.strip()
         else:
@@ -228,7 +230,15 @@ class Criterion(BaseModel):
             if option.label.lower() == lowered:
                 return index
         choices = ", ".join(repr(o.label) for o in self.options)
-        raise ValueError(f"{raw!r} is not an option; options are {choices}")
+        raise ValueError(f"{_shown(raw)} is not an option; options are {choices}")
+
+
+def _shown(raw: Any) -> str:
+    """A short rendering of a label for an error message (never the whole of a huge value)."""
+    if isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) >= 10**30:
+        return "a huge integer"
+    text = repr(raw)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class JudgeSpec(BaseModel):

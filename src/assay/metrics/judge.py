@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -81,7 +80,6 @@ REASK = (
 REFUSAL_LABELS = ("appropriate", "missing", "unnecessary", "unsafe_compliance")
 _PLACEHOLDER = re.compile(r"\{(question|expected|actual|refusal_expected|policy)\}")
 _FENCE_OPEN = re.compile(r"^```(?:json)?\s*", re.IGNORECASE)
-_FENCE_CLOSE = re.compile(r"\s*```$")
 
 
 def template_version(metric: str, template: str) -> str:
@@ -129,7 +127,9 @@ def strip_fence(text: str) -> str:
     """Remove one surrounding ``` or ```json fence, if the reply has one."""
     text = text.strip()
     if text.startswith("```"):
-        text = _FENCE_CLOSE.sub("", _FENCE_OPEN.sub("", text, count=1), count=1)
+        text = _FENCE_OPEN.sub("", text, count=1)
+        if text.endswith("```"):  # a suffix test, not a regex: linear on any reply
+            text = text[:-3]
     return text.strip()
 
 
@@ -142,6 +142,8 @@ def parse_object(text: str) -> dict[str, Any]:
         data = json.loads(strip_fence(text))
     except json.JSONDecodeError as exc:
         raise JudgeParseError(f"judge response is not valid JSON: {exc.msg}") from None
+    except ValueError:  # an integer literal longer than Python's int conversion limit
+        raise JudgeParseError("judge response holds a number too long to read") from None
     except RecursionError:
         raise JudgeParseError("judge response is nested too deeply") from None
     if not isinstance(data, dict):
@@ -161,24 +163,61 @@ def _json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
+def shown_number(raw: Any) -> str:
+    """A short, always-printable rendering of a reply's value (huge integers by size only)."""
+    if isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) >= 10**40:
+        return f"an integer of about {int(raw.bit_length() * 0.30103) + 1} digits"
+    text = repr(raw)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def unit_number(raw: Any) -> float | None:
+    """``raw`` as a float when it is a number (or numeric string) in [0, 1], else None.
+
+    Total on every JSON value: huge integers, ``inf``/``nan`` and long strings give None
+    instead of OverflowError or ValueError.
+    """
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return float(raw) if 0 <= raw <= 1 else None
+    if isinstance(raw, float):
+        value = raw
+    elif isinstance(raw, str) and len(raw) <= 400:
+        try:
+            value = float(raw.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return value if 0.0 <= value <= 1.0 else None  # NaN fails both comparisons
+
+
 def parse_score(data: Mapping[str, Any], prefix: str = "judge") -> float:
     """The verdict's ``score``: a number (or numeric string) in [0, 1], else a parse error."""
     if "score" not in data:
         raise JudgeParseError(f"{prefix} response is missing the required 'score' key")
     raw = data["score"]
-    value: float | None = None
-    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-        value = float(raw)
-    elif isinstance(raw, str):
-        try:
-            value = float(raw.strip())
-        except ValueError:
-            value = None
-    if value is None:
+    value = unit_number(raw)
+    if value is not None:
+        return value
+    if isinstance(raw, str) and not _numeric_text(raw):
+        raise JudgeParseError(f"{prefix} response 'score' must be numeric; got string")
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
         raise JudgeParseError(f"{prefix} response 'score' must be numeric; got {_json_type(raw)}")
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise JudgeParseError(f"{prefix} returned out-of-range score {raw!r}; expected [0.0, 1.0]")
-    return value
+    raise JudgeParseError(
+        f"{prefix} returned out-of-range score {shown_number(raw)}; expected [0.0, 1.0]"
+    )
+
+
+def _numeric_text(raw: str) -> bool:
+    if len(raw) > 400:
+        return False
+    try:
+        float(raw.strip())
+    except ValueError:
+        return False
+    return True
 
 
 def parse_verdict(text: str) -> tuple[float, str | None]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,13 +92,18 @@ JudgeFn = Callable[[str], Awaitable[JudgeReply]]
 def parse_object(text: str) -> dict[str, Any]:
     """The single JSON object of a reply (one optional ```json fence allowed around it)."""
     body = text.strip()
-    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.S)
-    if fence:
-        body = fence.group(1)
+    if len(body) >= 6 and body.startswith("```") and body.endswith("```"):
+        # slicing, not a regex: a lazy pattern here is quadratic on long whitespace runs
+        inner = body[3:-3]
+        body = (inner[4:] if inner.startswith("json") else inner).strip()
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
         raise JudgeParseError(f"reply is not valid JSON ({exc.msg})") from None
+    except ValueError:  # an integer literal longer than Python's int conversion limit
+        raise JudgeParseError("reply holds a number too long to read") from None
+    except RecursionError:
+        raise JudgeParseError("reply is nested too deeply") from None
     if not isinstance(data, dict):
         raise JudgeParseError("reply must be a JSON object")
     return data
@@ -137,11 +141,8 @@ def parse_relevance(text: str) -> float:
     data = parse_object(text)
     _only_keys(data, {"relevance"}, frozenset({"reason"}))
     value = data["relevance"]
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not 0.0 <= float(value) <= 1.0
-    ):
+    # Compared before any float(): a 2**1100 integer must not raise OverflowError; NaN fails.
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         raise JudgeParseError("'relevance' must be a number from 0 to 1")
     return float(value)
 
