@@ -10,7 +10,7 @@ import asyncio
 import importlib
 import inspect
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -62,13 +62,18 @@ def _short_error(exc: BaseException) -> str:
 
 
 class PythonTarget:
-    """A ``module:function`` called with the sample's input (sync or async)."""
+    """A ``module:function`` (or a function object) called with the sample's input."""
 
     synchronous = False
 
-    def __init__(self, spec: str) -> None:
-        self.spec = spec
-        self.function = load_callable(spec)
+    def __init__(self, spec: str | Callable[..., Any]) -> None:
+        if callable(spec):
+            name = getattr(spec, "__qualname__", type(spec).__name__)
+            self.spec = f"{getattr(spec, '__module__', '?')}:{name}"
+            self.function: Any = spec
+        else:
+            self.spec = spec
+            self.function = load_callable(spec)
         self.is_async = inspect.iscoroutinefunction(self.function)
 
     def describe(self) -> SystemUnderTestInfo:
