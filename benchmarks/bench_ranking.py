@@ -4,14 +4,19 @@ End to end, both sides start from the same plain Python dicts: relevance judgeme
 ``{qid: {doc: gain}}`` and rankings ``{qid: [doc, ...]}`` (best first). pytrec_eval needs a run
 with scores, so building that dict is part of its time; assay needs a Sample and an Output per
 query, so building those is part of its time. The four metrics are hit@k (success), recall@k,
-MRR (recip_rank) and nDCG@k (ndcg_cut, linear gains). The script checks that both sides give the
-same numbers before it prints timings. Run:  python benchmarks/bench_ranking.py [--queries N]
+MRR (recip_rank) and nDCG@k (ndcg_cut, linear gains). assay is timed twice: one ``score()`` call
+per (query, metric), and ``score_batch()`` over all queries per metric (the runner's batch path),
+when the metrics offer it. ranx (``pip install ranx``; its numba kernels are compiled before
+timing, so it is timed warm) is compared when installed. The script checks that every side gives
+the same numbers before it prints timings. Run:  python benchmarks/bench_ranking.py [--queries N]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import warnings
+from typing import Any
 
 import pytrec_eval
 from timing import race
@@ -49,6 +54,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=42)
     args = parser.parse_args()
+    warnings.filterwarnings("ignore", module="ranx")  # numba type-safety chatter
     k = args.k
     qrels, rankings = make_data(args.queries, args.docs, args.seed)
     metrics = (HitAtK(k=k), RecallAtK(k=k), MRR(), NDCGAtK(k=k))
@@ -68,7 +74,7 @@ def main() -> None:
         return [
             (
                 Sample(id=qid, input={}, expected_output=qrels[qid]),
-                Output("", tuple(Retrieved(doc) for doc in docs)),
+                Output("", tuple(map(Retrieved, docs))),
             )
             for qid, docs in rankings.items()
         ]
@@ -79,21 +85,35 @@ def main() -> None:
     def run_assay() -> dict[str, dict[str, float]]:
         return score(build())
 
+    batched = all(hasattr(m, "score_batch") for m in metrics)
+
+    def run_batch() -> dict[str, dict[str, float]]:
+        pairs = build()
+        samples, outputs = [s for s, _ in pairs], [o for _, o in pairs]
+        columns = [m.score_batch(samples, outputs).values.tolist() for m in metrics]  # type: ignore[attr-defined]
+        return {s.id: dict(zip(names, row)) for s, row in zip(samples, zip(*columns))}
+
     theirs = run_pytrec_eval()
-    ours = run_assay()
-    worst = max(abs(ours[q][n] - theirs[q][n]) for q in ours for n in names)
-    if worst > 1e-9:
-        raise SystemExit(f"results differ by {worst:g}; the timings would not be comparable")
+    candidates = {"trec": run_pytrec_eval, "assay": run_assay}
+    if batched:
+        candidates["batch"] = run_batch
+    ranx_run = ranx_candidate(qrels, rankings, k, names)
+    if ranx_run is not None:
+        candidates["ranx"] = ranx_run
+    worst = 0.0
+    for label, candidate in candidates.items():
+        ours = candidate()
+        diff = max(abs(ours[q][n] - theirs[q][n]) for q in theirs for n in names)
+        if diff > 1e-9:
+            raise SystemExit(
+                f"{label} differs from pytrec_eval by {diff:g}; timings not comparable"
+            )
+        worst = max(worst, diff)
     prebuilt = build()
-    on = race(args.repeat, {"trec": run_pytrec_eval, "assay": run_assay})
+    on = race(args.repeat, candidates)
     off = race(
         args.repeat,
-        {
-            "trec": run_pytrec_eval,
-            "assay": run_assay,
-            "build": build,
-            "metrics": lambda: score(prebuilt),
-        },
+        {**candidates, "build": build, "metrics": lambda: score(prebuilt)},
         collect=False,
     )
     trec_s, assay_s, trec_nogc_s, assay_nogc_s = on["trec"], on["assay"], off["trec"], off["assay"]
@@ -115,12 +135,40 @@ def main() -> None:
     print(
         f"  the 4 metric calls per query                    {metrics_s:8.3f} s   ({metrics_s / n / 4 * 1e6:.1f} us per call)"
     )
+    for label, key in (("assay score_batch", "batch"), ("ranx (warm)", "ranx")):
+        if key not in on:
+            print(f"  {label}: not available, skipped")
+            continue
+        print(
+            f"  {label:28s} {on[key]:8.3f} s   {off[key]:8.3f} s   "
+            f"pytrec_eval / it: {trec_s / on[key]:.2f} (GC on), {trec_nogc_s / off[key]:.2f} (paused)"
+        )
+    if "batch" in on and "ranx" in on:
+        print(
+            f"  ranx / assay score_batch: {on['ranx'] / on['batch']:.2f} (GC on), "
+            f"{off['ranx'] / off['batch']:.2f} (paused)"
+        )
+
+
+def ranx_candidate(qrels: Qrels, rankings: Rankings, k: int, names: tuple[str, ...]) -> Any:
+    """ranx end to end from the same dicts, or None when ranx is not installed."""
     try:
-        import ranx  # type: ignore[import-not-found]  # noqa: F401
+        import ranx  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
-        print("  ranx: not installed, skipped (pip install ranx to compare)")
-    else:
-        print("  ranx: installed, but this script does not time it yet")
+        return None
+    measures = [f"hit_rate@{k}", f"recall@{k}", "mrr", f"ndcg@{k}"]
+
+    def run_ranx() -> dict[str, dict[str, float]]:
+        run = {
+            qid: {doc: float(len(docs) - rank) for rank, doc in enumerate(docs)}
+            for qid, docs in rankings.items()
+        }
+        qrels_obj, run_obj = ranx.Qrels(qrels), ranx.Run(run)
+        scores = ranx.evaluate(qrels_obj, run_obj, measures, return_mean=False)
+        columns = [scores[m].tolist() for m in measures]
+        return {qid: dict(zip(names, row)) for qid, row in zip(list(run_obj.keys()), zip(*columns))}
+
+    return run_ranx
 
 
 if __name__ == "__main__":

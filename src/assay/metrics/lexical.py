@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,7 @@ from rapidfuzz.distance import LCSseq
 
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import MetricScore, clamp01, expected_string, register
+from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
 
 if TYPE_CHECKING:
     from assay.dataset import Sample
@@ -47,6 +49,13 @@ class ExactMatch:
         match = output.text == expected
         return MetricScore(1.0 if match else 0.0, {"match": match})
 
+    def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
+        matches = [
+            o.text == s.expected_output if type(s.expected_output) is str else None
+            for s, o in zip(samples, outputs)
+        ]
+        return _match_column(self, samples, outputs, matches)
+
 
 @register(
     "contains", "1.0 when expected_output occurs inside the output (case-sensitive by default)"
@@ -65,6 +74,32 @@ class Contains:
             expected, haystack = expected.casefold(), haystack.casefold()
         match = expected in haystack
         return MetricScore(1.0 if match else 0.0, {"match": match})
+
+    def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
+        if not self.case_sensitive:
+            return _match_column(self, samples, outputs, [None] * len(samples))
+        matches = [
+            s.expected_output in o.text
+            if type(s.expected_output) is str and s.expected_output.strip()
+            else None
+            for s, o in zip(samples, outputs)
+        ]
+        return _match_column(self, samples, outputs, matches)
+
+
+def _match_column(
+    metric: ExactMatch | Contains,
+    samples: Sequence[Sample],
+    outputs: Sequence[Output],
+    matches: list[bool | None],
+) -> ScoreColumn:
+    """1.0/0.0 columns from per-row matches; rows marked None go through ``score()``."""
+    builder = ColumnBuilder(len(samples))
+    fallback = [i for i, match in enumerate(matches) if match is None]
+    builder.values[:] = matches if not fallback else [bool(m) for m in matches]
+    builder.put_column("match", matches)
+    score_rows(metric.score, samples, outputs, fallback, builder)
+    return builder.build()
 
 
 _BRACKETS = {"(": ")", "[": "]", "{": "}", "<": ">"}
@@ -194,3 +229,36 @@ class RougeL:
             clamp01(f_measure),
             {"lcs_tokens": lcs, "precision": precision, "recall": recall},
         )
+
+    def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
+        """As ``score`` row by row, without a score object per row."""
+        size = len(samples)
+        builder = ColumnBuilder(size)
+        lcs_col: list[int | None] = [None] * size
+        precision_col: list[float | None] = [None] * size
+        recall_col: list[float | None] = [None] * size
+        fallback: list[int] = []
+        values: list[float] = [0.0] * size
+        beta2 = self.beta * self.beta
+        for index, (sample, output) in enumerate(zip(samples, outputs)):
+            reference = sample.expected_output
+            if type(reference) is not str:
+                fallback.append(index)
+                continue
+            ref, cand = tokenize(reference), tokenize(output.text)
+            if not ref or not cand or len(ref) > self.max_tokens or len(cand) > self.max_tokens:
+                fallback.append(index)
+                continue
+            lcs = int(LCSseq.similarity(ref, cand))
+            precision, recall = lcs / len(cand), lcs / len(ref)
+            f_measure = (
+                (1 + beta2) * precision * recall / (recall + beta2 * precision) if lcs else 0.0
+            )
+            values[index] = clamp01(f_measure)
+            lcs_col[index], precision_col[index], recall_col[index] = lcs, precision, recall
+        builder.values[:] = values
+        builder.put_column("lcs_tokens", lcs_col)
+        builder.put_column("precision", precision_col)
+        builder.put_column("recall", recall_col)
+        score_rows(self.score, samples, outputs, fallback, builder)
+        return builder.build()

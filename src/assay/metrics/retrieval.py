@@ -8,19 +8,25 @@ numeric gain, or a JSON string of either. An id is relevant when its gain is abo
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import operator
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import MetricScore, clamp01, positive_int_option, register, type_name
+from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
 from assay.outputs import Retrieved, parse_retrieved
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from assay.dataset import Sample
     from assay.outputs import Output
 
@@ -37,11 +43,16 @@ class _LastParsed(threading.local):
     def __init__(self) -> None:
         self.source: object = None
         self.value: Any = None
+        self.tops: dict[int | None, Any] = {}
 
 
 _LAST_GAINS = _LastParsed()
 _LAST_RANKING = _LastParsed()
 _LAST_IDS = _LastParsed()
+_LAST_BATCH = _LastParsed()
+_ID = operator.attrgetter("id")
+_INT, _STR = frozenset({int}), frozenset({str})
+_POSITIVE = (0.0).__lt__
 
 
 def ranked_ids(output: Output) -> list[str]:
@@ -49,7 +60,7 @@ def ranked_ids(output: Output) -> list[str]:
     memo = _LAST_IDS
     if memo.source is output:
         return memo.value
-    value = [item.id for item in ranked(output)]
+    value = list(map(_ID, ranked(output)))
     memo.source, memo.value = output, value
     return value
 
@@ -99,6 +110,13 @@ def gains(sample: Sample) -> dict[str, float]:
 
 
 def _parse_gains(raw: Any) -> dict[str, float]:
+    if type(raw) is dict and {*map(type, raw.values())} == _INT and {*map(type, raw)} == _STR:
+        # the common shape ({id: integer level}, from YAML or JSON), read without the checks
+        # below: integers are finite and their float() is what the general path computes
+        levels: dict[str, float] = dict(zip(raw, map(float, raw.values())))
+        if not any(gain > 0 for gain in levels.values()):
+            raise MetricError("expected_output must name at least one relevant id (gain > 0)")
+        return levels
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
@@ -149,6 +167,105 @@ def _check_k(k: int | None) -> None:
         raise MetricConfigError("retrieval metric k must be a positive integer")
 
 
+Parsed = tuple[dict[str, float], list[str]]
+
+
+def _parsed_batch(samples: Sequence[Sample], outputs: Sequence[Output]) -> list[Parsed | None]:
+    """(gains, ranked ids) per row, None where either cannot be read.
+
+    Shared by the ranking metrics that score one batch: a one-entry memo per thread keyed on
+    the identity of both lists (as the per-execution memos above).
+    """
+    memo = _LAST_BATCH
+    source = memo.source
+    if isinstance(source, tuple) and source[0] is samples and source[1] is outputs:
+        return memo.value  # type: ignore[no-any-return]
+    rows: list[Parsed | None] = []
+    for sample, output in zip(samples, outputs):
+        try:
+            rows.append((gains(sample), ranked_ids(output)))
+        except MetricError:
+            rows.append(None)
+    memo.source, memo.value, memo.tops = (samples, outputs), rows, {}
+    return rows
+
+
+@dataclass(frozen=True)
+class _Top:
+    """The kernel rows of a batch: their k and the gains of their top-k ids, zero-padded."""
+
+    rows: list[int]
+    fallback: list[int]
+    ks: list[int]
+    gains: npt.NDArray[np.float64]
+
+
+def _top(samples: Sequence[Sample], outputs: Sequence[Output], option: int | None) -> _Top:
+    """Gains at ranks 1..k per row (0 past k or past the list); rows that fail go to fallback.
+
+    Memoised with the batch's parse, so hit, recall and nDCG at the same k share one table.
+    """
+    parsed = _parsed_batch(samples, outputs)
+    tops: dict[int | None, _Top] = _LAST_BATCH.tops
+    if option not in tops:
+        tops[option] = _top_table(samples, parsed, option)
+    return tops[option]
+
+
+def _top_table(samples: Sequence[Sample], parsed: list[Parsed | None], option: int | None) -> _Top:
+    import numpy as np
+
+    rows: list[int] = []
+    fallback: list[int] = []
+    ks: list[int] = []
+    for index, item in enumerate(parsed):
+        try:
+            k = resolve_k(samples[index], option)
+        except MetricError:
+            k = 0
+        if item is None or k == 0:
+            fallback.append(index)
+            continue
+        rows.append(index)
+        ks.append(k)
+    width = max((min(k, len(parsed[i][1])) for i, k in zip(rows, ks)), default=0)  # type: ignore[index]
+    table = []
+    for index, k in zip(rows, ks):
+        relevance, ids = parsed[index]  # type: ignore[misc]
+        row = [relevance.get(i, 0.0) for i in ids[: min(k, width)]]
+        table.append(row + [0.0] * (width - len(row)))
+    gain = np.array(table, dtype=np.float64).reshape(len(rows), width)
+    return _Top(rows, fallback, ks, gain)
+
+
+def _spread(size: int, rows: list[int], values: list[Any]) -> list[Any]:
+    """A full-length details column from the kernel rows' values (None elsewhere)."""
+    if len(rows) == size:
+        return values
+    column: list[Any] = [None] * size
+    for index, value in zip(rows, values):
+        column[index] = value
+    return column
+
+
+def _finish(
+    metric: Any,
+    samples: Sequence[Sample],
+    outputs: Sequence[Output],
+    top: tuple[list[int], list[int]],
+    values: Any,
+    details: Mapping[str, list[Any]],
+) -> ScoreColumn:
+    """Assemble a column: kernel rows' values and details, fallback rows through ``score``."""
+    rows, fallback = top
+    builder = ColumnBuilder(len(samples))
+    builder.values[rows] = values
+    for key, column in details.items():
+        builder.put_column(key, _spread(len(samples), rows, column))
+    score_rows(metric.score, samples, outputs, fallback, builder)
+    return builder.build()
+
+
 @dataclass(frozen=True)
 class _RankingMetric:
     name: str
@@ -172,6 +289,13 @@ class HitAtK(_RankingMetric):
         hit = any(relevance.get(i, 0.0) > 0 for i in ids[:k])
         return MetricScore(1.0 if hit else 0.0, {"k": k, "hit": hit})
 
+    def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
+        top = _top(samples, outputs, self.k)
+        hit = (top.gains > 0).any(axis=1)
+        hits = cast("list[Any]", hit.tolist())
+        details = {"k": top.ks, "hit": hits}
+        return _finish(self, samples, outputs, (top.rows, top.fallback), hit, details)
+
 
 @register("retrieval-recall-at-k", "share of relevant ids found in the top k")
 @dataclass(frozen=True)
@@ -186,6 +310,24 @@ class RecallAtK(_RankingMetric):
             clamp01(found / len(relevant)), {"k": k, "relevant": len(relevant), "found": found}
         )
 
+    def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
+        import numpy as np
+
+        top = _top(samples, outputs, self.k)
+        parsed = _parsed_batch(samples, outputs)
+        relevant = [
+            sum(g > 0 for g in parsed[i][0].values())  # type: ignore[index]
+            for i in top.rows
+        ]
+        found = (top.gains > 0).sum(axis=1)
+        values = np.clip(found / np.array(relevant, dtype=np.int64).reshape(-1), 0.0, 1.0)
+        details: dict[str, list[Any]] = {
+            "k": top.ks,
+            "relevant": relevant,
+            "found": found.tolist(),
+        }
+        return _finish(self, samples, outputs, (top.rows, top.fallback), values, details)
+
 
 @register("retrieval-mrr", "reciprocal rank of the first relevant id over the whole list")
 @dataclass(frozen=True)
@@ -198,6 +340,23 @@ class MRR:
             if relevance.get(item_id, 0.0) > 0:
                 return MetricScore(1.0 / rank, {"first_relevant_rank": rank})
         return MetricScore(0.0, {"first_relevant_rank": None})
+
+    def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
+        rows: list[int] = []
+        fallback: list[int] = []
+        ranks: list[int | None] = []
+        for index, item in enumerate(_parsed_batch(samples, outputs)):
+            if item is None:
+                fallback.append(index)
+                continue
+            relevance, ids = item
+            rows.append(index)
+            # the first rank whose gain is > 0, iterated in C (gains are floats)
+            relevant = map(_POSITIVE, map(relevance.get, ids, itertools.repeat(0.0)))
+            ranks.append(next(itertools.compress(itertools.count(1), relevant), None))
+        values = [0.0 if rank is None else 1.0 / rank for rank in ranks]
+        details = {"first_relevant_rank": ranks}
+        return _finish(self, samples, outputs, (rows, fallback), values, details)
 
 
 _LN2 = math.log(2.0)
@@ -237,6 +396,46 @@ class NDCGAtK(_RankingMetric):
         if not math.isfinite(ideal):
             raise MetricError("relevance gains are too large: the ideal DCG overflows a float")
         return MetricScore(clamp01(actual / ideal), {"k": k, "dcg": actual, "idcg": ideal})
+
+    def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
+        """dcg as :func:`dcg` computes it: the same divisions, summed left to right (cumsum)."""
+        import numpy as np
+
+        top = _top(samples, outputs, self.k)
+        parsed = _parsed_batch(samples, outputs)
+        ideal_rows = [
+            sorted(parsed[i][0].values(), reverse=True)[:k]  # type: ignore[index]
+            for i, k in zip(top.rows, top.ks)
+        ]
+        width = max(map(len, ideal_rows), default=0)
+        ideal_gains = np.array([r + [0.0] * (width - len(r)) for r in ideal_rows], np.float64)
+        try:
+            actual = self._dcg_rows(top.gains)
+            ideal = self._dcg_rows(ideal_gains.reshape(len(top.rows), width))
+        except OverflowError:
+            return _finish(self, samples, outputs, ([], top.fallback + top.rows), [], {})
+        good = np.isfinite(ideal) & (ideal > 0)
+        rows = [r for r, ok in zip(top.rows, good.tolist()) if ok]
+        fallback = top.fallback + [r for r, ok in zip(top.rows, good.tolist()) if not ok]
+        actual, ideal = actual[good], ideal[good]
+        values = np.clip(actual / ideal, 0.0, 1.0)
+        ks = [k for k, ok in zip(top.ks, good.tolist()) if ok]
+        details = {"k": ks, "dcg": actual.tolist(), "idcg": ideal.tolist()}
+        return _finish(self, samples, outputs, (rows, sorted(fallback)), values, details)
+
+    def _dcg_rows(self, gain: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Per-row DCG of a zero-padded gain matrix, bit for bit as :func:`dcg`."""
+        import numpy as np
+
+        if gain.shape[1] == 0:
+            return np.zeros(gain.shape[0])
+        positive = gain > 0
+        if self.gain == "exponential":
+            gain = gain.copy()
+            gain[positive] = [math.expm1(g * _LN2) for g in gain[positive].tolist()]
+        discount = np.array([math.log2(p + 2) for p in range(gain.shape[1])])
+        terms = np.where(positive, gain / discount, 0.0)
+        return np.cumsum(terms, axis=1)[:, -1]
 
 
 _SPACE = re.compile(r"\s+")

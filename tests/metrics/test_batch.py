@@ -1,0 +1,171 @@
+"""score_batch gives exactly what score() gives, row by row: values bit for bit, details, errors.
+
+The ranking kernels are also checked against trec_eval (pytrec_eval) directly, as the
+per-sample metrics are in test_retrieval.py.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+import pytrec_eval
+
+from assay.dataset import Sample
+from assay.errors import AssayError
+from assay.metrics.batch import ColumnBuilder, ScoreColumn
+from assay.metrics.retrieval import MRR, HitAtK, NDCGAtK, RecallAtK
+from assay.outputs import Output, Retrieved
+
+
+def assert_same_as_rows(metric: Any, samples: Sequence[Sample], outputs: Sequence[Output]) -> None:
+    column: ScoreColumn = metric.score_batch(samples, outputs)
+    assert len(column) == len(samples)
+    for index, (sample, output) in enumerate(zip(samples, outputs)):
+        try:
+            expected = metric.score(sample, output)
+        except AssayError as exc:
+            assert column.errors.get(index) == str(exc), (metric.name, index)
+            assert math.isnan(column.values[index])
+            continue
+        assert index not in column.errors, (metric.name, index, column.errors.get(index))
+        value = float(column.values[index])
+        assert value.hex() == expected.value.hex(), (metric.name, index, value, expected.value)
+        assert column.details_at(index) == dict(expected.details), (metric.name, index)
+
+
+def random_queries(rng: random.Random, count: int) -> list[tuple[dict[str, int], list[str], int]]:
+    queries = []
+    for _ in range(count):
+        pool = [f"d{n}" for n in range(rng.randint(2, 60))]
+        judged = rng.sample(pool, rng.randint(1, len(pool)))
+        qrels = {doc: rng.choice([0, 1, 2, 3]) for doc in judged}
+        if not any(qrels.values()):
+            qrels[judged[0]] = 2
+        ranking = rng.sample(pool, rng.randint(1, len(pool)))
+        queries.append((qrels, ranking, rng.randint(1, 25)))
+    return queries
+
+
+def as_inputs(
+    queries: list[tuple[dict[str, int], list[str], int]], rng: random.Random
+) -> tuple[list[Sample], list[Output]]:
+    """Samples with k in metadata for most rows (the metric option covers the rest)."""
+    samples, outputs = [], []
+    for n, (qrels, ranking, k) in enumerate(queries):
+        expected: Any = json.dumps(qrels) if rng.random() < 0.3 else dict(qrels)
+        metadata = {"k": k if rng.random() < 0.5 else str(k)}
+        samples.append(Sample(id=f"q{n}", input={}, expected_output=expected, metadata=metadata))
+        if rng.random() < 0.2:
+            outputs.append(Output(json.dumps(ranking)))
+        else:
+            outputs.append(Output("", tuple(Retrieved(d) for d in ranking)))
+    return samples, outputs
+
+
+RANKING = [HitAtK(k=7), RecallAtK(k=7), MRR(), NDCGAtK(k=7), NDCGAtK(k=3, gain="exponential")]
+
+
+@pytest.mark.parametrize("metric", RANKING, ids=lambda m: f"{m.name}")
+def test_ranking_batch_matches_score_and_trec_eval(metric: Any) -> None:
+    rng = random.Random(5)
+    queries = random_queries(rng, 600)
+    samples, outputs = as_inputs(queries, rng)
+    assert_same_as_rows(metric, samples, outputs)
+    if isinstance(metric, NDCGAtK) and metric.gain == "exponential":
+        return  # checked against score() above; score() is checked against trec in test_retrieval
+    cutoffs = sorted({k for _, _, k in queries})
+    measures = {
+        "success." + ",".join(map(str, cutoffs)),
+        "recall." + ",".join(map(str, cutoffs)),
+        "ndcg_cut." + ",".join(map(str, cutoffs)),
+        "recip_rank",
+    }
+    qrels = {f"q{n}": q for n, (q, _, _) in enumerate(queries)}
+    run = {
+        f"q{n}": {d: float(len(r) - i) for i, d in enumerate(r)}
+        for n, (_, r, _) in enumerate(queries)
+    }
+    reference = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    key = {"retrieval-hit-at-k": "success_{k}", "retrieval-recall-at-k": "recall_{k}"}
+    key |= {"retrieval-mrr": "recip_rank", "retrieval-ndcg-at-k": "ndcg_cut_{k}"}
+    column = metric.score_batch(samples, outputs)
+    for n, (_, _, k) in enumerate(queries):
+        theirs = reference[f"q{n}"][key[metric.name].format(k=k)]
+        assert column.values[n] == pytest.approx(theirs, abs=1e-12)
+
+
+def test_ranking_batch_reports_the_rows_it_cannot_score() -> None:
+    good = Sample(id="ok", input={}, expected_output={"a": 1, "b": 0})
+    rows = [
+        (good, Output("", (Retrieved("b"), Retrieved("a")))),
+        (Sample(id="none", input={}, expected_output=None), Output("", (Retrieved("a"),))),
+        (Sample(id="zero", input={}, expected_output={"a": 0}), Output("", (Retrieved("a"),))),
+        (good, Output("not json")),
+        (Sample(id="k", input={}, expected_output=["a"], metadata={"k": "abc"}), Output("[]")),
+        (Sample(id="big", input={}, expected_output={"a": 1e308, "b": 1e308}), Output('["a"]')),
+        (Sample(id="empty", input={}, expected_output=["a"]), Output("[]")),
+    ]
+    samples, outputs = [s for s, _ in rows], [o for _, o in rows]
+    for metric in [*RANKING, NDCGAtK(gain="exponential")]:
+        assert_same_as_rows(metric, samples, outputs)
+        column = metric.score_batch(samples, outputs)
+        assert set(column.errors) >= {1, 2, 3}
+        assert column.values[0] > 0
+
+
+def test_column_builder_keeps_each_rows_own_details() -> None:
+    from assay.metrics.base import MetricScore
+
+    builder = ColumnBuilder(3)
+    builder.put_column("k", [5, 5, 5])
+    builder.values[[0]] = [1.0]
+    builder.put(1, MetricScore(0.5, {"other": True}))
+    builder.fail(2, "cannot score")
+    column = builder.build()
+    assert column.details_at(0) == {"k": 5}
+    assert column.details_at(1) == {"other": True}
+    assert column.details_at(2) == {}
+    assert column.errors == {2: "cannot score"}
+
+
+def lexical_rows() -> tuple[list[Sample], list[Output]]:
+    rng = random.Random(3)
+    words = ["Refund", "window", "30", "days", "café,", "Straße.", "東京", "ΣΟΦΙΑ!", "naïve", "_x_"]
+    rows: list[tuple[Any, str]] = []
+    for _ in range(300):
+        reference = " ".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
+        if rng.random() < 0.4:
+            candidate = reference
+        elif rng.random() < 0.5:
+            candidate = reference + " " + rng.choice(words)
+        else:
+            candidate = " ".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
+        rows.append((reference, candidate))
+    rows += [("", ""), ("", "x"), ("x", ""), ("  ", "  "), (None, "x"), (["a"], "a"), (3, "3")]
+    rows += [("!!!", "..."), ("a b c d e f g", "a b c d e f g h"), ("x", "x")]
+    samples = [Sample(id=str(n), input={}, expected_output=e) for n, (e, _) in enumerate(rows)]
+    return samples, [Output(c) for _, c in rows]
+
+
+@pytest.mark.parametrize(
+    "metric",
+    [
+        "exact-match",
+        "contains",
+        {"name": "contains", "case_sensitive": False},
+        "rouge-l",
+        {"name": "rouge-l", "beta": 2.0},
+        {"name": "rouge-l", "max_tokens": 6},
+    ],
+    ids=str,
+)
+def test_lexical_batch_matches_score(metric: Any) -> None:
+    from assay.metrics.base import resolve
+
+    samples, outputs = lexical_rows()
+    assert_same_as_rows(resolve(metric), samples, outputs)
