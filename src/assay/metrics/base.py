@@ -99,7 +99,7 @@ def register(name: str, description: str) -> Callable[[MetricFactory], MetricFac
 
 def _load_builtins() -> None:
     # Importing the family modules runs their @register decorators.
-    from assay.metrics import citation, lexical, ordinal, retrieval  # noqa: F401
+    from assay.metrics import citation, lexical, ordinal, retrieval, safety  # noqa: F401
 
     for optional in ("assay.metrics.semantic", "assay.metrics.judge", "assay.metrics.rubric"):
         try:
