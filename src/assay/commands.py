@@ -15,6 +15,7 @@ def register(app: typer.Typer) -> None:
     from assay.calibration import cli as calibration_cli
     from assay.providers import cli as providers_cli
     from assay.tez import cli as tez_cli
+    from assay.view import cli as view_cli
 
     core_cli.register(app)  # validate, metrics
     run_cli.register(app)  # run, runs, report
@@ -22,3 +23,4 @@ def register(app: typer.Typer) -> None:
     tez_cli.register(app)  # tez score|show|validate
     calibration_cli.register(app)  # agreement, calibrate
     providers_cli.register(app)  # cache stats|clear
+    view_cli.register(app)  # view

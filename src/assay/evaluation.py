@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 
 from assay.dataset import Dataset
 from assay.errors import UsageError
@@ -97,6 +98,7 @@ def evaluate(
                     "system_under_test": sut.describe().model_dump(),
                     "dataset_schema_version": dataset.schema_version,
                     "dataset_samples": len(dataset.samples),
+                    **_files(sut, options.dataset_path),
                     **options.extra_info,
                 },
             )
@@ -203,6 +205,18 @@ def _resume(
     skip = store.done_keys(run_id, include_errored=not options.retry_errors)
     store.set_status(run_id, "running")
     return repetitions, skip
+
+
+def _files(sut: SystemUnderTest, dataset_path: str | None) -> dict[str, str]:
+    """Absolute paths of the dataset and saved-outputs files (the store keeps no copy of
+    either), so ``assay view`` can show a sample's input, expected and actual later."""
+    files = {}
+    if dataset_path is not None:
+        files["dataset_file"] = str(Path(dataset_path).resolve())
+    path = getattr(sut, "path", None)
+    if getattr(sut, "outputs_on_disk", False) and isinstance(path, str):
+        files["outputs_path"] = str(Path(path).resolve())
+    return files
 
 
 def _version() -> str:

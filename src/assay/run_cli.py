@@ -482,6 +482,7 @@ def run(
             report_obj,
             gate_block,
             store=store if not keep_rows else None,
+            gate_store=store,
             metric_names=[m.name for m in metrics],
             budget=budget,
             done=state.done,
@@ -510,6 +511,7 @@ def _finish_run(
     gate_block: Any,
     *,
     store: Any,
+    gate_store: Any,
     metric_names: list[str],
     budget: Any,
     done: int,
@@ -530,6 +532,8 @@ def _finish_run(
         comparison = _compare(report_obj, compare, store_path=store_path)
     gate_result = _gate(report_obj, gate_block, comparison, gate_cli)
     update: dict[str, Any] = {"gate": gate_result.model_dump(mode="json")}
+    if gate_store is not None:  # `assay view` shows each run's verdict
+        gate_store.record_gate(report_obj.run.run_id, update["gate"])
     if comparison is not None:
         update["comparison"] = comparison.summary_dict()
     report_obj = report_obj.model_copy(update=update)

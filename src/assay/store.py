@@ -50,6 +50,11 @@ CREATE TABLE IF NOT EXISTS executions (
     result TEXT NOT NULL,
     PRIMARY KEY (run_id, sample_id, repetition)
 );
+CREATE TABLE IF NOT EXISTS gates (
+    run_id TEXT PRIMARY KEY,
+    passed INTEGER NOT NULL,
+    result TEXT NOT NULL
+);
 """
 
 
@@ -57,6 +62,20 @@ CREATE TABLE IF NOT EXISTS executions (
 # per-execution documents; values are already checked finite by MetricScore and check_details.
 _encode = pydantic_core.to_json
 _decode = pydantic_core.from_json
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """Open an existing store for reading only: SQLite refuses every write on it."""
+    if not path.is_file():
+        raise StoreError(f"no run store at {path} (run 'assay run' first, or pass --store)")
+    try:
+        db = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
+        )
+        db.execute("SELECT 1 FROM runs LIMIT 1").fetchall()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read run store {path}: {exc}") from None
+    return db
 
 
 def store_path() -> Path:
@@ -88,9 +107,23 @@ class RunRecord:
 class RunStore:
     """SQLite-backed store of runs and their executions."""
 
-    def __init__(self, path: str | Path | None = None, *, commit_interval_s: float = 0.1) -> None:
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        commit_interval_s: float = 0.1,
+        read_only: bool = False,
+    ) -> None:
         self.path = Path(path) if path is not None else store_path()
         self.commit_interval_s = commit_interval_s
+        self.read_only = read_only
+        self._pending = 0
+        self._rows: list[tuple[Any, ...]] = []
+        self._tags_json: dict[tuple[str, ...], str] = {}
+        self._last_commit = time.monotonic()
+        if read_only:
+            self.db = _open_read_only(self.path)
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -102,10 +135,6 @@ class RunStore:
             )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open run store {self.path}: {exc}") from None
-        self._pending = 0
-        self._rows: list[tuple[Any, ...]] = []
-        self._tags_json: dict[tuple[str, ...], str] = {}
-        self._last_commit = time.monotonic()
 
     # ----------------------------------------------------------------------- runs
 
@@ -248,6 +277,42 @@ class RunStore:
                 _decode(tags),
                 row_hash,
             )
+
+    def outputs(
+        self, run_id: str, sample_id: str | None = None
+    ) -> Iterator[tuple[str, int, dict[str, Any]]]:
+        """Stored answers (sample id, repetition, output) of a run or of one of its samples.
+
+        Saved-outputs runs keep none here: their answers stay in their file.
+        """
+        self.flush()
+        query = "SELECT sample_id, repetition, output FROM executions WHERE run_id = ?"
+        params: tuple[str, ...] = (run_id,)
+        if sample_id is not None:
+            query += " AND sample_id = ?"
+            params = (run_id, sample_id)
+        cursor = self.db.execute(
+            query + " AND output IS NOT NULL ORDER BY position, repetition", params
+        )
+        for found, repetition, output in cursor:
+            yield found, repetition, _decode(output)
+
+    # ----------------------------------------------------------------------- gate verdicts
+
+    def record_gate(self, run_id: str, result: dict[str, Any]) -> None:
+        """Keep the gate's outcome of a run (its JSON), replacing an earlier one."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO gates VALUES (?, ?, ?)",
+            (run_id, int(bool(result.get("passed"))), json.dumps(result)),
+        )
+
+    def gate(self, run_id: str) -> dict[str, Any] | None:
+        """The gate outcome recorded for a run; None when no gate was recorded."""
+        try:
+            row = self.db.execute("SELECT result FROM gates WHERE run_id = ?", (run_id,)).fetchone()
+        except sqlite3.OperationalError:  # a store written before gates were recorded
+            return None
+        return None if row is None else dict(json.loads(row[0]))
 
     def close(self) -> None:
         try:

@@ -1,0 +1,127 @@
+"""The viewer's HTTP server: the standard library's threading server, GET only, loopback.
+
+Routes: ``/`` (runs per dataset), ``/run/<id>``, ``/compare?a=<reference>&b=<current>`` and
+``/api/sample?run=<id>&id=<sample>`` (the JSON an expanded row shows). Pages are rendered on
+request from the read-only store. A request with a foreign ``Host`` header is refused when
+the server listens on loopback, so other web pages cannot read it through DNS rebinding.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from assay.errors import AssayError, StoreError
+from assay.view.data import ViewData, sample_detail
+from assay.view.layout import e, page
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+    "connect-src 'self'; img-src data:; form-action 'self'; base-uri 'none'"
+)
+
+
+class NotFound(Exception):
+    """A page or an object that does not exist (404)."""
+
+
+class ViewServer(ThreadingHTTPServer):
+    """A threading HTTP server that carries the viewer's data source."""
+
+    daemon_threads = True
+
+    def __init__(self, data: ViewData, host: str, port: int) -> None:
+        self.data = data
+        super().__init__((host, port), Handler)
+        self.allowed_hosts = _allowed_hosts(host, self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        host = str(self.server_address[0])
+        return f"http://{host if ':' not in str(host) else f'[{host}]'}:{self.server_address[1]}"
+
+
+def _allowed_hosts(host: str, port: int) -> set[str] | None:
+    if host not in LOOPBACK:
+        return None  # the user chose to serve beyond this machine
+    return {f"{name}:{port}" for name in ("127.0.0.1", "localhost", "[::1]")}
+
+
+def _param(query: dict[str, list[str]], name: str) -> str:
+    values = query.get(name)
+    if not values or not values[0]:
+        raise NotFound(f"missing query parameter '{name}'")
+    return values[0]
+
+
+def route(data: ViewData, path: str, query: dict[str, list[str]]) -> tuple[str, str]:
+    """(content type, body) of one GET; NotFound or StoreError for unknown things."""
+    from assay.view import pages
+
+    if path == "/":
+        return "text/html", pages.index(data)
+    if path.startswith("/run/") and len(path) > len("/run/"):
+        return "text/html", pages.run(data, unquote(path[len("/run/") :]))
+    if path == "/compare":
+        return "text/html", pages.compare(data, _param(query, "a"), _param(query, "b"))
+    if path == "/api/sample":
+        run_id, sample_id = _param(query, "run"), _param(query, "id")
+        try:
+            detail = sample_detail(data, run_id, sample_id)
+        except KeyError:
+            raise NotFound(f"run '{run_id}' has no sample '{sample_id}'") from None
+        return "application/json", json.dumps(detail, ensure_ascii=False, default=str)
+    raise NotFound(f"no page at {path}")
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: ViewServer
+    server_version = "assay-view"
+
+    def do_GET(self) -> None:
+        allowed = self.server.allowed_hosts
+        if allowed is not None and self.headers.get("Host", "") not in allowed:
+            self._send(HTTPStatus.FORBIDDEN, "text/plain", "forbidden host")
+            return
+        parts = urlsplit(self.path)
+        try:
+            kind, body = route(self.server.data, parts.path, parse_qs(parts.query))
+            self._send(HTTPStatus.OK, kind, body)
+        except (NotFound, StoreError) as exc:
+            self._error(HTTPStatus.NOT_FOUND, str(exc), parts.path)
+        except AssayError as exc:
+            self._error(HTTPStatus.UNPROCESSABLE_ENTITY, str(exc), parts.path)
+        except Exception as exc:  # one bad page must not stop the server
+            print(f"assay view: {parts.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}", parts.path)
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def _error(self, status: HTTPStatus, message: str, path: str) -> None:
+        if path.startswith("/api/"):
+            self._send(status, "application/json", json.dumps({"error": message}))
+        else:
+            body = f"<h1>{status.value} {e(status.phrase)}</h1><p>{e(message)}</p>"
+            self._send(status, "text/html", page(status.phrase, body))
+
+    def _send(self, status: HTTPStatus, kind: str, body: str) -> None:
+        data = body.encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", f"{kind}; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Security-Policy", CSP)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: requests are not logged (errors are, once, in do_GET)."""
