@@ -60,8 +60,8 @@ def write_inputs(directory: Path, count: int) -> tuple[Path, Path]:
 
 def run_once(
     server: RemoteServer, dataset: Path, outputs: Path, concurrency: int, workdir: Path
-) -> tuple[float, float, int]:
-    """(command wall seconds, run seconds from the report, server calls)."""
+) -> tuple[float, float, int, float]:
+    """(command wall seconds, run seconds from the report, server calls, command CPU seconds)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "OPENAI_"))}
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
     env["OPENAI_API_KEY"] = "sk-bench-not-a-real-key"
@@ -90,18 +90,24 @@ def run_once(
         "-q",
     ]
     server.reset()
-    started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    if done.returncode not in (0, 1):
-        sys.exit(f"assay run failed ({done.returncode}): {done.stderr[-2000:]}")
+    with tempfile.TemporaryFile("w+") as errors:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        errors.seek(0)
+        stderr = errors.read()
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        sys.exit(f"assay run failed ({code}): {stderr[-2000:]}")
     data = json.loads(report.read_text(encoding="utf-8"))
     scored = next(m for m in data["metrics"] if m["name"] == "llm-as-judge")["scored"]
     if scored != data["summary"]["total_executions"]:
         sys.exit(
             f"only {scored} of {data['summary']['total_executions']} samples scored: {data['failures'][:3]}"
         )
-    return wall, float(data["run"]["duration_seconds"]), server.calls()
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, float(data["run"]["duration_seconds"]), server.calls(), cpu
 
 
 def main() -> None:
@@ -119,7 +125,10 @@ def main() -> None:
         "bound = N / latency; floor = the same run against a 0 ms server (what client + server manage on this machine)"
     )
     print(
-        f"{'N':>3} {'bound/s':>8} {'ideal s':>8} {'floor s':>8} {'run s':>7} {'run frac':>8} {'cmd s':>7} {'cmd frac':>8} {'calls':>6}"
+        "client CPU = the assay process's CPU seconds for the whole command (load-independent)"
+    )
+    print(
+        f"{'N':>3} {'bound/s':>8} {'ideal s':>8} {'floor s':>8} {'run s':>7} {'run frac':>8} {'cmd s':>7} {'cmd frac':>8} {'calls':>6} {'client CPU s':>12}"
     )
     server, instant = RemoteServer(args.latency_ms), RemoteServer(0.0)
     try:
@@ -130,10 +139,10 @@ def main() -> None:
                 bound = concurrency / latency
                 ideal = args.samples / bound
                 floor = run_once(instant, dataset, outputs, concurrency, directory)[1]
-                wall, run_s, calls = run_once(server, dataset, outputs, concurrency, directory)
+                wall, run_s, calls, cpu = run_once(server, dataset, outputs, concurrency, directory)
                 print(
                     f"{concurrency:>3} {bound:>8.0f} {ideal:>8.2f} {floor:>8.2f} {run_s:>7.2f} {ideal / run_s:>8.2f} "
-                    f"{wall:>7.2f} {ideal / wall:>8.2f} {calls:>6}"
+                    f"{wall:>7.2f} {ideal / wall:>8.2f} {calls:>6} {cpu:>12.2f}"
                 )
     finally:
         server.stop()

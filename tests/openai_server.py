@@ -29,6 +29,19 @@ CHAT = "/v1/chat/completions"
 EMBEDDINGS = "/v1/embeddings"
 
 
+class _Listener(ThreadingHTTPServer):
+    """A threading HTTP server whose listen backlog takes 256 connections at once.
+
+    The backlog is fixed when the constructor binds and listens, so it must be a class
+    attribute: the default (5) drops the extra SYNs when a client opens 32 connections
+    together, and each dropped one waits for the kernel's 1-second SYN retransmission.
+    """
+
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = 256
+
+
 @dataclass
 class Step:
     """One scripted answer: a status and body, or a delay, or a dropped connection."""
@@ -95,10 +108,7 @@ class OpenAIServer:
         self._inflight = 0
         self.max_inflight = 0
         handler = _make_handler(self)
-        self._httpd = ThreadingHTTPServer((host, 0), handler)
-        self._httpd.daemon_threads = True
-        self._httpd.block_on_close = False
-        self._httpd.request_queue_size = 256
+        self._httpd = _Listener((host, 0), handler)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.05},

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import httpx
+
 from assay.errors import ProviderError
 from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.pricing import cost_usd
@@ -179,9 +181,11 @@ class ChatProvider:
             sent_at[0] = (
                 time.perf_counter()
             )  # latency: the answered attempt, not queueing or backoff
-            return await self._client.chat.completions.with_raw_response.create(
-                model=self.model, messages=[dict(m) for m in messages], **params
-            )
+            # The SDK's documented raw call: the same request, auth, errors and timeouts as
+            # chat.completions.create, without re-walking the plain-JSON body against the
+            # SDK's TypedDicts (about a third of the client's CPU per call).
+            body = {"model": self.model, "messages": [dict(m) for m in messages], **params}
+            return await self._client.post("/chat/completions", body=body, cast_to=httpx.Response)
 
         raw, retries = await call_with_retries(
             send, what=what, host=self.host, policy=self._policy, gate=self._gate
@@ -225,7 +229,7 @@ class ChatProvider:
 
 
 async def _read_body(raw: Any, *, what: str, host: str) -> bytes:
-    """The raw HTTP body of a ``with_raw_response`` result (read errors are provider errors)."""
+    """The raw HTTP body of a raw-response result (read errors are provider errors)."""
     response = getattr(raw, "http_response", raw)
     try:
         content = response.content
