@@ -17,9 +17,10 @@ from assay.dataset import Dataset
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.outputs import Output
+from assay.ray_executor import RayOptions, run_on_ray
 from assay.report.aggregate import ExecutionResult, ReportBuilder
 from assay.report.model import DatasetInfo, Report, RunInfo
-from assay.runner import Runner, plan
+from assay.runner import Execution, Runner, plan
 from assay.store import RunStore, new_run_id
 from assay.sut import SystemUnderTest
 
@@ -37,6 +38,7 @@ class RunOptions:
     retry_errors: bool = False
     dataset_path: str | None = None
     extra_info: dict[str, str | None] = field(default_factory=dict)
+    ray: RayOptions | None = None
 
 
 @dataclass
@@ -143,6 +145,7 @@ def evaluate(
         should_stop=state.should_stop,
         scopes=scopes,
         prepare_with=dataset.samples,
+        executor=_executor(options.ray),
     )
     status = "interrupted"
     try:
@@ -179,6 +182,13 @@ def evaluate(
         warnings=warnings,
     )
     return report
+
+
+def _executor(ray: RayOptions | None) -> Callable[[Runner, Sequence[Execution]], None] | None:
+    """Where executions run: in this process (None) or on Ray workers."""
+    if ray is None:
+        return None
+    return lambda runner, executions: run_on_ray(runner, executions, ray)
 
 
 def _resume(

@@ -267,6 +267,22 @@ def run(
         str | None,
         typer.Option("--run-id", envvar="ASSAY_RUN_ID", help="Name the run (default: timestamp)."),
     ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            envvar="ASSAY_EXECUTOR",
+            help="local (default) or ray: score batches on Ray workers (assay[ray]).",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            envvar="RAY_ADDRESS",
+            help="With --executor ray: the cluster to join (default: a local Ray).",
+        ),
+    ] = None,
     store_path: Annotated[
         Path | None,
         typer.Option(
@@ -441,6 +457,7 @@ def run(
         retry_errors=retry_errors,
         dataset_path=str(dataset),
         extra_info=provider_info,
+        ray=_ray_options(executor, ray_address),
     )
     # Rows stay in the store (flat memory) unless a view needs them in memory.
     keep_rows = (
@@ -617,6 +634,27 @@ def _compare(report_obj: Any, target: str, *, store_path: Path | None) -> Any:
         )
         return None
     return compare_reports(report_obj, reference)
+
+
+def _ray_options(executor: str | None, address: str | None) -> Any:
+    """Ray options when the run goes to Ray (flag, ``ASSAY_EXECUTOR`` or ``assay.toml``)."""
+    from assay.gate import _read_toml, find_config
+
+    config = find_config()
+    table = _read_toml(config) if config is not None else {}
+    chosen = executor or table.get("executor") or "local"
+    if chosen == "local":
+        return None
+    if chosen != "ray":
+        fail(f"--executor must be local or ray; got {chosen!r}")
+    from assay.ray_executor import RayOptions
+
+    configured = table.get("ray") if isinstance(table.get("ray"), dict) else {}
+    return RayOptions(
+        address=address or configured.get("address"),
+        batch_size=int(configured.get("batch_size", 256)),
+        max_retries=int(configured.get("max_retries", 3)),
+    )
 
 
 def _gate(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[str, Any]) -> Any:

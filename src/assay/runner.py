@@ -147,6 +147,7 @@ class Runner:
         limiter: Limiter | None = None,
         retries: RetryBudget | None = None,
         prepare_with: Sequence[Sample] = (),
+        executor: Callable[[Runner, Sequence[Execution]], None] | None = None,
     ) -> None:
         if sut_concurrency < 1:
             raise ValueError("sut_concurrency must be at least 1")
@@ -162,6 +163,7 @@ class Runner:
         self.prepare_with = list(prepare_with)
         self.limiter = limiter
         self.retries = retries
+        self.executor = executor
 
     def metrics_for(self, sample: Sample) -> list[Metric]:
         """The metrics that apply to a sample (tag-scoped metrics skip other samples)."""
@@ -185,7 +187,9 @@ class Runner:
         gc.freeze()
         gc.set_threshold(max(thresholds[0], 50_000), thresholds[1], thresholds[2])
         try:
-            if self.needs_event_loop:
+            if self.executor is not None:
+                self.executor(self, executions)
+            elif self.needs_event_loop:
                 asyncio.run(self.run_async(executions))
             else:
                 self._run_sync(executions)
@@ -246,12 +250,16 @@ class Runner:
             return carried
         return Limiter(self.sut_concurrency, adaptive=False)
 
-    async def _prepare(self) -> None:
+    async def prepare(self) -> None:
         """Once per run: metrics that learn from the whole dataset (e.g. IDF weights) do it here.
 
         The samples are the dataset's, not just what is left to run, so a resumed run scores
         exactly as an uninterrupted one. A failed preparation surfaces as each sample's failure.
+        With no samples given (a Ray worker scoring metrics the driver already prepared) this
+        does nothing.
         """
+        if not self.prepare_with:
+            return
         for metric in self.metrics:
             prepare = getattr(metric, "prepare", None)
             if prepare is not None:
@@ -259,7 +267,7 @@ class Runner:
                     await prepare(self.prepare_with)
 
     async def run_async(self, executions: Sequence[Execution]) -> None:
-        await self._prepare()
+        await self.prepare()
         limiter = self.sut_limiter()
         prefetchers = [m for m in self.metrics if hasattr(m, "prefetch")]
         try:
