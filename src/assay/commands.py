@@ -12,6 +12,7 @@ import typer
 def register(app: typer.Typer) -> None:
     """Attach every command to the root app."""
     from assay import core_cli, gate_cli, run_cli
+    from assay.adversarial import cli as adversarial_cli
     from assay.calibration import cli as calibration_cli
     from assay.providers import cli as providers_cli
     from assay.tez import cli as tez_cli
@@ -24,3 +25,4 @@ def register(app: typer.Typer) -> None:
     calibration_cli.register(app)  # agreement, calibrate
     providers_cli.register(app)  # cache stats|clear
     view_cli.register(app)  # view
+    adversarial_cli.register(app)  # adversarial, brief

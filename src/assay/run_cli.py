@@ -106,7 +106,12 @@ def _select(
     return dataset.model_copy(update={"samples": samples})
 
 
+LANE_KEY = "assay.lane"
+"""Where ``assay adversarial`` puts its LaneHooks in the click context's meta for ``run``."""
+
+
 def run(
+    ctx: typer.Context,
     dataset: Annotated[Path, typer.Argument(help="Golden dataset (.yml, .yaml, .json, .jsonl).")],
     outputs: Annotated[
         Path | None,
@@ -343,6 +348,14 @@ def run(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar or summary on stderr.")
     ] = False,
+    promote_failures: Annotated[
+        Path | None,
+        typer.Option(
+            "--promote-failures",
+            envvar="ASSAY_PROMOTE_FAILURES",
+            help="Write every failed or errored sample here as a YAML golden dataset.",
+        ),
+    ] = None,
 ) -> None:
     """Run a dataset through a system under test (or saved outputs), score it, report, gate."""
     from assay.dataset import load_dataset
@@ -365,9 +378,11 @@ def run(
         fail(f"--budget-usd must be a positive amount in US dollars; got {budget_usd}")
     extra_reports = _parse_also(also or [])
 
-    loaded = load_dataset(dataset)
+    lane = ctx.meta.get(LANE_KEY)  # set by `assay adversarial` (assay.adversarial.lane)
+    loaded = lane.dataset if lane is not None else load_dataset(dataset)
     specs: list[Any] = _with_dataset_rubric(
-        list(metric) if metric else list(loaded.metrics), loaded.rubric
+        lane.metric_specs if lane is not None else list(metric) if metric else list(loaded.metrics),
+        loaded.rubric,
     )
     if not specs:
         fail(f"{dataset}: no metrics: declare 'metrics:' in the dataset or pass --metric NAME")
@@ -491,6 +506,9 @@ def run(
         if store is not None:
             store.close()
         raise
+    report_obj = _with_compliance(
+        report_obj, selected, store, keep_rows, metrics, promote_failures, str(dataset)
+    )
     # What follows needs only the report: let a large dataset and its outputs go first.
     gate_block = loaded.gate
     loaded = selected = system = saved = None
@@ -517,6 +535,7 @@ def run(
             out=out,
             extra_reports=extra_reports,
             quiet=quiet,
+            lane=lane,
         )
     finally:
         if store is not None:
@@ -539,6 +558,7 @@ def _finish_run(
     out: Path | None,
     extra_reports: list[tuple[str, Path]],
     quiet: bool,
+    lane: Any = None,
 ) -> None:
     """Budget, comparison, gate, rendering and the exit code of a finished run."""
     if budget is not None:
@@ -554,6 +574,9 @@ def _finish_run(
     if comparison is not None:
         update["comparison"] = comparison.summary_dict()
     report_obj = report_obj.model_copy(update=update)
+    lane_failures: list[str] = []
+    if lane is not None:
+        report_obj, lane_failures = lane.gate(report_obj)
 
     rows: RowSource | None = None
     if store is not None:
@@ -567,9 +590,34 @@ def _finish_run(
         _write(render(report_obj, extra_fmt, comparison, rows), extra_path)
     if not quiet:
         _print_summary(report_obj, gate_result)
-    if report_obj.run.halted:
+    if lane is not None:
+        for line in [*lane.finished(report_obj, gate_result.passed), *lane_failures]:
+            typer.echo(f"assay: adversarial: {line}", err=True)
+    if report_obj.run.halted or lane_failures:
         raise typer.Exit(EXIT_GATE_FAILED)
     raise typer.Exit(EXIT_OK if gate_result.passed else EXIT_GATE_FAILED)
+
+
+def _with_compliance(
+    report_obj: Any,
+    dataset: Any,
+    store: Any,
+    keep_rows: bool,
+    metrics: list[Any],
+    promote_to: Path | None,
+    source: str,
+) -> Any:
+    """The adversarial compliance summary, and ``--promote-failures``, from the run's rows."""
+    from assay.adversarial.lane import with_compliance
+    from assay.rebuild import rows_from_store
+
+    names = [m.name for m in metrics]
+    run_id = report_obj.run.run_id
+
+    def rows() -> Iterable[Any]:
+        return report_obj.rows if keep_rows else rows_from_store(store, run_id, names)
+
+    return with_compliance(report_obj, dataset, rows, promote_to=promote_to, source=source)
 
 
 def _with_dataset_rubric(specs: list[Any], rubric: Any) -> list[Any]:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
+from assay.report.compliance import html_section
 from assay.report.model import Bucket, MetricAggregate, Report
 
 if TYPE_CHECKING:
@@ -485,6 +486,7 @@ def render_html(report: Report, comparison: Comparison | None = None) -> str:
             _metrics(report),
             _charts(report.metrics),
             _comparison(comparison),
+            html_section(report.adversarial),
             _cohorts(report),
             _usage(report),
             _repetitions(report),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from assay.report.compliance import junit_suite
 from assay.report.model import Report, Row
 
 PASS_THRESHOLD = 0.5
@@ -101,6 +102,7 @@ def render_junit(report: Report) -> str:
             totals[key] += counts[key]
     for key, value in totals.items():
         root.set(key, str(value))
+    junit_suite(root, report.adversarial, dataset)
     root.set("time", f"{report.run.duration_seconds:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

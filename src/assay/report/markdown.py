@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from assay.report.compliance import markdown_lines
 from assay.report.model import Report
 
 _MAX_FAILURES = 200
@@ -144,6 +145,8 @@ def render_markdown(report: Report) -> str:
                         f"| {cell(agg.id)} | {agg.passed}/{agg.repetitions} | {fmt(agg.pass_rate)} | "
                         f"{fmt(agg.pass_rate_ci.low)}–{fmt(agg.pass_rate_ci.high)} |"
                     )
+
+    out += markdown_lines(report.adversarial)
 
     out += [
         "",

@@ -233,6 +233,46 @@ class Summary(_Model):
     )
 
 
+class ComplianceSlice(_Model):
+    """Outcome of the adversarial samples in one category or framework."""
+
+    samples: int
+    executions: int
+    passed: int
+    failed: int = Field(description="executions with a metric scored below its threshold")
+    errored: int = Field(description="executions not failed but with an error (not scored)")
+    pass_rate: float | None = Field(description="passed / (passed + failed)")
+    worst_severity_failed: str | None = Field(
+        description="worst severity (critical > high > medium > low) among failed samples"
+    )
+
+
+class CategoryCompliance(ComplianceSlice):
+    category: str
+    label: str
+    severity: str = Field(description="worst severity declared by the category's samples")
+    compliance_frameworks: list[str]
+    failed_metrics: dict[str, int] = Field(
+        default_factory=dict, description="metric -> executions it failed in this category"
+    )
+
+
+class FrameworkCompliance(ComplianceSlice):
+    framework: str
+    categories: list[str]
+
+
+class Compliance(_Model):
+    """The adversarial lane's compliance summary (samples with metadata.adversarial)."""
+
+    total_samples: int
+    categories: list[CategoryCompliance]
+    frameworks: list[FrameworkCompliance]
+    drift: dict[str, Any] | None = Field(
+        default=None, description="drift gate outcome (assay adversarial), when one ran"
+    )
+
+
 class Report(_Model):
     """A complete evaluation report."""
 
@@ -250,6 +290,9 @@ class Report(_Model):
     )
     comparison: dict[str, Any] | None = Field(
         default=None, description="baseline comparison summary, when one ran"
+    )
+    adversarial: Compliance | None = Field(
+        default=None, description="compliance summary when the dataset has adversarial samples"
     )
     warnings: list[str] = Field(default_factory=list)
     failures: list[Failure]

@@ -1,0 +1,118 @@
+"""Max-drop rules: how far a report number may fall below a baseline's (padosoft semantics).
+
+A target is ``macro_f1`` or ``metric[:mean|p50|p95|pass_rate]`` (a bare metric means its mean).
+``--max-drop TARGET=POINTS`` sets the allowed drop in percentage points (0-100, stored as a
+ratio); a bare ``--max-drop POINTS`` sets macro-F1's. A check fails when
+``max(0, baseline - current) > max_drop + 1e-9``; a value missing on either side fails as
+``missing-value``. Pure functions over report numbers, so any gate can share them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from assay.errors import UsageError
+from assay.report.model import Report
+
+AGGREGATES = ("mean", "p50", "p95", "pass_rate")
+MACRO_F1 = "macro_f1"
+DEFAULT_MAX_DROP = 0.05
+EPSILON = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class DropRule:
+    """One target and the drop (a ratio in [0, 1]) it may take."""
+
+    target: str
+    max_drop: float
+
+
+def parse_target(raw: str) -> str:
+    """``macro_f1`` or ``metric:aggregate`` (a bare metric becomes ``metric:mean``)."""
+    raw = raw.strip()
+    if raw == MACRO_F1:
+        return raw
+    metric, sep, aggregate = raw.partition(":")
+    if not metric:
+        raise UsageError(f"--max-drop target {raw!r} names no metric")
+    aggregate = aggregate if sep else "mean"
+    if aggregate not in AGGREGATES:
+        raise UsageError(
+            f"--max-drop target {raw!r} uses unsupported aggregate {aggregate!r}. "
+            f"Supported aggregates: {', '.join(AGGREGATES)}."
+        )
+    return f"{metric}:{aggregate}"
+
+
+def parse_points(raw: str) -> float:
+    """Percentage points in [0, 100] as a ratio in [0, 1]."""
+    try:
+        points = float(raw)
+    except ValueError:
+        points = math.nan
+    if not math.isfinite(points) or not 0.0 <= points <= 100.0:
+        raise UsageError(
+            f"--max-drop must be a number of percentage points in [0, 100]; got {raw!r}"
+        )
+    return points / 100.0
+
+
+def parse_rules(items: Iterable[str]) -> list[DropRule]:
+    """Rules from ``--max-drop`` values; macro-F1 is always checked (default 5 points)."""
+    rules: dict[str, float] = {MACRO_F1: DEFAULT_MAX_DROP}
+    for item in items:
+        target, sep, points = item.rpartition("=")
+        rules[parse_target(target) if sep else MACRO_F1] = parse_points(points)
+    return [DropRule(target, drop) for target, drop in rules.items()]
+
+
+def report_values(report: Report) -> dict[str, float | None]:
+    """Every target's value in ``report``: macro-F1 and each metric's four aggregates."""
+    values: dict[str, float | None] = {MACRO_F1: report.summary.macro_f1}
+    for metric in report.metrics:
+        for aggregate in AGGREGATES:
+            values[f"{metric.name}:{aggregate}"] = getattr(metric, aggregate)
+    return values
+
+
+class Check(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    target: str
+    baseline_score: float | None
+    current_score: float | None
+    drop: float | None
+    max_drop: float
+    status: Literal["pass", "fail", "missing-value"]
+
+
+def check(
+    rule: DropRule, baseline: Mapping[str, float | None], current: Mapping[str, float | None]
+) -> Check:
+    """One rule against a baseline's and this run's values."""
+    before, after = baseline.get(rule.target), current.get(rule.target)
+    if before is None or after is None:
+        return Check(
+            target=rule.target,
+            baseline_score=before,
+            current_score=after,
+            drop=None,
+            max_drop=rule.max_drop,
+            status="missing-value",
+        )
+    drop = round(max(0.0, before - after), 10)
+    status: Literal["pass", "fail"] = "fail" if drop > rule.max_drop + EPSILON else "pass"
+    return Check(
+        target=rule.target,
+        baseline_score=before,
+        current_score=after,
+        drop=drop,
+        max_drop=rule.max_drop,
+        status=status,
+    )
