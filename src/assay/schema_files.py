@@ -67,6 +67,7 @@ def write(schema: dict[str, Any], file_name: str, path: str | Path | None = None
 def generators() -> dict[str, Callable[[], dict[str, Any]]]:
     """Every model-generated schema assay ships, by file name."""
     from assay import baseline, comparison, gate
+    from assay.adversarial import brief, history
     from assay.calibration import result
     from assay.providers import settings
     from assay.report import schema as report_schema
@@ -79,6 +80,8 @@ def generators() -> dict[str, Callable[[], dict[str, Any]]]:
         "comparison.v1.json": comparison.json_schema,
         "calibration.v1.json": result.json_schema,
         "providers.v1.json": settings.providers_block_schema,
+        "brief.v1.json": brief.json_schema,
+        "adversarial-runs.v1.json": history.json_schema,
     }
     for name, model in tez_schemas.GENERATED.items():
         found[name] = lambda model=model, name=name: tez_schemas.generated_schema(model, name)

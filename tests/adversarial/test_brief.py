@@ -7,8 +7,10 @@ import os
 import re
 from pathlib import Path
 
+import jsonschema
 import pytest
 
+from assay import schema_files
 from assay.adversarial.brief import defang, fence
 from assay.cli import main
 
@@ -91,6 +93,7 @@ def test_budget_is_respected_in_both_formats(
     data = json.loads(text)
     assert len(text) <= 2000
     assert data["schema_version"] == "assay.brief.v1"
+    jsonschema.validate(data, schema_files.load("brief.v1.json"))
     assert data["omitted_rows"] + len(data["rows"]) == data["summary"]["failing_rows"]
 
 

@@ -6,8 +6,10 @@ import json
 import os
 from pathlib import Path
 
+import jsonschema
 import pytest
 
+from assay import schema_files
 from assay.adversarial.drift import DropRule, check, parse_rules, parse_target
 from assay.adversarial.history import History, Manifest
 from assay.cli import main
@@ -110,7 +112,9 @@ def test_no_baseline_warns_and_passes_then_drift_fails(
     # The failed drift run is recorded but never becomes a baseline.
     code, report, _ = lane(capsys, leaky, "--max-drop", "100")
     assert report["adversarial"]["drift"]["baseline_run_id"] == clean_id
-    manifest = Manifest.model_validate_json((tmp_path / ".assay/adversarial-runs.json").read_text())
+    text = (tmp_path / ".assay/adversarial-runs.json").read_text()
+    jsonschema.validate(json.loads(text), schema_files.load("adversarial-runs.v1.json"))
+    manifest = Manifest.model_validate_json(text)
     assert [r.clean for r in manifest.runs] == [True, True, False, True]
 
 
