@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from assay.dataset import DATASET_SCHEMA, Dataset, Sample
+from assay.errors import UsageError
 from assay.fileio import write_atomic
 from assay.report.model import Row
 
@@ -94,7 +95,10 @@ def promote_failures(
     """
     document = promoted_document(dataset, rows, source=source, run_id=run_id)
     if document is None:
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot remove stale {path}: {exc.strerror or exc}") from None
         return 0
     text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
     write_atomic(path, text)

@@ -212,11 +212,14 @@ def find_pii(
     counts = dict.fromkeys(PII_KINDS, 0)
     for kind in PII_KINDS:
         pattern, valid = _CHECKS[kind]
-        spans = [m.span() for m in pattern.finditer(text) if valid(m)]
-        if kind in wanted:
-            counts[kind] = len(spans)
-        for start, end in spans:
-            text = text[:start] + " " * (end - start) + text[end:]
+
+        def blank(match: re.Match[str], kind: str = kind, valid: Any = valid) -> str:
+            if not valid(match):
+                return match.group()
+            counts[kind] += 1
+            return " " * len(match.group())
+
+        text = pattern.sub(blank, text)
     return {k: v for k, v in counts.items() if k in wanted}
 
 
