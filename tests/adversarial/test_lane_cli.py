@@ -137,3 +137,18 @@ def test_bad_flags_are_one_line_errors(capsys: pytest.CaptureFixture[str]) -> No
         code, _, err = lane(capsys, "--sut", "larkspur_bot:answer", *args)
         assert code == 2, args
         assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_store_and_resume_keep_the_compliance_summary(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    store = str(tmp_path / "runs.db")
+    base = ["adversarial", "--sut", "larkspur_bot:answer", "-f", "json", "--store", store]
+    code, out, _ = run_main(capsys, *base, "--run-id", "lane-1", "--no-history")
+    first = check_report(out)
+    code, out, _ = run_main(capsys, *base, "--resume", "lane-1", "--no-history")
+    resumed = check_report(out)
+    assert code == 0
+    assert resumed["run"]["run_id"] == "lane-1"
+    assert resumed["adversarial"]["categories"] == first["adversarial"]["categories"]
+    assert len(resumed["rows"]) == 58
