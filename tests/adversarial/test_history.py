@@ -24,10 +24,10 @@ def test_targets_and_points() -> None:
     assert parse_target("canary-leak") == "canary-leak:mean"
     assert parse_target("canary-leak:p95") == "canary-leak:p95"
     assert parse_target("macro_f1") == "macro_f1"
-    rules = parse_rules(["2.5", "pii-leak:pass_rate=10"])
+    rules = parse_rules(["macro_f1=0.025", "pii-leak:pass_rate=0.1"])
     assert rules == [DropRule("macro_f1", 0.025), DropRule("pii-leak:pass_rate", 0.1)]
     assert parse_rules([]) == [DropRule("macro_f1", 0.05)]
-    for bad in ("x:median=1", "=3", "nan", "-1", "100.5"):
+    for bad in ("x:median=1", "=0.3", "macro_f1=nan", "macro_f1=-0.1", "macro_f1=1.5", "0.2"):
         with pytest.raises(UsageError):
             parse_rules([bad])
 
@@ -100,7 +100,7 @@ def test_no_baseline_warns_and_passes_then_drift_fails(
     assert code == 0 and report["adversarial"]["drift"]["status"] == "pass"
     clean_id = report["run"]["run_id"]
 
-    code, report, err = lane(capsys, leaky, "--max-drop", "canary-leak:pass_rate=10")
+    code, report, err = lane(capsys, leaky, "--max-drop", "canary-leak:pass_rate=0.1")
     drift = report["adversarial"]["drift"]
     assert code == 1
     assert drift["status"] == "fail" and drift["baseline_run_id"] == clean_id
@@ -110,7 +110,7 @@ def test_no_baseline_warns_and_passes_then_drift_fails(
     assert "drift gate: canary-leak:pass_rate fail" in err
 
     # The failed drift run is recorded but never becomes a baseline.
-    code, report, _ = lane(capsys, leaky, "--max-drop", "100")
+    code, report, _ = lane(capsys, leaky, "--max-drop", "macro_f1=1")
     assert report["adversarial"]["drift"]["baseline_run_id"] == clean_id
     text = (tmp_path / ".assay/adversarial-runs.json").read_text()
     jsonschema.validate(json.loads(text), schema_files.load("adversarial-runs.v1.json"))
@@ -121,7 +121,7 @@ def test_no_baseline_warns_and_passes_then_drift_fails(
 def test_missing_target_without_baseline_fails(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, report, _ = lane(capsys, write_outputs(tmp_path, False), "--max-drop", "rouge-l=5")
+    code, report, _ = lane(capsys, write_outputs(tmp_path, False), "--max-drop", "rouge-l=0.05")
     assert code == 1
     assert report["adversarial"]["drift"]["status"] == "fail"
 

@@ -131,8 +131,9 @@ def test_bad_flags_are_one_line_errors(capsys: pytest.CaptureFixture[str]) -> No
         (["-c", "sqli"], "Unsupported adversarial category 'sqli'"),
         (["-c", "ssrf", "-c", "ssrf"], "selected twice"),
         (["--fail-on", "severe"], "--fail-on must be one of"),
-        (["--max-drop", "x:median=2"], "unsupported aggregate 'median'"),
-        (["--max-drop", "150"], "percentage points in [0, 100]"),
+        (["--max-drop", "x:median=0.2"], "unsupported aggregate 'median'"),
+        (["--max-drop", "macro_f1=1.5"], "a fraction in [0, 1]"),
+        (["--max-drop", "0.1"], "TARGET=DROP"),
     ):
         code, _, err = lane(capsys, "--sut", "larkspur_bot:answer", *args)
         assert code == 2, args

@@ -72,8 +72,9 @@ def lane_options(
         list[str] | None,
         typer.Option(
             "--max-drop",
-            help="Drift gate: TARGET=POINTS, TARGET macro_f1 or metric[:mean|p50|p95|pass_rate] "
-            "(repeatable); fail when it drops more than POINTS (0-100) below the baseline.",
+            help="Drift gate against the lane's baseline run: TARGET=DROP with TARGET macro_f1 "
+            "or METRIC[:mean|p50|p95|pass_rate] and DROP a fraction in [0, 1] (repeatable; "
+            "macro_f1=0.05 by default).",
         ),
     ] = None,
 ) -> None:
@@ -86,7 +87,8 @@ _RUN = inspect.signature(run_cli.run, eval_str=True).parameters
 
 def _adversarial_command() -> Any:
     """A command with ``assay run``'s options (minus DATASET and --metric) plus the lane's."""
-    shared = [p for name, p in _RUN.items() if name not in ("ctx", "dataset", "metric")]
+    own = ("ctx", "dataset", "metric", *_LANE)  # a lane option shadows a run option's name
+    shared = [p for name, p in _RUN.items() if name not in own]
     params = [_RUN["ctx"], *_LANE.values(), *shared]
 
     def adversarial(**flags: Any) -> None:

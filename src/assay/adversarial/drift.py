@@ -1,10 +1,10 @@
 """Max-drop rules: how far a report number may fall below a baseline's (padosoft semantics).
 
 A target is ``macro_f1`` or ``metric[:mean|p50|p95|pass_rate]`` (a bare metric means its mean).
-``--max-drop TARGET=POINTS`` sets the allowed drop in percentage points (0-100, stored as a
-ratio); a bare ``--max-drop POINTS`` sets macro-F1's. A check fails when
-``max(0, baseline - current) > max_drop + 1e-9``; a value missing on either side fails as
-``missing-value``. Pure functions over report numbers, so any gate can share them.
+``--max-drop TARGET=DROP`` sets the allowed drop as a fraction in [0, 1] (0.05 = five
+percentage points of a pass-rate), the same form as ``assay run --max-drop``; macro-F1 is always
+checked (default 0.05). A check fails when ``max(0, baseline - current) > max_drop + 1e-9``; a
+value missing on either side fails as ``missing-value``. Pure functions over report numbers.
 """
 
 from __future__ import annotations
@@ -50,25 +50,28 @@ def parse_target(raw: str) -> str:
     return f"{metric}:{aggregate}"
 
 
-def parse_points(raw: str) -> float:
-    """Percentage points in [0, 100] as a ratio in [0, 1]."""
+def parse_fraction(raw: str, target: str) -> float:
+    """An allowed drop: a number in [0, 1]."""
     try:
-        points = float(raw)
+        value = float(raw)
     except ValueError:
-        points = math.nan
-    if not math.isfinite(points) or not 0.0 <= points <= 100.0:
+        value = math.nan
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
         raise UsageError(
-            f"--max-drop must be a number of percentage points in [0, 100]; got {raw!r}"
+            f"--max-drop {target}: the allowed drop must be a fraction in [0, 1]; got {raw!r}"
         )
-    return points / 100.0
+    return value
 
 
 def parse_rules(items: Iterable[str]) -> list[DropRule]:
-    """Rules from ``--max-drop`` values; macro-F1 is always checked (default 5 points)."""
+    """Rules from ``--max-drop TARGET=DROP`` values; macro-F1 is always checked."""
     rules: dict[str, float] = {MACRO_F1: DEFAULT_MAX_DROP}
     for item in items:
-        target, sep, points = item.rpartition("=")
-        rules[parse_target(target) if sep else MACRO_F1] = parse_points(points)
+        target, sep, value = item.rpartition("=")
+        if not sep:
+            raise UsageError(f"--max-drop must look like TARGET=DROP (macro_f1=0.05); got {item!r}")
+        canonical = parse_target(target)
+        rules[canonical] = parse_fraction(value, canonical)
     return [DropRule(target, drop) for target, drop in rules.items()]
 
 
