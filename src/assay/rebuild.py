@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from assay.report.aggregate import ReportBuilder, make_row
-from assay.report.model import DatasetInfo, Report, Row, RunInfo, SystemUnderTestInfo
+from assay.report.model import (
+    Compliance,
+    DatasetInfo,
+    Report,
+    Row,
+    RunInfo,
+    SystemUnderTestInfo,
+)
 from assay.store import RunStore
 
 
@@ -44,7 +51,7 @@ def report_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -
         else [f"run status is '{record.status}': the report covers finished work only"]
     )
     info = record.config
-    return builder.build(
+    report = builder.build(
         dataset=DatasetInfo(
             name=record.dataset_name,
             schema_version=str(info.get("dataset_schema_version", "assay.dataset.v1")),
@@ -67,3 +74,7 @@ def report_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -
         ),
         warnings=warnings,
     )
+    compliance = store.compliance(run_id)
+    if compliance is None:
+        return report
+    return report.model_copy(update={"adversarial": Compliance.model_validate(compliance)})

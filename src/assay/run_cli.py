@@ -617,7 +617,10 @@ def _with_compliance(
     def rows() -> Iterable[Any]:
         return report_obj.rows if keep_rows else rows_from_store(store, run_id, names)
 
-    return with_compliance(report_obj, dataset, rows, promote_to=promote_to, source=source)
+    report_obj = with_compliance(report_obj, dataset, rows, promote_to=promote_to, source=source)
+    if store is not None and report_obj.adversarial is not None:  # for `assay report RUN`
+        store.record_compliance(run_id, report_obj.adversarial.model_dump(mode="json"))
+    return report_obj
 
 
 def _with_dataset_rubric(specs: list[Any], rubric: Any) -> list[Any]:

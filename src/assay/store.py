@@ -55,6 +55,10 @@ CREATE TABLE IF NOT EXISTS gates (
     passed INTEGER NOT NULL,
     result TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS compliance (
+    run_id TEXT PRIMARY KEY,
+    summary TEXT NOT NULL
+);
 """
 
 
@@ -311,6 +315,24 @@ class RunStore:
         try:
             row = self.db.execute("SELECT result FROM gates WHERE run_id = ?", (run_id,)).fetchone()
         except sqlite3.OperationalError:  # a store written before gates were recorded
+            return None
+        return None if row is None else dict(json.loads(row[0]))
+
+    # ----------------------------------------------------------------------- compliance
+
+    def record_compliance(self, run_id: str, summary: dict[str, Any]) -> None:
+        """Keep a run's adversarial compliance summary, so re-rendered reports show it."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO compliance VALUES (?, ?)", (run_id, json.dumps(summary))
+        )
+
+    def compliance(self, run_id: str) -> dict[str, Any] | None:
+        """The compliance summary recorded for a run; None when it had no adversarial samples."""
+        try:
+            row = self.db.execute(
+                "SELECT summary FROM compliance WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        except sqlite3.OperationalError:  # a store opened read-only before the table existed
             return None
         return None if row is None else dict(json.loads(row[0]))
 

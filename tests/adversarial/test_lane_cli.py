@@ -153,3 +153,18 @@ def test_store_and_resume_keep_the_compliance_summary(
     assert resumed["run"]["run_id"] == "lane-1"
     assert resumed["adversarial"]["categories"] == first["adversarial"]["categories"]
     assert len(resumed["rows"]) == 58
+
+
+def test_assay_report_rerenders_the_compliance_summary(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    store = str(tmp_path / "runs.db")
+    args = ["--sut", "larkspur_bot:answer", "-f", "json", "--store", store, "--no-history"]
+    _, out, _ = run_main(capsys, "adversarial", *args, "--run-id", "lane-2")
+    live = check_report(out)
+    code, out, _ = run_main(capsys, "report", "lane-2", "-f", "json", "--store", store)
+    again = check_report(out)
+    assert code == 0
+    assert again["adversarial"] == live["adversarial"]
+    code, out, _ = run_main(capsys, "report", "lane-2", "-f", "md", "--store", store)
+    assert "## Adversarial compliance" in out
