@@ -135,6 +135,7 @@ class HttpTarget:
         retrieved_path: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         limiter: Limiter | None = None,
+        trajectory_path: str | None = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -154,6 +155,9 @@ class HttpTarget:
         self.retrieved_path = (
             parse_path(retrieved_path, flag="--sut-retrieved-path") if retrieved_path else None
         )
+        self.trajectory_path = (
+            parse_path(trajectory_path, flag="--sut-trajectory-path") if trajectory_path else None
+        )
         self.timeout_s = float(timeout_s)
         self.limiter = limiter or Limiter(8)
         self._client: Any = None
@@ -169,6 +173,7 @@ class HttpTarget:
         timeout_s: float | None = None,
         limiter: Limiter | None = None,
         environ: Mapping[str, str] | None = None,
+        trajectory_path: str | None = None,
     ) -> HttpTarget:
         """Build from flags, falling back to ``ASSAY_SUT_*`` environment variables."""
         env = os.environ if environ is None else environ
@@ -189,6 +194,9 @@ class HttpTarget:
             else env.get("ASSAY_SUT_RETRIEVED_PATH") or None,
             timeout_s=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
             limiter=limiter,
+            trajectory_path=trajectory_path
+            if trajectory_path is not None
+            else env.get("ASSAY_SUT_TRAJECTORY_PATH") or None,
         )
 
     def describe(self) -> SystemUnderTestInfo:
@@ -283,7 +291,19 @@ class HttpTarget:
                 retrieved = parse_retrieved(raw, where=rwhere)
             except ValueError as exc:
                 raise SystemUnderTestError(f"the reply's {exc}") from None
-        return Output(text, retrieved)
+        return Output(text, retrieved, self._trajectory(document))
+
+    def _trajectory(self, document: Any) -> Mapping[str, Any] | None:
+        """The agent's trajectory (tool calls) at ``--sut-trajectory-path``, when configured."""
+        if self.trajectory_path is None:
+            return None
+        raw = lookup(document, self.trajectory_path)
+        where = _render(self.trajectory_path)
+        if raw is _MISSING or raw is None:
+            raise SystemUnderTestError(f"the reply has no '{where}' (set --sut-trajectory-path)")
+        if not isinstance(raw, Mapping):
+            raise SystemUnderTestError(f"the reply's '{where}' is {_kind(raw)}, not an object")
+        return raw
 
 
 def _kind(value: Any) -> str:

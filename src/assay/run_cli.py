@@ -147,6 +147,14 @@ def run(
             help="JSON path of the retrieved ids in the --sut-url reply.",
         ),
     ] = None,
+    sut_trajectory_path: Annotated[
+        str | None,
+        typer.Option(
+            "--sut-trajectory-path",
+            envvar="ASSAY_SUT_TRAJECTORY_PATH",
+            help="JSON path of the agent's trajectory (tool calls) in the --sut-url reply.",
+        ),
+    ] = None,
     sut_timeout: Annotated[
         float | None,
         typer.Option(
@@ -431,6 +439,7 @@ def run(
                 str(sut_url),
                 output_path=sut_output_path,
                 retrieved_path=sut_retrieved_path,
+                trajectory_path=sut_trajectory_path,
                 timeout_s=sut_timeout,
                 limiter=limiter,
             )
