@@ -600,7 +600,8 @@ def _finish_run(
     if not quiet:
         _print_summary(report_obj, gate_result)
     if lane is not None:
-        for line in [*lane.finished(report_obj, gate_result.passed), *lane_failures]:
+        notes = lane.finished(report_obj, gate_result.passed)
+        for line in [*([] if quiet else notes), *lane_failures]:  # a failure always says why
             typer.echo(f"assay: adversarial: {line}", err=True)
     if report_obj.run.halted or lane_failures:
         raise typer.Exit(EXIT_GATE_FAILED)
