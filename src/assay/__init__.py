@@ -1,7 +1,8 @@
 """assay: an evaluation harness for LLM and RAG applications.
 
-The light pieces (datasets, metrics, errors) import eagerly; the engine, report, gate and
-calibration load on first use, so ``import assay`` and ``assay --help`` stay fast.
+Only the error classes import eagerly; everything else (datasets and pydantic, metrics, the
+engine, report, gate, calibration) loads on first use, so ``import assay`` and
+``assay --help`` stay fast.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from assay.dataset import Dataset, MetricSpec, Sample, load_dataset
 from assay.errors import (
     AssayError,
     DatasetError,
@@ -20,12 +20,22 @@ from assay.errors import (
     SystemUnderTestError,
     UsageError,
 )
-from assay.metrics.base import Metric, MetricScore, catalogue, resolve, resolve_all
-from assay.outputs import Output, Retrieved, load_outputs
 
 __version__ = "0.1.0"
 
 _LAZY = {
+    "Dataset": "assay.dataset",
+    "MetricSpec": "assay.dataset",
+    "Sample": "assay.dataset",
+    "load_dataset": "assay.dataset",
+    "Metric": "assay.metrics.base",
+    "MetricScore": "assay.metrics.base",
+    "catalogue": "assay.metrics.base",
+    "resolve": "assay.metrics.base",
+    "resolve_all": "assay.metrics.base",
+    "Output": "assay.outputs",
+    "Retrieved": "assay.outputs",
+    "load_outputs": "assay.outputs",
     "evaluate": "assay.evaluation",
     "RunOptions": "assay.evaluation",
     "Report": "assay.report.model",
@@ -48,10 +58,13 @@ _RENAMED = {"evaluate_gate": "evaluate"}
 if TYPE_CHECKING:
     from assay.calibration import compute_agreement
     from assay.comparison import compare_reports
+    from assay.dataset import Dataset, MetricSpec, Sample, load_dataset
     from assay.evaluation import RunOptions, evaluate
     from assay.gate import GateRules, load_rules
     from assay.gate import evaluate as evaluate_gate
     from assay.http_sut import HttpTarget
+    from assay.metrics.base import Metric, MetricScore, catalogue, resolve, resolve_all
+    from assay.outputs import Output, Retrieved, load_outputs
     from assay.rebuild import report_from_store
     from assay.report.html import render_html
     from assay.report.junit import render_junit

@@ -5,6 +5,22 @@ Importing this package is cheap; the ``openai`` SDK and torch load only when a c
 Configuration: :func:`configure` / :func:`current` in :mod:`assay.providers.settings`.
 """
 
-from assay.providers.settings import ProviderSettings, configure, current, use
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.providers.settings import ProviderSettings, configure, current, use
+
+
+def __getattr__(name: str) -> Any:
+    """Settings load on first use (pydantic), so ``assay --help`` does not pay for them."""
+    if name not in __all__:
+        raise AttributeError(f"module 'assay.providers' has no attribute {name!r}")
+    value = getattr(importlib.import_module("assay.providers.settings"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["ProviderSettings", "configure", "current", "use"]
