@@ -20,7 +20,7 @@ from assay.outputs import Output
 from assay.ray_executor import RayOptions, run_on_ray
 from assay.report.aggregate import ExecutionResult, ReportBuilder
 from assay.report.model import DatasetInfo, Report, RunInfo
-from assay.runner import Execution, Runner, plan
+from assay.runner import Execution, Runner, never_stop, plan
 from assay.store import RunStore, new_run_id
 from assay.sut import SystemUnderTest
 
@@ -50,7 +50,7 @@ class RunState:
     done: int = 0
     halted: bool = False
     halt_reason: str | None = None
-    should_stop: Callable[[], bool] = lambda: False
+    should_stop: Callable[[], bool] = never_stop  # the runner scores in chunks only then
     on_result: Callable[[ExecutionResult], None] | None = None
 
 

@@ -1,7 +1,8 @@
 """The run engine: answer every (sample, repetition), score it with every metric, hand it on.
 
 Saved outputs scored by offline metrics take a plain synchronous loop (no event loop per
-sample). Anything that calls out — a Python or HTTP system under test, provider-backed metrics —
+sample) that scores a chunk of executions at a time: each metric scores the chunk's rows in one
+``score_batch`` call when it offers one (see :mod:`assay.metrics.batch`), else row by row. Anything that calls out — a Python or HTTP system under test, provider-backed metrics —
 runs on asyncio: calls to the system under test go through an adaptive limiter
 (:mod:`assay.limiter`), provider calls through the provider layer's own gate, and executions
 stream (a new one starts as soon as one ends). When a metric can batch its provider calls
@@ -17,20 +18,28 @@ import asyncio
 import contextlib
 import gc
 import inspect
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from assay.dataset import Sample
 from assay.errors import AssayError, MetricError
 from assay.limiter import Limiter, RetryBudget, call_limited
 from assay.metrics.base import Metric, MetricScore, applies, check_details
+from assay.metrics.batch import ScoreColumn
 from assay.outputs import Output
 from assay.report.aggregate import ExecutionResult, ScoreResult
 from assay.sut import SystemUnderTest
 
 ResultHandler = Callable[[ExecutionResult, Output | None], None]
 FREEZE_EVERY = 10_000
+SCORE_CHUNK = 2048  # executions scored together on the synchronous path (one column per metric)
+
+
+def never_stop(*_: Any) -> bool:
+    """The default halt condition: none. Only without one are executions scored in chunks."""
+    return False
 
 
 def _internal_error(metric: str, exc: BaseException) -> str:
@@ -56,6 +65,75 @@ def _usage_tuple(usage: Any) -> tuple[dict[str, Any], ...]:
     if isinstance(usage, dict):
         return (usage,)
     return tuple(dict(u) for u in usage)
+
+
+def score_column(
+    metric: Metric, samples: Sequence[Sample], outputs: Sequence[Output]
+) -> list[ScoreResult]:
+    """One metric over a batch: its ``score_batch`` when it has one, else ``score`` row by row.
+
+    Either way each row's result is what :func:`score_sync` gives for it. A ``score_batch`` that
+    raises, or returns a column of the wrong length, is ignored and the batch is scored row by
+    row; values outside [0, 1] become that row's error, as ``MetricScore`` would make them.
+    """
+    batch = getattr(metric, "score_batch", None)
+    if batch is None or not samples:
+        return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
+    try:
+        column = batch(samples, outputs)
+        values = column.values.tolist()
+    except Exception:  # a broken batch kernel costs speed, never a different result
+        return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
+    if len(values) != len(samples):
+        return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
+    details = _column_details(column, len(values))
+    results = []
+    for index, value in enumerate(values):
+        error = column.errors.get(index)
+        if error is None and not 0.0 <= value <= 1.0:  # NaN included, as MetricScore says
+            error = f"metric score must be in [0.0, 1.0]; got {value!r}"
+        if error is None and details[index] is None:
+            row = column.details_at(index)
+            try:
+                check_details(row, metric.name)
+            except MetricError as exc:
+                error = str(exc)
+            details[index] = row
+        if error is None:
+            results.append(ScoreResult(value, details[index]))  # type: ignore[arg-type]
+        else:
+            results.append(ScoreResult(None, error=error))
+    return results
+
+
+_SAFE_TYPES = frozenset({str, int, bool, type(None)})
+
+
+def _column_details(column: ScoreColumn, size: int) -> list[dict[str, Any] | None]:
+    """Rows' details built in one pass where every column is plain JSON (None: check the row).
+
+    A details column of strings, integers, booleans, None and finite floats cannot fail
+    :func:`check_details`, so its rows need no per-row check.
+    """
+    keys = list(column.details)
+    columns = [column.details[key] for key in keys]
+    plain = (
+        not column.absent
+        and all(type(key) is str for key in keys)
+        and all(len(c) == size and _plain_column(c) for c in columns)
+    )
+    if not plain:
+        return [None] * size
+    return [dict(zip(keys, row)) for row in zip(*columns)] if keys else [{} for _ in range(size)]
+
+
+def _plain_column(values: Sequence[Any]) -> bool:
+    types = set(map(type, values))
+    if float in types:
+        types.discard(float)
+        finite = all(math.isfinite(v) for v in values if type(v) is float)
+        return finite and types <= _SAFE_TYPES
+    return types <= _SAFE_TYPES
 
 
 def score_sync(metric: Metric, sample: Sample, output: Output) -> ScoreResult:
@@ -142,7 +220,7 @@ class Runner:
         on_result: ResultHandler,
         sut_concurrency: int = 8,
         window: int = 256,
-        should_stop: Callable[[], bool] = lambda: False,
+        should_stop: Callable[[], bool] = never_stop,
         scopes: Mapping[str, frozenset[str]] | None = None,
         limiter: Limiter | None = None,
         retries: RetryBudget | None = None,
@@ -220,24 +298,50 @@ class Runner:
     # ----------------------------------------------------------------------- sync path
 
     def _run_sync(self, executions: Sequence[Execution]) -> None:
+        """Answers come at once (saved outputs); metrics score a chunk at a time, as columns.
+
+        With a halt condition the chunk is one execution, so the run stops exactly where the
+        condition says (it may depend on the results delivered so far).
+        """
         answer_now = self.sut.answer_now  # type: ignore[attr-defined]
-        for execution in executions:
+        size = SCORE_CHUNK if self.should_stop is never_stop else 1
+        for start in range(0, len(executions), size):
             if self.should_stop():
                 self.stopped_early = True
                 return
-            sample = execution.sample
-            try:
-                output = answer_now(sample)
-            except AssayError as exc:
-                self.on_result(
-                    ExecutionResult(sample.id, execution.repetition, {}, sut_error=str(exc)), None
-                )
-                continue
-            scores = {
-                metric.name: score_sync(metric, sample, output)
-                for metric in self.metrics_for(sample)
-            }
-            self.on_result(ExecutionResult(sample.id, execution.repetition, scores), output)
+            chunk = executions[start : start + size]
+            answers: list[Output | str] = []
+            for execution in chunk:
+                try:
+                    answers.append(answer_now(execution.sample))
+                except AssayError as exc:
+                    answers.append(str(exc))
+            rows = self._score_chunk(chunk, answers)
+            for execution, answer, scores in zip(chunk, answers, rows):
+                sample_id, repetition = execution.sample.id, execution.repetition
+                if isinstance(answer, str):
+                    result = ExecutionResult(sample_id, repetition, {}, sut_error=answer)
+                    self.on_result(result, None)
+                else:
+                    self.on_result(ExecutionResult(sample_id, repetition, scores), answer)
+
+    def _score_chunk(
+        self, chunk: Sequence[Execution], answers: Sequence[Output | str]
+    ) -> list[dict[str, ScoreResult]]:
+        """Per row, every applicable metric's result, each metric scoring its rows in one call."""
+        rows: list[dict[str, ScoreResult]] = [{} for _ in chunk]
+        for metric in self.metrics:
+            picked = [
+                i
+                for i, (execution, answer) in enumerate(zip(chunk, answers))
+                if not isinstance(answer, str)
+                and (not self.scopes or applies(self.scopes, metric.name, execution.sample.tags))
+            ]
+            samples = [chunk[i].sample for i in picked]
+            outputs = [cast(Output, answers[i]) for i in picked]
+            for i, result in zip(picked, score_column(metric, samples, outputs)):
+                rows[i][metric.name] = result
+        return rows
 
     # ----------------------------------------------------------------------- async path
 
