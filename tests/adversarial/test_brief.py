@@ -111,3 +111,19 @@ def test_fence_and_defang_units() -> None:
     assert fence("plain").startswith("```text\n")
     assert defang("a\u202eb\x07") == "a\\u{202E}b\\u{7}"
     assert len(defang("x" * 1000)) == 300
+
+
+def test_failing_row_texts_are_defanged_and_first_wins() -> None:
+    from types import SimpleNamespace
+
+    from assay.adversarial.brief import failing_texts
+
+    rows = [
+        SimpleNamespace(sample_id="s1", repetition=0, input="q", expected="no", actual="x\u200b"),
+        SimpleNamespace(sample_id="s1", repetition=0, input="q2", expected=None, actual="y"),
+        SimpleNamespace(sample_id="s2", repetition=1, input=None, expected=None, actual=None),
+    ]
+    texts = failing_texts(SimpleNamespace(failing_rows=rows))  # type: ignore[arg-type]
+    assert texts[("s1", 0)] == {"input": "q", "expected": "no", "actual": "x\\u{200B}"}
+    assert texts[("s2", 1)] == {}
+    assert failing_texts(SimpleNamespace()) == {}  # type: ignore[arg-type]

@@ -89,7 +89,10 @@ class Brief(BaseModel):
     omitted_rows: int = 0
 
 
-def _brief_row(row: Row) -> BriefRow | None:
+Texts = dict[tuple[str, int], dict[str, str]]
+
+
+def _brief_row(row: Row, texts: Texts) -> BriefRow | None:
     failed = {name: round(s.score, 4) for name, s in sorted(row.scores.items()) if not s.passed}
     if not failed and not row.errors:
         return None
@@ -98,22 +101,26 @@ def _brief_row(row: Row) -> BriefRow | None:
         repetition=row.repetition,
         failed=failed,
         errored={name: defang(message) for name, message in sorted(row.errors.items())},
-        texts=_row_texts(row),
+        texts=texts.get((row.id, row.repetition), {}),
     )
 
 
-_TEXT_FIELDS = ("input", "expected", "expected_output", "actual", "actual_output", "output")
+_TEXT_FIELDS = ("input", "expected", "actual")
 
 
-def _row_texts(row: Row) -> dict[str, str]:
-    """Texts a report row may carry (reports that show failing rows); redacted ones are absent."""
-    texts: dict[str, str] = {}
-    for name in _TEXT_FIELDS:
-        value = getattr(row, name, None)
-        if value is None:
-            continue
-        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        texts[name] = defang(shown)
+def failing_texts(report: Report) -> Texts:
+    """Input, expected and actual text per execution, from the report's failing rows.
+
+    Reports list them under ``failing_rows`` (truncated, absent with ``--redact``); a report
+    without that key gives none, and the brief shows ids, scores and messages only.
+    """
+    texts: Texts = {}
+    for item in getattr(report, "failing_rows", None) or []:
+        entry = texts.setdefault((item.sample_id, item.repetition), {})
+        for name in _TEXT_FIELDS:
+            value = getattr(item, name, None)
+            if isinstance(value, str) and name not in entry:
+                entry[name] = defang(value)
     return texts
 
 
@@ -152,11 +159,11 @@ def build_brief(report: Report, *, budget: int) -> Brief:
         ][:5],
         rows=[],
     )
-    return _fill_rows(brief, report.rows, budget)
+    return _fill_rows(brief, report.rows, failing_texts(report), budget)
 
 
-def _fill_rows(brief: Brief, rows: list[Row], budget: int) -> Brief:
-    candidates = [r for r in (_brief_row(row) for row in rows) if r is not None]
+def _fill_rows(brief: Brief, rows: list[Row], texts: Texts, budget: int) -> Brief:
+    candidates = [r for r in (_brief_row(row, texts) for row in rows) if r is not None]
     used = len(render_markdown(brief)) + 120  # room for the "omitted" line
     kept: list[BriefRow] = []
     for row in candidates:
