@@ -24,6 +24,27 @@ app = typer.Typer(
 )
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from assay import __version__
+
+        typer.echo(f"assay {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        help="Print assay's version and exit.",
+        callback=_show_version,
+        is_eager=True,
+    ),
+) -> None:
+    """Evaluate LLM and RAG systems against golden datasets, and gate merges on the result."""
+
+
 # --- sub-command registration ------------------------------------------------------------
 # Each feature package exposes its commands from its own ``cli`` module; they are mounted here.
 from assay import commands  # noqa: E402  (run, validate, metrics, runs, report)

@@ -165,6 +165,18 @@ class Comparison(_Model):
     added: list[SampleRef]
     removed: list[SampleRef]
     warnings: list[str] = Field(default_factory=list)
+    reference_aggregates: dict[str, dict[str, float | None]] = Field(
+        default_factory=dict,
+        description="the reference run's mean, p50, p95 and pass_rate per metric (for max_drop)",
+    )
+    current_aggregates: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+
+    def pass_to_fail_rows(self) -> list[str]:
+        """Every (sample, metric) that passed in the reference and now fails or errors."""
+        found = [f"{f.sample_id}/{f.metric}" for f in self.flips if f.direction == "pass-to-fail"]
+        for item in self.new_failures:
+            found.extend(f"{item.sample_id}/{where} (errored)" for where in item.errored)
+        return list(dict.fromkeys(found))
 
     @property
     def regression_count(self) -> int:
@@ -641,6 +653,7 @@ def compare_reports(
                 f"pass-rate change at alpha {alpha:g} (the exact test needs at least "
                 f"{sign_test_floor(alpha)} one-way flips); add samples or repetitions"
             )
+    warnings.extend(_undetectable_drops(overall, alpha))
     flips = _flips(joined, metrics)
     new_failures = _new_failures(joined, metrics)
     comparable = bool(joined) and bool(metrics)
@@ -680,7 +693,39 @@ def compare_reports(
         added=added,
         removed=removed,
         warnings=warnings,
+        reference_aggregates=_aggregates(reference),
+        current_aggregates=_aggregates(current),
     )
+
+
+def _aggregates(report: Report) -> dict[str, dict[str, float | None]]:
+    return {
+        m.name: {"mean": m.mean, "p50": m.p50, "p95": m.p95, "pass_rate": m.pass_rate}
+        for m in report.metrics
+    }
+
+
+def _undetectable_drops(overall: Sequence[MetricComparison], alpha: float) -> list[str]:
+    """A drop the paired test did not flag, and could not have: say so, with the MDD."""
+    found = []
+    for item in overall:
+        for name, stat in (("mean", item.mean), ("pass-rate", item.pass_rate)):
+            if (
+                stat.delta is None
+                or stat.delta >= 0
+                or (stat.p_adjusted is not None and (stat.p_adjusted < alpha))
+            ):
+                continue
+            if stat.mdd is not None and abs(stat.delta) >= stat.mdd:
+                continue
+            mdd = "unknown" if stat.mdd is None else f"{stat.mdd:.4f}"
+            found.append(
+                f"metric '{item.metric}': {name} dropped by {abs(stat.delta):.4f} but "
+                f"{item.paired} paired samples cannot detect a change of this size at alpha "
+                f"{alpha:g} (minimum detectable difference {mdd}); the flip rule still counts "
+                "every row that went from pass to fail"
+            )
+    return found
 
 
 def _known(value: float | None) -> float:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from assay.dataset import Dataset
 from assay.errors import UsageError
@@ -19,6 +20,7 @@ from assay.metrics.base import Metric
 from assay.outputs import Output
 from assay.ray_executor import RayOptions, run_on_ray
 from assay.report.aggregate import ExecutionResult, ReportBuilder
+from assay.report.failing import DEFAULT_TEXT_LIMIT, REDACTED, FailingRowCollector
 from assay.report.model import DatasetInfo, Report, RunInfo
 from assay.runner import Execution, Runner, never_stop, plan
 from assay.store import RunStore, new_run_id
@@ -39,6 +41,9 @@ class RunOptions:
     dataset_path: str | None = None
     extra_info: dict[str, str | None] = field(default_factory=dict)
     ray: RayOptions | None = None
+    thresholds: dict[str, float] = field(default_factory=dict)
+    text_limit: int = DEFAULT_TEXT_LIMIT
+    redact: bool = False
 
 
 @dataclass
@@ -96,6 +101,7 @@ def evaluate(
                 config={
                     "metrics": metric_names,
                     "scopes": {name: sorted(tags) for name, tags in (scopes or {}).items()},
+                    "thresholds": dict(options.thresholds),
                     "repetitions": repetitions,
                     "system_under_test": sut.describe().model_dump(),
                     "dataset_schema_version": dataset.schema_version,
@@ -110,12 +116,22 @@ def evaluate(
     sample_tags = {s.id: s.tags for s in dataset.samples}
     hashes = {s.id: s.row_hash for s in dataset.samples}
     positions = {s.id: i for i, s in enumerate(dataset.samples)}
-    builder = ReportBuilder(metric_names, scopes, keep_rows=keep_rows or store is None)
+    builder = ReportBuilder(
+        metric_names, scopes, keep_rows=keep_rows or store is None, thresholds=options.thresholds
+    )
+    by_id = {s.id: s for s in dataset.samples}
+    failing = FailingRowCollector(
+        options.thresholds, text_limit=options.text_limit, redact=options.redact
+    )
     if store is not None and skip:
         # Resumed run: fold in what earlier attempts finished (and that is not being redone).
+        saved = getattr(sut, "outputs", None)
         for result, tags, row_hash in store.iter_results(run_id):
             if (result.sample_id, result.repetition) in skip:
                 builder.add(result, tags, row_hash)
+                if result.sample_id in by_id:
+                    kept = saved.get(result.sample_id) if isinstance(saved, Mapping) else None
+                    failing.add(result, by_id[result.sample_id], kept)
     executions = plan(dataset.samples, repetitions, skip)
     state.total = len(executions)
 
@@ -133,6 +149,7 @@ def evaluate(
                 row_hash=hashes[result.sample_id],
             )
         builder.add(result, sample_tags[result.sample_id], hashes[result.sample_id])
+        failing.add(result, by_id[result.sample_id], output)
         state.done += 1
         if state.on_result is not None:
             state.on_result(result)
@@ -158,6 +175,7 @@ def evaluate(
         state.halted = True
 
     builder.sort(positions)
+    failing.sort(positions)
     finished = time.time()
     report = builder.build(
         dataset=DatasetInfo(
@@ -181,7 +199,19 @@ def evaluate(
         ),
         warnings=warnings,
     )
-    return report
+    return _with_failing_rows(report, failing)
+
+
+def _with_failing_rows(report: Report, failing: FailingRowCollector) -> Report:
+    """The report plus its failing rows; with ``redact``, failure messages lose their text."""
+    update: dict[str, Any] = {
+        "failing_rows": failing.rows,
+        "failing_rows_omitted": failing.omitted,
+        "redacted": failing.redact,
+    }
+    if failing.redact:
+        update["failures"] = [f.model_copy(update={"message": REDACTED}) for f in report.failures]
+    return report.model_copy(update=update)
 
 
 def _executor(ray: RayOptions | None) -> Callable[[Runner, Sequence[Execution]], None] | None:

@@ -40,7 +40,17 @@ _FLOOR_STAT = {
     "min_p95": "p95",
     "min_coverage": "coverage",
 }
-_TOP_KEYS = {"min_macro_f1", "max_failures", "max_regressions", "metrics", "cohorts", *FLOOR_KEYS}
+_TOP_KEYS = {
+    "min_macro_f1",
+    "max_failures",
+    "max_regressions",
+    "max_flips",
+    "max_drop",
+    "metrics",
+    "cohorts",
+    *FLOOR_KEYS,
+}
+DROP_STATS = ("mean", "p50", "p95", "pass_rate")
 
 
 class _Model(BaseModel):
@@ -77,6 +87,14 @@ class GateRules(_Model):
     max_regressions: int | None = Field(
         default=None, description="regressions allowed; 0 when a comparison ran and this is unset"
     )
+    max_flips: int | None = Field(
+        default=None,
+        description="rows allowed to go from pass to fail (or error); 0 when a comparison ran",
+    )
+    max_drop: dict[str, float] = Field(
+        default_factory=dict,
+        description="target ('macro_f1' or 'metric[:mean|p50|p95|pass_rate]') -> largest drop",
+    )
 
     def merged(self, other: GateRules) -> GateRules:
         """Overlay ``other`` on these rules, key by key (``other`` wins where it says something)."""
@@ -89,9 +107,13 @@ class GateRules(_Model):
             for name, floors in per_metric.items():
                 target[name] = target[name].merged(floors) if name in target else floors
         scalars = other.model_dump(
-            include={"min_macro_f1", "max_failures", "max_regressions"}, exclude_none=True
+            include={"min_macro_f1", "max_failures", "max_regressions", "max_flips"},
+            exclude_none=True,
         )
-        return self.model_copy(update={**scalars, "metrics": metrics, "cohorts": cohorts})
+        drops = {**self.max_drop, **other.max_drop}
+        return self.model_copy(
+            update={**scalars, "metrics": metrics, "cohorts": cohorts, "max_drop": drops}
+        )
 
 
 class RuleFailure(_Model):
@@ -182,9 +204,16 @@ def rules_from_mapping(raw: Mapping[str, Any] | None, source: str) -> GateRules:
     rules = GateRules()
     if raw.get("min_macro_f1") is not None:
         rules.min_macro_f1 = _fraction(raw["min_macro_f1"], f"{source}.min_macro_f1")
-    for key in ("max_failures", "max_regressions"):
+    for key in ("max_failures", "max_regressions", "max_flips"):
         if raw.get(key) is not None:
             setattr(rules, key, _count(raw[key], f"{source}.{key}"))
+    drops = raw.get("max_drop") or {}
+    if not isinstance(drops, Mapping):
+        raise UsageError(f"{source}.max_drop must map targets to drops, e.g. {{macro_f1: 0.05}}")
+    rules.max_drop = {
+        _drop_target(str(k), f"{source}.max_drop"): _fraction(v, f"{source}.max_drop.{k}")
+        for k, v in drops.items()
+    }
     metrics: dict[str, MetricFloors] = {}
     raw_metrics = raw.get("metrics") or {}
     if not isinstance(raw_metrics, Mapping):
@@ -237,20 +266,38 @@ def _metric_assignments(values: Any, flag: str) -> dict[str, float]:
     return parsed
 
 
+def _drop_target(target: str, where: str) -> str:
+    """A max_drop target in canonical form: 'macro_f1' or 'metric:stat' (stat defaults to mean)."""
+    if target == "macro_f1":
+        return target
+    metric, _, stat = target.partition(":")
+    stat = stat or "mean"
+    if not metric or stat not in DROP_STATS:
+        raise UsageError(
+            f"{where} {target!r}: a target is 'macro_f1' or 'METRIC[:mean|p50|p95|pass_rate]'"
+        )
+    return f"{metric}:{stat}"
+
+
 def rules_from_cli(cli: Mapping[str, Any] | None) -> GateRules:
     """Rules from command-line values; unset flags (None / empty) say nothing."""
     if not cli:
         return GateRules()
-    known = {"min_macro_f1", "max_failures", "max_regressions", *FLOOR_KEYS}
+    known = {"min_macro_f1", "max_failures", "max_regressions", "max_flips", "max_drop"}
+    known |= set(FLOOR_KEYS)
     unknown = sorted(key for key in cli if key not in known)
     if unknown:
         raise UsageError(f"unknown gate option '{unknown[0]}'")
     rules = GateRules()
     if cli.get("min_macro_f1") is not None:
         rules.min_macro_f1 = _fraction(cli["min_macro_f1"], "--min-macro-f1")
-    for key in ("max_failures", "max_regressions"):
+    for key in ("max_failures", "max_regressions", "max_flips"):
         if cli.get(key) is not None:
             setattr(rules, key, _count(cli[key], f"--{key.replace('_', '-')}"))
+    rules.max_drop = {
+        _drop_target(target, "--max-drop"): value
+        for target, value in _metric_assignments(cli.get("max_drop"), "max_drop").items()
+    }
     for key in FLOOR_KEYS:
         for name, value in _metric_assignments(cli.get(key), key).items():
             floors = MetricFloors(**{key: value})
@@ -433,7 +480,70 @@ def evaluate(report: Report, rules: GateRules, comparison: Comparison | None = N
             if count > allowed
             else None
         )
+    if comparison is not None and comparison.comparable:
+        allowed_flips = _allowed_flips(rules, comparison)
+        if allowed_flips is not None:
+            check(_flip_failure(comparison, allowed_flips))
+        for target, allowed_drop in rules.max_drop.items():
+            check(_drop_failure(report, comparison, target, allowed_drop))
+        warnings.extend(comparison.warnings)
+    elif comparison is None and (rules.max_flips is not None or rules.max_drop):
+        warnings.append("no baseline to compare against: the flip and drop rules were skipped")
     return GateResult(passed=not failures, checked=checked, failures=failures, warnings=warnings)
+
+
+def _allowed_flips(rules: GateRules, comparison: Comparison) -> int | None:
+    """``max_flips`` when set; else 0 for single-repetition runs, and no flip rule for runs with
+    repetitions (a stochastic system: its rows are judged by the statistical rule)."""
+    if rules.max_flips is not None:
+        return rules.max_flips
+    single = comparison.current.repetitions == 1 and comparison.reference.repetitions == 1
+    return 0 if single else None
+
+
+def _flip_failure(comparison: Comparison, allowed: int) -> RuleFailure | None:
+    """Rows that went from pass to fail (or error): counted exactly, no test needed."""
+    rows = comparison.pass_to_fail_rows()
+    if len(rows) <= allowed:
+        return None
+    shown = ", ".join(rows[:10]) + (f", … and {len(rows) - 10} more" if len(rows) > 10 else "")
+    return RuleFailure(
+        rule="max_flips",
+        subject=f"baseline {comparison.reference.run_id}",
+        actual=float(len(rows)),
+        threshold=float(allowed),
+        message=f"{len(rows)} row(s) went from pass to fail (allowed: {allowed}): {shown}",
+    )
+
+
+def _drop_failure(
+    report: Report, comparison: Comparison, target: str, allowed: float
+) -> RuleFailure | None:
+    """drop = max(0, baseline - current); fails above ``allowed``; a missing value fails."""
+    if target == "macro_f1":
+        before, after = comparison.reference.macro_f1, report.summary.macro_f1
+    else:
+        metric, _, stat = target.partition(":")
+        before = comparison.reference_aggregates.get(metric, {}).get(stat)
+        after = comparison.current_aggregates.get(metric, {}).get(stat)
+    if before is None or after is None:
+        return RuleFailure(
+            rule="max_drop",
+            subject=target,
+            actual=None,
+            threshold=allowed,
+            message=f"{target}: no value in the {'baseline' if before is None else 'current run'}",
+        )
+    drop = max(0.0, before - after)
+    if drop <= allowed + 1e-9:
+        return None
+    return RuleFailure(
+        rule="max_drop",
+        subject=target,
+        actual=drop,
+        threshold=allowed,
+        message=f"{target} dropped {before:.4f} -> {after:.4f} ({drop:.4f} > allowed {allowed:g})",
+    )
 
 
 def exit_code(result: GateResult | None) -> int:

@@ -18,15 +18,21 @@ from assay.store import RunStore
 
 def rows_from_store(store: RunStore, run_id: str, metric_names: list[str]) -> Iterator[Row]:
     """A stored run's report rows, in dataset order, one at a time (nothing held in memory)."""
+    thresholds = dict(store.get_run(run_id).config.get("thresholds", {}))
     for result, tags, row_hash in store.iter_results(run_id):
-        yield make_row(result, tags, row_hash, metric_names)
+        yield make_row(result, tags, row_hash, metric_names, thresholds)
 
 
 def builder_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -> ReportBuilder:
     """Fold every stored execution of a run, in dataset order, into a fresh builder."""
     config = store.get_run(run_id).config
     scopes = {name: frozenset(tags) for name, tags in config.get("scopes", {}).items()}
-    builder = ReportBuilder(list(config.get("metrics", [])), scopes, keep_rows=keep_rows)
+    builder = ReportBuilder(
+        list(config.get("metrics", [])),
+        scopes,
+        keep_rows=keep_rows,
+        thresholds=dict(config.get("thresholds", {})),
+    )
     for result, tags, row_hash in store.iter_results(run_id):
         builder.add(result, tags, row_hash)
     return builder

@@ -234,6 +234,38 @@ def run(
             help="Regressions beyond noise allowed (default 0).",
         ),
     ] = None,
+    max_flips: Annotated[
+        int | None,
+        typer.Option(
+            "--max-flips",
+            envvar="ASSAY_MAX_FLIPS",
+            help="Rows allowed to go from pass to fail against the baseline (default 0).",
+        ),
+    ] = None,
+    max_drop: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--max-drop",
+            help="Largest drop against the baseline: macro_f1=0.02 or "
+            "METRIC[:mean|p50|p95|pass_rate]=0.05 (repeatable).",
+        ),
+    ] = None,
+    redact: Annotated[
+        bool,
+        typer.Option(
+            "--redact",
+            envvar="ASSAY_REDACT",
+            help="Drop every text (input, expected, actual, messages); keep ids and numbers.",
+        ),
+    ] = False,
+    text_limit: Annotated[
+        int,
+        typer.Option(
+            "--text-limit",
+            envvar="ASSAY_TEXT_LIMIT",
+            help="Characters of input/expected/actual shown per failing row (0: no limit).",
+        ),
+    ] = 200,
     repetitions: Annotated[
         int | None,
         typer.Option("--repetitions", envvar="ASSAY_REPETITIONS", help="Run each sample N times."),
@@ -368,7 +400,7 @@ def run(
     """Run a dataset through a system under test (or saved outputs), score it, report, gate."""
     from assay.dataset import load_dataset
     from assay.evaluation import RunOptions, RunState, evaluate
-    from assay.metrics.base import resolve_scoped
+    from assay.metrics.base import resolve_scoped, thresholds_of
     from assay.outputs import check_outputs_cover, load_outputs
     from assay.store import RunStore
     from assay.sut import PythonTarget, SavedOutputs
@@ -408,6 +440,7 @@ def run(
         },
     )
     metrics, scopes = resolve_scoped(specs)
+    thresholds = thresholds_of(specs, metrics)
     families = {type(m).__module__.rsplit(".", 1)[-1] for m in metrics}
     if "semantic" not in families:
         provider_info.pop("embedding_provider", None)
@@ -482,6 +515,9 @@ def run(
         dataset_path=str(dataset),
         extra_info=provider_info,
         ray=_ray_options(executor, ray_address),
+        thresholds=thresholds,
+        text_limit=text_limit,
+        redact=redact,
     )
     # Rows stay in the store (flat memory) unless a view needs them in memory.
     keep_rows = (
@@ -539,6 +575,8 @@ def run(
                 "min_coverage": min_coverage or [],
                 "max_failures": max_failures,
                 "max_regressions": max_regressions,
+                "max_flips": max_flips,
+                "max_drop": max_drop or [],
             },
             fmt=fmt,
             out=out,
@@ -735,7 +773,7 @@ def _print_summary(report_obj: Any, gate_result: Any) -> None:
     s = report_obj.summary
     typer.echo(
         f"assay: {report_obj.dataset.name}: {s.total_executions} executions, macro-F1 {fmt(s.macro_f1)}, "
-        f"{s.total_failures} failures, run {report_obj.run.run_id}",
+        f"{s.failed_rows or 0} failed, {s.errored_rows or 0} errored, run {report_obj.run.run_id}",
         err=True,
     )
     for failure in gate_result.failures:

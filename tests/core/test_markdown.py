@@ -74,7 +74,8 @@ def test_sections_numbers_and_escaping() -> None:
         "## Macro-F1",
         "## Cohorts by metadata.tags",
         "## Score histograms",
-        "## Failures",
+        "## Failed and errored rows",
+        "## Errors",
     ]
     positions = [
         next(i for i, h in enumerate(headings) if h.startswith(section)) for section in order
@@ -82,9 +83,9 @@ def test_sections_numbers_and_escaping() -> None:
     assert positions == sorted(positions)
 
     # exact-match: scores 1, 0, 1 -> mean 0.6667, p50 1, p95 1, pass-rate 0.6667
-    assert "| exact-match | 0.6667 | 1.0000 | 1.0000 | 0.6667 | 3 | 0 |" in text
+    assert "| exact-match | 0.6667 | 1.0000 | 1.0000 | 0.6667 | 0.50 | 3 | 1 | 0 |" in text
     # a metric with no score shows n/a, never 0
-    assert "| never | n/a | n/a | n/a | n/a | 0 | 3 |" in text
+    assert "| never | n/a | n/a | n/a | n/a | 0.50 | 0 | 0 | 3 |" in text
     assert "## Macro-F1 (avg pass-rate across all metrics): 0.6667" in text
     assert "| geography | 2 | exact-match | 0.5000 | 0.5000 |" in text
 
@@ -103,7 +104,7 @@ def test_no_failures_says_none() -> None:
     text = render_markdown(
         report_with([(ExecutionResult("a", 0, {"m": ScoreResult(0.5)}), [])], ["m"])
     )
-    assert text.rstrip().endswith("## Failures\n\nNone.")
+    assert text.rstrip().endswith("## Failed and errored rows\n\nNo row failed or errored.")
     assert "## Usage summary" not in text  # no provider calls, no usage section
 
 

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from assay.dataset import Dataset, Sample, load_dataset
-from assay.evaluation import evaluate
+from assay.evaluation import RunOptions, evaluate
 from assay.metrics.base import resolve_scoped
 from assay.outputs import Output, Retrieved, load_outputs
 from assay.report.markdown import render_markdown
@@ -134,7 +134,7 @@ def secret_dataset() -> tuple[Dataset, dict[str, Output]]:
 
 
 @pytest.mark.parametrize("fmt", ["json", "md"])
-def test_reports_carry_no_input_expected_metadata_or_evidence(fmt: str) -> None:
+def test_redacted_reports_carry_no_input_expected_metadata_or_evidence(fmt: str) -> None:
     dataset, outputs = secret_dataset()
     metrics, scopes = resolve_scoped(
         [
@@ -144,11 +144,19 @@ def test_reports_carry_no_input_expected_metadata_or_evidence(fmt: str) -> None:
             {"name": "retrieval-recall-at-k", "tags": ["rag"]},
         ]
     )
-    report = evaluate(dataset, sut=SavedOutputs(outputs, "o.json"), metrics=metrics, scopes=scopes)
+    report = evaluate(
+        dataset,
+        sut=SavedOutputs(outputs, "o.json"),
+        metrics=metrics,
+        scopes=scopes,
+        options=RunOptions(redact=True),
+    )
     data = check_report(report)
     assert (
         data["summary"]["total_failures"] == 0
     )  # the secrets are not hidden inside failures either
+    assert data["redacted"] and data["failing_rows"]
+    assert all(r["input"] is None and r["actual"] is None for r in data["failing_rows"])
     text = report.model_dump_json() if fmt == "json" else render_markdown(report)
     for label, secret in SECRETS.items():
         assert secret not in text, label
@@ -157,3 +165,14 @@ def test_reports_carry_no_input_expected_metadata_or_evidence(fmt: str) -> None:
     # and the scores are there, so the test is looking at a real report
     assert data["rows"][1]["scores"]["citation-groundedness"]["score"] == 1.0
     assert data["rows"][2]["scores"]["retrieval-recall-at-k"]["score"] == 0.5
+
+
+@pytest.mark.parametrize("fmt", ["json", "md"])
+def test_failing_rows_show_their_texts_but_never_metadata(fmt: str) -> None:
+    dataset, outputs = secret_dataset()
+    metrics, scopes = resolve_scoped([{"name": "exact-match", "tags": ["t"]}])
+    report = evaluate(dataset, sut=SavedOutputs(outputs, "o.json"), metrics=metrics, scopes=scopes)
+    text = report.model_dump_json() if fmt == "json" else render_markdown(report)
+    assert SECRETS["input"] in text and SECRETS["expected"] in text  # q1 failed: shown
+    assert "an answer that does not contain it" in text
+    assert SECRETS["metadata"] not in text  # metadata is never copied into a report

@@ -76,7 +76,7 @@ def test_execution_result_round_trips_through_json() -> None:
     data = json.loads(json.dumps(original.to_json()))
     again = ExecutionResult.from_json("s", 2, data)
     assert again.to_json() == original.to_json()
-    assert again.passed is False
+    assert again.passed() is False
 
 
 def test_store_records_in_dataset_order_and_knows_what_is_done(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def test_sections_and_numbers(rendered):
         "Score histograms",
         "Comparison with the baseline",
         "Cohorts by tag",
-        "Failures (2)",
+        "Errors: could not score (2)",
     ):
         assert heading in text
     assert "Gate failed" in text

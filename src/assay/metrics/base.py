@@ -19,12 +19,13 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from assay.errors import MetricConfigError, MetricError
+from assay.results import DEFAULT_THRESHOLD, parse_threshold, passes
 
 if TYPE_CHECKING:
     from assay.dataset import MetricSpec, Sample
     from assay.outputs import Output
 
-PASS_THRESHOLD = 0.5
+PASS_THRESHOLD = DEFAULT_THRESHOLD  # the default; a metric's 'threshold:' option overrides it
 _NAME = re.compile(r"^[a-z0-9]+(?:[-_.@][a-z0-9]+)*$")
 
 
@@ -46,7 +47,7 @@ class MetricScore:
 
     @property
     def passed(self) -> bool:
-        return self.value >= PASS_THRESHOLD
+        return passes(self.value)
 
 
 @runtime_checkable
@@ -189,6 +190,7 @@ def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
         )
     options = dict(options)
     options.pop("tags", None)  # scoping is the runner's business; see resolve_scoped
+    options.pop("threshold", None)  # the pass rule's business; see thresholds_of
     label = options.pop("as", None)
     if label is not None and (not isinstance(label, str) or not _NAME.match(label)):
         raise MetricConfigError(f"metric '{name}': 'as' must be a kebab-case name; got {label!r}")
@@ -258,6 +260,31 @@ def resolve_scoped(
         if scope is not None:
             scopes[metric.name] = scope
     return metrics, scopes
+
+
+def thresholds_of(
+    specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]], metrics: Sequence[Metric]
+) -> dict[str, float]:
+    """Each metric's ``threshold:`` option by metric name (metrics without one are left out).
+
+    A metric object may also carry a ``threshold`` attribute (a custom metric deciding its own
+    pass rule); the spec's option wins.
+    """
+    from assay.dataset import MetricSpec
+
+    found: dict[str, float] = {}
+    for spec, metric in zip(specs, metrics):
+        options = (
+            spec.options
+            if isinstance(spec, MetricSpec)
+            else spec
+            if isinstance(spec, Mapping)
+            else {}
+        )
+        raw = options.get("threshold", getattr(metric, "threshold", None))
+        if raw is not None:
+            found[metric.name] = parse_threshold(raw, metric.name)
+    return found
 
 
 def applies(scopes: Mapping[str, frozenset[str]], metric: str, tags: Iterable[str]) -> bool:

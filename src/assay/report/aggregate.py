@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.metrics.base import PASS_THRESHOLD, applies
+from assay.metrics.base import applies
 from assay.report.model import (
     Bucket,
     Cohort,
@@ -37,6 +37,7 @@ from assay.report.model import (
     UsageBlock,
     trusted,
 )
+from assay.results import DEFAULT_THRESHOLD, Thresholds, passes, threshold_for
 
 SUT_STAGE = "system-under-test"
 HISTOGRAM_BUCKETS = 10
@@ -64,11 +65,13 @@ class ExecutionResult:
     sut_error: str | None = None
     sut_usage: tuple[Mapping[str, Any], ...] = ()
 
-    @property
-    def passed(self) -> bool:
+    def passed(self, thresholds: Thresholds | None = None) -> bool:
+        """No error and every metric at or above its threshold (the one pass rule)."""
         return self.sut_error is None and all(
-            s.error is None and s.value is not None and s.value >= PASS_THRESHOLD
-            for s in self.scores.values()
+            s.error is None
+            and s.value is not None
+            and passes(s.value, threshold_for(thresholds, n))
+            for n, s in self.scores.items()
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -169,18 +172,18 @@ def mean_interval(values: np.ndarray, confidence: float = 0.95) -> Interval | No
     )
 
 
-def pass_interval(values: np.ndarray) -> Interval | None:
+def pass_interval(values: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> Interval | None:
     if values.size == 0:
         return None
-    return wilson_interval(int((values >= PASS_THRESHOLD).sum()), int(values.size))
+    return wilson_interval(int(passes(values, threshold).sum()), int(values.size))
 
 
 def _mean(values: np.ndarray) -> float | None:
     return float(values.mean()) if values.size else None
 
 
-def _pass_rate(values: np.ndarray) -> float | None:
-    return float((values >= PASS_THRESHOLD).mean()) if values.size else None
+def _pass_rate(values: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> float | None:
+    return float(passes(values, threshold).mean()) if values.size else None
 
 
 # --------------------------------------------------------------------------- usage
@@ -313,7 +316,11 @@ NO_SCORE = "metric produced no score"
 
 
 def make_row(
-    result: ExecutionResult, tags: list[str], row_hash: str, metric_names: Sequence[str]
+    result: ExecutionResult,
+    tags: list[str],
+    row_hash: str,
+    metric_names: Sequence[str],
+    thresholds: Thresholds | None = None,
 ) -> Row:
     """The report row of one execution: its scores and errors, no input, expected or metadata."""
     errors: dict[str, str] = {}
@@ -332,7 +339,7 @@ def make_row(
             RowScore,
             {
                 "score": value,
-                "passed": value >= PASS_THRESHOLD,
+                "passed": passes(value, threshold_for(thresholds, name)),
                 "details": _as_dict(outcome.details),
             },
         )
@@ -375,8 +382,12 @@ class ReportBuilder:
         scopes: Mapping[str, frozenset[str]] | None = None,
         *,
         keep_rows: bool = True,
+        thresholds: Thresholds | None = None,
     ) -> None:
         self.metric_names = list(metric_names)
+        self.thresholds = dict(thresholds or {})
+        self.failed_rows = 0
+        self.errored_rows = 0
         # Without rows the report's rows come from the run store at render time (rows_from_store).
         self.keep_rows = keep_rows
         self.scopes = dict(scopes or {})
@@ -439,11 +450,13 @@ class ReportBuilder:
                 part[name].values.append(value)
             total += value
             scored += 1
-            all_pass = all_pass and value >= PASS_THRESHOLD
+            all_pass = all_pass and passes(value, threshold_for(self.thresholds, name))
         passed = not errored and all_pass
         self.passed += passed
+        self.errored_rows += errored
+        self.failed_rows += not errored and not all_pass
         if self.keep_rows:
-            self.rows.append(make_row(result, tags, row_hash, self.metric_names))
+            self.rows.append(make_row(result, tags, row_hash, self.metric_names, self.thresholds))
         tally = self._per_sample.get(result.sample_id)
         if tally is None:
             tally = self._per_sample[result.sample_id] = [0, 0, 0, 0, 0.0, 0.0]
@@ -492,11 +505,15 @@ class ReportBuilder:
             else np.empty(0)
         )
         attempted = values.size + scores.failed + scores.skipped
+        threshold = threshold_for(self.thresholds, name)
         return MetricAggregate(
             name=name,
             attempted=attempted,
             scored=int(values.size),
             failed=scores.failed,
+            errored=scores.failed,
+            below_threshold=int((~passes(values, threshold)).sum()),
+            threshold=threshold,
             skipped=scores.skipped,
             coverage=values.size / attempted if attempted else None,
             mean=_mean(values),
@@ -504,8 +521,8 @@ class ReportBuilder:
             p95=percentile(values, 95),
             min=float(values[0]) if values.size else None,
             max=float(values[-1]) if values.size else None,
-            pass_rate=_pass_rate(values),
-            pass_rate_ci=pass_interval(values),
+            pass_rate=_pass_rate(values, threshold),
+            pass_rate_ci=pass_interval(values, threshold),
             mean_ci=mean_interval(values),
             histogram=histogram(values),
         )
@@ -527,8 +544,8 @@ class ReportBuilder:
                     mean=_mean(values),
                     p50=percentile(values, 50),
                     p95=percentile(values, 95),
-                    pass_rate=_pass_rate(values),
-                    pass_rate_ci=pass_interval(values),
+                    pass_rate=_pass_rate(values, threshold_for(self.thresholds, name)),
+                    pass_rate_ci=pass_interval(values, threshold_for(self.thresholds, name)),
                     mean_ci=mean_interval(values),
                 )
             )
@@ -593,6 +610,8 @@ class ReportBuilder:
             total_failures=len(self.failures),
             sut_failures=self.sut_failures,
             metric_failures=self.metric_failures,
+            failed_rows=self.failed_rows,
+            errored_rows=self.errored_rows,
             pass_rate=self.passed / self.executions if self.executions else None,
             macro_f1=sum(rates) / len(rates) if rates else None,
             macro_f1_excluded=excluded,

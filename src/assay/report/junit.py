@@ -1,9 +1,10 @@
 """JUnit XML: one test case per sample and metric, so CI systems list what failed where.
 
-One ``<testsuite>`` per metric. A case fails (``<failure>``) when its score is below the
-pass threshold 0.5 and is an error (``<error>``) when the metric or the system under test
-raised; both turn a CI test view red. With repetitions, each execution is its own case
-(``id [rep N]``). Messages carry scores and error messages only, never sample content.
+One ``<testsuite>`` per metric. A case *fails* (``<failure>``) when its score is below the
+metric's threshold and *errors* (``<error>``) when the metric or the system under test could
+not score it; both turn a CI test view red. With repetitions, each execution is its own case
+(``id [rep N]``). A failure reads like an assertion: expected vs actual (truncated), from the
+report's failing rows; with ``--redact`` only scores and thresholds remain.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import re
 import xml.etree.ElementTree as ET
 
 from assay.report.compliance import junit_suite
-from assay.report.model import Report, Row
+from assay.report.model import FailingRow, Report, Row
+from assay.results import passes
 
-PASS_THRESHOLD = 0.5
 SUT_KEY = "system-under-test"
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -31,6 +32,27 @@ def _text(value: str) -> str:
     return _INVALID_XML.sub("", _sanitise_surrogates(value))
 
 
+def _assertion(metric: str, score: float, threshold: float, row: FailingRow | None) -> str:
+    """``expected 'Canberra', got 'Sydney' (exact-match 0.0000 < threshold 0.5)``."""
+    measured = f"{metric} {score:.4f} < threshold {threshold:g}"
+    if row is None or row.actual is None:
+        return measured
+    return f"expected {row.expected!r}, got {row.actual!r} ({measured})"
+
+
+def _details(score: float, threshold: float, row: FailingRow | None) -> str:
+    lines = [f"score={score:.6f} threshold={threshold:g}"]
+    if row is not None:
+        for label, value in (
+            ("input", row.input),
+            ("expected", row.expected),
+            ("actual", row.actual),
+        ):
+            if value is not None:
+                lines.append(f"{label}: {value}")
+    return "\n".join(lines)
+
+
 def render_junit(report: Report) -> str:
     """The report as JUnit XML (the Jenkins/Ant format that CI test views read)."""
     dataset = _text(report.dataset.name)
@@ -40,6 +62,8 @@ def render_junit(report: Report) -> str:
     root = ET.Element("testsuites", name=f"assay: {dataset}")
     totals = {"tests": 0, "failures": 0, "errors": 0}
     names = [m.name for m in report.metrics]
+    thresholds = {m.name: m.threshold for m in report.metrics}
+    texts = {(r.sample_id, r.repetition, r.metric): r for r in report.failing_rows}
     for metric in names:
         suite = ET.SubElement(root, "testsuite", name=f"{dataset} / {_text(metric)}")
         properties = ET.SubElement(suite, "properties")
@@ -47,7 +71,7 @@ def render_junit(report: Report) -> str:
             ("run_id", report.run.run_id),
             ("dataset", report.dataset.name),
             ("metric", metric),
-            ("pass_threshold", str(PASS_THRESHOLD)),
+            ("pass_threshold", str(thresholds[metric])),
             ("assay_version", report.run.assay_version),
         ):
             ET.SubElement(properties, "property", name=key, value=_text(value))
@@ -83,14 +107,15 @@ def render_junit(report: Report) -> str:
                 counts["errors"] += 1
             elif metric in row.scores:
                 score = row.scores[metric].score
-                if score < PASS_THRESHOLD:
+                if not passes(score, thresholds[metric]):
+                    shown = texts.get((row.id, row.repetition, metric))
                     failure = ET.SubElement(
                         case,
                         "failure",
-                        message=f"{metric} scored {score:.4f}, below the pass threshold {PASS_THRESHOLD}",
+                        message=_text(_assertion(metric, score, thresholds[metric], shown)),
                         type="below-threshold",
                     )
-                    failure.text = f"score={score:.6f} threshold={PASS_THRESHOLD}"
+                    failure.text = _text(_details(score, thresholds[metric], shown))
                     counts["failures"] += 1
         suite.set("tests", str(counts["tests"]))
         suite.set("failures", str(counts["failures"]))

@@ -69,7 +69,7 @@ def render_markdown(report: Report) -> str:
     out: list[str] = [f"# Eval report — {cell(report.dataset.name)}", ""]
     out.append(
         f"_Run {cell(report.run.run_id)} completed in {report.run.duration_seconds:.2f}s over "
-        f"{s.total_samples} samples ({s.total_executions} executions, {s.total_failures} failures captured)._"
+        f"{s.total_samples} samples ({s.total_executions} executions: {s.failed_rows or 0} failed, {s.errored_rows or 0} errored)._"
     )
     if report.run.halted:
         out += ["", f"**Run halted:** {cell(report.run.halt_reason or 'stopped early')}"]
@@ -83,10 +83,11 @@ def render_markdown(report: Report) -> str:
     out.append(f"| samples | {s.total_samples} |")
     out.append(f"| executions | {s.total_executions} |")
     out.append(f"| repetitions | {report.run.repetitions} |")
+    out.append(f"| failed executions (a score below its threshold) | {s.failed_rows or 0} |")
     out.append(
-        f"| failures (system under test / metric) | {s.sut_failures} / {s.metric_failures} |"
+        f"| errored (system under test / metric could not score) | {s.sut_failures} / {s.metric_failures} |"
     )
-    out.append(f"| pass-rate (every metric >= 0.5) | {fmt(s.pass_rate)} |")
+    out.append(f"| pass-rate (every metric at or above its threshold) | {fmt(s.pass_rate)} |")
     if report.run.embedding_provider:
         out.append(f"| embedding provider | {cell(report.run.embedding_provider)} |")
     if report.run.judge_model:
@@ -96,13 +97,14 @@ def render_markdown(report: Report) -> str:
         "",
         "## Per-metric aggregates",
         "",
-        "| metric | mean | p50 | p95 | pass-rate (>= 0.5) | scored | failed |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| metric | mean | p50 | p95 | pass-rate | threshold | scored | failed | errored |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for m in report.metrics:
+        below = m.below_threshold if m.below_threshold is not None else "n/a"
         out.append(
             f"| {cell(m.name)} | {fmt(m.mean)} | {fmt(m.p50)} | {fmt(m.p95)} | {fmt(m.pass_rate)} | "
-            f"{m.scored} | {m.failed + m.skipped} |"
+            f"{fmt(m.threshold, 2)} | {m.scored} | {below} | {m.failed + m.skipped} |"
         )
     out += ["", f"## Macro-F1 (avg pass-rate across all metrics): {fmt(s.macro_f1)}"]
     if s.macro_f1_excluded:
@@ -182,15 +184,64 @@ def render_markdown(report: Report) -> str:
         for failure in report.gate.get("failures", []):
             out.append(f"- {cell(failure.get('message', ''))}")
 
-    out += ["", "## Failures", ""]
+    out += _failing_rows(report)
+    out += _errors(report)
+    return "\n".join(out) + "\n"
+
+
+def _errors(report: Report) -> list[str]:
+    """Every captured error message (what could not be scored, and why)."""
     if not report.failures:
-        out.append("None.")
+        return []
+    out = ["", f"## Errors ({len(report.failures)}: could not be scored)", ""]
     for failure in report.failures[:_MAX_FAILURES]:
         where = failure.metric if failure.metric is not None else failure.stage
         rep = f" (repetition {failure.repetition})" if report.run.repetitions > 1 else ""
         out.append(
-            f"- **sample <code>{cell(failure.sample_id)}</code> / {cell(where)}**{rep} - {cell(failure.message)}"
+            f"- **sample <code>{cell(failure.sample_id)}</code> / {cell(where)}**{rep} - "
+            f"{cell(failure.message)}"
         )
     if len(report.failures) > _MAX_FAILURES:
         out.append(f"- … and {len(report.failures) - _MAX_FAILURES} more (see the JSON report)")
-    return "\n".join(out) + "\n"
+    return out
+
+
+def _failing_rows(report: Report) -> list[str]:
+    """The failed and errored rows with their texts (ids and numbers only when redacted)."""
+    rows = report.failing_rows
+    failed = sum(1 for r in rows if r.status == "failed")
+    errored = len(rows) - failed
+    out = ["", "## Failed and errored rows", ""]
+    if not rows:
+        s = report.summary
+        if s.failed_rows or s.errored_rows or report.failures:
+            out.append(
+                f"{s.failed_rows or 0} executions failed and {s.errored_rows or 0} errored; "
+                "their texts are not in this report (see the rows of the JSON report)."
+            )
+        else:
+            out.append("No row failed or errored.")
+        return out
+    out.append(
+        f"{failed} failed (scored below threshold), {errored} errored (could not be scored)."
+    )
+    if report.redacted:
+        out.append("Texts are redacted.")
+    out += [
+        "",
+        "| sample | tags | metric | status | score | threshold | reason | input | expected | actual |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows[:_MAX_FAILURES]:
+        rep = f" (rep {r.repetition})" if report.run.repetitions > 1 else ""
+        texts = " | ".join(
+            cell(t) if t is not None else "" for t in (r.input, r.expected, r.actual)
+        )
+        out.append(
+            f"| {cell(r.sample_id)}{rep} | {cell(', '.join(r.tags))} | {cell(r.metric)} | "
+            f"{r.status} | {fmt(r.score)} | {fmt(r.threshold, 2)} | {cell(r.reason)} | {texts} |"
+        )
+    more = len(rows) - min(len(rows), _MAX_FAILURES) + report.failing_rows_omitted
+    if more:
+        out.append(f"\n… and {more} more (see the JSON report)")
+    return out

@@ -59,7 +59,9 @@ class MetricAggregate(_Model):
     name: str
     attempted: int = Field(description="executions the metric was asked to score")
     scored: int
-    failed: int = Field(description="executions where the metric raised a failure")
+    failed: int = Field(
+        description="executions the metric could not score (kept for v1 readers; see 'errored')"
+    )
     skipped: int = Field(description="executions not scored because the system under test failed")
     coverage: float | None = Field(description="scored / attempted")
     mean: float | None
@@ -67,7 +69,9 @@ class MetricAggregate(_Model):
     p95: float | None
     min: float | None
     max: float | None
-    pass_rate: float | None = Field(description="share of scored executions with score >= 0.5")
+    pass_rate: float | None = Field(
+        description="share of scored executions with score >= the metric's threshold"
+    )
     pass_rate_ci: Interval | None = Field(
         default=None, description="Wilson 95% interval of the pass-rate"
     )
@@ -75,6 +79,13 @@ class MetricAggregate(_Model):
         default=None, description="t-based 95% interval of the mean (n >= 2)"
     )
     histogram: list[Bucket]
+    threshold: float = Field(default=0.5, description="the pass threshold: score >= threshold")
+    errored: int | None = Field(
+        default=None, description="executions the metric could not score (same as 'failed')"
+    )
+    below_threshold: int | None = Field(
+        default=None, description="scored executions that failed: score below the threshold"
+    )
 
 
 class CohortMetric(_Model):
@@ -231,6 +242,31 @@ class Summary(_Model):
     macro_f1_excluded: list[str] = Field(
         default_factory=list, description="metrics left out of macro-F1: no score at all"
     )
+    failed_rows: int | None = Field(
+        default=None, description="executions with a score below its threshold and no error"
+    )
+    errored_rows: int | None = Field(
+        default=None, description="executions where the system under test or a metric errored"
+    )
+
+
+class FailingRow(_Model):
+    """One (execution, metric) that failed or errored, with the texts a person needs to fix it.
+
+    Texts are truncated to the run's text limit; ``--redact`` leaves them ``None``.
+    """
+
+    sample_id: str
+    repetition: int
+    tags: list[str]
+    metric: str = Field(description="the metric, or 'system-under-test'")
+    status: Literal["failed", "errored"]
+    score: float | None
+    threshold: float | None
+    reason: str
+    input: str | None = None
+    expected: str | None = None
+    actual: str | None = None
 
 
 class ComplianceSlice(_Model):
@@ -295,6 +331,14 @@ class Report(_Model):
         default=None, description="compliance summary when the dataset has adversarial samples"
     )
     warnings: list[str] = Field(default_factory=list)
+    failing_rows: list[FailingRow] = Field(
+        default_factory=list,
+        description="failed and errored (execution, metric) pairs with their texts, in dataset order",
+    )
+    failing_rows_omitted: int = Field(
+        default=0, description="failing rows beyond the listing cap (counted, not listed)"
+    )
+    redacted: bool = Field(default=False, description="texts removed with --redact")
     failures: list[Failure]
     rows: list[Row]
 

@@ -1,0 +1,124 @@
+"""The failing rows of a run: what failed or errored, with the texts a person needs to fix it.
+
+Collected as results arrive (so a store-backed run holds only its failures, not every row),
+truncated to a text limit, and emptied of every text with ``redact``. A row *failed* a metric
+when it scored below the metric's threshold, and *errored* when it could not be scored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from assay.dataset import Sample
+from assay.outputs import Output
+from assay.report.aggregate import SUT_STAGE, ExecutionResult
+from assay.report.model import FailingRow, trusted
+from assay.results import Thresholds, passes, threshold_for
+
+DEFAULT_TEXT_LIMIT = 200
+LISTING_CAP = 1000
+REDACTED = "(redacted)"
+_INPUT_KEYS = ("question", "input", "query", "prompt", "message", "text")
+
+
+def truncate(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, with an ellipsis that says how much was cut."""
+    if limit <= 0 or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (+{len(text) - limit} chars)"
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def input_text(raw: Mapping[str, Any]) -> str:
+    """A sample's input as a person reads it: the question itself when there is one."""
+    for key in _INPUT_KEYS:
+        if isinstance(raw.get(key), str):
+            return str(raw[key])
+    return _as_text(dict(raw))
+
+
+class FailingRowCollector:
+    """Builds :class:`FailingRow` entries from finished executions."""
+
+    def __init__(
+        self,
+        thresholds: Thresholds | None = None,
+        *,
+        text_limit: int = DEFAULT_TEXT_LIMIT,
+        redact: bool = False,
+        cap: int = LISTING_CAP,
+    ) -> None:
+        self.thresholds = dict(thresholds or {})
+        self.text_limit = text_limit
+        self.redact = redact
+        self.cap = cap
+        self.rows: list[FailingRow] = []
+        self.omitted = 0
+
+    def add(self, result: ExecutionResult, sample: Sample, output: Output | None) -> None:
+        """Record every failed or errored metric of one execution."""
+        if result.sut_error is not None:
+            self._append(result, sample, output, SUT_STAGE, "errored", None, result.sut_error)
+        for name, outcome in result.scores.items():
+            if outcome.error is not None or outcome.value is None:
+                reason = outcome.error or "metric produced no score"
+                self._append(result, sample, output, name, "errored", None, reason)
+            elif not passes(outcome.value, threshold_for(self.thresholds, name)):
+                self._append(result, sample, output, name, "failed", outcome.value, None)
+
+    def _append(
+        self,
+        result: ExecutionResult,
+        sample: Sample,
+        output: Output | None,
+        metric: str,
+        status: str,
+        score: float | None,
+        error: str | None,
+    ) -> None:
+        if len(self.rows) >= self.cap:
+            self.omitted += 1
+            return
+        threshold = None if metric == SUT_STAGE else threshold_for(self.thresholds, metric)
+        reason = (
+            error if error is not None else f"scored {score:.4f}, below the threshold {threshold}"
+        )
+        texts = self._texts(sample, output)
+        self.rows.append(
+            trusted(
+                FailingRow,
+                {
+                    "sample_id": result.sample_id,
+                    "repetition": result.repetition,
+                    "tags": list(sample.tags),
+                    "metric": metric,
+                    "status": status,
+                    "score": score,
+                    "threshold": threshold,
+                    "reason": REDACTED if self.redact and error is not None else reason,
+                    **texts,
+                },
+            )
+        )
+
+    def _texts(self, sample: Sample, output: Output | None) -> dict[str, str | None]:
+        if self.redact:
+            return {"input": None, "expected": None, "actual": None}
+        limit = self.text_limit
+        expected = sample.expected_output
+        return {
+            "input": truncate(input_text(sample.input), limit),
+            "expected": None if expected is None else truncate(_as_text(expected), limit),
+            "actual": None if output is None else truncate(output.text, limit),
+        }
+
+    def sort(self, positions: Mapping[str, int]) -> None:
+        end = len(positions)
+        self.rows.sort(key=lambda r: (positions.get(r.sample_id, end), r.repetition))
