@@ -130,6 +130,7 @@ def evaluate(
             if (result.sample_id, result.repetition) in skip:
                 builder.add(result, tags, row_hash)
                 if result.sample_id in by_id:
+                    failing.position = positions[result.sample_id]
                     kept = saved.get(result.sample_id) if isinstance(saved, Mapping) else None
                     failing.add(result, by_id[result.sample_id], kept)
     executions = plan(dataset.samples, repetitions, skip)
@@ -149,6 +150,7 @@ def evaluate(
                 row_hash=hashes[result.sample_id],
             )
         builder.add(result, sample_tags[result.sample_id], hashes[result.sample_id])
+        failing.position = positions[result.sample_id]
         failing.add(result, by_id[result.sample_id], output)
         state.done += 1
         if state.on_result is not None:
@@ -175,7 +177,6 @@ def evaluate(
         state.halted = True
 
     builder.sort(positions)
-    failing.sort(positions)
     finished = time.time()
     report = builder.build(
         dataset=DatasetInfo(

@@ -59,8 +59,9 @@ class FailingRowCollector:
         self.text_limit = text_limit
         self.redact = redact
         self.cap = cap
-        self.rows: list[FailingRow] = []
-        self.omitted = 0
+        self._kept: list[tuple[int, int, FailingRow]] = []
+        self._seen = 0
+        self.position = 0  # the dataset position of the execution being added
 
     def add(self, result: ExecutionResult, sample: Sample, output: Output | None) -> None:
         """Record every failed or errored metric of one execution."""
@@ -83,15 +84,13 @@ class FailingRowCollector:
         score: float | None,
         error: str | None,
     ) -> None:
-        if len(self.rows) >= self.cap:
-            self.omitted += 1
-            return
+        self._seen += 1
         threshold = None if metric == SUT_STAGE else threshold_for(self.thresholds, metric)
         reason = (
             error if error is not None else f"scored {score:.4f}, below the threshold {threshold}"
         )
         texts = self._texts(sample, output)
-        self.rows.append(
+        self._keep(
             trusted(
                 FailingRow,
                 {
@@ -119,6 +118,23 @@ class FailingRowCollector:
             "actual": None if output is None else truncate(output.text, limit),
         }
 
-    def sort(self, positions: Mapping[str, int]) -> None:
-        end = len(positions)
-        self.rows.sort(key=lambda r: (positions.get(r.sample_id, end), r.repetition))
+    def _keep(self, row: FailingRow) -> None:
+        """Keep the ``cap`` rows first in dataset order, whatever order results arrive in."""
+        self._kept.append((self.position, row.repetition, row))
+        if len(self._kept) >= 2 * self.cap:
+            self._trim()
+
+    def _trim(self) -> None:
+        self._kept.sort(key=lambda item: (item[0], item[1]))
+        del self._kept[self.cap :]
+
+    @property
+    def rows(self) -> list[FailingRow]:
+        """The listed rows, in dataset order (stable within one execution)."""
+        self._trim()
+        return [row for _, _, row in self._kept]
+
+    @property
+    def omitted(self) -> int:
+        """Failing rows beyond the cap: counted, not listed."""
+        return max(0, self._seen - self.cap)
