@@ -114,13 +114,20 @@ def run(
     ctx: typer.Context,
     dataset: Annotated[Path, typer.Argument(help="Golden dataset (.yml, .yaml, .json, .jsonl).")],
     outputs: Annotated[
-        Path | None,
-        typer.Option("--outputs", envvar="ASSAY_OUTPUTS", help="Score a saved-outputs file."),
+        list[str] | None,
+        typer.Option(
+            "--outputs",
+            envvar="ASSAY_OUTPUTS",
+            help="Score a saved-outputs file; repeat as NAME=FILE to compare several systems.",
+        ),
     ] = None,
     sut: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
-            "--sut", envvar="ASSAY_SUT", help="Python system under test, 'module:function'."
+            "--sut",
+            envvar="ASSAY_SUT",
+            help="Python system under test, 'module:function'; repeat as NAME=module:function "
+            "to compare several systems.",
         ),
     ] = None,
     sut_url: Annotated[
@@ -407,8 +414,17 @@ def run(
 
     if fmt not in _FORMATS:
         fail(f"--format must be one of {', '.join(_FORMATS)}; got {fmt!r}")
-    chosen = [x for x in (outputs, sut, sut_url) if x is not None]
-    if len(chosen) != 1:
+    from assay.systems.cli import parse_systems
+
+    given = parse_systems(outputs or [], sut or [])
+    many = len(given) > 1
+    only = given[0] if len(given) == 1 else None
+    outputs_file = Path(only.value) if only is not None and only.kind == "outputs" else None
+    sut_target = only.value if only is not None and only.kind == "sut" else None
+    if many and sut_url is not None:
+        fail("--sut-url works with one system; it cannot be combined with several systems")
+    chosen = [x for x in (outputs_file, sut_target, sut_url) if x is not None]
+    if len(chosen) != 1 and not many:
         fail("give exactly one of --outputs FILE, --sut module:function or --sut-url URL")
     if retry_errors and not resume:
         fail("--retry-errors needs --resume RUN_ID")
@@ -454,16 +470,19 @@ def run(
     if concurrency < 1:
         fail(f"--concurrency must be at least 1; got {concurrency}")
     saved: Any = None
-    if outputs is not None:
-        saved = load_outputs(outputs)
-        check_outputs_cover(saved, [s.id for s in loaded.samples], path=str(outputs))
-        system: Any = SavedOutputs(saved, str(outputs))
+    system: Any = None
+    if many:
+        pass  # each system is built in assay.systems.cli
+    elif outputs_file is not None:
+        saved = load_outputs(outputs_file)
+        check_outputs_cover(saved, [s.id for s in loaded.samples], path=str(outputs_file))
+        system = SavedOutputs(saved, str(outputs_file))
     else:
         from assay.limiter import Limiter
 
         limiter = Limiter(concurrency, rpm=rpm)
-        if sut is not None:
-            system = PythonTarget(sut)
+        if sut_target is not None:
+            system = PythonTarget(sut_target)
             system.limiter = limiter
         else:
             from assay.http_sut import HttpTarget
@@ -481,6 +500,43 @@ def run(
         loaded, limit=limit, sample_n=sample_n, seed=seed, tags=tag or [], ids=sample_id or []
     )
     store = None if no_store else RunStore(store_path)
+    if many:
+        _run_many(
+            given,
+            selected,
+            metrics=metrics,
+            scopes=scopes,
+            store=store,
+            check={
+                "--resume": resume,
+                "--run-id": run_id,
+                "--compare": compare,
+                "--budget-usd": budget_usd,
+                "assay adversarial": lane is not None,
+            },
+            options=lambda name: RunOptions(
+                repetitions=repetitions,
+                sut_concurrency=concurrency,
+                dataset_path=str(dataset),
+                extra_info={**provider_info, "system_name": name},
+            ),
+            limiter=lambda: _limiter(concurrency, rpm),
+            gate=lambda report: _gate(
+                report,
+                loaded.gate,
+                None,
+                {
+                    "min_macro_f1": min_macro_f1,
+                    "min_pass_rate": min_pass_rate or [],
+                    "min_mean": min_mean or [],
+                    "min_coverage": min_coverage or [],
+                    "max_failures": max_failures,
+                    "max_regressions": max_regressions,
+                },
+            ),
+            formats=[(fmt, out), *extra_reports],
+            quiet=quiet,
+        )
     resume_id = None
     if resume is not None:
         if store is None:
@@ -669,6 +725,39 @@ def _with_compliance(
     if store is not None and report_obj.adversarial is not None:  # for `assay report RUN`
         store.record_compliance(run_id, report_obj.adversarial.model_dump(mode="json"))
     return report_obj
+
+
+def _limiter(concurrency: int, rpm: float | None) -> Any:
+    from assay.limiter import Limiter
+
+    return Limiter(concurrency, rpm=rpm)
+
+
+def _run_many(
+    specs: list[Any],
+    dataset: Any,
+    *,
+    check: dict[str, Any],
+    formats: list[tuple[str, Path | None]],
+    quiet: bool,
+    store: Any,
+    **shared: Any,
+) -> None:
+    """Several systems on the same samples: one stored run each, one side-by-side report."""
+    from assay.systems.cli import SystemsRun, check_combination, run_systems
+
+    check_combination(check, formats[0][0], [f for f, _ in formats[1:]])
+    try:
+        run_systems(
+            SystemsRun(dataset=dataset, store=store, **shared),
+            specs,
+            outputs=formats,
+            write=_write,
+            quiet=quiet,
+        )
+    finally:
+        if store is not None:
+            store.close()
 
 
 def _with_dataset_rubric(specs: list[Any], rubric: Any) -> list[Any]:

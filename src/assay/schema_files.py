@@ -71,6 +71,7 @@ def generators() -> dict[str, Callable[[], dict[str, Any]]]:
     from assay.calibration import result
     from assay.providers import settings
     from assay.report import schema as report_schema
+    from assay.systems import model as systems_model
     from assay.tez import schemas as tez_schemas
 
     found: dict[str, Callable[[], dict[str, Any]]] = {
@@ -82,6 +83,7 @@ def generators() -> dict[str, Callable[[], dict[str, Any]]]:
         "providers.v1.json": settings.providers_block_schema,
         "brief.v1.json": brief.json_schema,
         "adversarial-runs.v1.json": history.json_schema,
+        "systems.v1.json": systems_model.json_schema,
     }
     for name, model in tez_schemas.GENERATED.items():
         found[name] = lambda model=model, name=name: tez_schemas.generated_schema(model, name)

@@ -51,17 +51,24 @@ def trend_svg(metric: str, runs: Sequence[RunView]) -> str:
     )
 
 
+def _system(view: RunView) -> str:
+    """The system under test; named first when the run was one of several systems."""
+    target = view.report.run.system_under_test
+    name = view.record.config.get("system_name")
+    text = f"{target.kind}: {target.target or ''}"
+    return e(f"{name} · {text}" if isinstance(name, str) else text)
+
+
 def _runs_table(runs: Sequence[RunView]) -> str:
     rows = []
     for i, view in enumerate(reversed(runs)):
         record, summary = view.record, view.report.summary
         previous = runs[len(runs) - 2 - i] if i < len(runs) - 1 else None
-        target = view.report.run.system_under_test
         rows.append(
             [
                 run_link(record.run_id),
                 e(record.created_at[:19].replace("T", " ")),
-                e(f"{target.kind}: {target.target or ''}"),
+                _system(view),
                 e(record.status),
                 str(summary.total_executions),
                 pct(summary.pass_rate),
