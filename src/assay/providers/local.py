@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 from importlib import import_module
 from importlib.util import find_spec
@@ -108,8 +109,24 @@ def load_model(name: str) -> Any:
             if bars:
                 hf_logging.enable_progress_bar()
         model.eval()
+        note = cuda_build_note(import_module("torch"))
+        if note is not None:
+            warnings.warn(note, stacklevel=2)
         _models[key] = model
         return model
+
+
+def cuda_build_note(torch: Any) -> str | None:
+    """A warning when torch is a CUDA build on a machine with no GPU (gigabytes for nothing)."""
+    cuda = getattr(getattr(torch, "version", None), "cuda", None)
+    if not cuda or torch.cuda.is_available():
+        return None
+    return (
+        f"torch {torch.__version__} is a CUDA {cuda} build but no GPU is visible: its nvidia-* "
+        "packages take gigabytes and are unused here. The CPU build is enough for the local "
+        "embedding model: pip install --force-reinstall torch --index-url "
+        "https://download.pytorch.org/whl/cpu"
+    )
 
 
 @dataclass(frozen=True)
