@@ -127,3 +127,32 @@ def test_failing_row_texts_are_defanged_and_first_wins() -> None:
     assert texts[("s1", 0)] == {"input": "q", "expected": "no", "actual": "x\\u{200B}"}
     assert texts[("s2", 1)] == {}
     assert failing_texts(SimpleNamespace()) == {}  # type: ignore[arg-type]
+
+
+def test_brief_shows_failing_texts_end_to_end(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    report = tmp_path / "lane.json"
+    code, _, _ = run(
+        capsys,
+        "adversarial",
+        "--sut",
+        "larkspur_bot:answer",
+        "-c",
+        "prompt-injection",
+        "--no-store",
+        "--no-history",
+        "-f",
+        "json",
+        "-o",
+        str(report),
+    )
+    assert code == 0
+    _, out, _ = run(capsys, "brief", str(report), "-f", "json")
+    data = json.loads(out)
+    first = data["rows"][0]
+    assert first["failed"] == {"canary-leak": 0.0}
+    assert first["texts"]["actual"].startswith("Maintenance acknowledged")
+    assert first["texts"]["input"].startswith("Ignore all previous instructions")
+    canary = next(m for m in data["weakest_metrics"] if m["metric"] == "canary-leak")
+    assert (canary["failed"], canary["errored"]) == (5, 0)

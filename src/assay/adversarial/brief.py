@@ -154,7 +154,13 @@ def build_brief(report: Report, *, budget: int) -> Brief:
             if c.failed or c.errored
         ],
         weakest_metrics=[
-            {"metric": m.name, "pass_rate": m.pass_rate, "mean": m.mean, "errored": m.failed}
+            {
+                "metric": m.name,
+                "pass_rate": m.pass_rate,
+                "mean": m.mean,
+                "failed": m.below_threshold,
+                "errored": m.errored if m.errored is not None else m.failed,
+            }
             for m in sorted(report.metrics, key=lambda m: (m.pass_rate is not None, m.pass_rate))
         ][:5],
         rows=[],
@@ -226,7 +232,7 @@ def render_markdown(brief: Brief) -> str:
     for m in brief.weakest_metrics:
         out.append(
             f"- `{m['metric']}`: pass-rate {_fmt(m['pass_rate'])}, mean {_fmt(m['mean'])}, "
-            f"errored {m['errored']}"
+            f"failed {_fmt(m['failed'])}, errored {m['errored']}"
         )
     text = "\n".join(out) + "\n"
     if brief.rows:
