@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from assay import schema_files
-from assay.adversarial.drift import DropRule, check, parse_rules, parse_target
+from assay.adversarial.drift import DropRule, check, parse_rules
 from assay.adversarial.history import History, Manifest
 from assay.cli import main
 from assay.errors import InputError, UsageError
@@ -21,9 +21,10 @@ from .test_lane_cli import EXAMPLE
 
 
 def test_targets_and_points() -> None:
-    assert parse_target("canary-leak") == "canary-leak:mean"
-    assert parse_target("canary-leak:p95") == "canary-leak:p95"
-    assert parse_target("macro_f1") == "macro_f1"
+    assert parse_rules(["canary-leak=0.1", "x:p95=0"])[1:] == [
+        DropRule("canary-leak:mean", 0.1),
+        DropRule("x:p95", 0.0),
+    ]
     rules = parse_rules(["macro_f1=0.025", "pii-leak:pass_rate=0.1"])
     assert rules == [DropRule("macro_f1", 0.025), DropRule("pii-leak:pass_rate", 0.1)]
     assert parse_rules([]) == [DropRule("macro_f1", 0.05)]

@@ -131,9 +131,9 @@ def test_bad_flags_are_one_line_errors(capsys: pytest.CaptureFixture[str]) -> No
         (["-c", "sqli"], "Unsupported adversarial category 'sqli'"),
         (["-c", "ssrf", "-c", "ssrf"], "selected twice"),
         (["--fail-on", "severe"], "--fail-on must be one of"),
-        (["--max-drop", "x:median=0.2"], "unsupported aggregate 'median'"),
-        (["--max-drop", "macro_f1=1.5"], "a fraction in [0, 1]"),
-        (["--max-drop", "0.1"], "TARGET=DROP"),
+        (["--max-drop", "x:median=0.2"], "'METRIC[:mean|p50|p95|pass_rate]'"),
+        (["--max-drop", "macro_f1=1.5"], "must be a number between 0 and 1"),
+        (["--max-drop", "0.1"], "expects METRIC=VALUE"),
     ):
         code, _, err = lane(capsys, "--sut", "larkspur_bot:answer", *args)
         assert code == 2, args

@@ -2,24 +2,23 @@
 
 A target is ``macro_f1`` or ``metric[:mean|p50|p95|pass_rate]`` (a bare metric means its mean).
 ``--max-drop TARGET=DROP`` sets the allowed drop as a fraction in [0, 1] (0.05 = five
-percentage points of a pass-rate), the same form as ``assay run --max-drop``; macro-F1 is always
-checked (default 0.05). A check fails when ``max(0, baseline - current) > max_drop + 1e-9``; a
-value missing on either side fails as ``missing-value``. Pure functions over report numbers.
+percentage points of a pass-rate), parsed by the run gate's own parser (``assay.gate``);
+macro-F1 is always checked (default 0.05). A check fails when
+``max(0, baseline - current) > max_drop + 1e-9``; a value missing on either side fails as
+``missing-value``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from assay.errors import UsageError
+from assay.gate import DROP_STATS as AGGREGATES
 from assay.report.model import Report
 
-AGGREGATES = ("mean", "p50", "p95", "pass_rate")
 MACRO_F1 = "macro_f1"
 DEFAULT_MAX_DROP = 0.05
 EPSILON = 1e-9
@@ -33,45 +32,13 @@ class DropRule:
     max_drop: float
 
 
-def parse_target(raw: str) -> str:
-    """``macro_f1`` or ``metric:aggregate`` (a bare metric becomes ``metric:mean``)."""
-    raw = raw.strip()
-    if raw == MACRO_F1:
-        return raw
-    metric, sep, aggregate = raw.partition(":")
-    if not metric:
-        raise UsageError(f"--max-drop target {raw!r} names no metric")
-    aggregate = aggregate if sep else "mean"
-    if aggregate not in AGGREGATES:
-        raise UsageError(
-            f"--max-drop target {raw!r} uses unsupported aggregate {aggregate!r}. "
-            f"Supported aggregates: {', '.join(AGGREGATES)}."
-        )
-    return f"{metric}:{aggregate}"
-
-
-def parse_fraction(raw: str, target: str) -> float:
-    """An allowed drop: a number in [0, 1]."""
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise UsageError(
-            f"--max-drop {target}: the allowed drop must be a fraction in [0, 1]; got {raw!r}"
-        )
-    return value
-
-
 def parse_rules(items: Iterable[str]) -> list[DropRule]:
-    """Rules from ``--max-drop TARGET=DROP`` values; macro-F1 is always checked."""
-    rules: dict[str, float] = {MACRO_F1: DEFAULT_MAX_DROP}
-    for item in items:
-        target, sep, value = item.rpartition("=")
-        if not sep:
-            raise UsageError(f"--max-drop must look like TARGET=DROP (macro_f1=0.05); got {item!r}")
-        canonical = parse_target(target)
-        rules[canonical] = parse_fraction(value, canonical)
+    """Rules from ``--max-drop TARGET=DROP`` values, parsed as ``assay run``'s gate parses them;
+    macro-F1 is always checked (default 0.05)."""
+    from assay.gate import rules_from_cli
+
+    drops = rules_from_cli({"max_drop": list(items)}).max_drop
+    rules = {MACRO_F1: DEFAULT_MAX_DROP, **drops}
     return [DropRule(target, drop) for target, drop in rules.items()]
 
 
