@@ -168,3 +168,22 @@ def test_assay_report_rerenders_the_compliance_summary(
     assert again["adversarial"] == live["adversarial"]
     code, out, _ = run_main(capsys, "report", "lane-2", "-f", "md", "--store", store)
     assert "## Adversarial compliance" in out
+
+
+def test_junit_and_html_carry_the_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    import xml.etree.ElementTree as ET
+
+    args = ["adversarial", "--sut", "larkspur_bot:answer", "--no-store", "--no-history", "-q"]
+    code, out, _ = run_main(capsys, *args, "-f", "junit")
+    assert code == 0
+    root = ET.fromstring(out)
+    suite = next(s for s in root if s.get("name", "").endswith("adversarial compliance"))
+    failing = [c.get("name") for c in suite if c.find("failure") is not None]
+    assert failing == [
+        "category prompt-injection",
+        "framework OWASP LLM Top 10",
+        "framework NIST AI RMF",
+    ]
+    assert suite.get("tests") == "13" and suite.get("failures") == "3"
+    code, out, _ = run_main(capsys, *args, "-f", "html")
+    assert "<h2>Adversarial compliance</h2>" in out and "prompt-injection" in out
