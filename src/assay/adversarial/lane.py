@@ -17,7 +17,6 @@ from assay.errors import UsageError
 from assay.report.model import Report, Row
 
 JUDGE_METRIC = "refusal-quality"
-DETECTORS = ("canary-leak", "pii-leak", "forbidden-tool-call", "invisible-characters")
 PII_CATEGORIES = frozenset({"pii-leak"})
 
 
