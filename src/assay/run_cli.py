@@ -437,7 +437,11 @@ def run(
     lane = ctx.meta.get(LANE_KEY)  # set by `assay adversarial` (assay.adversarial.lane)
     loaded = lane.dataset if lane is not None else load_dataset(dataset)
     specs: list[Any] = _with_dataset_rubric(
-        lane.metric_specs if lane is not None else list(metric) if metric else list(loaded.metrics),
+        lane.metric_specs
+        if lane is not None
+        else _named_specs(metric, loaded.metrics)
+        if metric
+        else list(loaded.metrics),
         loaded.rubric,
     )
     if not specs:
@@ -499,6 +503,7 @@ def run(
     selected = _select(
         loaded, limit=limit, sample_n=sample_n, seed=seed, tags=tag or [], ids=sample_id or []
     )
+    _preflight(metrics, scopes, selected.samples)
     store = None if no_store else RunStore(store_path)
     if many:
         _run_many(
@@ -758,6 +763,23 @@ def _run_many(
     finally:
         if store is not None:
             store.close()
+
+
+def _named_specs(names: list[str], declared: list[Any]) -> list[Any]:
+    """``-m`` replaces the dataset's metrics; a name the dataset declares keeps its options
+    (tag scope, threshold, scale)."""
+    by_name = {getattr(spec, "name", spec): spec for spec in declared}
+    return [by_name.get(name, name) for name in names]
+
+
+def _preflight(metrics: list[Any], scopes: Any, samples: list[Any]) -> None:
+    """Configuration errors before any work (exit 2); scope warnings on stderr."""
+    from assay.preflight import check_metrics, check_providers
+    from assay.providers import settings as provider_settings
+
+    check_providers(metrics, provider_settings.current())
+    for message in check_metrics(metrics, scopes, samples):
+        warn(message)
 
 
 def _with_dataset_rubric(specs: list[Any], rubric: Any) -> list[Any]:

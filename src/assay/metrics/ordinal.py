@@ -40,6 +40,17 @@ class OrdinalDistance:
                 )
             object.__setattr__(self, "scale", tuple(self.scale))
 
+    def check_config(self, samples: Sequence[Sample]) -> None:
+        """Before any work: every sample needs a scale, from the option or its metadata."""
+        if self.scale is not None:
+            return
+        missing = [s.id for s in samples if s.metadata.get("ordinal_scale") is None]
+        if missing:
+            raise MetricConfigError(
+                f"metric '{self.name}' has no 'scale' option and sample '{missing[0]}' has no "
+                "metadata.ordinal_scale (give {name: ordinal-distance, scale: [...]})"
+            )
+
     def _scale(self, sample: Sample) -> tuple[str, ...]:
         override = sample.metadata.get("ordinal_scale")
         if override is not None:
