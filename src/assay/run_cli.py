@@ -524,6 +524,9 @@ def run(
                 sut_concurrency=concurrency,
                 dataset_path=str(dataset),
                 extra_info={**provider_info, "system_name": name},
+                thresholds=thresholds,
+                text_limit=text_limit,
+                redact=redact,
             ),
             limiter=lambda: _limiter(concurrency, rpm),
             gate=lambda report: _gate(

@@ -33,6 +33,13 @@ def test_threshold_is_the_callers():
         assert_metric("rouge-l", "the cat sat", "the cat sat on the mat", threshold=0.7)
 
 
+def test_the_metrics_own_threshold_option_is_the_default():
+    spec = {"name": "rouge-l", "threshold": 0.7}
+    with pytest.raises(AssertionError, match=r"below the threshold 0\.7000"):
+        assert_metric(spec, "the cat sat", "the cat sat on the mat")
+    assert assert_metric(spec, "the cat sat", "the cat sat on the mat", threshold=0.6) > 0.6
+
+
 def test_an_answer_the_metric_cannot_score_fails_as_errored_not_as_zero():
     with pytest.raises(AssertionError, match=r"regex could not score the answer \(errored\)"):
         assert_metric("regex", "ORD-1", "not delimited")

@@ -71,7 +71,7 @@ def test_one_test_per_sample_and_the_failing_one_shows_expected_and_actual(proje
     result.stdout.fnmatch_lines(
         [
             "*sample '002' did not pass:",
-            "*- exact-match failed: scored 0.0000",
+            "*- exact-match failed: scored 0.0000 (threshold 0.5000)",
             '*input:    {"q": "two"}',
             '*expected: "dos"',
             '*actual:   "zwei"',
@@ -165,3 +165,23 @@ def test_repetitions_are_each_checked(project):
     result.stdout.fnmatch_lines(
         ["*repetition 0: exact-match failed*", "*repetition 1: exact-match failed*"]
     )
+
+
+def test_a_metric_threshold_option_is_the_pass_rule(project):
+    project.makepyfile(
+        test_golden="""
+        import pytest
+        from bot import answer
+
+        @pytest.mark.assay(
+            "golden.yml", sut=answer, metrics=[{"name": "rouge-l", "threshold": 0.9}]
+        )
+        def test_golden(assay_row):
+            pass
+        """
+    )
+    project.makefile(".yml", golden=DATASET.replace('"uno"', '"uno uno"'))
+    result = _run(project, "-k", "001")
+    # rouge-l of "uno" against "uno uno": p=1, r=0.5, F1=2/3 -> below 0.9
+    result.assert_outcomes(failed=1, deselected=2)
+    result.stdout.fnmatch_lines(["*- rouge-l failed: scored 0.6667 (threshold 0.9000)"])

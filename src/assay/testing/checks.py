@@ -8,9 +8,10 @@ from typing import Any
 
 from assay.dataset import MetricSpec, Sample
 from assay.errors import UsageError
-from assay.metrics.base import PASS_THRESHOLD, Metric, resolve
+from assay.metrics.base import Metric, resolve, thresholds_of
 from assay.outputs import Output, coerce_output
 from assay.report.aggregate import ScoreResult
+from assay.results import passes, threshold_for
 from assay.runner import is_async_metric, score_async, score_sync
 from assay.testing.text import show
 
@@ -23,23 +24,25 @@ def _prepare(
     expected: Any,
     input: Mapping[str, Any] | None,
     metadata: Mapping[str, Any] | None,
-) -> tuple[Metric, Sample, Output]:
+) -> tuple[Metric, Sample, Output, float]:
+    """The metric, a one-off sample, the answer, and the metric's own threshold."""
     resolved = resolve(metric)
+    threshold = threshold_for(thresholds_of([metric], [resolved]), resolved.name)
     sample = Sample(
         id="assert-metric",
         input=dict(input or {}),
         expected_output=expected,
         metadata=dict(metadata or {}),
     )
-    return resolved, sample, coerce_output(output)
+    return resolved, sample, coerce_output(output), threshold
 
 
 def _verdict(
-    metric: Metric, sample: Sample, output: Output, result: ScoreResult, threshold: float | None
+    metric: Metric, sample: Sample, output: Output, result: ScoreResult, threshold: float
 ) -> float:
     """The score, or an AssertionError naming the metric with expected and actual."""
     __tracebackhide__ = True
-    limit = PASS_THRESHOLD if threshold is None else threshold
+    limit = threshold
     context = f"\n  expected: {show(sample.expected_output)}\n  actual:   {show(output.text)}"
     if sample.input:
         context = f"\n  input:    {show(sample.input)}" + context
@@ -47,7 +50,7 @@ def _verdict(
         raise AssertionError(
             f"{metric.name} could not score the answer (errored): {result.error}{context}"
         )
-    if result.value < limit:
+    if not passes(result.value, limit):
         raise AssertionError(
             f"{metric.name} scored {result.value:.4f}, below the threshold {limit:.4f}{context}"
         )
@@ -66,12 +69,13 @@ def assert_metric(
     """Score ``output`` against ``expected`` with one metric; fail below ``threshold``.
 
     ``metric`` is a name (``"contains"``), a spec mapping (``{"name": "regex", "pattern": ...}``)
-    or a metric object. Returns the score. An answer the metric cannot score fails as *errored*.
+    or a metric object. ``threshold`` defaults to the metric's own (its ``threshold`` option,
+    else 0.5), the same pass rule as every report. Returns the score. An answer the metric cannot score fails as *errored*.
     For provider-backed (async) metrics inside a running event loop use
     :func:`assert_metric_async`.
     """
     __tracebackhide__ = True
-    resolved, sample, answer = _prepare(metric, output, expected, input, metadata)
+    resolved, sample, answer, own = _prepare(metric, output, expected, input, metadata)
     if is_async_metric(resolved):
         try:
             asyncio.get_running_loop()
@@ -84,7 +88,7 @@ def assert_metric(
             )
     else:
         result = score_sync(resolved, sample, answer)
-    return _verdict(resolved, sample, answer, result, threshold)
+    return _verdict(resolved, sample, answer, result, own if threshold is None else threshold)
 
 
 async def assert_metric_async(
@@ -98,6 +102,6 @@ async def assert_metric_async(
 ) -> float:
     """:func:`assert_metric` for async tests (awaits provider-backed metrics)."""
     __tracebackhide__ = True
-    resolved, sample, answer = _prepare(metric, output, expected, input, metadata)
+    resolved, sample, answer, own = _prepare(metric, output, expected, input, metadata)
     result = await score_async(resolved, sample, answer)
-    return _verdict(resolved, sample, answer, result, threshold)
+    return _verdict(resolved, sample, answer, result, own if threshold is None else threshold)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from assay.dataset import Sample
 from assay.outputs import Output
 from assay.report.model import Row
+from assay.results import threshold_for
 from assay.testing.text import show
 
 
@@ -17,6 +18,7 @@ class AssayRow:
     sample: Sample
     output: Output | None
     rows: list[Row]
+    thresholds: dict[str, float] = field(default_factory=dict)
     checked: bool = field(default=False, compare=False)
 
     def __repr__(self) -> str:
@@ -48,7 +50,10 @@ class AssayRow:
                 lines.append(f"{prefix}{name} errored: {message}")
             for name, score in row.scores.items():
                 if not score.passed:
-                    lines.append(f"{prefix}{name} failed: scored {score.score:.4f}")
+                    limit = threshold_for(self.thresholds, name)
+                    lines.append(
+                        f"{prefix}{name} failed: scored {score.score:.4f} (threshold {limit:.4f})"
+                    )
         return lines
 
     def failure_message(self) -> str:

@@ -8,8 +8,8 @@ from typing import Any
 
 from assay.dataset import Dataset, Sample, load_dataset
 from assay.errors import UsageError
-from assay.evaluation import evaluate
-from assay.metrics.base import resolve_scoped
+from assay.evaluation import RunOptions, evaluate
+from assay.metrics.base import resolve_scoped, thresholds_of
 from assay.outputs import Output, load_outputs
 from assay.report.model import SystemUnderTestInfo
 from assay.sut import PythonTarget, SavedOutputs, SystemUnderTest
@@ -68,6 +68,7 @@ class DatasetSuite:
                 f"dataset '{self.dataset.name}' declares no metrics: pass metrics=[...]"
             )
         self.metrics, self.scopes = resolve_scoped(specs)
+        self.thresholds = thresholds_of(specs, self.metrics)
         self.system = _system(outputs, sut)
         self._done: dict[str, AssayRow] = {}
 
@@ -94,10 +95,12 @@ class DatasetSuite:
                 sut=self.system,
                 metrics=self.metrics,
                 scopes=self.scopes,
+                options=RunOptions(thresholds=self.thresholds),
             )
             for sample in subset:
                 rows = [row for row in report.rows if row.id == sample.id]
-                self._done[sample.id] = AssayRow(sample, self._answer(sample.id), rows)
+                answer = self._answer(sample.id)
+                self._done[sample.id] = AssayRow(sample, answer, rows, dict(self.thresholds))
         return {i: self._done[i] for i in wanted}
 
     def row(self, sample_id: str) -> AssayRow:
