@@ -36,7 +36,7 @@ _LAZY = {
     "Output": "assay.outputs",
     "Retrieved": "assay.outputs",
     "load_outputs": "assay.outputs",
-    "evaluate": "assay.evaluation",
+    "evaluate": "assay.api",
     "RunOptions": "assay.evaluation",
     "Report": "assay.report.model",
     "render_markdown": "assay.report.markdown",
@@ -59,7 +59,8 @@ if TYPE_CHECKING:
     from assay.calibration import compute_agreement
     from assay.comparison import compare_reports
     from assay.dataset import Dataset, MetricSpec, Sample, load_dataset
-    from assay.evaluation import RunOptions, evaluate
+    from assay.api import evaluate
+    from assay.evaluation import RunOptions
     from assay.gate import GateRules, load_rules
     from assay.gate import evaluate as evaluate_gate
     from assay.http_sut import HttpTarget

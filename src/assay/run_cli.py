@@ -405,9 +405,9 @@ def run(
     ] = None,
 ) -> None:
     """Run a dataset through a system under test (or saved outputs), score it, report, gate."""
+    from assay.api import metric_plan, preflight
     from assay.dataset import load_dataset
     from assay.evaluation import RunOptions, RunState, evaluate
-    from assay.metrics.base import resolve_scoped, thresholds_of
     from assay.outputs import check_outputs_cover, load_outputs
     from assay.store import RunStore
     from assay.sut import PythonTarget, SavedOutputs
@@ -436,15 +436,7 @@ def run(
 
     lane = ctx.meta.get(LANE_KEY)  # set by `assay adversarial` (assay.adversarial.lane)
     loaded = lane.dataset if lane is not None else load_dataset(dataset)
-    specs: list[Any] = _with_dataset_rubric(
-        lane.metric_specs
-        if lane is not None
-        else _named_specs(metric, loaded.metrics)
-        if metric
-        else list(loaded.metrics),
-        loaded.rubric,
-    )
-    if not specs:
+    if lane is None and not metric and not loaded.metrics:
         fail(f"{dataset}: no metrics: declare 'metrics:' in the dataset or pass --metric NAME")
 
     provider_info = _configure_providers(
@@ -459,8 +451,8 @@ def run(
             "cache_mode": "off" if no_cache else "refresh" if refresh_cache else None,
         },
     )
-    metrics, scopes = resolve_scoped(specs)
-    thresholds = thresholds_of(specs, metrics)
+    plan = metric_plan(loaded, lane.metric_specs if lane is not None else metric or None)
+    metrics, scopes, thresholds = plan.metrics, plan.scopes, plan.thresholds
     families = {type(m).__module__.rsplit(".", 1)[-1] for m in metrics}
     if "semantic" not in families:
         provider_info.pop("embedding_provider", None)
@@ -503,7 +495,8 @@ def run(
     selected = _select(
         loaded, limit=limit, sample_n=sample_n, seed=seed, tags=tag or [], ids=sample_id or []
     )
-    _preflight(metrics, scopes, selected.samples)
+    for message in preflight(plan, selected):
+        warn(message)
     store = None if no_store else RunStore(store_path)
     if many:
         _run_many(
@@ -766,41 +759,6 @@ def _run_many(
     finally:
         if store is not None:
             store.close()
-
-
-def _named_specs(names: list[str], declared: list[Any]) -> list[Any]:
-    """``-m`` replaces the dataset's metrics; a name the dataset declares keeps its options
-    (tag scope, threshold, scale)."""
-    by_name = {getattr(spec, "name", spec): spec for spec in declared}
-    return [by_name.get(name, name) for name in names]
-
-
-def _preflight(metrics: list[Any], scopes: Any, samples: list[Any]) -> None:
-    """Configuration errors before any work (exit 2); scope warnings on stderr."""
-    from assay.preflight import check_metrics, check_providers
-    from assay.providers import settings as provider_settings
-
-    check_providers(metrics, provider_settings.current())
-    for message in check_metrics(metrics, scopes, samples):
-        warn(message)
-
-
-def _with_dataset_rubric(specs: list[Any], rubric: Any) -> list[Any]:
-    """A ``rubric`` metric with no rubric of its own uses the dataset's top-level ``rubric:``."""
-    from assay.dataset import MetricSpec
-
-    if rubric is None:
-        return specs
-    result = []
-    for spec in specs:
-        if spec == "rubric":
-            spec = MetricSpec(name="rubric", rubric=rubric)
-        elif (
-            isinstance(spec, MetricSpec) and spec.name == "rubric" and "rubric" not in spec.options
-        ):
-            spec = MetricSpec(name="rubric", rubric=rubric, **spec.options)
-        result.append(spec)
-    return result
 
 
 def _parse_also(items: list[str]) -> list[tuple[str, Path]]:

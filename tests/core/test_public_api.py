@@ -37,3 +37,23 @@ def test_library_flow_scores_the_example() -> None:
     # capital-australia answers "Sydney"; the other three geography answers are exact.
     assert report.metric("exact-match").mean == 0.75
     assert "## Per-metric aggregates" in assay.render_markdown(report)
+
+
+def test_cli_and_api_give_the_same_report_on_the_quickstart(tmp_path: Path) -> None:
+    """assay.evaluate takes the CLI's paths and its numbers equal `assay run`'s."""
+    import json
+
+    out = tmp_path / "cli.json"
+    args = ["run", "dataset.yml", "--outputs", "outputs.json", "-f", "json"]
+    args += ["-o", str(out), "--no-store", "-q"]
+    subprocess.run([sys.executable, "-m", "assay", *args], cwd=EXAMPLE, check=True)
+    cli = json.loads(out.read_text(encoding="utf-8"))
+    api = assay.evaluate(EXAMPLE / "dataset.yml", outputs=EXAMPLE / "outputs.json").model_dump(
+        mode="json"
+    )
+    for report in (cli, api):
+        report.pop("run")
+        report.pop("gate", None)
+        report["dataset"].pop("path")
+    assert api == cli
+    assert api["summary"]["macro_f1"] == cli["summary"]["macro_f1"] > 0.7

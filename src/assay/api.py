@@ -1,0 +1,141 @@
+"""``assay.evaluate``: the Python entry point, on the same code path as ``assay run``.
+
+Both resolve metrics with :func:`metric_plan` (the dataset's options kept for a metric named
+again, the dataset's rubric for a bare ``rubric``), run the same pre-flight checks, and score
+with :func:`assay.evaluation.evaluate`, so the CLI and the API give equal numbers by
+construction::
+
+    import assay
+    report = assay.evaluate("examples/quickstart/dataset.yml",
+                            outputs="examples/quickstart/outputs.json")
+    report.summary.macro_f1
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from assay.dataset import Dataset, MetricSpec, load_dataset
+from assay.errors import UsageError
+from assay.evaluation import RunOptions
+from assay.evaluation import evaluate as run_evaluation
+from assay.metrics.base import Metric, resolve_scoped, thresholds_of
+from assay.outputs import Output, check_outputs_cover, load_outputs
+from assay.preflight import check_metrics, check_providers
+from assay.report.model import Report
+from assay.store import RunStore
+
+
+@dataclass(frozen=True)
+class MetricPlan:
+    """The metrics of a run with their tag scopes and pass thresholds."""
+
+    metrics: list[Metric]
+    scopes: dict[str, frozenset[str]]
+    thresholds: dict[str, float]
+
+
+def _with_dataset_rubric(specs: list[Any], rubric: Any) -> list[Any]:
+    """A ``rubric`` metric with no rubric of its own uses the dataset's top-level ``rubric:``."""
+    if rubric is None:
+        return specs
+    result = []
+    for spec in specs:
+        if spec == "rubric":
+            spec = MetricSpec(name="rubric", rubric=rubric)
+        elif (
+            isinstance(spec, MetricSpec) and spec.name == "rubric" and "rubric" not in spec.options
+        ):
+            spec = MetricSpec(name="rubric", rubric=rubric, **spec.options)
+        result.append(spec)
+    return result
+
+
+def _named_specs(names: Sequence[Any], declared: Sequence[Any]) -> list[Any]:
+    """Given metrics replace the dataset's; a name the dataset declares keeps its options
+    (tag scope, threshold, scale)."""
+    by_name = {getattr(spec, "name", spec): spec for spec in declared}
+    return [by_name.get(name, name) if isinstance(name, str) else name for name in names]
+
+
+def metric_plan(dataset: Dataset, metrics: Sequence[Any] | None = None) -> MetricPlan:
+    """Resolve ``metrics`` (default: the dataset's own) as ``assay run`` does."""
+    chosen = _named_specs(metrics, dataset.metrics) if metrics else list(dataset.metrics)
+    specs = _with_dataset_rubric(chosen, dataset.rubric)
+    if not specs:
+        raise UsageError(
+            f"dataset '{dataset.name}' declares no metrics: declare 'metrics:' or pass some"
+        )
+    resolved, scopes = resolve_scoped(specs)
+    return MetricPlan(resolved, dict(scopes), thresholds_of(specs, resolved))
+
+
+def preflight(plan: MetricPlan, dataset: Dataset) -> list[str]:
+    """Configuration errors before any work (raises); returns warnings."""
+    from assay.providers import settings as provider_settings
+
+    check_providers(plan.metrics, provider_settings.current())
+    return check_metrics(plan.metrics, plan.scopes, dataset.samples)
+
+
+def _system(dataset: Dataset, outputs: Any, sut: Any) -> Any:
+    from assay.sut import PythonTarget, SavedOutputs
+
+    if (outputs is None) == (sut is None):
+        raise UsageError("give exactly one of outputs= (a file or mapping) or sut=")
+    if sut is not None:
+        if isinstance(sut, str) and sut.startswith(("http://", "https://")):
+            from assay.http_sut import HttpTarget
+
+            return HttpTarget.from_environment(sut)
+        return sut if hasattr(sut, "answer") else PythonTarget(sut)
+    if isinstance(outputs, (str, Path)):
+        loaded = load_outputs(Path(outputs))
+        check_outputs_cover(loaded, [s.id for s in dataset.samples], path=str(outputs))
+        return SavedOutputs(loaded, str(outputs))
+    if isinstance(outputs, Mapping):
+        from assay.outputs import coerce_output
+
+        return SavedOutputs({str(k): _as_output(v, coerce_output) for k, v in outputs.items()}, "")
+    raise UsageError(f"outputs must be a path or a mapping; got {type(outputs).__name__}")
+
+
+def _as_output(value: Any, coerce: Callable[[Any], Output]) -> Output:
+    return value if isinstance(value, Output) else coerce(value)
+
+
+def evaluate(
+    dataset: str | Path | Dataset,
+    *,
+    outputs: str | Path | Mapping[str, Any] | None = None,
+    sut: str | Callable[..., Any] | Any | None = None,
+    metrics: Sequence[Any] | None = None,
+    store: RunStore | None = None,
+    **options: Any,
+) -> Report:
+    """Score a dataset (path or object) from saved outputs or a system under test.
+
+    ``metrics`` names or specs replace the dataset's metrics (a name the dataset declares keeps
+    its options). ``options`` are :class:`~assay.evaluation.RunOptions` fields (repetitions,
+    sut_concurrency, redact, text_limit, ...). Raises an :class:`~assay.errors.AssayError` for
+    bad input or configuration, before any sample is attempted.
+    """
+    loaded = dataset if isinstance(dataset, Dataset) else load_dataset(Path(dataset))
+    plan = metric_plan(loaded, metrics)
+    warnings = preflight(plan, loaded)
+    system = _system(loaded, outputs, sut)
+    if isinstance(dataset, (str, Path)):
+        options.setdefault("dataset_path", str(dataset))
+    run_options = RunOptions(thresholds=plan.thresholds, **options)
+    return run_evaluation(
+        loaded,
+        sut=system,
+        metrics=plan.metrics,
+        options=run_options,
+        store=store,
+        warnings=warnings,
+        scopes=plan.scopes,
+    )
