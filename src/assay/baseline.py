@@ -10,7 +10,6 @@ run of the dataset in the run store) or a path to a report JSON.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from datetime import datetime, timezone
@@ -19,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from assay.bounded import loads_json
 from assay.errors import InputError, StoreError, UsageError
 from assay.report.model import Report
 
@@ -73,10 +73,7 @@ def load_report(path: Path) -> Report:
     from assay.dataset import read_text
 
     text = read_text(Path(path), InputError)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON (line {exc.lineno}): {exc.msg}", file=str(path)) from None
+    data = loads_json(text, lambda m: InputError(m, file=str(path)))
     if not isinstance(data, dict):
         raise InputError("a report must be a JSON object", file=str(path))
     version = data.get("schema_version")

@@ -17,6 +17,7 @@ import pydantic_core
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from assay.bounded import json_depth_problem, loads_json, yaml_depth_problem
 from assay.errors import DatasetError, InputError
 
 DATASET_SCHEMA = "assay.dataset.v1"
@@ -186,27 +187,23 @@ def read_text(path: Path, error: type[InputError] = DatasetError) -> str:
 
 
 def parse_document(text: str, path: Path, error: type[InputError] = DatasetError) -> Any:
-    """Parse YAML or JSON by extension; unknown extensions try JSON, then YAML."""
+    """Parse YAML or JSON by extension; unknown extensions try JSON, then YAML.
+
+    Depth is checked before the recursive parts of either parser run (:mod:`assay.bounded`).
+    """
     suffix = path.suffix.lower()
     if suffix == ".json":
         return _parse_json(text, path, error)
     if suffix in (".yml", ".yaml"):
         return _parse_yaml(text, path, error)
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return _parse_json(text, path, error)
+    except error:
         return _parse_yaml(text, path, error)
 
 
 def _parse_json(text: str, path: Path, error: type[InputError]) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise error(
-            f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", file=str(path)
-        ) from None
-    except RecursionError:
-        raise error("JSON is nested too deeply", file=str(path)) from None
+    return loads_json(text, lambda message: error(message, file=str(path)))
 
 
 def _check_expansion(data: Any, text: str, path: Path, error: type[InputError]) -> None:
@@ -235,6 +232,9 @@ def _check_expansion(data: Any, text: str, path: Path, error: type[InputError]) 
 
 def _parse_yaml(text: str, path: Path, error: type[InputError]) -> Any:
     try:
+        problem = yaml_depth_problem(text, _VerbatimIdLoader)
+        if problem is not None:
+            raise error(problem, file=str(path))
         data = yaml.load(text, Loader=_VerbatimIdLoader)  # safe loader subclass
         if "&" in text and "*" in text:  # only anchors can create aliases
             _check_expansion(data, text, path, error)
@@ -253,6 +253,9 @@ def iter_jsonl(text: str, path: Path, error: type[InputError]) -> Iterator[tuple
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        problem = json_depth_problem(line)
+        if problem is not None:
+            raise error(f"line {number}: {problem}", file=str(path))
         try:
             yield number, pydantic_core.from_json(line)  # ~3x faster than json.loads per line
         except ValueError:
@@ -261,8 +264,8 @@ def iter_jsonl(text: str, path: Path, error: type[InputError]) -> Iterator[tuple
                 message = "not valid JSON"
             except json.JSONDecodeError as exc:
                 message = f"{exc.msg} (column {exc.colno})"
-            except RecursionError:
-                message = "nested too deeply"
+            except (ValueError, RecursionError):
+                message = "a number is too long to read, or the line is nested too deeply"
             raise error(f"line {number} is not valid JSON: {message}", file=str(path)) from None
 
 

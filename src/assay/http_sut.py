@@ -17,13 +17,13 @@ off, lowers concurrency and tries the sample again.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from assay.bounded import loads_json
 from assay.dataset import Sample
 from assay.errors import SystemUnderTestError, UsageError
 from assay.limiter import Limiter, RateLimited, retry_after_seconds
@@ -87,10 +87,9 @@ def parse_headers(raw: str | None) -> dict[str, str]:
     text = raw.strip()
     pairs: list[tuple[Any, Any]]
     if text.startswith("{"):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            raise UsageError("ASSAY_SUT_HEADERS looks like JSON but does not parse") from None
+        data = loads_json(
+            text, lambda _: UsageError("ASSAY_SUT_HEADERS looks like JSON but does not parse")
+        )
         if not isinstance(data, dict):
             raise UsageError("ASSAY_SUT_HEADERS must be a JSON object of header names to values")
         pairs = list(data.items())
@@ -264,12 +263,12 @@ class HttpTarget:
             )
         if not 200 <= status < 300:
             raise SystemUnderTestError(f"{self.shown} answered HTTP {status}")
-        try:
-            document = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            raise SystemUnderTestError(
+        document = loads_json(
+            body,
+            lambda _: SystemUnderTestError(
                 f"{self.shown} answered HTTP {status} with a body that is not JSON"
-            ) from None
+            ),
+        )
         return self._read(document)
 
     def _read(self, document: Any) -> Output:

@@ -52,7 +52,10 @@ def load_labels(path: str | Path, *, criteria: str | Path | None = None) -> Labe
     declared = load_criteria(criteria) if criteria is not None else None
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        return _from_csv(text, str(path), declared)
+        try:
+            return _from_csv(text, str(path), declared)
+        except csv.Error as exc:  # e.g. a field over the csv module's size limit
+            raise CalibrationError(f"not a readable CSV: {exc}", file=str(path)) from None
     if suffix == ".jsonl":
         return _from_jsonl(text, path, declared)
     data = parse_document(text, path, CalibrationError)

@@ -153,7 +153,8 @@ def _dollar_end_only(body: str) -> str:
 @register("regex", "1.0 when the delimited pattern in expected_output matches the output (search)")
 @dataclass(frozen=True)
 class Regex:
-    """PCRE-style delimited pattern, search semantics, with a hard time bound per sample."""
+    """PCRE-style delimited pattern, search semantics: RE2 when it can take the pattern, else the
+    backtracking engine in a worker process with hard time and memory limits."""
 
     name: str = "regex"
     timeout_s: float = 1.0
@@ -163,20 +164,11 @@ class Regex:
             raise MetricConfigError("regex timeout_s must be in (0, 60] seconds")
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
-        pattern = expected_string(sample, self.name)
-        body, flags, anchored = parse_delimited(pattern)
-        try:
-            compiled = regex.compile(body, flags)
-        except regex.error as exc:
-            raise MetricError(f"invalid regex pattern: {exc}") from None
-        try:
-            finder = compiled.match if anchored else compiled.search
-            match = finder(output.text, timeout=self.timeout_s) is not None
-        except TimeoutError:
-            raise MetricError(
-                f"regex did not finish within {self.timeout_s:g}s (catastrophic backtracking?)"
-            ) from None
-        return MetricScore(1.0 if match else 0.0, {"match": match})
+        from assay.metrics.pattern import compile_pattern, match
+
+        pattern = compile_pattern(*parse_delimited(expected_string(sample, self.name)))
+        found, engine = match(pattern, output.text, self.timeout_s)
+        return MetricScore(1.0 if found else 0.0, {"match": found, "engine": engine})
 
 
 def rouge_l_counts(reference: list[str], candidate: list[str]) -> int:

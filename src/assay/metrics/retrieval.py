@@ -9,7 +9,6 @@ numeric gain, or a JSON string of either. An id is relevant when its gain is abo
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import operator
 import re
@@ -18,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from assay.bounded import loads_json
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import MetricScore, clamp01, positive_int_option, register, type_name
 from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
@@ -79,13 +79,13 @@ def ranked(output: Output) -> tuple[Retrieved, ...]:
 
 def _parse_ranking(output: Output) -> tuple[Retrieved, ...]:
     text = output.text.strip()
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise MetricError(
+    data = loads_json(
+        text,
+        lambda _: MetricError(
             "output has no 'retrieved' list and its text is not JSON; return {output, retrieved} "
             "from the system under test or a JSON list of ids"
-        ) from None
+        ),
+    )
     if isinstance(data, Mapping) and "retrieved" in data:
         data = data["retrieved"]
     if not isinstance(data, list):
@@ -113,22 +113,25 @@ def _parse_gains(raw: Any) -> dict[str, float]:
     if type(raw) is dict and {*map(type, raw.values())} == _INT and {*map(type, raw)} == _STR:
         # the common shape ({id: integer level}, from YAML or JSON), read without the checks
         # below: integers are finite and their float() is what the general path computes
-        levels: dict[str, float] = dict(zip(raw, map(float, raw.values())))
+        try:
+            levels: dict[str, float] = dict(zip(raw, map(float, raw.values())))
+        except OverflowError:
+            raise MetricError("expected_output gains must be finite numbers") from None
         if not any(gain > 0 for gain in levels.values()):
             raise MetricError("expected_output must name at least one relevant id (gain > 0)")
         return levels
     if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except (json.JSONDecodeError, RecursionError):
-            raise MetricError(
+        raw = loads_json(
+            raw,
+            lambda _: MetricError(
                 "expected_output string is not JSON; give a list of relevant ids or an id -> gain map"
-            ) from None
+            ),
+        )
     result: dict[str, float] = {}
     if isinstance(raw, list):
         for position, item in enumerate(raw):
             if isinstance(item, int) and not isinstance(item, bool):
-                item = str(item)
+                item = str(item) if abs(item) < 10**40 else ""
             if not isinstance(item, str) or not item:
                 raise MetricError(f"expected_output[{position}] must be a non-empty id string")
             result.setdefault(item, 1.0)
@@ -142,6 +145,7 @@ def _parse_gains(raw: Any) -> dict[str, float]:
             if (
                 isinstance(value, bool)
                 or not isinstance(value, (int, float))
+                or abs(value) > 1e300  # compared, never converted: 2**1100 stays total
                 or not math.isfinite(value)
             ):
                 raise MetricError(f"expected_output gain for {key!r} must be a finite number")

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from assay.bounded import loads_json
 from assay.errors import ProviderError
 from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.pricing import cost_usd
@@ -74,12 +75,10 @@ def parse_completion(
     ``content`` is ``None`` when the body has no non-empty ``choices[0].message.content``;
     the caller raises after recording the tokens the reply cost.
     """
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise ProviderError(
-            f"{what} to {host} returned a malformed response (not valid JSON)"
-        ) from None
+    data = loads_json(
+        body,
+        lambda _: ProviderError(f"{what} to {host} returned a malformed response (not valid JSON)"),
+    )
     if not isinstance(data, dict):
         raise ProviderError(f"{what} to {host} returned a malformed response (not a JSON object)")
     choices = data.get("choices")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import math
 import time
 from collections import OrderedDict
@@ -24,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from assay.bounded import loads_json
 from assay.errors import ProviderError
 from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.chat import PROVIDER_KIND, _read_body
@@ -261,12 +261,10 @@ def parse_embeddings(
     body: bytes, expected: int, *, what: str, host: str
 ) -> tuple[list[Vector], dict[str, int] | None]:
     """Vectors (in input order) and token usage from an embeddings body, strictly checked."""
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise ProviderError(
-            f"{what} to {host} returned a malformed response (not valid JSON)"
-        ) from None
+    data = loads_json(
+        body,
+        lambda _: ProviderError(f"{what} to {host} returned a malformed response (not valid JSON)"),
+    )
     items = data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise ProviderError(f"{what} to {host} returned a malformed response (no 'data' list)")

@@ -18,11 +18,11 @@ when a metric falls by more than ``drop`` (default 10%, relative) between two ev
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from assay.bounded import loads_json
 from assay.errors import TezError
 from assay.tez.records import AddendumValues, Alert, TezitEvalMetrics
 from assay.tez.scoring import TurnScore
@@ -157,7 +157,10 @@ def previous_metrics(data: Any, *, source: str = "<previous>") -> dict[str, floa
 def load_previous(path: str | Path) -> dict[str, float]:
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = path.read_bytes()
+    except OSError as exc:
         raise TezError(f"cannot read the previous evaluation: {exc}", file=str(path)) from None
+    data = loads_json(
+        raw, lambda m: TezError(f"cannot read the previous evaluation: {m}", file=str(path))
+    )
     return previous_metrics(data, source=str(path))

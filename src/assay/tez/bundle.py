@@ -9,7 +9,6 @@ read leniently (deviations become warnings, see :mod:`assay.tez.manifest`).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 import zipfile
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from assay.bounded import loads_json
 from assay.errors import TezError
 from assay.tez.manifest import ItemEntry, declared_extension_ids, item_entries, manifest_warnings
 from assay.tez.records import EVAL_EXTENSION_IDS, STANDARD_EXTENSION_ID
@@ -369,12 +369,7 @@ def open_bundle(path: str | Path, *, limits: Limits | None = None) -> Bundle:
 
 def _parse_manifest(data: bytes, label: str) -> dict[str, Any]:
     text = decode_utf8(data, label)
-    try:
-        manifest = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TezError(
-            f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", file=label
-        ) from None
+    manifest = loads_json(text, lambda m: TezError(m, file=label))
     if not isinstance(manifest, dict):
         raise TezError("must be a JSON object", file=label)
     return manifest

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from assay.bounded import loads_json
+from assay.errors import TezError
 from assay.tez.bundle import Bundle
 
 CITATION = re.compile(r"\[\[([^\[\]]+?)\]\]")
@@ -239,8 +241,8 @@ def _by_tokens(headings: tuple[Heading, ...], key: str) -> Heading | None:
 
 def _json_path(text: str, path: str) -> tuple[str | None, str]:
     try:
-        node = json.loads(text)
-    except json.JSONDecodeError:
+        node = loads_json(text, TezError)
+    except TezError:
         return None, "JSON path on an item that is not JSON"
     for part in re.findall(r"\.([^.\[\]]+)|\[(\d+)\]", path[1:]):
         key, index = part

@@ -9,10 +9,10 @@ assay's per-query ``records/<query_id>.json``); ``tezit-eval`` is found either a
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.bounded import loads_json
 from assay.errors import TezError
 from assay.tez.bundle import Bundle
 from assay.tez.records import STANDARD_EXTENSION_ID, VENDOR_EXTENSION_ID
@@ -53,11 +53,9 @@ class EvalState:
 
 def _load_json(bundle: Bundle, rel: str, state: EvalState) -> Any:
     try:
-        return json.loads(bundle.read_text(rel))
+        return loads_json(bundle.read_text(rel), lambda m: TezError(f"{rel}: {m}"))
     except TezError as exc:
         state.warnings.append(str(exc))
-    except json.JSONDecodeError as exc:
-        state.warnings.append(f"{rel}: not valid JSON ({exc.msg}, line {exc.lineno})")
     return None
 
 

@@ -1,0 +1,82 @@
+"""Bounded parsing of outside JSON and YAML: depth is checked before any recursive code runs.
+
+The YAML composer and constructor recurse once per nesting level, and the C composer does so
+without Python's recursion guard, so ``[[[[...]]]]`` 30,000 deep ends the process with a
+segmentation fault. Both formats are therefore scanned first by code that does not recurse:
+JSON token by token, YAML through the parser's event stream (a state machine with its own
+stack), and a document nested deeper than :data:`MAX_DEPTH` is refused with a message.
+Callers turn that message into their own :class:`~assay.errors.InputError` naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import yaml
+
+MAX_DEPTH = 100
+# Strings are skipped whole (their brackets do not count); an unterminated one ends the scan.
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]+|\\.)*"?|[\[\]{}]', re.DOTALL)
+_OPEN = frozenset("[{")
+_DEPTH_EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_END_EVENTS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+def too_deep(limit: int = MAX_DEPTH) -> str:
+    return f"the document is nested more than {limit} levels deep"
+
+
+def json_depth_problem(text: str, limit: int = MAX_DEPTH) -> str | None:
+    """A message when JSON ``text`` nests arrays/objects deeper than ``limit``, else None."""
+    if text.count("[") + text.count("{") <= limit:
+        return None  # cannot be deeper than the brackets it has
+    depth = 0
+    for token in _JSON_TOKENS.finditer(text):
+        first = token.group()[0]
+        if first in _OPEN:
+            depth += 1
+            if depth > limit:
+                return too_deep(limit)
+        elif first != '"':
+            depth -= 1
+    return None
+
+
+def yaml_depth_problem(text: str, loader: type[Any], limit: int = MAX_DEPTH) -> str | None:
+    """A message when YAML ``text`` nests collections deeper than ``limit``, else None.
+
+    Raises ``yaml.YAMLError`` for text the parser rejects, as loading would.
+    """
+    depth = 0
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, _DEPTH_EVENTS):
+            depth += 1
+            if depth > limit:
+                line = event.start_mark.line + 1 if event.start_mark else None
+                return too_deep(limit) + (f" (line {line})" if line else "")
+        elif isinstance(event, _END_EVENTS):
+            depth -= 1
+    return None
+
+
+def loads_json(text: str | bytes, fail: Callable[[str], Exception]) -> Any:
+    """``json.loads`` that raises only ``fail(message)``: bad syntax, depth, huge numbers."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise fail(f"not valid UTF-8 (byte {exc.start})") from None
+    problem = json_depth_problem(text)
+    if problem is not None:
+        raise fail(problem)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise fail(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except ValueError:  # an integer literal past Python's digit limit
+        raise fail("not valid JSON: a number is too long to read") from None
+    except RecursionError:
+        raise fail(too_deep()) from None

@@ -1,0 +1,184 @@
+"""User-supplied regex patterns, matched so that no pattern can hurt the run.
+
+A pattern is matched by RE2 (``google-re2``, linear time, no recursion) whenever RE2 can say
+exactly what the pattern means under Python ``regex`` semantics; :func:`re2_spelling`
+rewrites the few constructs the two engines read differently (``\\d``, ``\\w``, ``\\s``, a
+final ``$``, ``\\Z``) and declines everything else it is unsure of. A declined pattern
+(backreferences, lookaround, recursion, conditionals, possessive quantifiers, ``x``
+mode, huge repeats, invalid syntax...) runs in the backtracking ``regex`` engine inside a
+separate process with a wall-clock and a memory limit (:mod:`assay.metrics.backtrack`), so a
+hang, a ``MemoryError`` or a segfault there is one sample's recorded failure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import re2
+import regex
+from re2 import _re2  # the extension itself: half the per-call cost of re2.compile/search
+
+from assay.errors import MetricError
+from assay.metrics.backtrack import match_in_worker
+
+# Python ``regex`` classes spelled for RE2: exactly, on ASCII text (RE2's Perl classes are
+# ASCII, but its \s lacks \v); through Unicode properties otherwise (checked code point by
+# code point in tests). The Unicode spelling costs 10-100x more to compile, so it is built
+# only when an answer is not ASCII.
+_WORD = r"\p{L}\p{M}\p{Nd}\p{Pc}\p{Nl}"
+_SPACE = r"\t-\r\x{85}\p{Z}"
+_ASCII_IN: dict[str, str | None] = {"d": r"\d", "D": r"\D", "w": r"\w", "W": r"\W"}
+_ASCII_IN |= {"s": r"\t-\r ", "S": None, "b": None, "B": None}
+_ASCII_OUT: dict[str, str | None] = {"d": r"\d", "D": r"\D", "w": r"\w", "W": r"\W"}
+_ASCII_OUT |= {"s": r"[\t-\r ]", "S": r"[^\t-\r ]", "b": r"\b", "B": r"\B"}
+_UNICODE_IN: dict[str, str | None] = {"d": r"\p{Nd}", "D": r"\P{Nd}", "w": _WORD, "W": None}
+_UNICODE_IN |= {"s": _SPACE, "S": None, "b": None, "B": None}
+_UNICODE_OUT: dict[str, str | None] = {"d": r"\p{Nd}", "D": r"\P{Nd}", "w": f"[{_WORD}]"}
+_UNICODE_OUT |= {"W": f"[^{_WORD}]", "s": f"[{_SPACE}]", "S": f"[^{_SPACE}]"}
+_UNICODE_OUT |= {"b": None, "B": None}  # RE2's \b is ASCII-only
+_SAME_ESCAPES = frozenset("Azntrfva0")
+_IGNORECASE, _MULTILINE, _DOTALL = int(regex.I), int(regex.M), int(regex.S)
+_VERBOSE = int(regex.X)
+_FLAG_PREFIX = ((_IGNORECASE, "i"), (_MULTILINE, "m"), (_DOTALL, "s"))
+# What the spelling must look at; everything between two of these is copied as it is.
+_SPECIAL = re.compile(r"\\.?|[\[\]${(]", re.DOTALL)
+
+
+@lru_cache(maxsize=1)  # one immutable-by-convention options object for every compile
+def _options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # a declined pattern is normal, not something to print
+    options.never_capture = True  # only "does it match" is asked
+    return options
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """A parsed user pattern and its RE2 program for ASCII answers, when RE2 can take it."""
+
+    body: str
+    flags: int
+    anchored: bool
+    program: Any  # a compiled RE2 for ASCII text, or None: the backtracking worker runs it
+
+
+@lru_cache(maxsize=4096)  # a memo of a pure function: one compile per distinct pattern
+def compile_pattern(body: str, flags: int, anchored: bool) -> Pattern:
+    """The pattern with its RE2 program when RE2 can take it, else none (the worker runs it)."""
+    return Pattern(body, flags, anchored, _program(re2_spelling(body, flags, unicode=False)))
+
+
+@lru_cache(maxsize=1024)
+def _unicode_program(body: str, flags: int) -> Any:
+    return _program(re2_spelling(body, flags, unicode=True))
+
+
+def _program(spelled: str | None) -> Any:
+    if spelled is None:
+        return None
+    try:
+        program = _re2.RE2(spelled.encode("utf-8"), _options())
+    except UnicodeEncodeError:  # a lone surrogate in the pattern
+        return None
+    return program if program.ok() else None
+
+
+def match(pattern: Pattern, text: str, timeout_s: float) -> tuple[bool, str]:
+    """``(matched, engine)``: search, or a match at the start when the pattern is anchored."""
+    if text.isascii():
+        program, data = pattern.program, text.encode("ascii")
+    else:
+        program = _unicode_program(pattern.body, pattern.flags)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8 only
+            program = None
+    if program is None:
+        return _backtrack(pattern, text, timeout_s), "backtracking"
+    anchor = re2._Anchor.ANCHOR_START if pattern.anchored else re2._Anchor.UNANCHORED
+    return program.Match(anchor, data, 0, len(data))[0][0] >= 0, "re2"
+
+
+def _backtrack(pattern: Pattern, text: str, timeout_s: float) -> bool:
+    outcome = match_in_worker(pattern.body, pattern.flags, pattern.anchored, text, timeout_s)
+    if isinstance(outcome, str):
+        raise MetricError(outcome)
+    return outcome
+
+
+def re2_spelling(body: str, flags: int, *, unicode: bool = True) -> str | None:
+    """An RE2 pattern meaning what ``body`` means to ``regex`` (on ASCII text only when not
+    ``unicode``), or None when this cannot be said with confidence."""
+    flags = int(flags)
+    if flags & _VERBOSE:
+        return None
+    multiline = bool(flags & _MULTILINE)
+    letters = "".join(c for f, c in _FLAG_PREFIX if flags & f)
+    out = [f"(?{letters})" if letters else ""]
+    copied, in_class, class_start = 0, False, 0
+    for token in _SPECIAL.finditer(body):
+        start, end, text = token.start(), token.end(), token.group()
+        out.append(body[copied:start])
+        copied = end
+        if text[0] == "\\":
+            piece = _escape(text, body[end : end + 1], in_class, unicode)
+        elif in_class:
+            piece = None if text == "[" else text  # nested sets, POSIX classes: declined
+            in_class = not (text == "]" and start > class_start)
+        elif text == "[":
+            in_class, class_start = True, end + (body[end : end + 1] == "^")
+            piece = text
+        else:
+            piece = _outside(body, text, end, multiline)
+        if piece is None:
+            return None
+        out.append(piece)
+    out.append(body[copied:])
+    return "".join(out)
+
+
+def _outside(body: str, text: str, end: int, multiline: bool) -> str | None:
+    """The spelling of ``$``, ``{``, ``(`` or ``]`` outside a character class."""
+    following = body[end : end + 1]
+    if text == "$" and not multiline:
+        # Python's $: the very end, or before a final newline; only at the end of a branch
+        return r"(?:\n?\z)" if following in ("", "|", ")") else None
+    if text == "{" and following == ",":
+        return None  # {,n} is a repeat to Python, a literal to RE2
+    if text == "(" and following == "?" and _inline_flags_change(body, end - 1):
+        return None
+    return text
+
+
+def _escape(text: str, following: str, in_class: bool, unicode: bool) -> str | None:
+    """The RE2 spelling of one escape (``\\`` and its letter), or None when not faithful."""
+    if len(text) < 2:
+        return None
+    letter = text[1]
+    if in_class:
+        table = _UNICODE_IN if unicode else _ASCII_IN
+    else:
+        table = _UNICODE_OUT if unicode else _ASCII_OUT
+    if letter in table:
+        return table[letter]  # None: no faithful spelling
+    if letter == "Z":
+        return r"\z"
+    if letter in ("p", "P") or (letter == "x" and following != "{"):
+        return text
+    if letter in _SAME_ESCAPES:
+        return None if letter == "0" and following.isdigit() else text
+    if letter.isalnum() or not letter.isascii():
+        return None  # backreferences, \Q, \N{}, \e, \c...: engine-specific, left to the worker
+    return text
+
+
+def _inline_flags_change(body: str, i: int) -> bool:
+    """Whether ``(?...`` at ``i`` is an inline-flag group that sets m or x (x: verbose)."""
+    j = i + 2
+    while j < len(body) and body[j] in "aiLmsux-":
+        j += 1
+    flags = body[i + 2 : j]
+    return j < len(body) and body[j] in ":)" and ("m" in flags or "x" in flags)
