@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -25,10 +26,8 @@ def judge(rng: random.Random, work: Path) -> None:
         tez_judge.parse_relevance,
     ]
     for parse in parsers:
-        try:
+        with contextlib.suppress(metric_judge.JudgeParseError, tez_judge.JudgeParseError):
             parse(reply)
-        except (metric_judge.JudgeParseError, tez_judge.JudgeParseError):
-            pass
 
 
 def regex(rng: random.Random, work: Path) -> None:
