@@ -56,10 +56,10 @@ _LAZY = {
 _RENAMED = {"evaluate_gate": "evaluate"}
 
 if TYPE_CHECKING:
+    from assay.api import evaluate
     from assay.calibration import compute_agreement
     from assay.comparison import compare_reports
     from assay.dataset import Dataset, MetricSpec, Sample, load_dataset
-    from assay.api import evaluate
     from assay.evaluation import RunOptions
     from assay.gate import GateRules, load_rules
     from assay.gate import evaluate as evaluate_gate
