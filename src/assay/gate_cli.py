@@ -9,6 +9,7 @@ import typer
 
 if TYPE_CHECKING:
     from assay.comparison import Comparison, MetricComparison
+    from assay.report.model import Report
 
 baseline_app = typer.Typer(
     help="Pin and inspect the baseline report a run is compared against.", no_args_is_help=True
@@ -114,9 +115,20 @@ def compare(
         Path | None,
         typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for run ids)."),
     ] = None,
+    show_all: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            envvar="ASSAY_COMPARE_ALL",
+            help="Also list rows that do not apply (no sample of the cohort has the metric).",
+        ),
+    ] = False,
 ) -> None:
-    """Compare two reports sample by sample: deltas with intervals, flips, new failures."""
-    from assay.baseline import latest_report, load_baseline, report_from_argument
+    """Compare two reports sample by sample: regressions and flips first, then the deltas.
+
+    CURRENT may also be a saved-outputs file: it is scored with the reference report's dataset
+    and metrics first (``assay compare new.json report.json``).
+    """
     from assay.comparison import compare_reports
     from assay.errors import UsageError
 
@@ -124,25 +136,12 @@ def compare(
         raise UsageError(f"--format must be text or json; got {fmt!r}")
     if max_regressions is not None and max_regressions < 0:
         raise UsageError(f"--max-regressions must be >= 0; got {max_regressions}")
-    current_report, _ = report_from_argument(current, store_path=store)
-    if reference == "baseline":
-        reference_report = load_baseline(current_report.dataset.name)
-        if reference_report is None:
-            raise UsageError(f"no baseline is set for dataset '{current_report.dataset.name}'")
-    elif reference == "latest":
-        found = latest_report(
-            current_report.dataset.name, exclude_run_id=current_report.run.run_id, store_path=store
-        )
-        if found is None:
-            raise UsageError(
-                f"no other finished run of dataset '{current_report.dataset.name}' in the run store"
-            )
-        reference_report = found
-    else:
-        reference_report, _ = report_from_argument(reference, store_path=store)
+    current_report, reference_report = _both_reports(current, reference, store)
     result = compare_reports(current_report, reference_report, alpha=alpha, seed=seed)
     text = (
-        result.model_dump_json(indent=2) + "\n" if fmt == "json" else render_comparison_text(result)
+        result.model_dump_json(indent=2) + "\n"
+        if fmt == "json"
+        else render_comparison_text(result, show_all=show_all)
     )
     if out is None:
         typer.echo(text, nl=False)
@@ -156,6 +155,86 @@ def compare(
             err=True,
         )
         raise typer.Exit(1)
+
+
+def _both_reports(current: str, reference: str, store: Path | None) -> tuple[Report, Report]:
+    """The two reports of ``assay compare``; CURRENT may be a saved-outputs file to score."""
+    from assay.baseline import report_from_argument
+
+    if _is_outputs_file(current):
+        if reference in ("baseline", "latest"):
+            reference_report = _named_reference(reference, None, store)
+        else:
+            reference_report, _ = report_from_argument(reference, store_path=store)
+        base = Path(reference).parent if Path(reference).is_file() else Path.cwd()
+        return _score_outputs(Path(current), reference_report, base), reference_report
+    current_report, _ = report_from_argument(current, store_path=store)
+    if reference in ("baseline", "latest"):
+        return current_report, _named_reference(reference, current_report, store)
+    return current_report, report_from_argument(reference, store_path=store)[0]
+
+
+def _named_reference(name: str, current: Report | None, store: Path | None) -> Report:
+    """'baseline' or 'latest' for the current report's dataset."""
+    from assay.baseline import latest_report, load_baseline
+    from assay.errors import UsageError
+
+    if current is None:
+        raise UsageError(
+            f"compare: scoring a saved-outputs file needs a reference report file or run id, "
+            f"not '{name}'"
+        )
+    dataset = current.dataset.name
+    if name == "baseline":
+        found = load_baseline(dataset)
+        if found is None:
+            raise UsageError(f"no baseline is set for dataset '{dataset}'")
+        return found
+    found = latest_report(dataset, exclude_run_id=current.run.run_id, store_path=store)
+    if found is None:
+        raise UsageError(f"no other finished run of dataset '{dataset}' in the run store")
+    return found
+
+
+def _is_outputs_file(target: str) -> bool:
+    """A saved-outputs file (JSONL, or a JSON/YAML document that is not an assay report)."""
+    import json
+
+    path = Path(target)
+    if not path.is_file():
+        return False
+    if path.suffix.lower() in (".jsonl", ".yml", ".yaml"):
+        return True
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return False
+    if isinstance(document, list):
+        return True
+    return (
+        isinstance(document, dict)
+        and "outputs" in document
+        and document.get("schema_version") != "assay.report.v1"
+    )
+
+
+def _score_outputs(path: Path, reference: Report, base: Path) -> Report:
+    """Score saved outputs with the reference report's dataset and metrics (no store)."""
+    from assay.api import evaluate
+    from assay.errors import UsageError
+
+    if not reference.dataset.path:
+        raise UsageError(
+            f"compare: {path} is a saved-outputs file, but the reference report names no "
+            "dataset path to score it with; run `assay run DATASET --outputs FILE -f json` first"
+        )
+    dataset = Path(reference.dataset.path)
+    if not dataset.is_file() and not dataset.is_absolute() and (base / dataset).is_file():
+        dataset = base / dataset
+    if not dataset.is_file():
+        raise UsageError(f"compare: the reference's dataset {dataset} is not a file here")
+    names = [aggregate.name for aggregate in reference.metrics]
+    return evaluate(dataset, outputs=path, metrics=names or None)
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
@@ -198,55 +277,67 @@ def _columns(rows: list[list[str]]) -> list[str]:
     return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
 
 
-def render_comparison_text(c: Comparison) -> str:
-    """A terminal summary of a comparison: header, delta table, regressions, flips."""
+def render_comparison_text(c: Comparison, *, show_all: bool = False) -> str:
+    """A terminal summary: header, then regressions and pass->fail flips, then the deltas.
+
+    Delta rows with no paired sample (a tag-scoped metric in a cohort it does not apply to) are
+    hidden unless ``show_all``.
+    """
     lines = [
         f"compare {c.dataset}: run {c.current.run_id} vs reference {c.reference.run_id}",
-        f"joined on {c.join_key}: {c.counts.compared} compared, {c.counts.added} added, {c.counts.removed} removed; "
-        f"alpha {c.alpha:g} (Holm-adjusted), {c.resamples} bootstrap resamples, seed {c.seed}",
-        f"macro-F1 {_fmt(c.reference.macro_f1)} -> {_fmt(c.current.macro_f1)} ({_signed(c.macro_f1_delta)})",
+        f"joined on {c.join_key}: {c.counts.compared} compared, {c.counts.added} added, "
+        f"{c.counts.removed} removed; alpha {c.alpha:g} (Holm-adjusted), "
+        f"{c.resamples} bootstrap resamples, seed {c.seed}",
+        f"macro-F1 {_fmt(c.reference.macro_f1)} -> {_fmt(c.current.macro_f1)} "
+        f"({_signed(c.macro_f1_delta)})",
         "",
+        *_verdict_lines(c),
+        "",
+        *_table_lines(c, show_all),
     ]
-    head = [
-        "scope",
-        "metric",
-        "n",
-        "mean",
-        "d-mean",
-        "interval",
-        "p-adj",
-        "MDD",
-        "pass-rate",
-        "d-pass",
-        "interval",
-        "p-adj",
-        "MDD",
-        "verdict",
-    ]
-    body = [_line(item) for item in [*c.metrics, *c.cohorts]]
-    if body:
-        lines += _columns([head, *body])
-    lines.append("")
-    if c.regressions:
-        lines.append(f"REGRESSIONS beyond noise ({c.regression_count}):")
-        lines += [f"  - {item.message}" for item in c.regressions]
-    elif c.comparable:
-        lines.append("no regression beyond noise")
-    lines.append(f"flipped: {c.counts.pass_to_fail} pass->fail, {c.counts.fail_to_pass} fail->pass")
-    for flip in c.flips[:50]:
-        lines.append(
-            f"  {flip.direction:<12} {flip.sample_id} {flip.metric}: {flip.before:.4f} -> {flip.after:.4f}"
-        )
-    if len(c.flips) > 50:
-        lines.append(f"  ... and {len(c.flips) - 50} more (use --format json)")
-    if c.new_failures:
-        lines.append(f"new failures ({len(c.new_failures)}):")
-        for item in c.new_failures[:50]:
-            what = ", ".join(item.failed_metrics + [f"{name} (error)" for name in item.errored])
-            lines.append(f"  {item.sample_id}: {what}")
     for label, refs in (("added", c.added), ("removed", c.removed)):
         if refs:
             shown = ", ".join(ref.sample_id for ref in refs[:20])
             lines.append(f"{label} ({len(refs)}): {shown}{' ...' if len(refs) > 20 else ''}")
     lines += [f"warning: {w}" for w in c.warnings]
     return "\n".join(lines) + "\n"
+
+
+def _verdict_lines(c: Comparison) -> list[str]:
+    """Regressions beyond noise, pass->fail flips (fail->pass after), new failures."""
+    lines: list[str] = []
+    if c.regressions:
+        lines.append(f"REGRESSIONS beyond noise ({c.regression_count}):")
+        lines += [f"  - {item.message}" for item in c.regressions]
+    elif c.comparable:
+        lines.append("no regression beyond noise")
+    lines.append(
+        f"FLIPPED pass->fail: {c.counts.pass_to_fail}; fail->pass: {c.counts.fail_to_pass}"
+    )
+    flips = sorted(c.flips, key=lambda flip: flip.direction != "pass-to-fail")
+    for flip in flips[:50]:
+        lines.append(
+            f"  {flip.direction:<12} {flip.sample_id} {flip.metric}: "
+            f"{flip.before:.4f} -> {flip.after:.4f}"
+        )
+    if len(flips) > 50:
+        lines.append(f"  ... and {len(flips) - 50} more (use --format json)")
+    if c.new_failures:
+        lines.append(f"new failures ({len(c.new_failures)}):")
+        for item in c.new_failures[:50]:
+            what = ", ".join(item.failed_metrics + [f"{name} (errored)" for name in item.errored])
+            lines.append(f"  {item.sample_id}: {what}")
+    return lines
+
+
+def _table_lines(c: Comparison, show_all: bool) -> list[str]:
+    """The per-metric and per-cohort delta table; rows that do not apply hidden by default."""
+    head = ["scope", "metric", "n", "mean", "d-mean", "interval", "p-adj", "MDD"]
+    head += ["pass-rate", "d-pass", "interval", "p-adj", "MDD", "verdict"]
+    items = [*c.metrics, *c.cohorts]
+    shown = [item for item in items if show_all or item.paired > 0]
+    lines = _columns([head, *[_line(item) for item in shown]]) if shown else []
+    hidden = len(items) - len(shown)
+    if hidden:
+        lines.append(f"({hidden} rows with no paired sample not shown; --all shows them)")
+    return lines

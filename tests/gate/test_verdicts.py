@@ -129,3 +129,25 @@ def test_a_metric_threshold_option_moves_the_pass_rule(tmp_path: Path) -> None:
         rates[threshold] = rouge["pass_rate"]
         assert report["summary"]["failed_rows"] == (0 if threshold == 0.5 else 1)
     assert rates == {0.5: 1.0, 0.9: 0.5}  # rouge-l(a) = 5/6 = 0.833: passes 0.5, fails 0.9
+
+
+def test_compare_scores_a_saved_outputs_file_and_leads_with_the_flips(project: Path) -> None:
+    """README: `assay compare new.json report.json` with new.json a saved-outputs file."""
+    assert run(project, "--format", "json", "--out", "report.json", "-q").returncode == 0
+    blank_answers(project, ["capital-france", "refund-window"])
+    shutil.move(project / "outputs.json", project / "new.json")
+    result = run_assay(["compare", "new.json", "report.json"], cwd=project)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    flips_at = text.index("FLIPPED pass->fail: ")
+    assert flips_at < text.index("scope ") and "capital-france exact-match" in text
+    assert "refund-window" in text[flips_at : text.index("scope ")]
+    assert "incomparable" not in text and "--all shows them" in text
+    every = run_assay(["compare", "new.json", "report.json", "--all"], cwd=project)
+    assert "incomparable" in every.stdout and "--all shows them" not in every.stdout
+
+
+def test_compare_refuses_outputs_against_a_named_reference(project: Path) -> None:
+    result = run_assay(["compare", "outputs.json", "baseline"], cwd=project)
+    assert result.returncode == 2 and "needs a reference report file" in result.stderr
+    assert "Traceback" not in result.stderr
