@@ -300,8 +300,12 @@ class HttpTarget:
         where = _render(self.trajectory_path)
         if raw is _MISSING or raw is None:
             raise SystemUnderTestError(f"the reply has no '{where}' (set --sut-trajectory-path)")
+        if isinstance(raw, list):
+            return {"tool_calls": raw}  # a bare list of tool calls
         if not isinstance(raw, Mapping):
-            raise SystemUnderTestError(f"the reply's '{where}' is {_kind(raw)}, not an object")
+            raise SystemUnderTestError(
+                f"the reply's '{where}' is {_kind(raw)}, not an object or a list of tool calls"
+            )
         return raw
 
 

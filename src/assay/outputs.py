@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import OutputsError, SystemUnderTestError
+from assay.trajectory import Trajectory, TrajectoryRecorder
 
 OUTPUTS_SCHEMA = "assay.outputs.v1"
 
@@ -107,16 +108,28 @@ def coerce_output(value: Any) -> Output:
                 retrieved = parse_retrieved(value["retrieved"])
             except ValueError as exc:
                 raise SystemUnderTestError(str(exc)) from None
-        trajectory = value.get("trajectory")
         usage = value.get("usage")
         return Output(
             text,
             retrieved,
-            trajectory if isinstance(trajectory, Mapping) else None,
+            _trajectory(value.get("trajectory")),
             usage if isinstance(usage, Mapping) else None,
         )
     raise SystemUnderTestError(
         f"returned {type(value).__name__}; expected a string or a mapping with 'output'"
+    )
+
+
+def _trajectory(raw: Any) -> Mapping[str, Any] | None:
+    """A returned trajectory as JSON: a mapping, a Trajectory, or a TrajectoryRecorder."""
+    if raw is None or isinstance(raw, Mapping):
+        return raw
+    if isinstance(raw, Trajectory):
+        return raw.to_json()
+    if isinstance(raw, TrajectoryRecorder):
+        return raw.trajectory().to_json()
+    raise SystemUnderTestError(
+        f"returned a 'trajectory' that is {type(raw).__name__}; expected an object"
     )
 
 

@@ -11,6 +11,7 @@ import importlib
 import inspect
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -19,6 +20,7 @@ from assay.errors import SystemUnderTestError, UsageError
 from assay.limiter import RateLimited
 from assay.outputs import Output, coerce_output
 from assay.report.model import SystemUnderTestInfo
+from assay.trajectory import TrajectoryRecorder
 
 
 class SystemUnderTest(Protocol):
@@ -75,21 +77,40 @@ class PythonTarget:
             self.spec = spec
             self.function = load_callable(spec)
         self.is_async = inspect.iscoroutinefunction(self.function)
+        self.wants_recorder = _takes_recorder(self.function)
 
     def describe(self) -> SystemUnderTestInfo:
         return SystemUnderTestInfo(kind="python", target=self.spec)
 
     async def answer(self, sample: Sample) -> Output:
+        recorder = TrajectoryRecorder() if self.wants_recorder else None
+        extra = {"recorder": recorder} if recorder is not None else {}
         try:
             if self.is_async:
-                value = await self.function(dict(sample.input))
+                value = await self.function(dict(sample.input), **extra)
             else:
-                value = await asyncio.to_thread(self.function, dict(sample.input))
+                value = await asyncio.to_thread(self.function, dict(sample.input), **extra)
         except (SystemUnderTestError, RateLimited):
             raise  # RateLimited lets the adaptive limiter back off and retry
         except Exception as exc:  # the SUT's own bug: recorded for this sample, run goes on
             raise SystemUnderTestError(f"raised {_short_error(exc)}") from None
-        return coerce_output(value)
+        output = coerce_output(value)
+        if recorder is not None and recorder.used and output.trajectory is None:
+            output = replace(output, trajectory=recorder.trajectory().to_json())
+        return output
+
+
+def _takes_recorder(function: Any) -> bool:
+    """Whether ``function`` accepts a ``recorder`` keyword (it then gets a TrajectoryRecorder)."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    parameter = parameters.get("recorder")
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
 
 
 def load_callable(spec: str) -> Any:

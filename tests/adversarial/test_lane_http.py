@@ -68,6 +68,7 @@ def test_trajectory_path_shapes() -> None:
     assert read.trajectory == {"tool_calls": ["lookup_order"]}
     with pytest.raises(SystemUnderTestError, match="has no 'trace'"):
         target._read({"output": "ok"})
-    with pytest.raises(SystemUnderTestError, match="is a list, not an object"):
-        target._read({"output": "ok", "trace": []})
+    with pytest.raises(SystemUnderTestError, match="is a number, not an object or a list"):
+        target._read({"output": "ok", "trace": 3})
+    assert target._read({"output": "ok", "trace": ["a"]}).trajectory == {"tool_calls": ["a"]}
     assert HttpTarget("http://127.0.0.1:9/x")._read({"output": "ok"}).trajectory is None

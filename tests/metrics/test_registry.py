@@ -31,6 +31,13 @@ DETERMINISTIC = [
     "retrieval-mrr",
     "retrieval-ndcg-at-k",
     "answer-containment-at-k",
+    "tool-called",
+    "tool-not-called",
+    "tool-called-with",
+    "tool-call-order",
+    "steps-below",
+    "no-pending-approvals",
+    "approval-gated",
 ]
 
 PLUGIN_MODULE = '''

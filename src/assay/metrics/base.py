@@ -100,7 +100,14 @@ def register(name: str, description: str) -> Callable[[MetricFactory], MetricFac
 
 def _load_builtins() -> None:
     # Importing the family modules runs their @register decorators.
-    from assay.metrics import citation, lexical, ordinal, retrieval, safety  # noqa: F401
+    from assay.metrics import (  # noqa: F401
+        citation,
+        lexical,
+        ordinal,
+        retrieval,
+        safety,
+        trajectory,
+    )
 
     for optional in ("assay.metrics.semantic", "assay.metrics.judge", "assay.metrics.rubric"):
         try:

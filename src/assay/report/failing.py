@@ -12,10 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from assay.dataset import Sample
+from assay.errors import AssayError
 from assay.outputs import Output
 from assay.report.aggregate import SUT_STAGE, ExecutionResult
 from assay.report.model import FailingRow, trusted
 from assay.results import Thresholds, passes, threshold_for
+from assay.trajectory import parse_trajectory
 
 DEFAULT_TEXT_LIMIT = 200
 LISTING_CAP = 1000
@@ -42,6 +44,16 @@ def input_text(raw: Mapping[str, Any]) -> str:
         if isinstance(raw.get(key), str):
             return str(raw[key])
     return _as_text(dict(raw))
+
+
+def _tools(output: Output | None) -> list[str] | None:
+    """The tool names of a recorded trajectory, in call order; None when it cannot be read."""
+    if output is None or output.trajectory is None:
+        return None
+    try:
+        return parse_trajectory(output.trajectory).tool_names
+    except AssayError:
+        return None
 
 
 class FailingRowCollector:
@@ -107,7 +119,7 @@ class FailingRowCollector:
             )
         )
 
-    def _texts(self, sample: Sample, output: Output | None) -> dict[str, str | None]:
+    def _texts(self, sample: Sample, output: Output | None) -> dict[str, Any]:
         if self.redact:
             return {"input": None, "expected": None, "actual": None}
         limit = self.text_limit
@@ -116,6 +128,7 @@ class FailingRowCollector:
             "input": truncate(input_text(sample.input), limit),
             "expected": None if expected is None else truncate(_as_text(expected), limit),
             "actual": None if output is None else truncate(output.text, limit),
+            "tools": _tools(output),
         }
 
     def _keep(self, row: FailingRow) -> None:

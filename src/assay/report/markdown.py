@@ -234,9 +234,10 @@ def _failing_rows(report: Report) -> list[str]:
     ]
     for r in rows[:_MAX_FAILURES]:
         rep = f" (rep {r.repetition})" if report.run.repetitions > 1 else ""
-        texts = " | ".join(
-            cell(t) if t is not None else "" for t in (r.input, r.expected, r.actual)
-        )
+        actual = r.actual
+        if r.tools is not None:
+            actual = f"{actual or ''} [tools: {' → '.join(r.tools) or 'none'}]"
+        texts = " | ".join(cell(t) if t is not None else "" for t in (r.input, r.expected, actual))
         out.append(
             f"| {cell(r.sample_id)}{rep} | {cell(', '.join(r.tags))} | {cell(r.metric)} | "
             f"{r.status} | {fmt(r.score)} | {fmt(r.threshold, 2)} | {cell(r.reason)} | {texts} |"

@@ -267,6 +267,9 @@ class FailingRow(_Model):
     input: str | None = None
     expected: str | None = None
     actual: str | None = None
+    tools: list[str] | None = Field(
+        default=None, description="tool names the agent called, in order (when recorded)"
+    )
 
 
 class ComplianceSlice(_Model):
