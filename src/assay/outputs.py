@@ -1,7 +1,8 @@
 """What the system under test said: the :class:`Output` contract and saved-outputs files.
 
 A system under test answers with a string, or a mapping with ``output`` plus optional
-``retrieved`` (ranked ids or ``{id, text}``), ``trajectory`` and ``usage``. Saved-outputs files
+``retrieved`` (ranked ids or ``{id, text}``), ``contexts`` (the texts the answer was generated
+from), ``trajectory`` and ``usage``. Saved-outputs files
 use padosoft's ``outputs`` wrapper (JSON or YAML) or JSONL with one ``{id, output}`` per line.
 """
 
@@ -49,6 +50,15 @@ class Output:
     retrieved: tuple[Retrieved, ...] | None = None
     trajectory: Mapping[str, Any] | None = None
     usage: Mapping[str, Any] | None = field(default=None, compare=False)
+    contexts: tuple[str, ...] | None = None
+
+    def context_texts(self) -> tuple[str, ...] | None:
+        """The texts the answer was generated from: ``contexts``, else the retrieved texts."""
+        if self.contexts is not None:
+            return self.contexts
+        if self.retrieved is not None and any(r.text for r in self.retrieved):
+            return tuple(r.text for r in self.retrieved if r.text)
+        return None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"output": self.text}
@@ -60,6 +70,8 @@ class Output:
             data["trajectory"] = dict(self.trajectory)
         if self.usage is not None:
             data["usage"] = dict(self.usage)
+        if self.contexts is not None:
+            data["contexts"] = list(self.contexts)
         return data
 
 
@@ -114,10 +126,28 @@ def coerce_output(value: Any) -> Output:
             retrieved,
             _trajectory(value.get("trajectory")),
             usage if isinstance(usage, Mapping) else None,
+            parse_contexts(value.get("contexts")),
         )
     raise SystemUnderTestError(
         f"returned {type(value).__name__}; expected a string or a mapping with 'output'"
     )
+
+
+def parse_contexts(raw: Any, *, where: str = "contexts") -> tuple[str, ...] | None:
+    """Context texts from a list of strings or ``{text}`` objects; None when absent."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise SystemUnderTestError(f"'{where}' must be a list of texts; got {type(raw).__name__}")
+    texts: list[str] = []
+    for position, entry in enumerate(raw):
+        text = entry.get("text") if isinstance(entry, Mapping) else entry
+        if not isinstance(text, str):
+            raise SystemUnderTestError(
+                f"'{where}[{position}]' must be a text or an object with a 'text'"
+            )
+        texts.append(text)
+    return tuple(texts)
 
 
 def _trajectory(raw: Any) -> Mapping[str, Any] | None:

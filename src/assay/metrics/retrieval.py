@@ -2,8 +2,9 @@
 
 The ranked list comes from the output's ``retrieved`` field, or from the output text when it is
 JSON (a list of ids / ``{id, text}`` objects, or an object with a ``retrieved`` list).
-Relevance comes from ``expected_output``: a list of ids (gain 1 each), a mapping of id to
-numeric gain, or a JSON string of either. An id is relevant when its gain is above zero.
+Relevance comes from ``metadata.relevant`` when a sample has it (so ``expected_output`` can hold
+the reference answer), else from ``expected_output``: a list of ids (gain 1 each), a mapping of
+id to numeric gain, or a JSON string of either. An id is relevant when its gain is above zero.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class _LastParsed(threading.local):
 
 
 _LAST_GAINS = _LastParsed()
+RELEVANT_KEY = "relevant"
 _LAST_RANKING = _LastParsed()
 _LAST_IDS = _LastParsed()
 _LAST_BATCH = _LastParsed()
@@ -99,32 +101,39 @@ def _parse_ranking(output: Output) -> tuple[Retrieved, ...]:
 
 
 def gains(sample: Sample) -> dict[str, float]:
-    """Relevance judgements ``{id: gain}`` from expected_output (callers must not mutate it)."""
+    """Relevance ``{id: gain}`` from ``metadata.relevant``, else from ``expected_output``.
+
+    ``metadata.relevant`` lets one sample hold a reference answer in ``expected_output`` and
+    the relevant document ids beside it (callers must not mutate the result).
+    """
     memo = _LAST_GAINS
-    raw: Any = sample.expected_output
+    raw: Any = sample.metadata.get(RELEVANT_KEY)
+    where = f"metadata.{RELEVANT_KEY}"
+    if raw is None:
+        raw, where = sample.expected_output, "expected_output"
     if memo.source is raw and raw is not None:
         return memo.value
-    value = _parse_gains(raw)
+    value = _parse_gains(raw, where)
     memo.source, memo.value = raw, value
     return value
 
 
-def _parse_gains(raw: Any) -> dict[str, float]:
+def _parse_gains(raw: Any, where: str = "expected_output") -> dict[str, float]:
     if type(raw) is dict and {*map(type, raw.values())} == _INT and {*map(type, raw)} == _STR:
         # the common shape ({id: integer level}, from YAML or JSON), read without the checks
         # below: integers are finite and their float() is what the general path computes
         try:
             levels: dict[str, float] = dict(zip(raw, map(float, raw.values())))
         except OverflowError:
-            raise MetricError("expected_output gains must be finite numbers") from None
+            raise MetricError(f"{where} gains must be finite numbers") from None
         if not any(gain > 0 for gain in levels.values()):
-            raise MetricError("expected_output must name at least one relevant id (gain > 0)")
+            raise MetricError(f"{where} must name at least one relevant id (gain > 0)")
         return levels
     if isinstance(raw, str):
         raw = loads_json(
             raw,
             lambda _: MetricError(
-                "expected_output string is not JSON; give a list of relevant ids or an id -> gain map"
+                f"{where} string is not JSON; give a list of relevant ids or an id -> gain map"
             ),
         )
     result: dict[str, float] = {}
@@ -133,7 +142,7 @@ def _parse_gains(raw: Any) -> dict[str, float]:
             if isinstance(item, int) and not isinstance(item, bool):
                 item = str(item) if abs(item) < 10**40 else ""
             if not isinstance(item, str) or not item:
-                raise MetricError(f"expected_output[{position}] must be a non-empty id string")
+                raise MetricError(f"{where}[{position}] must be a non-empty id string")
             result.setdefault(item, 1.0)
     elif isinstance(raw, Mapping):
         for key, value in raw.items():
@@ -148,14 +157,12 @@ def _parse_gains(raw: Any) -> dict[str, float]:
                 or abs(value) > 1e300  # compared, never converted: 2**1100 stays total
                 or not math.isfinite(value)
             ):
-                raise MetricError(f"expected_output gain for {key!r} must be a finite number")
+                raise MetricError(f"{where} gain for {key!r} must be a finite number")
             result[str(key)] = float(value)
     else:
-        raise MetricError(
-            f"expected_output must list relevant ids or map id -> gain; got {type_name(raw)}"
-        )
+        raise MetricError(f"{where} must list relevant ids or map id -> gain; got {type_name(raw)}")
     if not any(gain > 0 for gain in result.values()):
-        raise MetricError("expected_output must name at least one relevant id (gain > 0)")
+        raise MetricError(f"{where} must name at least one relevant id (gain > 0)")
     return result
 
 

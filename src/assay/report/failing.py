@@ -121,7 +121,7 @@ class FailingRowCollector:
 
     def _texts(self, sample: Sample, output: Output | None) -> dict[str, Any]:
         if self.redact:
-            return {"input": None, "expected": None, "actual": None}
+            return {"input": None, "expected": None, "actual": None, "tools": None}
         limit = self.text_limit
         expected = sample.expected_output
         return {
