@@ -7,6 +7,7 @@ This is the library entry point behind ``assay run``::
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -125,14 +126,17 @@ def evaluate(
     )
     if store is not None and skip:
         # Resumed run: fold in what earlier attempts finished (and that is not being redone).
-        saved = getattr(sut, "outputs", None)
+        unfinished: list[ExecutionResult] = []
         for result, tags, row_hash in store.iter_results(run_id):
             if (result.sample_id, result.repetition) in skip:
                 builder.add(result, tags, row_hash)
-                if result.sample_id in by_id:
-                    failing.position = positions[result.sample_id]
-                    kept = saved.get(result.sample_id) if isinstance(saved, Mapping) else None
-                    failing.add(result, by_id[result.sample_id], kept)
+                if result.sample_id in by_id and not result.passed(options.thresholds):
+                    unfinished.append(result)
+        answers = _stored_answers(store, run_id, sut, unfinished)
+        for result in unfinished:
+            failing.position = positions[result.sample_id]
+            answer = answers.get((result.sample_id, result.repetition))
+            failing.add(result, by_id[result.sample_id], answer)
     executions = plan(dataset.samples, repetitions, skip)
     state.total = len(executions)
 
@@ -201,6 +205,25 @@ def evaluate(
         warnings=warnings,
     )
     return _with_failing_rows(report, failing)
+
+
+def _stored_answers(
+    store: RunStore, run_id: str, sut: SystemUnderTest, results: list[ExecutionResult]
+) -> dict[tuple[str, int], Output]:
+    """The answers behind earlier attempts' failing rows: from the saved-outputs file, or
+    from the store for a Python or HTTP system."""
+    wanted = {(r.sample_id, r.repetition) for r in results}
+    saved = getattr(sut, "outputs", None)
+    if isinstance(saved, Mapping):
+        return {key: saved[key[0]] for key in wanted if key[0] in saved}
+    from assay.outputs import coerce_output
+
+    found: dict[tuple[str, int], Output] = {}
+    for sample_id, repetition, raw in store.outputs(run_id):
+        if (sample_id, repetition) in wanted:
+            with contextlib.suppress(Exception):
+                found[(sample_id, repetition)] = coerce_output(raw)
+    return found
 
 
 def _with_failing_rows(report: Report, failing: FailingRowCollector) -> Report:
