@@ -127,3 +127,29 @@ def test_entities_and_content_words() -> None:
     assert "the" not in content_words("the revenue of the company")
     assert content_words("Revenues growing") == content_words("revenue grows")
     assert content_words("rotated quarterly") == content_words("rotate quarterly")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The founders previously sold a company.",
+        "the company was sold twice.",
+        "Revenue grew quickly after the merger.",
+        "She left the board last spring.",
+    ],
+)
+def test_plain_declarative_sentences_are_claims(sentence: str) -> None:
+    # Once missed (no digit, quote or capitalised name): an unsupported answer scored 1.0.
+    assert [c.text for c in split_response(sentence).claims] == [sentence]
+
+
+@pytest.mark.parametrize(
+    "text", ["I hope this helps!", "Here is what I found:", "Is that the right fund?", "Thanks."]
+)
+def test_questions_lead_ins_and_pleasantries_are_not_claims(text: str) -> None:
+    assert split_response(text).claims == ()
+
+
+def test_an_uncited_declarative_answer_counts_its_claims() -> None:
+    split = split_response("The founders previously sold a company. They moved to Lisbon.")
+    assert len(split.claims) == 2 and all(not c.citations for c in split.claims)

@@ -4,7 +4,8 @@ TIP never defines claim splitting; this module does it the Markdown-aware way: p
 list items split into sentences, table data rows are one claim each, headings and code are
 skipped. Units that TIP exempts from the citation requirement are not claims: abstention
 statements, structural language about the context, suggestions and question reformulations,
-and sentences with no factual content at all. A unit that carries a citation is always a claim.
+and questions, lead-ins and pleasantries that assert nothing; any other sentence of three or more
+words is a claim, capitalised or not. A unit that carries a citation is always a claim.
 """
 
 from __future__ import annotations
@@ -55,6 +56,13 @@ _REFORMULATION = re.compile(
 )
 _FACTUAL = re.compile(r"\d|[\"\u201c\u201d]|\b[A-Z]{2,}\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]{2,}")
+_PLEASANTRY = re.compile(
+    r"^(?:i\s+hope\s+(?:this|that)\s+helps|hope\s+this\s+helps|let\s+me\b|"
+    r"here\s+(?:is|are)\b|great\s+question|good\s+question|thanks?\b|thank\s+you|"
+    r"(?:i\s+am|i'm)\s+happy\s+to\s+help|happy\s+to\s+help|feel\s+free)",
+    re.I,
+)
+MIN_CLAIM_WORDS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,10 +115,13 @@ def _classify(plain: str, cited: bool) -> str:
         return "abstention"
     if _STRUCTURAL.search(plain) or _SUGGESTION.search(plain) or _REFORMULATION.search(plain):
         return "skip"
+    if plain.endswith(("?", ":")) or _PLEASANTRY.search(plain):
+        return "skip"  # a question, a lead-in or a pleasantry asserts nothing
     body = plain.split(" ", 1)[1] if " " in plain else ""
     if _FACTUAL.search(plain) or re.search(r"\b[A-Z][a-z]", body):
         return "claim"
-    return "claim" if len(_WORD.findall(plain)) >= 6 else "skip"
+    # A plain declarative sentence ("The founders previously sold a company.") is a claim.
+    return "claim" if len(_WORD.findall(plain)) >= MIN_CLAIM_WORDS else "skip"
 
 
 def _units(masked: str) -> list[str]:
