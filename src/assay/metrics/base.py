@@ -104,6 +104,7 @@ def _load_builtins() -> None:
         citation,
         lexical,
         ordinal,
+        rag,
         retrieval,
         safety,
         trajectory,

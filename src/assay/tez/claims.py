@@ -46,7 +46,8 @@ _STRUCTURAL = re.compile(
     re.I,
 )
 _SUGGESTION = re.compile(
-    r"\b(?:you\s+(?:may|might|could|can)|consider\s+(?:asking|requesting|contacting)|"
+    r"\b(?:you\s+(?:may|might|could|can)\s+(?:want|wish|ask|try|contact|consult|request|"
+    r"check|reach|refer|look)|consider\s+(?:asking|requesting|contacting)|"
     r"ask\s+the\s+(?:tez\s+)?creator|contact\s+the|i\s+(?:recommend|suggest)|please\b)",
     re.I,
 )
