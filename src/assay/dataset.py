@@ -246,6 +246,8 @@ def _parse_yaml(text: str, path: Path, error: type[InputError]) -> Any:
         raise error(f"not valid YAML: {problem}{where}", file=str(path)) from None
     except RecursionError:
         raise error("YAML is nested too deeply", file=str(path)) from None
+    except (ValueError, OverflowError):  # an integer past Python's digit limit
+        raise error("not valid YAML: a number is too long to read", file=str(path)) from None
 
 
 def iter_jsonl(text: str, path: Path, error: type[InputError]) -> Iterator[tuple[int, Any]]:

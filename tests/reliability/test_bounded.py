@@ -120,3 +120,11 @@ def test_yaml_depth_scan_matches_the_real_depth(value: Any, limit: int, flow: bo
     text = yaml.safe_dump(value, default_flow_style=flow)
     problem = yaml_depth_problem(text, yaml.SafeLoader, limit)
     assert (problem is not None) == (depth(value) > limit)
+
+
+def test_a_yaml_integer_past_the_digit_limit_is_an_input_error(tmp_path: Path) -> None:
+    # found by the long fuzz run (python -m fuzz --surface dataset, case 9696)
+    path = tmp_path / "d.yml"
+    path.write_text("name: d\nsamples: [" + "9" * 5000 + "]\n", encoding="utf-8")
+    with pytest.raises(InputError, match="number is too long"):
+        load_dataset(path)
