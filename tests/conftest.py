@@ -53,4 +53,4 @@ def provider_settings(openai_server: OpenAIServer, tmp_path: Path, monkeypatch: 
     )
     yield built
     registry.reset()
-    settings._current = None
+    settings.reset()

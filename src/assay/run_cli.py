@@ -6,6 +6,7 @@ import random
 import shlex
 import sys
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -405,154 +406,211 @@ def run(
     ] = None,
 ) -> None:
     """Run a dataset through a system under test (or saved outputs), score it, report, gate."""
-    from assay.api import metric_plan, preflight
-    from assay.dataset import load_dataset
-    from assay.evaluation import RunOptions, RunState, evaluate
-    from assay.outputs import check_outputs_cover, load_outputs
-    from assay.store import RunStore
-    from assay.sut import PythonTarget, SavedOutputs
+    flags = dict(locals())  # exactly this function's parameters: every flag, by name
+    from assay.config import RunConfig
 
-    if fmt not in _FORMATS:
-        fail(f"--format must be one of {', '.join(_FORMATS)}; got {fmt!r}")
+    config = RunConfig.from_flags(flags)
+    for problem in _problems(config):
+        fail(problem)
+    execute(config, lane=ctx.meta.get(LANE_KEY))  # lane: set by `assay adversarial`
+
+
+@dataclass
+class Plan:
+    """What a run needs once its flags are checked and its dataset is loaded."""
+
+    config: Any
+    lane: Any
+    loaded: Any
+    systems: list[Any]
+    chosen: Any
+    metrics: list[Any]
+    scopes: Any
+    thresholds: dict[str, float]
+    providers: Any
+    info: dict[str, str | None]
+    selected: Any = None
+    system: Any = None
+    extra_reports: list[tuple[str, Path]] = field(default_factory=list)
+
+
+def _problems(config: Any) -> list[str]:
+    """Flag errors found before any file is read (each one exits 2)."""
     from assay.systems.cli import parse_systems
 
-    given = parse_systems(outputs or [], sut or [])
-    many = len(given) > 1
-    only = given[0] if len(given) == 1 else None
-    outputs_file = Path(only.value) if only is not None and only.kind == "outputs" else None
-    sut_target = only.value if only is not None and only.kind == "sut" else None
-    if many and sut_url is not None:
-        fail("--sut-url works with one system; it cannot be combined with several systems")
-    chosen = [x for x in (outputs_file, sut_target, sut_url) if x is not None]
-    if len(chosen) != 1 and not many:
-        fail("give exactly one of --outputs FILE, --sut module:function or --sut-url URL")
-    if retry_errors and not resume:
-        fail("--retry-errors needs --resume RUN_ID")
-    if repetitions is not None and repetitions < 1:
-        fail(f"--repetitions must be a positive integer; got {repetitions}")
-    if budget_usd is not None and not budget_usd > 0:
-        fail(f"--budget-usd must be a positive amount in US dollars; got {budget_usd}")
-    extra_reports = _parse_also(also or [])
-
-    lane = ctx.meta.get(LANE_KEY)  # set by `assay adversarial` (assay.adversarial.lane)
-    loaded = lane.dataset if lane is not None else load_dataset(dataset)
-    if lane is None and not metric and not loaded.metrics:
-        fail(f"{dataset}: no metrics: declare 'metrics:' in the dataset or pass --metric NAME")
-
-    provider_info = _configure_providers(
-        loaded,
-        {
-            "judge_model": judge_model,
-            "embedding_model": embedding_model,
-            "embedding_provider": embedding_provider,
-            "base_url": base_url,
-            "max_concurrency": provider_concurrency,
-            "cache_dir": str(cache_dir) if cache_dir else None,
-            "cache_mode": "off" if no_cache else "refresh" if refresh_cache else None,
-        },
-    )
-    plan = metric_plan(loaded, lane.metric_specs if lane is not None else metric or None)
-    metrics, scopes, thresholds = plan.metrics, plan.scopes, plan.thresholds
-    families = {type(m).__module__.rsplit(".", 1)[-1] for m in metrics}
-    if "semantic" not in families:
-        provider_info.pop("embedding_provider", None)
-    if not families & {"judge", "rubric"}:
-        provider_info.pop("judge_model", None)
-
-    if rpm is not None and not rpm > 0:
-        fail(f"--rpm must be a positive number of calls per minute; got {rpm}")
-    if sut_timeout is not None and not sut_timeout > 0:
-        fail(f"--sut-timeout must be a positive number of seconds; got {sut_timeout}")
-    if concurrency < 1:
-        fail(f"--concurrency must be at least 1; got {concurrency}")
-    saved: Any = None
-    system: Any = None
-    if many:
-        pass  # each system is built in assay.systems.cli
-    elif outputs_file is not None:
-        saved = load_outputs(outputs_file)
-        check_outputs_cover(saved, [s.id for s in loaded.samples], path=str(outputs_file))
-        system = SavedOutputs(saved, str(outputs_file))
-    else:
-        from assay.limiter import Limiter
-
-        limiter = Limiter(concurrency, rpm=rpm)
-        if sut_target is not None:
-            system = PythonTarget(sut_target)
-            system.limiter = limiter
-        else:
-            from assay.http_sut import HttpTarget
-
-            system = HttpTarget.from_environment(
-                str(sut_url),
-                output_path=sut_output_path,
-                retrieved_path=sut_retrieved_path,
-                trajectory_path=sut_trajectory_path,
-                timeout_s=sut_timeout,
-                limiter=limiter,
-            )
-
-    selected = _select(
-        loaded, limit=limit, sample_n=sample_n, seed=seed, tags=tag or [], ids=sample_id or []
-    )
-    for message in preflight(plan, selected):
-        warn(message)
-    store = None if no_store else RunStore(store_path)
-    if many:
-        _run_many(
-            given,
-            selected,
-            metrics=metrics,
-            scopes=scopes,
-            store=store,
-            check={
-                "--resume": resume,
-                "--run-id": run_id,
-                "--compare": compare,
-                "--budget-usd": budget_usd,
-                "assay adversarial": lane is not None,
-            },
-            options=lambda name: RunOptions(
-                repetitions=repetitions,
-                sut_concurrency=concurrency,
-                dataset_path=str(dataset),
-                extra_info={**provider_info, "system_name": name},
-                thresholds=thresholds,
-                text_limit=text_limit,
-                redact=redact,
-            ),
-            limiter=lambda: _limiter(concurrency, rpm),
-            gate=lambda report: _gate(
-                report,
-                loaded.gate,
-                None,
-                {
-                    "min_macro_f1": min_macro_f1,
-                    "min_pass_rate": min_pass_rate or [],
-                    "min_mean": min_mean or [],
-                    "min_coverage": min_coverage or [],
-                    "max_failures": max_failures,
-                    "max_regressions": max_regressions,
-                },
-            ),
-            formats=[(fmt, out), *extra_reports],
-            quiet=quiet,
+    problems = config.problems()
+    given = parse_systems(config.outputs, config.sut)
+    if len(given) > 1 and config.sut_url is not None:
+        problems.append(
+            "--sut-url works with one system; it cannot be combined with several systems"
         )
-    resume_id = None
-    if resume is not None:
-        if store is None:
-            fail("--resume needs the run store (do not combine it with --no-store)")
-        resume_id = store.latest_run_id(loaded.name) if resume == "latest" else resume
-        if not store.has_run(resume_id):
-            typer.echo(f"assay: run '{resume_id}' had not started; starting it now", err=True)
+    if len(given) + (config.sut_url is not None) != 1 and len(given) <= 1:
+        problems.append(
+            "give exactly one of --outputs FILE, --sut module:function or --sut-url URL"
+        )
+    return problems
+
+
+def execute(config: Any, *, lane: Any = None) -> None:
+    """One ``assay run`` from its configuration: plan, evaluate, report, gate (never returns)."""
+    from assay.providers import settings as provider_settings
+
+    plan = _plan(config, lane)
+    with provider_settings.scope(plan.providers):
+        _preflight(plan)
+        store = None if config.no_store else _open_store(config.store_path)
+        if len(plan.systems) > 1:
+            _run_systems(plan, store)  # exits with the gate's code
+            return
+        _run_one(plan, store)
+
+
+def _open_store(path: Path | None) -> Any:
+    from assay.store import RunStore
+
+    return RunStore(path)
+
+
+def _plan(config: Any, lane: Any) -> Plan:
+    """Load the dataset, resolve its metrics and provider settings, build the system."""
+    from assay.api import metric_plan
+    from assay.dataset import load_dataset
+    from assay.metrics.base import provider_use
+    from assay.systems.cli import parse_systems
+
+    extra_reports = _parse_also(config.also)
+    loaded = lane.dataset if lane is not None else load_dataset(config.dataset)
+    if lane is None and not config.metric and not loaded.metrics:
+        fail(
+            f"{config.dataset}: no metrics: declare 'metrics:' in the dataset or pass --metric NAME"
+        )
+    providers = config.providers(loaded.providers)
+    chosen = metric_plan(loaded, lane.metric_specs if lane is not None else config.metric or None)
+    metrics, scopes = chosen.metrics, chosen.scopes
+    plan = Plan(
+        config=config,
+        lane=lane,
+        loaded=loaded,
+        systems=parse_systems(config.outputs, config.sut),
+        chosen=chosen,
+        metrics=metrics,
+        scopes=scopes,
+        thresholds=chosen.thresholds,
+        providers=providers,
+        info=provider_use(metrics, providers),
+        extra_reports=extra_reports,
+    )
+    plan.system = _system(plan)
+    plan.selected = _select(
+        loaded,
+        limit=config.limit,
+        sample_n=config.sample_n,
+        seed=config.seed,
+        tags=config.tag,
+        ids=config.sample_id,
+    )
+    return plan
+
+
+def _system(plan: Plan) -> Any:
+    """The one system under test (None when several systems run; each is built later)."""
+    from assay.outputs import check_outputs_cover, load_outputs
+    from assay.sut import PythonTarget, SavedOutputs
+
+    config = plan.config
+    if len(plan.systems) > 1:
+        return None
+    only = plan.systems[0] if plan.systems else None
+    if only is not None and only.kind == "outputs":
+        saved = load_outputs(Path(only.value))
+        check_outputs_cover(saved, [s.id for s in plan.loaded.samples], path=str(only.value))
+        return SavedOutputs(saved, str(only.value))
+    limiter = _limiter(config.concurrency, config.rpm)
+    if only is not None:
+        system = PythonTarget(only.value)
+        system.limiter = limiter
+        return system
+    from assay.http_sut import HttpTarget
+
+    return HttpTarget.from_environment(
+        str(config.sut_url),
+        output_path=config.sut_output_path,
+        retrieved_path=config.sut_retrieved_path,
+        trajectory_path=config.sut_trajectory_path,
+        timeout_s=config.sut_timeout,
+        limiter=limiter,
+    )
+
+
+def _options(plan: Plan, **update: Any) -> Any:
+    """The evaluation options of this run (``update``: per-system or resume fields)."""
+    from assay.evaluation import RunOptions
+
+    config = plan.config
+    values: dict[str, Any] = {
+        "repetitions": config.repetitions,
+        "sut_concurrency": config.concurrency,
+        "dataset_path": str(config.dataset),
+        "extra_info": dict(plan.info),
+        "thresholds": plan.thresholds,
+        "text_limit": config.text_limit,
+        "redact": config.redact,
+    }
+    values.update(update)
+    return RunOptions(**values)
+
+
+def _run_systems(plan: Plan, store: Any) -> None:
+    """Several systems on the same samples (``--outputs``/``--sut`` NAME=...)."""
+    config = plan.config
+    _run_many(
+        plan.systems,
+        plan.selected,
+        metrics=plan.metrics,
+        scopes=plan.scopes,
+        store=store,
+        check={
+            "--resume": config.resume,
+            "--run-id": config.run_id,
+            "--compare": config.compare,
+            "--budget-usd": config.budget_usd,
+            "assay adversarial": plan.lane is not None,
+        },
+        options=lambda name: _options(plan, extra_info={**plan.info, "system_name": name}),
+        limiter=lambda: _limiter(config.concurrency, config.rpm),
+        gate=lambda report: _gate(
+            report, plan.loaded.gate, None, config.gate_flags(with_baseline_rules=False)
+        ),
+        formats=[(config.fmt, config.out), *plan.extra_reports],
+        quiet=config.quiet,
+    )
+
+
+def _resume_id(config: Any, store: Any, dataset_name: str) -> str | None:
+    """The run to continue (``--resume RUN_ID`` or ``latest``), or None."""
+    if config.resume is None:
+        return None
+    if store is None:
+        fail("--resume needs the run store (do not combine it with --no-store)")
+    resume_id: str = (
+        store.latest_run_id(dataset_name) if config.resume == "latest" else config.resume
+    )
+    if not store.has_run(resume_id):
+        typer.echo(f"assay: run '{resume_id}' had not started; starting it now", err=True)
+    return resume_id
+
+
+def _watch(config: Any) -> tuple[Any, Any, Any]:
+    """Run state with the budget guard and the progress bar hooked to each result."""
+    from assay.evaluation import RunState
 
     state = RunState()
     budget = None
-    if budget_usd is not None:
+    if config.budget_usd is not None:
         from assay.budget import BudgetGuard
 
-        budget = BudgetGuard(budget_usd, state)
-    progress = _Progress(enabled=not quiet and sys.stderr.isatty())
+        budget = BudgetGuard(config.budget_usd, state)
+    progress = _Progress(enabled=not config.quiet and sys.stderr.isatty())
     previous = state.on_result
 
     def on_result(result: Any) -> None:
@@ -563,35 +621,79 @@ def run(
             previous(result)
 
     state.on_result = on_result
-    options = RunOptions(
-        repetitions=repetitions,
-        sut_concurrency=concurrency,
-        run_id=resume_id or run_id,
+    return state, budget, progress
+
+
+def _run_one(plan: Plan, store: Any) -> None:
+    """One system: evaluate, then budget, comparison, gate, reports and the exit code."""
+    config = plan.config
+    resume_id = _resume_id(config, store, plan.loaded.name)
+    state, budget, progress = _watch(config)
+    options = _options(
+        plan,
+        run_id=resume_id or config.run_id,
         resume=resume_id is not None,
-        retry_errors=retry_errors,
-        dataset_path=str(dataset),
-        extra_info=provider_info,
-        ray=_ray_options(executor, ray_address),
-        thresholds=thresholds,
-        text_limit=text_limit,
-        redact=redact,
+        retry_errors=config.retry_errors,
+        ray=_ray_options(config.executor, config.ray_address),
     )
     # Rows stay in the store (flat memory) unless a view needs them in memory.
     keep_rows = (
         store is None
-        or compare is not None
-        or any(f in ("html", "junit") for f in [fmt, *(f for f, _ in extra_reports)])
+        or config.compare is not None
+        or any(f in ("html", "junit") for f in [config.fmt, *(f for f, _ in plan.extra_reports)])
     )
+    report_obj = _evaluate(plan, store, state, progress, options, keep_rows)
+    report_obj = _with_compliance(
+        report_obj,
+        plan.selected,
+        store,
+        keep_rows,
+        plan.metrics,
+        config.promote_failures,
+        str(config.dataset),
+    )
+    # What follows needs only the report: let a large dataset and its outputs go first.
+    gate_block = plan.loaded.gate
+    plan.loaded = plan.selected = plan.system = None
+    try:
+        _finish_run(
+            report_obj,
+            gate_block,
+            store=store if not keep_rows else None,
+            gate_store=store,
+            metric_names=[m.name for m in plan.metrics],
+            budget=budget,
+            done=state.done,
+            compare=config.compare,
+            store_path=config.store_path,
+            gate_cli=config.gate_flags(),
+            fmt=config.fmt,
+            out=config.out,
+            extra_reports=plan.extra_reports,
+            quiet=config.quiet,
+            lane=plan.lane,
+        )
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _evaluate(
+    plan: Plan, store: Any, state: Any, progress: Any, options: Any, keep_rows: bool
+) -> Any:
+    """The one evaluate path; Ctrl-C keeps finished work and prints the resume command."""
+    from assay.evaluation import evaluate
+
     try:
         with progress.session(lambda: state.total):
-            report_obj = evaluate(
-                selected,
-                sut=system,
-                metrics=metrics,
+            return evaluate(
+                plan.selected,
+                sut=plan.system,
+                metrics=plan.metrics,
                 options=options,
                 store=store,
                 state=state,
-                scopes=scopes,
+                scopes=plan.scopes,
                 keep_rows=keep_rows,
             )
     except KeyboardInterrupt:
@@ -608,42 +710,6 @@ def run(
         if store is not None:
             store.close()
         raise
-    report_obj = _with_compliance(
-        report_obj, selected, store, keep_rows, metrics, promote_failures, str(dataset)
-    )
-    # What follows needs only the report: let a large dataset and its outputs go first.
-    gate_block = loaded.gate
-    loaded = selected = system = saved = None
-    try:
-        _finish_run(
-            report_obj,
-            gate_block,
-            store=store if not keep_rows else None,
-            gate_store=store,
-            metric_names=[m.name for m in metrics],
-            budget=budget,
-            done=state.done,
-            compare=compare,
-            store_path=store_path,
-            gate_cli={
-                "min_macro_f1": min_macro_f1,
-                "min_pass_rate": min_pass_rate or [],
-                "min_mean": min_mean or [],
-                "min_coverage": min_coverage or [],
-                "max_failures": max_failures,
-                "max_regressions": max_regressions,
-                "max_flips": max_flips,
-                "max_drop": max_drop or [],
-            },
-            fmt=fmt,
-            out=out,
-            extra_reports=extra_reports,
-            quiet=quiet,
-            lane=lane,
-        )
-    finally:
-        if store is not None:
-            store.close()
 
 
 def _finish_run(
@@ -761,6 +827,14 @@ def _run_many(
             store.close()
 
 
+def _preflight(plan: Plan) -> None:
+    """Configuration errors before any work (exit 2); scope warnings on stderr."""
+    from assay.api import preflight
+
+    for message in preflight(plan.chosen, plan.selected):
+        warn(message)
+
+
 def _parse_also(items: list[str]) -> list[tuple[str, Path]]:
     parsed = []
     for item in items:
@@ -771,27 +845,6 @@ def _parse_also(items: list[str]) -> list[tuple[str, Path]]:
             )
         parsed.append((kind, Path(path)))
     return parsed
-
-
-def _configure_providers(dataset: Any, cli: dict[str, Any]) -> dict[str, str | None]:
-    """Hand provider flags to the provider layer; returns what the report should name."""
-    try:
-        from assay.providers import settings as provider_settings
-    except ImportError:
-        return {}
-    current = provider_settings.configure(
-        cli={k: v for k, v in cli.items() if v is not None}, dataset=dataset.providers
-    )
-    info: dict[str, str | None] = {}
-    provider = getattr(current, "embedding_provider", None)
-    if provider:
-        info["embedding_provider"] = (
-            "hashing (test only, not semantic)" if provider == "hashing" else str(provider)
-        )
-    model = getattr(current, "judge_model", None)
-    if model:
-        info["judge_model"] = str(model)
-    return info
 
 
 def _compare(report_obj: Any, target: str, *, store_path: Path | None) -> Any:

@@ -236,4 +236,4 @@ def test_cli_calibrate_gate_and_json(openai_server, tmp_path, monkeypatch, capsy
         assert json.loads(capsys.readouterr().out)["judge_run"]["n_cached"] == 6
     finally:
         registry.reset()
-        provider_settings._current = None
+        provider_settings.reset()

@@ -42,7 +42,7 @@ def hashing():
     use_hashing()
     yield
     registry.reset()
-    provider_settings_module._current = None
+    provider_settings_module.reset()
 
 
 def fixed_vectors(table: dict[str, list[float]]):
@@ -399,7 +399,7 @@ def local_provider():
     provider_settings_module.use(ProviderSettings(embedding_provider="local", cache_mode="off"))
     yield
     registry.reset()
-    provider_settings_module._current = None
+    provider_settings_module.reset()
 
 
 @needs_local

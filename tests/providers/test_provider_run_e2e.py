@@ -33,7 +33,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     registry.reset()
     yield
     registry.reset()
-    provider_settings._current = None
+    provider_settings.reset()
 
 
 def write_dataset(

@@ -115,19 +115,22 @@ def test_prices_extend_the_defaults() -> None:
         )
 
 
-def test_configure_makes_settings_current(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scope_puts_settings_in_force_for_its_block_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("ASSAY_JUDGE_MODEL", "env-judge")
-    try:
-        configured = settings.configure(
-            cli={"judge_model": "cli-judge"}, dataset={"embedding_provider": "hashing"}
-        )
-        assert settings.current() is configured
-        assert configured.judge_model == "cli-judge"
-        assert configured.embedding_label.startswith("hashing (test only")
-    finally:
-        settings._current = None
+    settings.reset()
+    built = settings.build(
+        cli={"judge_model": "cli-judge"}, dataset={"embedding_provider": "hashing"}
+    )
+    with settings.scope(built) as in_force:
+        assert in_force is built
+        assert settings.current() is built
+        assert built.judge_model == "cli-judge"
+        assert built.embedding_label.startswith("hashing (test only")
+    # Outside the scope: the environment's settings, not the run's.
     assert settings.current().judge_model == "env-judge"
-    settings._current = None
+    settings.reset()
 
 
 def test_embedding_labels() -> None:

@@ -329,8 +329,10 @@ def calibrate(
     _check_unit("--min-agreement", min_agreement, 0.0)
     loaded = load_dataset(dataset)
     cli = {"base_url": base_url, "cache_mode": "off" if no_cache else None}
-    provider_settings.configure(
-        cli={k: v for k, v in cli.items() if v is not None}, dataset=loaded.providers
+    provider_settings.use(
+        provider_settings.build(
+            cli={k: v for k, v in cli.items() if v is not None}, dataset=loaded.providers
+        )
     )
     saved = load_outputs(outputs) if outputs is not None else None
     result = run_calibration(

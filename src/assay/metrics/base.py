@@ -295,6 +295,35 @@ def thresholds_of(
     return found
 
 
+def provider_use(metrics: Iterable[Metric], settings: Any) -> dict[str, str | None]:
+    """What the report header names, read from the metrics themselves: the judge model(s) and
+    the embedding provider(s) that the run's metrics call (a metric's own ``model`` option
+    included). A metric that calls no provider has no ``used`` method and adds nothing."""
+    judges: list[str] = []
+    embedders: list[str] = []
+    for metric in metrics:
+        used = getattr(metric, "used", None)
+        if used is None:
+            continue
+        use = used(settings)
+        if use.get("method") == "llm-judge":
+            judges.extend(use["model"].split(", "))
+        elif use.get("method") == "embedding":
+            embedders.append(use["provider"])
+    info: dict[str, str | None] = {}
+    if embedders:
+        info["embedding_provider"] = ", ".join(dict.fromkeys(embedders))
+    if judges:
+        info["judge_model"] = ", ".join(dict.fromkeys(judges))
+    return info
+
+
+def embedding_label(settings: Any) -> str:
+    """How the report header names an embedding provider (hashing says it is not semantic)."""
+    provider = str(settings.embedding_provider)
+    return "hashing (test only, not semantic)" if provider == "hashing" else provider
+
+
 def applies(scopes: Mapping[str, frozenset[str]], metric: str, tags: Iterable[str]) -> bool:
     scope = scopes.get(metric)
     return scope is None or not scope.isdisjoint(tags)

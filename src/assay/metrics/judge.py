@@ -366,6 +366,14 @@ class LLMAsJudge:
     prompt_template: str | None = None
     reask: bool = True
 
+    def used(self, settings: Any) -> dict[str, str]:
+        """The judge this metric calls: its own ``model`` option, else the settings' one."""
+        return {
+            "method": "llm-judge",
+            "provider": "openai-compatible",
+            "model": self.model or settings.judge_model,
+        }
+
     def __post_init__(self) -> None:
         _template_option(self.prompt_template, self.name)
         if not isinstance(self.reask, bool):
@@ -418,6 +426,14 @@ class RefusalQuality:
     name: str = "refusal-quality"
     model: str | None = None
     reask: bool = True
+
+    def used(self, settings: Any) -> dict[str, str]:
+        """The judge this metric calls: its own ``model`` option, else the settings' one."""
+        return {
+            "method": "llm-judge",
+            "provider": "openai-compatible",
+            "model": self.model or settings.judge_model,
+        }
 
     def __post_init__(self) -> None:
         if not isinstance(self.reask, bool):

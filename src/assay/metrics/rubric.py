@@ -252,6 +252,15 @@ class RubricJudge:
     )
     _aggregation: Any = field(default=None, init=False, repr=False, compare=False)
 
+    def used(self, settings: Any) -> dict[str, str]:
+        """The judge(s) this metric calls: its ``model``/``models`` options, else the settings'."""
+        models = [model or settings.judge_model for model, _ in self._judges]
+        return {
+            "method": "llm-judge",
+            "provider": "openai-compatible",
+            "model": ", ".join(dict.fromkeys(models or [settings.judge_model])),
+        }
+
     def __post_init__(self) -> None:
         from assay.calibration.aggregate import Aggregation
         from assay.calibration.scoring import ABSTAIN_POLICIES

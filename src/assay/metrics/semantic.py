@@ -128,6 +128,16 @@ class CosineEmbedding:
     negative: str = "clamp"
     dimensions: int | None = None
 
+    def used(self, settings: Any) -> dict[str, str]:
+        """The embedder this metric calls: its own ``model`` option, else the settings' one."""
+        from assay.metrics.base import embedding_label
+
+        return {
+            "method": "embedding",
+            "provider": embedding_label(settings),
+            "model": self.model or settings.resolved_embedding_model,
+        }
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "dimensions", _dimensions_option(self.dimensions, self.name))
         if self.negative not in ("clamp", "rescale"):
@@ -237,6 +247,16 @@ class BertScoreLike:
     mode: str = "auto"
     dimensions: int | None = None
     _idf: tuple[dict[str, float], float] | None = field(default=None, repr=False, compare=False)
+
+    def used(self, settings: Any) -> dict[str, str]:
+        """The embedder this metric calls: its own ``model`` option, else the settings' one."""
+        from assay.metrics.base import embedding_label
+
+        return {
+            "method": "embedding",
+            "provider": embedding_label(settings),
+            "model": self.model or settings.resolved_embedding_model,
+        }
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dimensions", _dimensions_option(self.dimensions, self.name))

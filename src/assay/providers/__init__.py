@@ -2,7 +2,7 @@
 embedder, a deterministic hashing embedder for tests, the SQLite provider cache and pricing.
 
 Importing this package is cheap; the ``openai`` SDK and torch load only when a client is built.
-Configuration: :func:`configure` / :func:`current` in :mod:`assay.providers.settings`.
+Configuration: :func:`build`, :func:`scope` / :func:`current` in :mod:`assay.providers.settings`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from assay.providers.settings import ProviderSettings, configure, current, use
+    from assay.providers.settings import ProviderSettings, build, current, scope, use
 
 
 def __getattr__(name: str) -> Any:
@@ -23,4 +23,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["ProviderSettings", "configure", "current", "use"]
+__all__ = ["ProviderSettings", "build", "current", "scope", "use"]

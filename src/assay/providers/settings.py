@@ -10,7 +10,9 @@ or serialising the settings never shows it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
@@ -191,31 +193,38 @@ def build(
         raise UsageError(f"provider setting '{field}' from the {source}: {message}") from None
 
 
-_current: ProviderSettings | None = None
+# The settings in force: a context variable, not a module global, so a run's settings hold for
+# that run (and the asyncio tasks it starts) only, and are gone when its scope ends.
+_IN_FORCE: ContextVar[ProviderSettings | None] = ContextVar("assay_provider_settings", default=None)
 
 
-def configure(
-    *, cli: Mapping[str, Any] | None = None, dataset: Mapping[str, Any] | None = None
-) -> ProviderSettings:
-    """Build settings from flags, dataset and environment and make them the current ones."""
-    global _current
-    _current = build(cli=cli, dataset=dataset)
-    return _current
+@contextmanager
+def scope(settings: ProviderSettings) -> Iterator[ProviderSettings]:
+    """Put ``settings`` in force for the ``with`` block (one run, one calibration)."""
+    token = _IN_FORCE.set(settings)
+    try:
+        yield settings
+    finally:
+        _IN_FORCE.reset(token)
 
 
 def use(settings: ProviderSettings) -> ProviderSettings:
-    """Make already-built settings current (tests, embedding assay in a program)."""
-    global _current
-    _current = settings
+    """Put already-built settings in force in this context (tests, embedding assay)."""
+    _IN_FORCE.set(settings)
     return settings
 
 
+def reset() -> None:
+    """Forget the settings in force here (the next use rebuilds them from the environment)."""
+    _IN_FORCE.set(None)
+
+
 def current() -> ProviderSettings:
-    """The settings in force; built from the environment on first use."""
-    global _current
-    if _current is None:
-        _current = build()
-    return _current
+    """The settings in force; outside any scope, built from the environment on first use."""
+    settings = _IN_FORCE.get()
+    if settings is None:
+        settings = use(build())
+    return settings
 
 
 # --------------------------------------------------------------------------- JSON Schema

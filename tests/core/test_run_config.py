@@ -1,0 +1,51 @@
+"""The run configuration: built once from flags, checked before any file is read, and the
+report header names what the metrics themselves use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay.config import RunConfig
+from assay.metrics.base import provider_use
+from assay.metrics.judge import LLMAsJudge
+from assay.metrics.lexical import ExactMatch
+from assay.metrics.semantic import CosineEmbedding
+from assay.providers.settings import build
+
+
+def test_unset_repeatable_flags_become_empty_lists() -> None:
+    config = RunConfig.from_flags({"ctx": object(), "dataset": Path("d.yml"), "tag": None})
+    assert config.tag == [] and config.metric == [] and config.dataset == Path("d.yml")
+
+
+def test_problems_name_each_bad_flag_format_first() -> None:
+    config = RunConfig(dataset=Path("d.yml"), fmt="pdf", concurrency=0, retry_errors=True)
+    problems = config.problems()
+    assert problems[0].startswith("--format must be one of json, md, html, junit")
+    assert "--retry-errors needs --resume RUN_ID" in problems
+    assert "--concurrency must be at least 1; got 0" in problems
+    assert RunConfig(dataset=Path("d.yml")).problems() == []
+
+
+def test_provider_flags_become_settings_above_the_dataset_block() -> None:
+    config = RunConfig(dataset=Path("d.yml"), judge_model="flag-judge", no_cache=True)
+    settings = config.providers({"judge_model": "dataset-judge", "base_url": "http://x/v1"})
+    assert settings.judge_model == "flag-judge"
+    assert settings.base_url == "http://x/v1"
+    assert settings.cache_mode == "off"
+
+
+def test_header_names_the_model_a_metric_is_configured_with() -> None:
+    settings = build(cli={"judge_model": "flag-judge"}, env={})
+    own = LLMAsJudge(name="own", model="metric-judge")
+    default = LLMAsJudge()
+    assert provider_use([own], settings) == {"judge_model": "metric-judge"}
+    assert provider_use([own, default], settings) == {"judge_model": "metric-judge, flag-judge"}
+
+
+def test_header_names_nothing_a_run_does_not_call() -> None:
+    settings = build(cli={"judge_model": "flag-judge"}, dataset={"embedding_provider": "hashing"})
+    assert provider_use([ExactMatch()], settings) == {}
+    assert provider_use([CosineEmbedding()], settings) == {
+        "embedding_provider": "hashing (test only, not semantic)"
+    }
