@@ -93,6 +93,12 @@ def decode(criterion, codes):
 @settings(max_examples=80, deadline=None)
 @given(label_sets(), st.sampled_from(MODES))
 def test_every_criterion_statistic_matches_sklearn_and_scipy(labels, mode):
+    if mode == "as_category" and any(
+        c.kind == "ordinal" and any(o.na for o in c.options) for c in labels.criteria
+    ):
+        with pytest.raises(UsageError, match="ordinal with an NA option"):
+            compute_agreement(labels, cannot_assess_mode=mode, na_mode=mode)
+        return
     result = compute_agreement(labels, cannot_assess_mode=mode, na_mode=mode)
     assert result.cannot_assess_mode == mode and result.na_mode == mode
     total_correct = total_n = 0
@@ -206,22 +212,20 @@ def test_na_as_unmet_maps_to_the_worst_option_weight_aware():
     assert result.overall.criteria[0].confusion_matrix.matrix == [[0, 0], [1, 1]]
 
 
-def test_ordinal_as_category_keeps_na_out_of_the_weighted_statistics():
-    crit = ordinal("o", labels="123", na=True)
+def test_ordinal_na_as_category_is_refused_naming_the_criterion():
+    """Seed 002: NA as its own category on an ordinal criterion with an NA option raises."""
+    crit = ordinal("clarity", labels="123", na=True)
     human = [["1"], ["2"], ["n/a"], ["3"], ["3"]]
     judge = [["1"], ["3"], ["n/a"], ["n/a"], ["3"]]
-    result = compute_agreement(
-        LabelSet.from_labels([crit], human, {"j": judge}), na_mode="as_category"
+    labels = LabelSet.from_labels([crit], human, {"j": judge})
+    with pytest.raises(UsageError, match="criterion 'clarity' is ordinal with an NA option"):
+        compute_agreement(labels, na_mode="as_category")
+    # exclude still works, and an ordinal criterion without NA accepts as_category
+    assert compute_agreement(labels, na_mode="exclude").overall is not None
+    plain = LabelSet.from_labels(
+        [ordinal("o", labels="123", na=False)], [["1"], ["2"]], {"j": [["1"], ["3"]]}
     )
-    got = result.overall.criteria[0]
-    assert got.n_samples == 5 and got.n_scale_pairs == 3
-    assert got.kappa == pytest.approx(
-        cohen_kappa_score([0, 1, 3, 2, 2], [0, 2, 3, 3, 2], labels=[0, 1, 2, 3])
-    )
-    assert got.weighted_kappa == pytest.approx(
-        cohen_kappa_score([0, 1, 2], [0, 2, 2], labels=[0, 1, 2], weights="quadratic")
-    )
-    assert any("no position on an ordinal scale" in w for w in result.warnings)
+    assert compute_agreement(plain, na_mode="as_category").na_mode == "as_category"
 
 
 def test_bad_mode_is_a_usage_error():
@@ -330,7 +334,7 @@ def test_mixed_binary_and_multichoice_rubric_pools_all_criteria():
     assert any("Mixed rubric" in w for w in result.warnings)
 
 
-def test_no_human_label_anywhere_is_a_calibration_error():
+def test_no_human_label_and_one_rater_is_a_calibration_error():
     labels = LabelSet.from_labels([binary("q")], [[None]], {"j": [["MET"]]})
     with pytest.raises(CalibrationError, match="no item carries a human label"):
         compute_agreement(labels)
@@ -539,7 +543,10 @@ def test_abstention_agreement_is_mode_independent_and_matches_sklearn():
     ]
     labels = LabelSet.from_labels(crits, human, {"j": judge})
     blocks = [
-        compute_agreement(labels, cannot_assess_mode=m, na_mode=m).overall.abstention for m in MODES
+        compute_agreement(
+            labels, cannot_assess_mode=m, na_mode="as_unmet" if m == "as_category" else m
+        ).overall.abstention
+        for m in MODES
     ]
     assert blocks[0] == blocks[1] == blocks[2]
     ca, na = blocks[0]

@@ -27,6 +27,10 @@ def gate_failures(
 ) -> list[str]:
     """Human-readable reasons the thresholds were missed (empty = passed)."""
     failures: list[str] = []
+    if result.overall is None:
+        if min_kappa is not None or min_agreement is not None:
+            failures.append("no human labels, so --min-kappa / --min-agreement cannot pass")
+        return failures
     agg = result.overall.aggregate
     if min_kappa is not None:
         value = agg.mean_kappa_macro

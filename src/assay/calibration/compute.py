@@ -113,8 +113,10 @@ def _inter_judge(labels: LabelSet, ca_mode: Mode, na_mode: Mode) -> list[InterJu
         alpha_codes[mapped < 0] = np.nan
         domain = list(range(scale.n_scale if ordinal else scale.k))
         alpha = stats.krippendorff_alpha(alpha_codes, "ordinal" if ordinal else "nominal", domain)
-        alpha_interval = None
+        alpha_interval = alpha_nominal = None
         if ordinal:
+            nominal_codes = np.where(mapped >= scale.n_scale, np.nan, alpha_codes)
+            alpha_nominal = stats.krippendorff_alpha(nominal_codes, "nominal", domain)
             values = np.where(
                 np.isnan(alpha_codes), np.nan, scale.values[np.nan_to_num(alpha_codes).astype(int)]
             )
@@ -138,6 +140,7 @@ def _inter_judge(labels: LabelSet, ca_mode: Mode, na_mode: Mode) -> list[InterJu
                 alpha_level="ordinal" if ordinal else "nominal",
                 alpha_interpretation=alpha_band(alpha),
                 krippendorff_alpha_interval=alpha_interval,
+                krippendorff_alpha_nominal=alpha_nominal,
                 fleiss_kappa=fleiss,
                 fleiss_n_items=int(table.shape[0]),
                 fleiss_interpretation=kappa_band(fleiss),
@@ -179,6 +182,7 @@ def compute_agreement(
     if not 0.0 < confidence_level < 1.0:
         raise UsageError(f"confidence_level must be in (0, 1); got {confidence_level}")
     aggregation = aggregation or Aggregation()
+    _refuse_ordinal_na_category(labels, na)
     errored = labels.item_errored
     assert errored is not None
     criteria = labels.criteria
@@ -188,7 +192,7 @@ def compute_agreement(
         raise CalibrationError("no judge verdicts to compare", file=labels.source, field="judges")
     has_human = np.any(labels.human >= 0, axis=0)
     if not has_human.any():
-        raise CalibrationError("no item carries a human label", file=labels.source, field="human")
+        return _raters_only(labels, ca, na, policy, warnings, bootstrap)
     unlabelled = [labels.item_ids[i] for i in np.nonzero(~has_human)[0]]
     if unlabelled:
         shown = ", ".join(unlabelled[:5]) + (" ..." if len(unlabelled) > 5 else "")
@@ -308,6 +312,68 @@ def compute_agreement(
     )
 
 
+def _refuse_ordinal_na_category(labels: LabelSet, na: Mode) -> None:
+    """Seed 002: NA as its own category is refused on an ordinal criterion with an NA option.
+
+    NA has no position on the scale, so a weighted kappa would give it a meaningless distance.
+    """
+    if na != "as_category":
+        return
+    for criterion in labels.criteria:
+        if criterion.kind_ == "ordinal" and criterion.abstain_codes:
+            raise UsageError(
+                f"criterion {criterion.name!r} is ordinal with an NA option: --na-mode "
+                "as_category is refused (NA has no position on the scale); use exclude or as_unmet"
+            )
+
+
+def _raters_only(
+    labels: LabelSet,
+    ca: Mode,
+    na: Mode,
+    policy: AbstainPolicy,
+    warnings: list[str],
+    bootstrap: int,
+) -> CalibrationResult:
+    """No human column: agreement among the raters (judge vs judge, coder vs coder) only."""
+    if len(labels.judges) < 2:
+        raise CalibrationError(
+            "no item carries a human label and there is only one rater: agreement needs human "
+            "labels or at least two raters",
+            file=labels.source,
+            field="human",
+        )
+    warnings.append(
+        "no human labels: only agreement among the raters is reported (no accuracy, kappa vs "
+        "human, correlations or bias)"
+    )
+    if bootstrap:
+        warnings.append("--bootstrap resamples judge-vs-human statistics; skipped without humans")
+    errored = labels.item_errored
+    assert errored is not None
+    kinds = [c.kind_ for c in labels.criteria]
+    return CalibrationResult(
+        source=labels.source,
+        cannot_assess_mode=ca,
+        na_mode=na,
+        score_abstain_policy=policy,
+        n_items=labels.n_items,
+        n_items_used=int(np.sum(~errored)),
+        n_errored_items=int(np.sum(errored)),
+        n_criteria=len(labels.criteria),
+        n_binary=kinds.count("binary"),
+        n_ordinal=kinds.count("ordinal"),
+        n_nominal=kinds.count("nominal"),
+        judges=list(labels.judges),
+        consensus="none (no human labels: raters compared with each other)",
+        overall=None,
+        per_judge=[],
+        inter_judge=_inter_judge(labels, ca, na),
+        bootstrap=None,
+        warnings=warnings,
+    )
+
+
 def _warnings(
     labels: LabelSet,
     overall: AgreementBlock,
@@ -354,17 +420,6 @@ def _warnings(
         out.append(
             "Human scores take <=2 distinct values; score-level correlations "
             "(Spearman/Kendall/Pearson) are uninformative on a collapsed score range"
-        )
-    if (
-        any(
-            c.kind == "ordinal" and c.n_scale_pairs is not None and c.n_scale_pairs < c.n_samples
-            for c in overall.criteria
-        )
-        and na == "as_category"
-    ):
-        out.append(
-            "NA has no position on an ordinal scale: weighted kappa, adjacent accuracy and value "
-            "statistics of ordinal criteria use only pairs where both sides are on the scale"
         )
     kinds = {c.kind for c in overall.criteria}
     if len(kinds) > 1:

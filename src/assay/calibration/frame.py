@@ -143,7 +143,7 @@ def to_dataframe(result: CalibrationResult) -> pandas.DataFrame:
     except ImportError:
         raise UsageError("to_dataframe() needs pandas: pip install 'assay[pandas]'") from None
     base = {"cannot_assess_mode": result.cannot_assess_mode, "na_mode": result.na_mode}
-    rows = _rows(result.overall, base)
+    rows: list[dict[str, Any]] = [] if result.overall is None else _rows(result.overall, base)
     for block in result.per_judge:
         rows.extend(_rows(block, base))
     for ij in result.inter_judge or []:

@@ -282,6 +282,9 @@ class InterJudge(_Model):
     krippendorff_alpha_interval: float | None = Field(
         default=None, description="ordinal: alpha at the interval level on option values"
     )
+    krippendorff_alpha_nominal: float | None = Field(
+        default=None, description="ordinal: alpha at the nominal level (scale order ignored)"
+    )
     fleiss_kappa: float | None = Field(description="complete-case, nominal")
     fleiss_n_items: int
     fleiss_interpretation: str
@@ -307,7 +310,9 @@ class CalibrationResult(_Model):
     n_nominal: int
     judges: list[str]
     consensus: str = Field(description="how the overall rater was formed")
-    overall: AgreementBlock
+    overall: AgreementBlock | None = Field(
+        description="the overall rater vs human; None when no item carries a human label"
+    )
     per_judge: list[AgreementBlock]
     inter_judge: list[InterJudge] | None
     bootstrap: BootstrapResult | None

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
         CalibrationResult,
         Correlation,
         CriterionAgreement,
+        InterJudge,
         Interval,
     )
 
@@ -163,7 +164,12 @@ def _interval(name: str, iv: Interval, spec: str) -> str:
 
 def render_summary(result: CalibrationResult, *, verbose: bool = False) -> str:
     """The text report of ``assay agreement``."""
-    lines = [RULE, "JUDGE CALIBRATION: AGREEMENT WITH HUMAN LABELS", RULE]
+    title = (
+        "JUDGE CALIBRATION: AGREEMENT WITH HUMAN LABELS"
+        if result.overall is not None
+        else "INTER-RATER AGREEMENT (NO HUMAN LABELS)"
+    )
+    lines = [RULE, title, RULE]
     lines.append(f"Source: {result.source}")
     lines.append(
         f"Items: {result.n_items} ({result.n_items_used} used, {result.n_errored_items} errored), "
@@ -187,10 +193,13 @@ def render_summary(result: CalibrationResult, *, verbose: bool = False) -> str:
         lines.append("")
         lines.append(f"Warnings ({len(result.warnings)}):")
         lines.extend(f"  - {w}" for w in result.warnings)
-    lines.append("")
-    lines.extend(_block_lines(result.overall, header=f"Overall ({result.overall.rater} vs human):"))
-    lines.append("")
-    lines.extend(_criteria_lines(result.overall))
+    if result.overall is not None:
+        lines.append("")
+        lines.extend(
+            _block_lines(result.overall, header=f"Overall ({result.overall.rater} vs human):")
+        )
+        lines.append("")
+        lines.extend(_criteria_lines(result.overall))
 
     if result.bootstrap is not None:
         b = result.bootstrap
@@ -247,21 +256,34 @@ def render_summary(result: CalibrationResult, *, verbose: bool = False) -> str:
 
     if result.inter_judge:
         lines.append("")
-        lines.append("Inter-judge agreement (judges vs each other, no human labels):")
-        lines.append(
-            f"  {'Criterion':<22}{'Items':>6}{'Kripp-α':>9}{'Level':>9}{'Fleiss':>8}{'(n)':>6}"
-            f"{'Pairwise κ':>11}"
-        )
-        for ij in result.inter_judge:
-            lines.append(
-                f"  {ij.name[:21]:<22}{ij.n_items:>6}{fmt(ij.krippendorff_alpha, '.3f', 9)}"
-                f"{ij.alpha_level:>9}{fmt(ij.fleiss_kappa, '.3f', 8)}{ij.fleiss_n_items:>6}"
-                f"{fmt(ij.mean_pairwise_kappa, '.3f', 11)}  {ij.alpha_interpretation}"
-            )
-        lines.append(
-            "  (on binary/nominal data nominal alpha and Fleiss' kappa are one statistic up to a "
-            "finite-sample term; Fleiss uses only items every judge rated; on ordinal criteria "
-            "alpha is distance-aware while Fleiss is nominal)"
-        )
+        lines.extend(_inter_judge_lines(result.inter_judge))
     lines.append(RULE)
     return "\n".join(lines)
+
+
+def _inter_judge_lines(rows: list[InterJudge]) -> list[str]:
+    """Krippendorff's alpha at every level that applies; Fleiss only on ordinal criteria.
+
+    On binary and nominal criteria Fleiss' kappa is nominal alpha up to a finite-sample term,
+    so the text shows alpha alone there (the JSON keeps both).
+    """
+    lines = [
+        "Inter-rater agreement (raters vs each other, no human labels):",
+        f"  {'Criterion':<22}{'Items':>6}{'α nominal':>10}{'α ordinal':>10}{'α interval':>11}"
+        f"{'Fleiss':>8}{'Pairwise κ':>11}",
+    ]
+    for ij in rows:
+        ordinal = ij.kind == "ordinal"
+        nominal = ij.krippendorff_alpha_nominal if ordinal else ij.krippendorff_alpha
+        fleiss = fmt(ij.fleiss_kappa, ".3f", 8) if ordinal else f"{'':>8}"
+        lines.append(
+            f"  {ij.name[:21]:<22}{ij.n_items:>6}{fmt(nominal, '.3f', 10)}"
+            f"{fmt(ij.krippendorff_alpha if ordinal else None, '.3f', 10)}"
+            f"{fmt(ij.krippendorff_alpha_interval, '.3f', 11)}{fleiss}"
+            f"{fmt(ij.mean_pairwise_kappa, '.3f', 11)}  {ij.alpha_interpretation}"
+        )
+    lines.append(
+        "  (ordinal criteria: the interpretation is of ordinal alpha; Fleiss' kappa is nominal "
+        "and uses only items every rater rated)"
+    )
+    return lines
