@@ -9,8 +9,8 @@ is kept; a halted run exits 1 and its report says where it stopped.
 from __future__ import annotations
 
 from assay.evaluation import RunState
-from assay.report.aggregate import ExecutionResult
 from assay.report.model import Budget
+from assay.results import ExecutionResult
 
 
 def execution_cost(result: ExecutionResult) -> float:

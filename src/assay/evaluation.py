@@ -20,9 +20,10 @@ from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.outputs import Output
 from assay.ray_executor import RayOptions, run_on_ray
-from assay.report.aggregate import ExecutionResult, ReportBuilder
+from assay.report.aggregate import ReportBuilder
 from assay.report.failing import DEFAULT_TEXT_LIMIT, REDACTED, FailingRowCollector
 from assay.report.model import DatasetInfo, Report, RunInfo
+from assay.results import ExecutionResult
 from assay.runner import Execution, Runner, never_stop, plan
 from assay.store import RunStore, new_run_id
 from assay.sut import SystemUnderTest

@@ -29,7 +29,7 @@ from typing import Any
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.outputs import Output
-from assay.report.aggregate import ExecutionResult
+from assay.results import ExecutionResult
 from assay.runner import Execution, Runner
 
 BatchResult = list[tuple[ExecutionResult, Output | None]]

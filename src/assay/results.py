@@ -11,11 +11,13 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from assay.errors import MetricConfigError
 
 DEFAULT_THRESHOLD = 0.5
+SUT_STAGE = "system-under-test"
 
 Thresholds = Mapping[str, float]
 
@@ -45,3 +47,63 @@ def parse_threshold(value: Any, metric: str) -> float:
     if not math.isfinite(number) or not 0.0 <= number <= 1.0:
         raise MetricConfigError(f"metric '{metric}': 'threshold' must be in [0, 1]; got {number}")
     return number
+
+
+@dataclass(slots=True)
+class ScoreResult:
+    """One metric's outcome on one execution: a value, or an error message."""
+
+    value: float | None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    usage: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(slots=True)
+class ExecutionResult:
+    """Everything one (sample, repetition) produced; the unit the store commits."""
+
+    sample_id: str
+    repetition: int
+    scores: dict[str, ScoreResult]
+    sut_error: str | None = None
+    sut_usage: tuple[Mapping[str, Any], ...] = ()
+
+    def passed(self, thresholds: Thresholds | None = None) -> bool:
+        """No error and every metric at or above its threshold (the one pass rule)."""
+        return self.sut_error is None and all(
+            s.error is None
+            and s.value is not None
+            and passes(s.value, threshold_for(thresholds, n))
+            for n, s in self.scores.items()
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sut_error": self.sut_error,
+            "sut_usage": [dict(u) for u in self.sut_usage],
+            "scores": {
+                name: {
+                    "value": s.value,
+                    "details": dict(s.details),
+                    "error": s.error,
+                    "usage": [dict(u) for u in s.usage],
+                }
+                for name, s in self.scores.items()
+            },
+        }
+
+    @classmethod
+    def from_json(cls, sample_id: str, repetition: int, data: Mapping[str, Any]) -> ExecutionResult:
+        return cls(
+            sample_id,
+            repetition,
+            {
+                name: ScoreResult(
+                    s["value"], s.get("details") or {}, s.get("error"), tuple(s.get("usage") or ())
+                )
+                for name, s in data.get("scores", {}).items()
+            },
+            data.get("sut_error"),
+            tuple(data.get("sut_usage") or ()),
+        )

@@ -29,7 +29,7 @@ from assay.limiter import Limiter, RetryBudget, call_limited
 from assay.metrics.base import Metric, MetricScore, applies, check_details
 from assay.metrics.batch import ScoreColumn
 from assay.outputs import Output
-from assay.report.aggregate import ExecutionResult, ScoreResult
+from assay.results import ExecutionResult, ScoreResult
 from assay.sut import SystemUnderTest
 
 ResultHandler = Callable[[ExecutionResult, Output | None], None]

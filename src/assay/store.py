@@ -22,7 +22,7 @@ from typing import Any
 import pydantic_core
 
 from assay.errors import StoreError
-from assay.report.aggregate import ExecutionResult
+from assay.results import ExecutionResult
 
 DEFAULT_DIR = ".assay"
 STORE_SCHEMA = "assay.store.v1"

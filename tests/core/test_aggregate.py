@@ -15,15 +15,13 @@ from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
 from assay.report.aggregate import (
-    SUT_STAGE,
-    ExecutionResult,
     ReportBuilder,
-    ScoreResult,
     histogram,
     percentile,
     wilson_interval,
 )
 from assay.report.model import DatasetInfo, Report, RunInfo, SystemUnderTestInfo
+from assay.results import SUT_STAGE, ExecutionResult, ScoreResult
 
 from .reports import check_report
 
@@ -512,8 +510,9 @@ def test_metric_and_cohort_intervals_match_scipy_and_statsmodels() -> None:
     import scipy.stats
     from statsmodels.stats.proportion import proportion_confint
 
-    from assay.report.aggregate import ExecutionResult, ReportBuilder, ScoreResult
+    from assay.report.aggregate import ReportBuilder
     from assay.report.model import DatasetInfo, RunInfo, SystemUnderTestInfo
+    from assay.results import ExecutionResult, ScoreResult
 
     values = [0.1, 0.55, 0.9, 0.3, 1.0, 0.75, 0.0, 0.5]
     builder = ReportBuilder(["m"])

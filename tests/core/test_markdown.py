@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
-from assay.report.aggregate import ExecutionResult, ReportBuilder, ScoreResult
+from assay.report.aggregate import ReportBuilder
 from assay.report.markdown import render_markdown
 from assay.report.model import DatasetInfo, Report, RunInfo, SystemUnderTestInfo
+from assay.results import ExecutionResult, ScoreResult
 
 from .reports import check_report
 

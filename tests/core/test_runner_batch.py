@@ -14,7 +14,7 @@ from assay.errors import MetricError
 from assay.metrics.base import MetricScore, resolve
 from assay.metrics.batch import ScoreColumn
 from assay.outputs import Output
-from assay.report.aggregate import ExecutionResult
+from assay.results import ExecutionResult
 from assay.runner import SCORE_CHUNK, Runner, plan, score_column, score_sync
 from assay.sut import SavedOutputs
 

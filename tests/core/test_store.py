@@ -14,7 +14,7 @@ import pytest
 
 from assay.errors import StoreError
 from assay.rebuild import report_from_store
-from assay.report.aggregate import ExecutionResult, ScoreResult
+from assay.results import ExecutionResult, ScoreResult
 from assay.store import STORE_SCHEMA, RunStore
 
 from .reports import check_report

@@ -10,7 +10,7 @@ from assay.evaluation import RunOptions, evaluate
 from assay.http_sut import HttpTarget
 from assay.limiter import Limiter, RetryBudget
 from assay.metrics.base import resolve
-from assay.report.aggregate import ExecutionResult
+from assay.results import ExecutionResult
 from assay.runner import Runner, plan
 from runner.procs import run_assay
 from runner.sut_server import SutServer, write_dataset

@@ -11,7 +11,6 @@ import math
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,72 +36,18 @@ from assay.report.model import (
     UsageBlock,
     trusted,
 )
-from assay.results import DEFAULT_THRESHOLD, Thresholds, passes, threshold_for
+from assay.results import (
+    DEFAULT_THRESHOLD,
+    SUT_STAGE,
+    ExecutionResult,
+    Thresholds,
+    passes,
+    threshold_for,
+)
 
-SUT_STAGE = "system-under-test"
 HISTOGRAM_BUCKETS = 10
 UNTAGGED_LABEL = "(untagged)"
 _ROUND = 10**10
-
-
-@dataclass(slots=True)
-class ScoreResult:
-    """One metric's outcome on one execution: a value, or an error message."""
-
-    value: float | None
-    details: Mapping[str, Any] = field(default_factory=dict)
-    error: str | None = None
-    usage: tuple[Mapping[str, Any], ...] = ()
-
-
-@dataclass(slots=True)
-class ExecutionResult:
-    """Everything one (sample, repetition) produced; the unit the store commits."""
-
-    sample_id: str
-    repetition: int
-    scores: dict[str, ScoreResult]
-    sut_error: str | None = None
-    sut_usage: tuple[Mapping[str, Any], ...] = ()
-
-    def passed(self, thresholds: Thresholds | None = None) -> bool:
-        """No error and every metric at or above its threshold (the one pass rule)."""
-        return self.sut_error is None and all(
-            s.error is None
-            and s.value is not None
-            and passes(s.value, threshold_for(thresholds, n))
-            for n, s in self.scores.items()
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "sut_error": self.sut_error,
-            "sut_usage": [dict(u) for u in self.sut_usage],
-            "scores": {
-                name: {
-                    "value": s.value,
-                    "details": dict(s.details),
-                    "error": s.error,
-                    "usage": [dict(u) for u in s.usage],
-                }
-                for name, s in self.scores.items()
-            },
-        }
-
-    @classmethod
-    def from_json(cls, sample_id: str, repetition: int, data: Mapping[str, Any]) -> ExecutionResult:
-        return cls(
-            sample_id,
-            repetition,
-            {
-                name: ScoreResult(
-                    s["value"], s.get("details") or {}, s.get("error"), tuple(s.get("usage") or ())
-                )
-                for name, s in data.get("scores", {}).items()
-            },
-            data.get("sut_error"),
-            tuple(data.get("sut_usage") or ()),
-        )
 
 
 # --------------------------------------------------------------------------- statistics

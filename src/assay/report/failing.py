@@ -14,9 +14,8 @@ from typing import Any
 from assay.dataset import Sample
 from assay.errors import AssayError
 from assay.outputs import Output
-from assay.report.aggregate import SUT_STAGE, ExecutionResult
 from assay.report.model import FailingRow, trusted
-from assay.results import Thresholds, passes, threshold_for
+from assay.results import SUT_STAGE, ExecutionResult, Thresholds, passes, threshold_for
 from assay.trajectory import parse_trajectory
 
 DEFAULT_TEXT_LIMIT = 200

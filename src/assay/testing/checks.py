@@ -10,8 +10,7 @@ from assay.dataset import MetricSpec, Sample
 from assay.errors import UsageError
 from assay.metrics.base import Metric, resolve, thresholds_of
 from assay.outputs import Output, coerce_output
-from assay.report.aggregate import ScoreResult
-from assay.results import passes, threshold_for
+from assay.results import ScoreResult, passes, threshold_for
 from assay.runner import is_async_metric, score_async, score_sync
 from assay.testing.text import show
 
