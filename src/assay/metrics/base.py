@@ -98,8 +98,12 @@ def register(name: str, description: str) -> Callable[[MetricFactory], MetricFac
     return wrap
 
 
-def _load_builtins() -> None:
-    # Importing the family modules runs their @register decorators.
+def _load_builtins(wanted: str | None = None) -> None:
+    """Import the metric families (their @register decorators fill the registry).
+
+    With ``wanted`` already registered by the offline families, the model-backed ones
+    (semantic: numpy; judge, rubric) are not imported: a lexical run or ``validate`` stays light.
+    """
     from assay.metrics import (  # noqa: F401
         citation,
         lexical,
@@ -110,6 +114,8 @@ def _load_builtins() -> None:
         trajectory,
     )
 
+    if wanted is not None and wanted in _BUILTINS:
+        return
     for optional in ("assay.metrics.semantic", "assay.metrics.judge", "assay.metrics.rubric"):
         try:
             importlib.import_module(optional)
@@ -209,7 +215,7 @@ def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
 
 
 def _resolve_named(name: str, options: Mapping[str, Any]) -> Metric:
-    _load_builtins()
+    _load_builtins(name)
     if name in _BUILTINS:
         return _build(_BUILTINS[name], options, name)
     plugins = _entry_point_metrics()
