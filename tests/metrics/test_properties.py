@@ -199,6 +199,8 @@ def test_exact_match_identity(text: str) -> None:
 )
 def test_contains_identity(needle: str, before: str, after: str) -> None:
     assert Contains().score(sample(needle), Output(before + needle + after)).value == 1.0
+    # caseless matching holds only where upper-casing keeps the case fold ('ı'.upper() is 'I')
+    assume(needle.upper().casefold() == needle.casefold())
     assert (
         Contains(case_sensitive=False)
         .score(sample(needle.upper()), Output(before + needle + after))
