@@ -54,50 +54,59 @@ def _check_unit(name: str, value: float | None, low: float) -> None:
         raise UsageError(f"{name} must be in [{low:g}, 1]; got {value:g}")
 
 
+# Options shared by `assay agreement` and `assay calibrate`.
+_FMT_OPTION = Annotated[
+    str, typer.Option("--format", "-f", envvar="ASSAY_AGREEMENT_FORMAT", help="text | json")
+]
+_OUT_OPTION = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        envvar="ASSAY_AGREEMENT_OUT",
+        help="Write the report here instead of stdout.",
+    ),
+]
+_MODE_OPTION = Annotated[
+    str,
+    typer.Option(
+        "--mode",
+        envvar="ASSAY_AGREEMENT_MODE",
+        help="CANNOT_ASSESS / NA handling: exclude | as_unmet | as_category.",
+    ),
+]
+_NA_MODE_OPTION = Annotated[
+    str | None,
+    typer.Option(
+        "--na-mode",
+        envvar="ASSAY_AGREEMENT_NA_MODE",
+        help="NA handling for multi-choice criteria (default: --mode).",
+    ),
+]
+_BOOTSTRAP_OPTION = Annotated[
+    int,
+    typer.Option(
+        "--bootstrap",
+        envvar="ASSAY_AGREEMENT_BOOTSTRAP",
+        help="Item-level bootstrap resamples (0 = none).",
+    ),
+]
+_SEED_OPTION = Annotated[
+    int | None,
+    typer.Option("--seed", envvar="ASSAY_AGREEMENT_SEED", help="Seed of the bootstrap."),
+]
+
+
 def agreement(
     labels_file: Annotated[
         Path, typer.Argument(help="Labels file (.json, .yml, .yaml, .jsonl, .csv).")
     ],
-    fmt: Annotated[
-        str, typer.Option("--format", "-f", envvar="ASSAY_AGREEMENT_FORMAT", help="text | json")
-    ] = "text",
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            envvar="ASSAY_AGREEMENT_OUT",
-            help="Write the report here instead of stdout.",
-        ),
-    ] = None,
-    mode: Annotated[
-        str,
-        typer.Option(
-            "--mode",
-            envvar="ASSAY_AGREEMENT_MODE",
-            help="CANNOT_ASSESS / NA handling: exclude | as_unmet | as_category.",
-        ),
-    ] = "exclude",
-    na_mode: Annotated[
-        str | None,
-        typer.Option(
-            "--na-mode",
-            envvar="ASSAY_AGREEMENT_NA_MODE",
-            help="NA handling for multi-choice criteria (default: --mode).",
-        ),
-    ] = None,
-    bootstrap: Annotated[
-        int,
-        typer.Option(
-            "--bootstrap",
-            envvar="ASSAY_AGREEMENT_BOOTSTRAP",
-            help="Item-level bootstrap resamples (0 = none).",
-        ),
-    ] = 0,
-    seed: Annotated[
-        int | None,
-        typer.Option("--seed", envvar="ASSAY_AGREEMENT_SEED", help="Seed of the bootstrap."),
-    ] = None,
+    fmt: _FMT_OPTION = "text",
+    out: _OUT_OPTION = None,
+    mode: _MODE_OPTION = "exclude",
+    na_mode: _NA_MODE_OPTION = None,
+    bootstrap: _BOOTSTRAP_OPTION = 0,
+    seed: _SEED_OPTION = None,
     confidence: Annotated[
         float,
         typer.Option(
@@ -234,46 +243,12 @@ def calibrate(
             help="The model under test (self-preference warning).",
         ),
     ] = None,
-    fmt: Annotated[
-        str, typer.Option("--format", "-f", envvar="ASSAY_AGREEMENT_FORMAT", help="text | json")
-    ] = "text",
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            envvar="ASSAY_AGREEMENT_OUT",
-            help="Write the report here instead of stdout.",
-        ),
-    ] = None,
-    mode: Annotated[
-        str,
-        typer.Option(
-            "--mode",
-            envvar="ASSAY_AGREEMENT_MODE",
-            help="CANNOT_ASSESS / NA handling: exclude | as_unmet | as_category.",
-        ),
-    ] = "exclude",
-    na_mode: Annotated[
-        str | None,
-        typer.Option(
-            "--na-mode",
-            envvar="ASSAY_AGREEMENT_NA_MODE",
-            help="NA handling for multi-choice criteria (default: --mode).",
-        ),
-    ] = None,
-    bootstrap: Annotated[
-        int,
-        typer.Option(
-            "--bootstrap",
-            envvar="ASSAY_AGREEMENT_BOOTSTRAP",
-            help="Item-level bootstrap resamples (0 = none).",
-        ),
-    ] = 0,
-    seed: Annotated[
-        int | None,
-        typer.Option("--seed", envvar="ASSAY_AGREEMENT_SEED", help="Seed of the bootstrap."),
-    ] = None,
+    fmt: _FMT_OPTION = "text",
+    out: _OUT_OPTION = None,
+    mode: _MODE_OPTION = "exclude",
+    na_mode: _NA_MODE_OPTION = None,
+    bootstrap: _BOOTSTRAP_OPTION = 0,
+    seed: _SEED_OPTION = None,
     min_kappa: Annotated[
         float | None,
         typer.Option(
