@@ -21,7 +21,7 @@ from bench_ray_sut import busy_answer
 
 from assay.dataset import dataset_from_data
 from assay.evaluation import RunOptions, evaluate
-from assay.metrics.base import resolve_all
+from assay.metrics.registry import resolve_all
 from assay.ray_executor import RayOptions, start
 from assay.sut import PythonTarget
 

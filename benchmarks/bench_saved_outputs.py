@@ -98,7 +98,7 @@ def direct_loop(dataset: Path, outputs: Path) -> dict[str, float]:
     """Wall and CPU seconds to load the two files, then to call the four metrics directly."""
     from assay.dataset import load_dataset
     from assay.errors import MetricError
-    from assay.metrics.base import resolve
+    from assay.metrics.registry import resolve
     from assay.outputs import load_outputs
 
     wall, cpu = time.perf_counter(), time.process_time()

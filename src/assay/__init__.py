@@ -30,9 +30,9 @@ _LAZY = {
     "load_dataset": "assay.dataset",
     "Metric": "assay.metrics.base",
     "MetricScore": "assay.metrics.base",
-    "catalogue": "assay.metrics.base",
-    "resolve": "assay.metrics.base",
-    "resolve_all": "assay.metrics.base",
+    "catalogue": "assay.metrics.registry",
+    "resolve": "assay.metrics.registry",
+    "resolve_all": "assay.metrics.registry",
     "Output": "assay.outputs",
     "Retrieved": "assay.outputs",
     "load_outputs": "assay.outputs",
@@ -64,7 +64,8 @@ if TYPE_CHECKING:
     from assay.gate import GateRules, load_rules
     from assay.gate import evaluate as evaluate_gate
     from assay.http_sut import HttpTarget
-    from assay.metrics.base import Metric, MetricScore, catalogue, resolve, resolve_all
+    from assay.metrics.base import Metric, MetricScore
+    from assay.metrics.registry import catalogue, resolve, resolve_all
     from assay.outputs import Output, Retrieved, load_outputs
     from assay.rebuild import report_from_store
     from assay.report.html import render_html

@@ -22,7 +22,8 @@ from assay.dataset import Dataset, MetricSpec, load_dataset
 from assay.errors import UsageError
 from assay.evaluation import RunOptions
 from assay.evaluation import evaluate as run_evaluation
-from assay.metrics.base import Metric, resolve_scoped, thresholds_of
+from assay.metrics.base import Metric
+from assay.metrics.registry import resolve_scoped, thresholds_of
 from assay.outputs import Output, check_outputs_cover, load_outputs
 from assay.preflight import check_metrics, check_providers
 from assay.report.model import Report

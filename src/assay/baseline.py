@@ -248,10 +248,3 @@ def resolve_reference(
             f"--compare {target}: no such file (use 'baseline', 'latest' or a report JSON path)"
         )
     return load_report(path)
-
-
-def json_schema() -> dict[str, object]:
-    """The JSON Schema of :class:`BaselinePointer`, as shipped in ``assay/schemas/baseline.v1.json``."""
-    from assay import schema_files
-
-    return schema_files.generate(BaselinePointer, "baseline.v1.json")

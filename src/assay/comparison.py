@@ -775,10 +775,3 @@ def _new_failures(
             )
         )
     return found
-
-
-def json_schema() -> dict[str, object]:
-    """The JSON Schema of :class:`Comparison`, as shipped in ``assay/schemas/comparison.v1.json``."""
-    from assay import schema_files
-
-    return schema_files.generate(Comparison, "comparison.v1.json")

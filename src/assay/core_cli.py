@@ -18,7 +18,7 @@ def validate(
 ) -> None:
     """Check a dataset against the schema and report the first problem precisely."""
     from assay.dataset import load_dataset
-    from assay.metrics.base import resolve_all
+    from assay.metrics.registry import resolve_all
 
     loaded = load_dataset(dataset)
     resolve_all(loaded.metrics)
@@ -31,7 +31,7 @@ def validate(
 
 def metrics() -> None:
     """List every metric assay can resolve, one line each."""
-    from assay.metrics.base import catalogue
+    from assay.metrics.registry import catalogue
 
     rows = catalogue()
     width = max(len(name) for name, _ in rows)

@@ -560,10 +560,3 @@ def render_text(result: GateResult) -> str:
     )
     lines.append(f"gate: {verdict}")
     return "\n".join(lines)
-
-
-def json_schema() -> dict[str, object]:
-    """The JSON Schema of :class:`GateResult`, as shipped in ``assay/schemas/gate.v1.json``."""
-    from assay import schema_files
-
-    return schema_files.generate(GateResult, "gate.v1.json")

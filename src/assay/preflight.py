@@ -13,7 +13,8 @@ from typing import Any
 
 from assay.dataset import Sample
 from assay.errors import MetricConfigError, UsageError
-from assay.metrics.base import Metric, applies
+from assay.metrics.base import Metric
+from assay.metrics.registry import applies
 
 CHAT_FAMILIES = frozenset({"judge", "rubric"})
 

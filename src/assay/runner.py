@@ -26,8 +26,9 @@ from typing import Any, cast
 from assay.dataset import Sample
 from assay.errors import AssayError, MetricError
 from assay.limiter import Limiter, RetryBudget, call_limited
-from assay.metrics.base import Metric, MetricScore, applies, check_details
+from assay.metrics.base import Metric, MetricScore, check_details
 from assay.metrics.batch import ScoreColumn
+from assay.metrics.registry import applies
 from assay.outputs import Output
 from assay.results import ExecutionResult, ScoreResult
 from assay.sut import SystemUnderTest

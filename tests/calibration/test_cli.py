@@ -10,8 +10,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from assay.calibration.result import schema_path
 from assay.cli import main
+from assay.schema_files import load
 
 DATA = Path(__file__).parent / "data"
 
@@ -51,7 +51,7 @@ def test_json_to_file_is_schema_valid(capsys, tmp_path):
     )
     assert code == 0 and out == ""
     document = json.loads(target.read_text(encoding="utf-8"))
-    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    schema = load("calibration.v1.json")
     jsonschema.validate(document, schema)
     assert document["cannot_assess_mode"] == "as_unmet" and document["na_mode"] == "as_unmet"
     assert document["bootstrap"]["n_resamples"] == 30 and document["bootstrap"]["seed"] == 4

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.calibration import LabelSet, compute_agreement, load_labels
-from assay.calibration.result import CALIBRATION_SCHEMA, json_schema, schema_path
+from assay.calibration.result import CALIBRATION_SCHEMA
+from assay.schema_files import generate, load
 
 from .builders import binary, label_sets, ordinal
 
@@ -22,16 +23,16 @@ DATA = Path(__file__).parent / "data"
 
 
 def _validator() -> jsonschema.Draft202012Validator:
-    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    schema = load("calibration.v1.json")
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
 
 
-_VALIDATOR = jsonschema.Draft202012Validator(json.loads(schema_path().read_text(encoding="utf-8")))
+_VALIDATOR = jsonschema.Draft202012Validator(load("calibration.v1.json"))
 
 
 def test_shipped_schema_is_generated_from_the_models():
-    assert json.loads(schema_path().read_text(encoding="utf-8")) == json_schema()
+    assert load("calibration.v1.json") == generate("calibration.v1.json")
 
 
 def _results():

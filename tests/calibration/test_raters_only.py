@@ -10,8 +10,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from assay.calibration.result import schema_path
 from assay.cli import main
+from assay.schema_files import load
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "calibration" / "krippendorff2011.csv"
 
@@ -46,7 +46,7 @@ def test_krippendorff_2011_worked_example_through_the_cli(capsys):
     code, out, err = run(capsys, str(EXAMPLE), "--format", "json")
     assert code == 0, err
     result = json.loads(out)
-    jsonschema.validate(result, json.loads(schema_path().read_text()))
+    jsonschema.validate(result, load("calibration.v1.json"))
     assert result["overall"] is None and result["per_judge"] == []
     (ij,) = result["inter_judge"]
     got = {

@@ -10,7 +10,7 @@ import pytest
 
 from assay.dataset import Sample
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import resolve
+from assay.metrics.registry import resolve
 from assay.metrics.rubric import RubricJudge, parse_rubric_reply, with_na_options
 from assay.outputs import Output
 from openai_server import CHAT, Step

@@ -9,12 +9,12 @@ from typing import Any
 import jsonschema
 
 from assay.report.model import Report
-from assay.report.schema import load_schema
+from assay.schema_files import load
 
 
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
-    schema = load_schema()
+    schema = load("report.v1.json")
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
 

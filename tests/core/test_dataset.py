@@ -160,7 +160,7 @@ def test_metric_specs_as_alias_or_mapping_with_options(tmp_path: Path) -> None:
 
 
 def test_metric_spec_options_reach_the_metric(tmp_path: Path) -> None:
-    from assay.metrics.base import resolve_all
+    from assay.metrics.registry import resolve_all
     from assay.outputs import Output
 
     text = (

@@ -14,7 +14,8 @@ import pytest
 from assay.dataset import Dataset, Sample
 from assay.errors import MetricError, SystemUnderTestError, UsageError
 from assay.evaluation import RunOptions, RunState, evaluate
-from assay.metrics.base import MetricScore, resolve_scoped
+from assay.metrics.base import MetricScore
+from assay.metrics.registry import resolve_scoped
 from assay.outputs import Output, Retrieved, coerce_output
 from assay.report.model import Report, SystemUnderTestInfo
 from assay.store import RunStore

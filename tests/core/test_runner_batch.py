@@ -11,8 +11,9 @@ import pytest
 
 from assay.dataset import Sample
 from assay.errors import MetricError
-from assay.metrics.base import MetricScore, resolve
+from assay.metrics.base import MetricScore
 from assay.metrics.batch import ScoreColumn
+from assay.metrics.registry import resolve
 from assay.outputs import Output
 from assay.results import ExecutionResult
 from assay.runner import SCORE_CHUNK, Runner, plan, score_column, score_sync

@@ -165,7 +165,7 @@ def lexical_rows() -> tuple[list[Sample], list[Output]]:
     ids=str,
 )
 def test_lexical_batch_matches_score(metric: Any) -> None:
-    from assay.metrics.base import resolve
+    from assay.metrics.registry import resolve
 
     samples, outputs = lexical_rows()
     assert_same_as_rows(resolve(metric), samples, outputs)

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from assay.dataset import Sample
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import resolve
 from assay.metrics.judge import (
     DEFAULT_JUDGE_TEMPLATE,
     LLMAsJudge,
@@ -22,6 +21,7 @@ from assay.metrics.judge import (
     parse_verdict,
     strip_fence,
 )
+from assay.metrics.registry import resolve
 from assay.outputs import Output
 from assay.providers import registry
 from assay.providers import settings as provider_settings_module

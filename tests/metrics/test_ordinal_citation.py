@@ -9,9 +9,9 @@ import pytest
 
 from assay.dataset import Sample
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import resolve
 from assay.metrics.citation import CitationGroundedness
 from assay.metrics.ordinal import OrdinalDistance
+from assay.metrics.registry import resolve
 from assay.outputs import Output
 
 SCALE = ("low", "medium", "high", "urgent")

@@ -12,8 +12,8 @@ import pytest
 
 from assay.dataset import Sample
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import resolve
 from assay.metrics.rag import ContextPrecision, ContextRecall, Faithfulness, average_precision
+from assay.metrics.registry import resolve
 from assay.outputs import Output, Retrieved
 
 CONTEXTS = (

@@ -8,7 +8,7 @@ import pytest
 
 from assay.dataset import Sample
 from assay.errors import MetricError, SystemUnderTestError
-from assay.metrics.base import resolve
+from assay.metrics.registry import resolve
 from assay.metrics.retrieval import gains
 from assay.outputs import Output, Retrieved, coerce_output
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
+import json
+import os
+import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -13,10 +17,11 @@ import pytest
 
 from assay.dataset import MetricSpec, Sample
 from assay.errors import MetricConfigError
-from assay.metrics import base
-from assay.metrics.base import catalogue, resolve, resolve_all
+from assay.metrics import registry
+from assay.metrics.catalogue import BUILTINS
 from assay.metrics.lexical import Contains, ExactMatch, RougeL
 from assay.metrics.ordinal import OrdinalDistance
+from assay.metrics.registry import catalogue, resolve, resolve_all
 from assay.outputs import Output
 
 DETERMINISTIC = [
@@ -295,7 +300,7 @@ def test_plugin_that_fails_to_load_is_a_config_error(plugin: str) -> None:
 
 
 def test_plugin_whose_factory_raises_is_a_config_error(plugin: str) -> None:
-    """A broken plugin must not crash the CLI with a traceback (base.py says so for load())."""
+    """A broken plugin must not crash the CLI with a traceback (registry.py says so for load())."""
     with pytest.raises(MetricConfigError, match="plugin exploded"):
         resolve("plugin-broken")
 
@@ -312,7 +317,7 @@ def test_builtins_win_over_a_plugin_with_the_same_name(monkeypatch: pytest.Monke
         assert params == {"group": "assay.metrics"}
         return importlib.metadata.EntryPoints([shadow, extra])
 
-    monkeypatch.setattr(base, "entry_points", fake_entry_points)
+    monkeypatch.setattr(registry, "entry_points", fake_entry_points)
     assert isinstance(resolve("exact-match"), ExactMatch)
     plugin = resolve({"name": "my-contains", "as": "my-contains"})
     assert isinstance(plugin, Contains)
@@ -322,3 +327,40 @@ def test_builtins_win_over_a_plugin_with_the_same_name(monkeypatch: pytest.Monke
 def test_mapping_without_a_name_is_a_config_error() -> None:
     with pytest.raises(MetricConfigError):
         resolve({"scale": ["low", "high"]})
+
+
+# --------------------------------------------------------------------------- the catalogue
+
+
+@pytest.mark.parametrize("alias", sorted(BUILTINS))
+def test_every_catalogue_row_names_a_class_whose_default_name_is_the_alias(alias: str) -> None:
+    entry = BUILTINS[alias]
+    module = importlib.import_module(entry.module)
+    assert getattr(module, entry.attribute)().name == alias
+    assert entry.description.strip()
+
+
+OFFLINE_PROBE = """
+import json, sys
+from assay.metrics.registry import resolve
+for name in {names!r}:
+    resolve(name)
+heavy = ("numpy", "scipy", "openai", "assay.metrics.semantic", "assay.metrics.judge",
+         "assay.metrics.rubric", "assay.providers.chat")
+print(json.dumps([m for m in heavy if m in sys.modules]))
+"""
+
+
+def test_resolving_offline_metrics_imports_no_model_backed_family() -> None:
+    """An exact-match or retrieval run never loads numpy or the judge stack (module presence in a
+    fresh interpreter, not a timing)."""
+    names = ["exact-match", "rouge-l", "retrieval-mrr", "tool-called", "pii-leak", "faithfulness"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", OFFLINE_PROBE.format(names=names)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []

@@ -20,7 +20,7 @@ import pytrec_eval
 
 from assay.dataset import Sample
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import resolve
+from assay.metrics.registry import resolve
 from assay.metrics.retrieval import (
     MRR,
     AnswerContainmentAtK,

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from assay.dataset import Sample
 from assay.errors import MetricError
-from assay.metrics.base import resolve
+from assay.metrics.registry import resolve
 from assay.metrics.safety import (
     CanaryLeak,
     ForbiddenToolCall,

@@ -14,8 +14,8 @@ from scipy.spatial.distance import cosine as scipy_cosine
 
 from assay.dataset import Sample
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import resolve
 from assay.metrics.lexical import tokenize
+from assay.metrics.registry import resolve
 from assay.metrics.semantic import BertScoreLike, CosineEmbedding, greedy_match, idf_table
 from assay.outputs import Output
 from assay.providers import local, registry

@@ -12,7 +12,7 @@ import pytest
 
 from assay.dataset import Sample
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import resolve
+from assay.metrics.registry import resolve
 from assay.metrics.trajectory import (
     ApprovalGated,
     NoPendingApprovals,

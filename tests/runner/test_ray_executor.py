@@ -16,7 +16,7 @@ import pytest
 
 from assay.dataset import dataset_from_data
 from assay.evaluation import RunOptions, evaluate
-from assay.metrics.base import resolve_all
+from assay.metrics.registry import resolve_all
 from assay.store import RunStore
 from assay.sut import PythonTarget
 from runner import ray_sut

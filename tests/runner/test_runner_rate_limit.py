@@ -9,7 +9,7 @@ from assay.dataset import load_dataset
 from assay.evaluation import RunOptions, evaluate
 from assay.http_sut import HttpTarget
 from assay.limiter import Limiter, RetryBudget
-from assay.metrics.base import resolve
+from assay.metrics.registry import resolve
 from assay.results import ExecutionResult
 from assay.runner import Runner, plan
 from runner.procs import run_assay

@@ -12,7 +12,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from assay.dataset import load_dataset
 from assay.evaluation import RunOptions, evaluate
-from assay.metrics.base import resolve
+from assay.metrics.registry import resolve
 from assay.outputs import Output
 from assay.rebuild import report_from_store
 from assay.report.model import Report

@@ -268,10 +268,3 @@ def render_brief(brief: Brief, fmt: str, *, budget: int) -> str:
         if len(text) <= budget:
             return text
     return text[: budget - 2] + "…\n" if fmt == "md" else attempts[-1].model_dump_json() + "\n"
-
-
-def json_schema() -> dict[str, object]:
-    """The JSON Schema of :class:`Brief`, as shipped in ``assay/schemas/brief.v1.json``."""
-    from assay import schema_files
-
-    return schema_files.generate(Brief, "brief.v1.json")

@@ -200,10 +200,3 @@ def _locked(path: Path) -> Iterator[None]:
 def history_for(path: Path | None, *, retain: int, max_drop: list[str]) -> History:
     """The lane history at ``path`` (default ``.assay/adversarial-runs.json``) with its rules."""
     return History(path or DEFAULT_MANIFEST, retain=retain, rules=parse_rules(max_drop))
-
-
-def json_schema() -> dict[str, object]:
-    """The JSON Schema of the manifest, as shipped in ``assay/schemas/adversarial-runs.v1.json``."""
-    from assay import schema_files
-
-    return schema_files.generate(Manifest, "adversarial-runs.v1.json")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     import pandas
 
 CALIBRATION_SCHEMA = "assay.calibration.v1"
-SCHEMA_FILE = "calibration.v1.json"
 
 ModeName = Literal["exclude", "as_unmet", "as_category"]
 KindName = Literal["binary", "ordinal", "nominal"]
@@ -346,16 +345,3 @@ class CalibrationResult(_Model):
         from assay.calibration.frame import to_dataframe
 
         return to_dataframe(self)
-
-
-def json_schema() -> dict[str, Any]:
-    """The JSON Schema of :class:`CalibrationResult` (what ships as calibration.v1.json)."""
-    from assay import schema_files
-
-    return schema_files.generate(CalibrationResult, SCHEMA_FILE)
-
-
-def schema_path() -> Path:
-    from assay import schema_files
-
-    return schema_files.source_path(SCHEMA_FILE)

@@ -233,7 +233,7 @@ async def calibrate_async(
     source: str = "<dataset>",
 ) -> CalibrationResult:
     """Run the judge(s) over the human-labelled samples and compute agreement."""
-    from assay.metrics.base import resolve
+    from assay.metrics.registry import resolve
     from assay.providers.settings import current
 
     if metric not in ("rubric", "llm-as-judge"):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricError
-from assay.metrics.base import MetricScore, register, unique
+from assay.metrics.base import MetricScore, unique
 
 if TYPE_CHECKING:
     from assay.dataset import Sample
@@ -61,10 +61,6 @@ def _spans(raw: Any) -> list[tuple[str, list[str]]]:
     return spans
 
 
-@register(
-    "citation-groundedness",
-    "share of required citation markers (or marker+quote spans) in the output",
-)
 @dataclass(frozen=True)
 class CitationGroundedness:
     name: str = "citation-groundedness"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricConfigError, MetricError, ProviderError
-from assay.metrics.base import MetricScore, register
+from assay.metrics.base import MetricScore
 
 if TYPE_CHECKING:
     from assay.dataset import Sample
@@ -349,10 +349,6 @@ def verdict_details(
     }
 
 
-@register(
-    "llm-as-judge",
-    "an LLM grades the output against expected_output with a rubric (temperature 0, seed 42)",
-)
 @dataclass(frozen=True)
 class LLMAsJudge:
     """Rubric grading by an LLM; the judge's score (0..1) is the metric's score, as is.
@@ -413,7 +409,6 @@ class LLMAsJudge:
 # --------------------------------------------------------------------------- refusal-quality
 
 
-@register("refusal-quality", "an LLM judges refusal behaviour against metadata.refusal_expected")
 @dataclass(frozen=True)
 class RefusalQuality:
     """Did the system refuse exactly when it should? Labels appropriate / missing /

@@ -11,7 +11,7 @@ import regex
 from rapidfuzz.distance import LCSseq
 
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import MetricScore, clamp01, expected_string, register
+from assay.metrics.base import MetricScore, clamp01, expected_string
 from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
 
 if TYPE_CHECKING:
@@ -37,7 +37,6 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-@register("exact-match", "1.0 when the output equals expected_output byte for byte, else 0.0")
 @dataclass(frozen=True)
 class ExactMatch:
     """Strict equality: no trimming, no case folding."""
@@ -57,9 +56,6 @@ class ExactMatch:
         return _match_column(self, samples, outputs, matches)
 
 
-@register(
-    "contains", "1.0 when expected_output occurs inside the output (case-sensitive by default)"
-)
 @dataclass(frozen=True)
 class Contains:
     """Substring membership; never true for an empty expected string."""
@@ -150,7 +146,6 @@ def _dollar_end_only(body: str) -> str:
     return body
 
 
-@register("regex", "1.0 when the delimited pattern in expected_output matches the output (search)")
 @dataclass(frozen=True)
 class Regex:
     """PCRE-style delimited pattern, search semantics: RE2 when it can take the pattern, else the
@@ -176,9 +171,6 @@ def rouge_l_counts(reference: list[str], candidate: list[str]) -> int:
     return int(LCSseq.similarity(reference, candidate))
 
 
-@register(
-    "rouge-l", "F-measure of the longest common token subsequence (Lin, 2004), beta=1 by default"
-)
 @dataclass(frozen=True)
 class RougeL:
     """ROUGE-L over Unicode-aware tokens; LCS computed by rapidfuzz."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import MetricScore, expected_string, register
+from assay.metrics.base import MetricScore, expected_string
 
 if TYPE_CHECKING:
     from assay.dataset import Sample
@@ -24,7 +24,6 @@ def valid_scale(scale: Any) -> bool:
     )
 
 
-@register("ordinal-distance", "1.0 exact, 0.5 one step off, 0.0 further, on an ordered label scale")
 @dataclass(frozen=True)
 class OrdinalDistance:
     """The scale comes from the ``scale`` option or the sample's ``metadata.ordinal_scale``."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import MetricScore, register, type_name
+from assay.metrics.base import MetricScore, type_name
 from assay.metrics.retrieval import RELEVANT_KEY, gains
 from assay.tez.claims import split_response
 from assay.tez.support import DEFAULT_TAU, supports
@@ -94,7 +94,6 @@ class _ClaimSupport:
         return MetricScore(round(sum(verdicts) / len(claims), 6), details)
 
 
-@register("faithfulness", "answer claims supported by the contexts / answer claims")
 @dataclass(frozen=True)
 class Faithfulness(_ClaimSupport):
     name: str = "faithfulness"
@@ -104,7 +103,6 @@ class Faithfulness(_ClaimSupport):
         return self.claim_score(claims_of(output.text), contexts, "the answer")
 
 
-@register("context-recall", "reference claims supported by the retrieved contexts / claims")
 @dataclass(frozen=True)
 class ContextRecall(_ClaimSupport):
     name: str = "context-recall"
@@ -125,7 +123,6 @@ def average_precision(relevant: Sequence[bool]) -> float:
     return round(total / hits, 6) if hits else 0.0
 
 
-@register("context-precision", "average precision of the relevant contexts over the ranking")
 @dataclass(frozen=True)
 class ContextPrecision(_ClaimSupport):
     name: str = "context-precision"

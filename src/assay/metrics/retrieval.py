@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from assay.bounded import loads_json
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import MetricScore, clamp01, positive_int_option, register, type_name
+from assay.metrics.base import MetricScore, clamp01, positive_int_option, type_name
 from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
 from assay.outputs import Retrieved, parse_retrieved
 
@@ -290,7 +290,6 @@ class _RankingMetric:
         return ranked_ids(output), relevance, resolve_k(sample, self.k)
 
 
-@register("retrieval-hit-at-k", "1.0 when any relevant id is in the top k")
 @dataclass(frozen=True)
 class HitAtK(_RankingMetric):
     name: str = "retrieval-hit-at-k"
@@ -308,7 +307,6 @@ class HitAtK(_RankingMetric):
         return _finish(self, samples, outputs, (top.rows, top.fallback), hit, details)
 
 
-@register("retrieval-recall-at-k", "share of relevant ids found in the top k")
 @dataclass(frozen=True)
 class RecallAtK(_RankingMetric):
     name: str = "retrieval-recall-at-k"
@@ -340,7 +338,6 @@ class RecallAtK(_RankingMetric):
         return _finish(self, samples, outputs, (top.rows, top.fallback), values, details)
 
 
-@register("retrieval-mrr", "reciprocal rank of the first relevant id over the whole list")
 @dataclass(frozen=True)
 class MRR:
     name: str = "retrieval-mrr"
@@ -382,10 +379,6 @@ def dcg(gain_list: list[float], *, exponential: bool) -> float:
     return total
 
 
-@register(
-    "retrieval-ndcg-at-k",
-    "normalised discounted cumulative gain over the top k (linear or 2^g-1 gains)",
-)
 @dataclass(frozen=True)
 class NDCGAtK(_RankingMetric):
     name: str = "retrieval-ndcg-at-k"
@@ -457,9 +450,6 @@ def _normalise(text: str, case_sensitive: bool) -> str:
     return text if case_sensitive else text.casefold()
 
 
-@register(
-    "answer-containment-at-k", "1.0 when the expected answer span occurs in a top-k retrieved text"
-)
 @dataclass(frozen=True)
 class AnswerContainmentAtK:
     """End-to-end reachability: is the answer text inside one of the top-k passages?"""

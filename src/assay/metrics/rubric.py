@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError, MetricConfigError, MetricError
-from assay.metrics.base import MetricScore, register
+from assay.metrics.base import MetricScore
 
 if TYPE_CHECKING:
     from assay.calibration.model import Criterion
@@ -224,9 +224,6 @@ class JudgeVotes:
     usage: tuple[dict[str, Any], ...]
 
 
-@register(
-    "rubric", "an LLM judge gives a verdict per weighted rubric criterion; weighted rubric score"
-)
 @dataclass(frozen=True)
 class RubricJudge:
     """Weighted rubric grading by one or more LLM judges (see the module docstring).

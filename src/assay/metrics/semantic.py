@@ -23,7 +23,6 @@ from assay.metrics.base import (
     clamp01,
     expected_string,
     positive_int_option,
-    register,
     unique,
 )
 from assay.metrics.lexical import tokenize
@@ -111,10 +110,6 @@ def _check_vectors(vectors: Sequence[np.ndarray], expected: int, metric: str) ->
 # --------------------------------------------------------------------------- cosine-embedding
 
 
-@register(
-    "cosine-embedding",
-    "cosine similarity of the embeddings of expected_output and the output; negatives count as 0",
-)
 @dataclass(frozen=True)
 class CosineEmbedding:
     """Paraphrase-tolerant similarity: cos(embed(expected), embed(actual)), clamped to [0, 1].
@@ -225,10 +220,6 @@ def greedy_match(
     return precision, recall, f1
 
 
-@register(
-    "bertscore-like",
-    "token-level greedy embedding match (precision, recall, F1); contextual BERTScore with the local model",
-)
 @dataclass(frozen=True)
 class BertScoreLike:
     """BERTScore-style F1 between output tokens and expected tokens.

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import MetricScore, register, type_name
+from assay.metrics.base import MetricScore, type_name
 from assay.trajectory import ToolCall, Trajectory, parse_trajectory
 
 if TYPE_CHECKING:
@@ -57,7 +57,6 @@ def trajectory_of(metric: str, sample: Sample, output: Output) -> Trajectory:
     return parse_trajectory(output.trajectory)
 
 
-@register("tool-called", "share of metadata.trajectory.tools the agent called at least once")
 @dataclass(frozen=True)
 class ToolCalled:
     name: str = "tool-called"
@@ -73,7 +72,6 @@ class ToolCalled:
         return MetricScore(fraction([tool in called for tool in expected]), details)
 
 
-@register("tool-not-called", "share of metadata.trajectory.forbidden_tools the agent avoided")
 @dataclass(frozen=True)
 class ToolNotCalled:
     name: str = "tool-not-called"
@@ -140,7 +138,6 @@ def _met(tool: str, arguments: Mapping[str, Any], calls: Sequence[ToolCall]) -> 
     return any(call.name == tool and matches(arguments, call.arguments) for call in calls)
 
 
-@register("tool-called-with", "share of metadata.trajectory.tool_arguments met by some call")
 @dataclass(frozen=True)
 class ToolCalledWith:
     name: str = "tool-called-with"
@@ -178,10 +175,6 @@ def order_holds(mode: str, expected: Sequence[str], called: Sequence[str]) -> bo
     return is_subsequence(expected, called)
 
 
-@register(
-    "tool-call-order",
-    "1.0 when metadata.trajectory.order holds (mode: subsequence, exact or any-order)",
-)
 @dataclass(frozen=True)
 class ToolCallOrder:
     name: str = "tool-call-order"
@@ -213,7 +206,6 @@ def step_limit(raw: Any, default: int | None) -> int | None:
     return default
 
 
-@register("steps-below", "1.0 when the agent took at most metadata.trajectory.max_steps steps")
 @dataclass(frozen=True)
 class StepsBelow:
     name: str = "steps-below"
@@ -231,7 +223,6 @@ class StepsBelow:
         return MetricScore(1.0 if steps <= limit else 0.0, details)
 
 
-@register("no-pending-approvals", "1.0 when the agent finished with no approval still pending")
 @dataclass(frozen=True)
 class NoPendingApprovals:
     name: str = "no-pending-approvals"
@@ -245,10 +236,6 @@ class NoPendingApprovals:
         return MetricScore(1.0 if trajectory.pending_approvals == 0 else 0.0, details)
 
 
-@register(
-    "approval-gated",
-    "share of metadata.trajectory.requires_approval actions present in trajectory.approvals",
-)
 @dataclass(frozen=True)
 class ApprovalGated:
     name: str = "approval-gated"

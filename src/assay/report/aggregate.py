@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.metrics.base import applies
+from assay.metrics.registry import applies
 from assay.report.model import (
     Bucket,
     Cohort,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -80,9 +80,3 @@ def build(
         systems=[SystemReport(name=name, report=report) for name, report in named],
         comparisons=comparisons,
     )
-
-
-def json_schema() -> dict[str, Any]:
-    from assay.schema_files import generate
-
-    return generate(SystemsReport, "systems.v1.json")

@@ -8,7 +8,8 @@ from typing import Any
 
 from assay.dataset import MetricSpec, Sample
 from assay.errors import UsageError
-from assay.metrics.base import Metric, resolve, thresholds_of
+from assay.metrics.base import Metric
+from assay.metrics.registry import resolve, thresholds_of
 from assay.outputs import Output, coerce_output
 from assay.results import ScoreResult, passes, threshold_for
 from assay.runner import is_async_metric, score_async, score_sync

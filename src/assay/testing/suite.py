@@ -9,7 +9,7 @@ from typing import Any
 from assay.dataset import Dataset, Sample, load_dataset
 from assay.errors import UsageError
 from assay.evaluation import RunOptions, evaluate
-from assay.metrics.base import resolve_scoped, thresholds_of
+from assay.metrics.registry import resolve_scoped, thresholds_of
 from assay.outputs import Output, load_outputs
 from assay.report.model import SystemUnderTestInfo
 from assay.sut import PythonTarget, SavedOutputs, SystemUnderTest

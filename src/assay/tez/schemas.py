@@ -15,22 +15,13 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from pydantic import BaseModel
-
 from assay.errors import TezError
-from assay.tez import records
 
 VENDOR_SCHEMA = "tez-eval-metrics.schema.json"
 ENTERPRISE_SCHEMA = "tez-enterprise-tip-eval.schema.json"
 EXTENSION_MANIFEST_SCHEMA = "tez-extension-manifest.schema.json"
 SESSION_SCHEMA = "tez-session.schema.json"
 SCORE_REPORT_SCHEMA = "tez-score-report.schema.json"
-
-GENERATED: dict[str, type[BaseModel]] = {
-    EXTENSION_MANIFEST_SCHEMA: records.ExtensionManifest,
-    SESSION_SCHEMA: records.SessionFile,
-    SCORE_REPORT_SCHEMA: records.ScoreReport,
-}
 
 
 @cache
@@ -39,14 +30,6 @@ def load_schema(name: str) -> dict[str, Any]:
     text = resources.files("assay").joinpath("schemas", name).read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
-
-
-def generated_schema(model: type[BaseModel], name: str | None = None) -> dict[str, Any]:
-    """The JSON Schema of one of assay's own tez models, as shipped."""
-    from assay import schema_files
-
-    file_name = name or next(n for n, m in GENERATED.items() if m is model)
-    return schema_files.generate(model, file_name, mode="validation")
 
 
 _DATE_TIME = re.compile(

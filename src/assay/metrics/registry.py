@@ -1,0 +1,215 @@
+"""Resolving metric names: built-in aliases, ``module:Class`` paths, entry points, instances.
+
+Built-ins come from :data:`assay.metrics.catalogue.BUILTINS`, which names each family module
+without importing it; a family is imported only when one of its aliases is resolved. Third-party
+metrics are installed ``assay.metrics`` entry points. Nothing here is imported by the family
+modules, so the package has no import cycle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from importlib.metadata import entry_points
+from typing import Any
+
+from assay.dataset import MetricSpec, normalise_tags
+from assay.errors import MetricConfigError, MetricError
+from assay.metrics.base import Metric
+from assay.metrics.catalogue import BUILTINS
+from assay.results import parse_threshold
+
+_NAME = re.compile(r"^[a-z0-9]+(?:[-_.@][a-z0-9]+)*$")
+
+
+def _entry_point_metrics() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group="assay.metrics")}
+
+
+def catalogue() -> list[tuple[str, str]]:
+    """``(alias, one-line description)`` for every built-in and installed metric."""
+    rows = [(name, BUILTINS[name].description) for name in sorted(BUILTINS)]
+    rows += [
+        (name, f"third-party ({ep.value})") for name, ep in sorted(_entry_point_metrics().items())
+    ]
+    return rows
+
+
+def _import_path(path: str) -> Any:
+    module_name, _, attr = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise MetricConfigError(
+            f"metric '{path}': cannot import module '{module_name}' ({exc})"
+        ) from None
+    target: Any = module
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise MetricConfigError(
+                f"metric '{path}': module '{module_name}' has no attribute '{attr}'"
+            )
+        target = getattr(target, part)
+    return target
+
+
+def _build(factory: Any, options: Mapping[str, Any], label: str) -> Metric:
+    try:
+        metric = factory(**options) if callable(factory) and not _is_metric(factory) else factory
+    except MetricConfigError:
+        raise
+    except (TypeError, ValueError, MetricError) as exc:
+        raise MetricConfigError(f"metric '{label}': invalid options ({exc})") from None
+    except Exception as exc:  # a third-party factory's own bug must not end in a traceback
+        raise MetricConfigError(
+            f"metric '{label}': building it failed ({type(exc).__name__}: {exc})"
+        ) from None
+    if not _is_metric(metric):
+        raise MetricConfigError(
+            f"metric '{label}' resolves to {type(metric).__name__}, which has no 'name' and 'score(sample, output)'"
+        )
+    return metric
+
+
+def _is_metric(obj: Any) -> bool:
+    return (
+        not isinstance(obj, type)
+        and isinstance(getattr(obj, "name", None), str)
+        and callable(getattr(obj, "score", None))
+    )
+
+
+def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
+    """One metric from an alias, ``module:Class`` path, entry point, spec or instance."""
+    if _is_metric(spec):
+        return spec  # type: ignore[return-value]
+    if isinstance(spec, Mapping):
+        if not isinstance(spec.get("name"), str) or not spec.get("name"):
+            raise MetricConfigError(
+                f"a metric given as a mapping needs a non-empty 'name'; got keys {sorted(map(str, spec))}"
+            )
+        spec = MetricSpec.model_validate(dict(spec))
+    if isinstance(spec, str):
+        name, options = spec, {}
+    elif isinstance(spec, MetricSpec):
+        name, options = spec.name, spec.options
+    else:
+        raise MetricConfigError(
+            f"a metric must be an alias, a 'module:Class' path or a Metric; got {type(spec).__name__}"
+        )
+    options = dict(options)
+    options.pop("tags", None)  # scoping is the runner's business; see resolve_scoped
+    options.pop("threshold", None)  # the pass rule's business; see thresholds_of
+    label = options.pop("as", None)
+    if label is not None and (not isinstance(label, str) or not _NAME.match(label)):
+        raise MetricConfigError(f"metric '{name}': 'as' must be a kebab-case name; got {label!r}")
+    metric = _resolve_named(name, options)
+    if label is not None:
+        metric = _renamed(metric, label)
+    return metric
+
+
+def _resolve_named(name: str, options: Mapping[str, Any]) -> Metric:
+    if name in BUILTINS:
+        return _build(_import_path(BUILTINS[name].path), options, name)
+    plugins = _entry_point_metrics()
+    if name in plugins:
+        try:
+            target = plugins[name].load()
+        except Exception as exc:  # a broken plugin must not crash the CLI
+            raise MetricConfigError(
+                f"metric '{name}': entry point failed to load ({type(exc).__name__}: {exc})"
+            ) from None
+        return _build(target, options, name)
+    if ":" in name:
+        return _build(_import_path(name), options, name)
+    known = ", ".join(sorted(BUILTINS) + sorted(plugins))
+    raise MetricConfigError(f"unknown metric '{name}'. Known metrics: {known}")
+
+
+def _renamed(metric: Metric, label: str) -> Metric:
+    """The same metric reported under another name (two variants of one metric in a run)."""
+    if dataclasses.is_dataclass(metric):
+        return dataclasses.replace(metric, name=label)  # type: ignore[type-var]
+    try:
+        metric.name = label
+    except AttributeError:
+        raise MetricConfigError(f"metric '{metric.name}' cannot be renamed with 'as'") from None
+    return metric
+
+
+Scopes = dict[str, frozenset[str]]
+
+
+def _scope(spec: Any) -> frozenset[str] | None:
+    """The ``tags`` a metric spec is limited to (None: every sample)."""
+    options = (
+        spec.options if isinstance(spec, MetricSpec) else spec if isinstance(spec, Mapping) else {}
+    )
+    if "tags" not in options:
+        return None
+    tags = normalise_tags(options["tags"])
+    if not tags:
+        raise MetricConfigError("a metric's 'tags' must be a tag or a non-empty list of tags")
+    return frozenset(tags)
+
+
+def resolve_scoped(
+    specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]],
+) -> tuple[list[Metric], Scopes]:
+    """Resolve metrics plus their tag scopes: a scoped metric scores only samples with one of its tags."""
+    specs = list(specs)
+    metrics = resolve_all(specs)
+    scopes: Scopes = {}
+    for spec, metric in zip(specs, metrics):
+        scope = _scope(spec)
+        if scope is not None:
+            scopes[metric.name] = scope
+    return metrics, scopes
+
+
+def thresholds_of(
+    specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]], metrics: Sequence[Metric]
+) -> dict[str, float]:
+    """Each metric's ``threshold:`` option by metric name (metrics without one are left out).
+
+    A metric object may also carry a ``threshold`` attribute (a custom metric deciding its own
+    pass rule); the spec's option wins.
+    """
+    found: dict[str, float] = {}
+    for spec, metric in zip(specs, metrics):
+        options = (
+            spec.options
+            if isinstance(spec, MetricSpec)
+            else spec
+            if isinstance(spec, Mapping)
+            else {}
+        )
+        raw = options.get("threshold", getattr(metric, "threshold", None))
+        if raw is not None:
+            found[metric.name] = parse_threshold(raw, metric.name)
+    return found
+
+
+def applies(scopes: Mapping[str, frozenset[str]], metric: str, tags: Iterable[str]) -> bool:
+    scope = scopes.get(metric)
+    return scope is None or not scope.isdisjoint(tags)
+
+
+def resolve_all(specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]]) -> list[Metric]:
+    """Resolve several metrics; names must be unique within a run."""
+    metrics = [resolve(spec) for spec in specs]
+    seen: set[str] = set()
+    for metric in metrics:
+        if not _NAME.match(metric.name):
+            raise MetricConfigError(
+                f"metric name '{metric.name}' must be kebab-case (a-z, 0-9, '-')"
+            )
+        if metric.name in seen:
+            raise MetricConfigError(
+                f"metric name '{metric.name}' is used twice in this run; give one of them a different 'name'"
+            )
+        seen.add(metric.name)
+    return metrics
