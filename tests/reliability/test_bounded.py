@@ -41,6 +41,7 @@ DEEP_BLOCK_LISTS = "- " * 30_000 + "1\n"
         ("lists.jsonl", DEEP_FLOW_LISTS + "\n"),
         ("maps.txt", DEEP_YAML_MAPS),
     ],
+    ids=["maps.yml", "lists.yml", "block.yaml", "lists.json", "lists.jsonl", "maps.txt"],
 )
 def test_validate_refuses_deep_documents_with_exit_2(tmp_path: Path, name: str, text: str) -> None:
     path = tmp_path / name
@@ -63,7 +64,9 @@ LOADERS: dict[str, Callable[[Path], Any]] = {
 
 
 @pytest.mark.parametrize("loader", sorted(LOADERS))
-@pytest.mark.parametrize(("suffix", "text"), [(".yml", DEEP_YAML_MAPS), (".json", DEEP_FLOW_LISTS)])
+@pytest.mark.parametrize(
+    ("suffix", "text"), [(".yml", DEEP_YAML_MAPS), (".json", DEEP_FLOW_LISTS)], ids=["yml", "json"]
+)
 def test_every_reader_raises_its_input_error(
     tmp_path: Path, loader: str, suffix: str, text: str
 ) -> None:

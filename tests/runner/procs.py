@@ -13,7 +13,10 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 def assay_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for an ``assay`` subprocess: no ASSAY_*/OPENAI_* leaking in from outside."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "OPENAI_"))}
+    # PYTEST_CURRENT_TEST holds the test id, which can pass the kernel's 128 KiB limit on one
+    # environment string (a parameter id made of a long text) and make the exec fail.
+    leak = ("ASSAY_", "OPENAI_", "PYTEST_CURRENT_TEST")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(leak)}
     env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
     env["NO_PROXY"] = "127.0.0.1,localhost"
     env.update(extra or {})
