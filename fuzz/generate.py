@@ -105,3 +105,27 @@ def regex_case(rng: random.Random) -> tuple[str, str]:
     if rng.random() < 0.01:
         text = "a" * 5000 + "!"
     return pattern, text
+
+
+BUNDLE_NAMES = ["manifest.json", "tez.md", "context/a.md", "context/b.txt", "../escape.md",
+                "/abs.md", "context/../../up.md", "c:/win.md", "context\\back.md", "a" * 300,
+                "context/", "dir/manifest.json", "\x00.md", "context/a.md"]  # fmt: skip
+
+
+def manifest(rng: random.Random) -> dict[str, Any]:
+    """A Tez manifest: a valid skeleton whose fields are sometimes swapped for wild values."""
+    items: list[Any] = [
+        {"id": "a", "type": "document", "file": "context/a.md", "mime_type": "text/markdown"},
+        {"id": "b", "type": "data", "file": rng.choice(BUNDLE_NAMES)},
+    ]
+    shape: dict[str, Any] = {
+        "tezit_version": rng.choice(["1.2", "2.0", "1", "", "1.2.3.4", 1.2]),
+        "id": "fuzz",
+        "synthesis": {"title": "t", "file": rng.choice(BUNDLE_NAMES)},
+        "context": {"scope": "full", "item_count": 2, "items": items},
+    }
+    for _ in range(rng.randrange(3)):
+        target = rng.choice([shape, shape["synthesis"], shape["context"], items[0]])
+        if isinstance(target, dict):
+            target[rng.choice([*target, *KEYS])] = value(rng, depth=1)
+    return shape

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import random
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from fuzz.generate import document, judge_reply, regex_case
+from fuzz.generate import BUNDLE_NAMES, document, judge_reply, manifest, mutate, regex_case
 
 
 def judge(rng: random.Random, work: Path) -> None:
@@ -86,6 +88,43 @@ def labels(rng: random.Random, work: Path) -> None:
     load_labels(path)
 
 
+def bundle(rng: random.Random, work: Path) -> None:
+    """A .tez zip or a bundle folder with a mutated manifest and hostile entry names."""
+    from assay.tez.bundle import Limits, open_bundle
+
+    text = json.dumps(manifest(rng))
+    if rng.random() < 0.5:
+        text = mutate(rng, text)
+    if rng.random() < 0.02:
+        text = "[" * 30_000 + "]" * 30_000
+    files = {"manifest.json": text.encode("utf-8", "surrogatepass")}
+    for _ in range(rng.randrange(4)):
+        body = rng.choice([b"# a\n", b"\xff\xfe bad utf-8", b"x" * 5000, b"\x00" * 64])
+        files[rng.choice(BUNDLE_NAMES)] = body
+    limits = Limits(max_file_bytes=4096) if rng.random() < 0.2 else None
+    if rng.random() < 0.6:
+        target = work / "case.tez"
+        with zipfile.ZipFile(
+            target, "w", rng.choice([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+        ) as z:
+            for name, body in files.items():
+                if "\x00" not in name:  # zipfile itself cuts a name at NUL
+                    z.writestr(name, body)
+    else:
+        target = work / f"bundle-{rng.randrange(1 << 30)}"
+        for name, body in files.items():
+            path = target / name.replace("\x00", "_")
+            inside = path.resolve().is_relative_to(target.resolve())
+            if not inside or name.endswith("/") or len(name) > 200:
+                continue
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(body)
+        target.mkdir(exist_ok=True)
+    loaded = open_bundle(target, limits=limits)
+    for name in loaded.files:
+        loaded.read_text(name)
+
+
 SURFACES: dict[str, Callable[[random.Random, Path], None]] = {
     "judge": judge,
     "regex": regex,
@@ -93,4 +132,5 @@ SURFACES: dict[str, Callable[[random.Random, Path], None]] = {
     "outputs": outputs,
     "tez": tez,
     "labels": labels,
+    "bundle": bundle,
 }
