@@ -30,6 +30,7 @@ from assay.calibration.result import (
     ConfusionMatrix,
     Coverage,
     CriterionAgreement,
+    OptionScores,
 )
 
 
@@ -194,6 +195,10 @@ def criterion_agreement(pairs: Pairs) -> CriterionAgreement:
         "confusion_matrix": _matrix(t, p, scale.labels) if n else None,
         "coverage": pairs.coverage,
     }
+    macro = stats.macro_scores(t, p)
+    fields.update(macro_precision=macro[0], macro_recall=macro[1], macro_f1=macro[2])
+    if criterion.kind_ != "binary":
+        fields["per_option"] = _per_option(t, p, scale) if n else None
     if criterion.kind_ == "binary":
         met_t, met_p = (t == 0).astype(int), (p == 0).astype(int)
         precision, recall, f1 = stats.met_scores(met_t, met_p)
@@ -215,10 +220,12 @@ def criterion_agreement(pairs: Pairs) -> CriterionAgreement:
         on_scale = (t < scale.n_scale) & (p < scale.n_scale)
         ts, ps = t[on_scale], p[on_scale]
         weighted = stats.cohen_kappa(ts, ps, labels=range(scale.n_scale), weights="quadratic")
+        linear = stats.cohen_kappa(ts, ps, labels=range(scale.n_scale), weights="linear")
         vt, vp = scale.values[ts], scale.values[ps]
         fields.update(
             weighted_kappa=weighted,
             weighted_kappa_interpretation=kappa_band(weighted),
+            weighted_kappa_linear=linear,
             adjacent_accuracy=float(np.mean(np.abs(ts - ps) <= 1)) if len(ts) else None,
             n_scale_pairs=len(ts),
             rmse=stats.rmse(vt, vp),
@@ -228,6 +235,29 @@ def criterion_agreement(pairs: Pairs) -> CriterionAgreement:
             pearson=stats.correlation(vp, vt, "pearson"),
         )
     return CriterionAgreement(**fields)  # type: ignore[arg-type]
+
+
+def _per_option(t: np.ndarray, p: np.ndarray, scale: Scale) -> list[OptionScores]:
+    scores = stats.per_label_scores(t, p, scale.k)
+    return [
+        OptionScores(
+            label=label,
+            precision=precision,
+            recall=recall,
+            f1=f1,
+            support_human=int(np.sum(t == code)),
+            support_judge=int(np.sum(p == code)),
+        )
+        for code, (label, (precision, recall, f1)) in enumerate(zip(scale.labels, scores))
+    ]
+
+
+def pooled_kappa(pairs: Sequence[Pairs]) -> float | None:
+    """Cohen's kappa over every criterion's pairs; a category is (criterion, category)."""
+    offsets = np.cumsum([0] + [p.scale.k for p in pairs])
+    t = np.concatenate([p.true[p.keep] + offsets[i] for i, p in enumerate(pairs)])
+    p_ = np.concatenate([p.pred[p.keep] + offsets[i] for i, p in enumerate(pairs)])
+    return stats.cohen_kappa(t, p_, labels=range(int(offsets[-1])))
 
 
 def binary_micro(pairs: Sequence[Pairs]) -> BinaryMicro | None:
@@ -261,6 +291,7 @@ def aggregate(pairs: Sequence[Pairs], criteria: Sequence[CriterionAgreement]) ->
     correct = sum(int(np.sum(p.true[p.keep] == p.pred[p.keep])) for p in pairs)
     kappas = [c.kappa for c in criteria if c.kappa is not None]
     ordinal = [c.weighted_kappa for c in criteria if c.kind == "ordinal"]
+    linear = [c.weighted_kappa_linear for c in criteria if c.kind == "ordinal"]
     return Aggregate(
         n_samples=n_samples,
         accuracy_micro=stats.ratio(correct, n_samples),
@@ -268,6 +299,9 @@ def aggregate(pairs: Sequence[Pairs], criteria: Sequence[CriterionAgreement]) ->
         mean_kappa_macro=stats.mean_or_none(kappas),
         n_kappa_criteria=len(kappas),
         mean_weighted_kappa_macro=stats.mean_or_none(ordinal),
+        mean_weighted_kappa_linear_macro=stats.mean_or_none(linear),
+        kappa_micro=pooled_kappa(pairs) if pairs else None,
+        macro_f1_macro=stats.mean_or_none([c.macro_f1 for c in criteria]),
         binary_micro=binary_micro(pairs),
         coverage=sum_coverage([p.coverage for p in pairs]),
     )

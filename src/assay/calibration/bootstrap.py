@@ -25,7 +25,12 @@ from typing import Any
 import numpy as np
 
 from assay.calibration.agreement import Pairs
-from assay.calibration.result import BootstrapResult, CriterionIntervals, Interval
+from assay.calibration.result import (
+    BootstrapDistribution,
+    BootstrapResult,
+    CriterionIntervals,
+    Interval,
+)
 from assay.calibration.stats import kappa_from_confusion, quadratic_weights
 
 _CHUNK_CELLS = 4_000_000  # resamples x items per chunk (bounds memory to ~32 MB per array)
@@ -266,6 +271,7 @@ class _Rater:
         self.draws = {
             "accuracy_micro": (acc_micro, acc_micro_boot, acc_micro_jack),
             "mean_kappa_macro": (mean_kappa_full, mean_kappa_boot, mean_kappa_jack),
+            "rmse": (rmse_full, np.concatenate(self.rmse), rmse_jack),
         }
         return BootstrapResult(
             n_resamples=n_resamples,
@@ -284,6 +290,19 @@ class _Rater:
         )
 
 
+def _distribution(state: _Rater) -> BootstrapDistribution:
+    """Every resample's value of the three aggregates, in draw order (None = undefined)."""
+
+    def listed(name: str) -> list[float | None]:
+        return [float(v) if np.isfinite(v) else None for v in state.draws[name][1]]
+
+    return BootstrapDistribution(
+        accuracy_micro=listed("accuracy_micro"),
+        mean_kappa_macro=listed("mean_kappa_macro"),
+        rmse=listed("rmse"),
+    )
+
+
 def bootstrap_raters(
     raters: Sequence[tuple[Sequence[Pairs], np.ndarray, np.ndarray]],
     *,
@@ -291,6 +310,7 @@ def bootstrap_raters(
     seed: int | None,
     confidence: float = 0.95,
     compare: Sequence[tuple[int, int]] = (),
+    keep_distribution: bool = False,
 ) -> tuple[list[BootstrapResult], list[tuple[int, int, str, Interval]]]:
     """Bootstrap several raters on the same resamples (one index draw serves them all).
 
@@ -331,6 +351,11 @@ def bootstrap_raters(
             state.add(per_criterion, score_sums[:, 2 * r], score_sums[:, 2 * r + 1])
         done += size
     results = [state.result(n_resamples, seed, confidence) for state in states]
+    if keep_distribution:
+        results = [
+            result.model_copy(update={"bootstrap_distribution": _distribution(state)})
+            for result, state in zip(results, states)
+        ]
     comparisons: list[tuple[int, int, str, Interval]] = []
     for a, b in compare:
         for statistic in ("accuracy_micro", "mean_kappa_macro"):

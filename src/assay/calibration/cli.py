@@ -91,6 +91,13 @@ _BOOTSTRAP_OPTION = Annotated[
         help="Item-level bootstrap resamples (0 = none).",
     ),
 ]
+_DISTRIBUTION_OPTION = Annotated[
+    bool,
+    typer.Option(
+        "--bootstrap-distribution",
+        help="Keep every resample's aggregates in the JSON (bootstrap_distribution).",
+    ),
+]
 _SEED_OPTION = Annotated[
     int | None,
     typer.Option("--seed", envvar="ASSAY_AGREEMENT_SEED", help="Seed of the bootstrap."),
@@ -106,6 +113,7 @@ def agreement(
     mode: _MODE_OPTION = "exclude",
     na_mode: _NA_MODE_OPTION = None,
     bootstrap: _BOOTSTRAP_OPTION = 0,
+    distribution: _DISTRIBUTION_OPTION = False,
     seed: _SEED_OPTION = None,
     confidence: Annotated[
         float,
@@ -165,6 +173,7 @@ def agreement(
         bootstrap=bootstrap,
         seed=seed,
         confidence_level=confidence,
+        keep_distribution=distribution,
     )
     _emit(
         result, fmt=fmt, out=out, verbose=verbose, min_kappa=min_kappa, min_agreement=min_agreement
@@ -248,6 +257,7 @@ def calibrate(
     mode: _MODE_OPTION = "exclude",
     na_mode: _NA_MODE_OPTION = None,
     bootstrap: _BOOTSTRAP_OPTION = 0,
+    distribution: _DISTRIBUTION_OPTION = False,
     seed: _SEED_OPTION = None,
     min_kappa: Annotated[
         float | None,
@@ -327,6 +337,7 @@ def calibrate(
         bootstrap=bootstrap,
         seed=seed,
         source=str(dataset),
+        keep_distribution=distribution,
     )
     run = result.judge_run
     if run is not None:

@@ -160,11 +160,13 @@ def compute_agreement(
     confidence_level: float = 0.95,
     aggregation: Aggregation | None = None,
     score_abstain: str = "skip",
+    keep_distribution: bool = False,
 ) -> CalibrationResult:
     """Compare the judges of ``labels`` with its human labels; see docs/calibration.md.
 
     ``bootstrap`` is the number of item-level resamples (0 = none); ``seed`` makes the
-    intervals reproducible. ``score_abstain`` is the abstention policy (skip | zero | worst) of
+    intervals reproducible; ``keep_distribution`` keeps every resample's aggregates in the
+    JSON. ``score_abstain`` is the abstention policy (skip | zero | worst) of
     the per-item weighted scores derived from verdicts. Raises CalibrationError when no item
     carries a human label.
     """
@@ -266,6 +268,7 @@ def compute_agreement(
             seed=seed,
             confidence=confidence_level,
             compare=pairs_of_judges if n_judges > 1 else (),
+            keep_distribution=keep_distribution,
         )
         boot = results[0]
         if n_judges > 1:
@@ -306,10 +309,16 @@ def compute_agreement(
         overall=overall,
         per_judge=per_judge,
         inter_judge=inter,
+        mean_krippendorff_alpha=_mean_alpha(inter),
         bootstrap=boot,
         warnings=warnings,
         judge_comparisons=comparisons,
     )
+
+
+def _mean_alpha(inter: list[InterJudge] | None) -> float | None:
+    """Macro mean of the defined per-criterion alphas (autorubric's mean_krippendorff_alpha)."""
+    return stats.mean_or_none([ij.krippendorff_alpha for ij in inter or []])
 
 
 def _refuse_ordinal_na_category(labels: LabelSet, na: Mode) -> None:
@@ -352,6 +361,7 @@ def _raters_only(
     errored = labels.item_errored
     assert errored is not None
     kinds = [c.kind_ for c in labels.criteria]
+    inter = _inter_judge(labels, ca, na)
     return CalibrationResult(
         source=labels.source,
         cannot_assess_mode=ca,
@@ -368,7 +378,8 @@ def _raters_only(
         consensus="none (no human labels: raters compared with each other)",
         overall=None,
         per_judge=[],
-        inter_judge=_inter_judge(labels, ca, na),
+        inter_judge=inter,
+        mean_krippendorff_alpha=_mean_alpha(inter),
         bootstrap=None,
         warnings=warnings,
     )

@@ -36,6 +36,15 @@ class Correlation(_Model):
     p_value: float | None
     n: int
     interpretation: str = Field(description="band, 'insufficient data' or 'undefined'")
+    ci: tuple[float, float] | None = Field(
+        default=None,
+        description="95% interval of the coefficient by Fisher's z (None when undefined)",
+    )
+    ci_method: str | None = Field(
+        default=None,
+        description="pearson: exact Fisher z (scipy); spearman / kendall: Fisher z with the "
+        "Fieller-Hartley-Pearson (1957) variances 1.06/(n-3) and 0.437/(n-4)",
+    )
 
 
 class Bias(_Model):
@@ -85,6 +94,17 @@ class Coverage(_Model):
     error_rate: float | None = Field(description="(errored + failed) / total")
 
 
+class OptionScores(_Model):
+    """One option of a multi-choice criterion, one-vs-rest; None where a denominator is 0."""
+
+    label: str
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    support_human: int = Field(description="pairs where the human chose this option")
+    support_judge: int = Field(description="pairs where the judge chose this option")
+
+
 class CriterionAgreement(_Model):
     """Judge-vs-human agreement on one criterion (fields that do not apply stay None)."""
 
@@ -108,9 +128,23 @@ class CriterionAgreement(_Model):
     support_human: int | None = Field(default=None, description="binary: human MET count")
     support_judge: int | None = None
     weighted_kappa: float | None = Field(
-        default=None, description="ordinal: quadratic-weighted kappa over the full option list"
+        default=None,
+        description="ordinal: quadratic-weighted kappa over the full option list (the headline)",
     )
     weighted_kappa_interpretation: str | None = None
+    weighted_kappa_linear: float | None = Field(
+        default=None, description="ordinal: linear-weighted kappa over the full option list"
+    )
+    macro_precision: float | None = Field(
+        default=None,
+        description="precision averaged over the options either side used (undefined ones left "
+        "out, as scikit-learn's zero_division=nan)",
+    )
+    macro_recall: float | None = None
+    macro_f1: float | None = None
+    per_option: list[OptionScores] | None = Field(
+        default=None, description="multi-choice: one-vs-rest precision / recall / F1 per option"
+    )
     adjacent_accuracy: float | None = Field(default=None, description="ordinal: |index gap| <= 1")
     n_scale_pairs: int | None = Field(
         default=None, description="ordinal: pairs with a position on the scale (NA excluded)"
@@ -152,6 +186,17 @@ class Aggregate(_Model):
     mean_weighted_kappa_macro: float | None = Field(
         description="mean quadratic-weighted kappa over ordinal criteria only"
     )
+    mean_weighted_kappa_linear_macro: float | None = Field(
+        default=None, description="mean linear-weighted kappa over ordinal criteria only"
+    )
+    kappa_micro: float | None = Field(
+        default=None,
+        description="Cohen's kappa pooled over every criterion's pairs; a category is "
+        "(criterion, label), so categories of different criteria never match",
+    )
+    macro_f1_macro: float | None = Field(
+        default=None, description="mean over criteria of each criterion's macro F1"
+    )
     binary_micro: BinaryMicro | None
     coverage: Coverage
 
@@ -192,6 +237,14 @@ class CriterionIntervals(_Model):
     weighted_kappa: Interval | None = None
 
 
+class BootstrapDistribution(_Model):
+    """The raw replicate values (opt-in): one entry per resample, None where undefined."""
+
+    accuracy_micro: list[float | None]
+    mean_kappa_macro: list[float | None]
+    rmse: list[float | None]
+
+
 class BootstrapResult(_Model):
     """Item-level (cluster) bootstrap of the consensus block: one index draw per resample."""
 
@@ -202,6 +255,9 @@ class BootstrapResult(_Model):
     mean_kappa_macro: Interval
     rmse: Interval
     criteria: list[CriterionIntervals]
+    bootstrap_distribution: BootstrapDistribution | None = Field(
+        default=None, description="every resample's value; only with --bootstrap-distribution"
+    )
 
 
 class JudgeComparison(_Model):
@@ -314,6 +370,9 @@ class CalibrationResult(_Model):
     )
     per_judge: list[AgreementBlock]
     inter_judge: list[InterJudge] | None
+    mean_krippendorff_alpha: float | None = Field(
+        default=None, description="macro mean of the per-criterion inter-judge alpha"
+    )
     bootstrap: BootstrapResult | None
     warnings: list[str]
     judge_run: JudgeRun | None = None

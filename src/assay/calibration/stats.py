@@ -109,6 +109,42 @@ def met_scores(
     return _finite(precision[0]), _finite(recall[0]), _finite(f1[0])
 
 
+def macro_scores(
+    y_true: np.ndarray, y_pred: np.ndarray
+) -> tuple[float | None, float | None, float | None]:
+    """Macro precision, recall and F1 over the labels either side used (scikit-learn).
+
+    A per-label value with a zero denominator is left out of the mean (``zero_division=nan``)
+    rather than counted as 0; None without pairs.
+    """
+    from sklearn.metrics import precision_recall_fscore_support
+
+    if len(y_true) == 0:
+        return None, None, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        precision, recall, f1, _ = precision_recall_fscore_support(
+            y_true, y_pred, average="macro", zero_division=np.nan
+        )
+    return _finite(precision), _finite(recall), _finite(f1)
+
+
+def per_label_scores(
+    y_true: np.ndarray, y_pred: np.ndarray, k: int
+) -> list[tuple[float | None, float | None, float | None]]:
+    """One-vs-rest precision, recall, F1 of each label 0..k-1; None at a zero denominator."""
+    from sklearn.metrics import precision_recall_fscore_support
+
+    if len(y_true) == 0:
+        return [(None, None, None)] * k
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        precision, recall, f1, _ = precision_recall_fscore_support(
+            y_true, y_pred, labels=list(range(k)), average=None, zero_division=np.nan
+        )
+    return [(_finite(a), _finite(b), _finite(c)) for a, b, c in zip(precision, recall, f1)]
+
+
 def phi(met_true: np.ndarray, met_pred: np.ndarray) -> float | None:
     """Matthews phi; None when either side is a single class (sklearn would say 0.0)."""
     from sklearn.metrics import matthews_corrcoef
@@ -153,9 +189,13 @@ def mae(true: np.ndarray, pred: np.ndarray) -> float | None:
 
 
 def correlation(
-    x: np.ndarray, y: np.ndarray, method: Literal["spearman", "kendall", "pearson"]
+    x: np.ndarray,
+    y: np.ndarray,
+    method: Literal["spearman", "kendall", "pearson"],
+    confidence: float = 0.95,
 ) -> Correlation:
-    """scipy correlation with p-value; None below 3 pairs or when either side is constant."""
+    """scipy correlation with p-value and a Fisher-z interval; None below 3 pairs or when
+    either side is constant."""
     from scipy import stats
 
     x = np.asarray(x, dtype=np.float64)
@@ -177,13 +217,57 @@ def correlation(
         result = func(x, y)
     coefficient = _finite(result.statistic)
     p_value = _finite(result.pvalue) if coefficient is not None else None
+    ci = None
+    if coefficient is not None:
+        ci = (
+            _pearson_interval(result, confidence)
+            if method == "pearson"
+            else fisher_interval(coefficient, n, method, confidence)
+        )
     return Correlation(
         method=method,
         coefficient=coefficient,
         p_value=p_value,
         n=n,
         interpretation=correlation_band(coefficient),
+        ci=ci,
+        ci_method=None if ci is None else _CI_METHODS[method],
     )
+
+
+_CI_METHODS = {
+    "pearson": "fisher-z",
+    "spearman": "fisher-z, variance 1.06/(n-3)",
+    "kendall": "fisher-z, variance 0.437/(n-4)",
+}
+# Fieller, Hartley & Pearson (1957): var(atanh r) for Spearman's rho and Kendall's tau
+_FISHER_VARIANCE = {"spearman": (1.06, 3), "kendall": (0.437, 4)}
+
+
+def _pearson_interval(result: object, confidence: float) -> tuple[float, float] | None:
+    """scipy's Fisher-z interval of a PearsonRResult; None when it is not finite."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            bounds = result.confidence_interval(confidence_level=confidence)  # type: ignore[attr-defined]
+        except ValueError:
+            return None
+    low, high = float(bounds.low), float(bounds.high)
+    return (low, high) if math.isfinite(low) and math.isfinite(high) else None
+
+
+def fisher_interval(
+    r: float, n: int, method: Literal["spearman", "kendall"], confidence: float = 0.95
+) -> tuple[float, float] | None:
+    """Fisher-z interval of a rank correlation; None when n is too small or |r| = 1."""
+    from scipy.stats import norm
+
+    factor, offset = _FISHER_VARIANCE[method]
+    if n <= offset or abs(r) >= 1.0:
+        return None
+    half = float(norm.ppf(0.5 + confidence / 2)) * math.sqrt(factor / (n - offset))
+    z = math.atanh(r)
+    return (math.tanh(z - half), math.tanh(z + half))
 
 
 def systematic_bias(pred: np.ndarray, true: np.ndarray, *, confidence: float = 0.95) -> Bias:

@@ -29,7 +29,8 @@ def fmt(value: float | None, spec: str = ".3f", width: int = 0) -> str:
 
 def _corr(c: Correlation) -> str:
     p = f", p={c.p_value:.3g}" if c.p_value is not None else ""
-    return f"{fmt(c.coefficient, '.4f')} ({c.interpretation}{p}, n={c.n})"
+    ci = f" 95% CI {_pair(c.ci, '.3f')}" if c.ci is not None else ""
+    return f"{fmt(c.coefficient, '.4f')}{ci} ({c.interpretation}{p}, n={c.n})"
 
 
 def _block_lines(block: AgreementBlock, *, header: str) -> list[str]:
@@ -45,9 +46,14 @@ def _block_lines(block: AgreementBlock, *, header: str) -> list[str]:
         c.kind == "ordinal" for c in block.criteria
     ):
         lines.append(
-            f"  Mean quadratic-weighted kappa (macro, ordinal criteria only): "
-            f"{fmt(agg.mean_weighted_kappa_macro)}"
+            f"  Mean weighted kappa (macro, ordinal criteria only): quadratic (headline) "
+            f"{fmt(agg.mean_weighted_kappa_macro)}, linear "
+            f"{fmt(agg.mean_weighted_kappa_linear_macro)}"
         )
+    lines.append(
+        f"  Cohen's kappa (micro, all criteria pooled): {fmt(agg.kappa_micro)}  "
+        f"Macro F1 (mean over criteria): {fmt(agg.macro_f1_macro)}"
+    )
     bm = agg.binary_micro
     if bm is not None:
         lines.append(
@@ -108,7 +114,7 @@ def _degenerate(c: CriterionAgreement) -> str:
     return "  [degenerate: single class, kappa undefined]" if c.is_degenerate else ""
 
 
-def _criteria_lines(block: AgreementBlock) -> list[str]:
+def _criteria_lines(block: AgreementBlock, *, verbose: bool = False) -> list[str]:
     lines: list[str] = []
     binary = [c for c in block.criteria if c.kind == "binary"]
     ordinal = [c for c in block.criteria if c.kind == "ordinal"]
@@ -130,23 +136,36 @@ def _criteria_lines(block: AgreementBlock) -> list[str]:
         lines.append("Ordinal criteria:")
         lines.append(
             f"  {'Criterion':<22}{'n':>6}{'Exact':>8}{'Adj':>8}{'Kappa':>8}{'QWK':>8}"
-            f"{'Spearman':>10}{'RMSE':>8}"
+            f"{'LWK':>8}{'MacroF1':>9}{'Spearman':>10}{'RMSE':>8}"
         )
         for c in ordinal:
             lines.append(
                 f"  {c.name[:21]:<22}{c.n_samples:>6}{fmt(c.accuracy, '.1%', 8)}"
                 f"{fmt(c.adjacent_accuracy, '.1%', 8)}{fmt(c.kappa, '.3f', 8)}"
-                f"{fmt(c.weighted_kappa, '.3f', 8)}"
+                f"{fmt(c.weighted_kappa, '.3f', 8)}{fmt(c.weighted_kappa_linear, '.3f', 8)}"
+                f"{fmt(c.macro_f1, '.3f', 9)}"
                 f"{fmt(c.spearman.coefficient if c.spearman else None, '.3f', 10)}"
                 f"{fmt(c.rmse, '.3f', 8)}{_degenerate(c)}"
             )
+        lines.append("  (QWK = quadratic-weighted kappa, the headline; LWK = linear-weighted)")
     if nominal:
         lines.append("Nominal criteria:")
-        lines.append(f"  {'Criterion':<22}{'n':>6}{'Acc':>8}{'Kappa':>8}  Interpretation")
+        lines.append(
+            f"  {'Criterion':<22}{'n':>6}{'Acc':>8}{'Kappa':>8}{'MacroF1':>9}  Interpretation"
+        )
         for c in nominal:
             lines.append(
                 f"  {c.name[:21]:<22}{c.n_samples:>6}{fmt(c.accuracy, '.1%', 8)}"
-                f"{fmt(c.kappa, '.3f', 8)}  {c.kappa_interpretation}{_degenerate(c)}"
+                f"{fmt(c.kappa, '.3f', 8)}{fmt(c.macro_f1, '.3f', 9)}  "
+                f"{c.kappa_interpretation}{_degenerate(c)}"
+            )
+    for c in block.criteria:
+        if verbose and c.per_option:
+            lines.append(f"  {c.name}: per option (one-vs-rest)")
+            lines.extend(
+                f"    {o.label[:20]:<21}P {fmt(o.precision, '.2f')}  R {fmt(o.recall, '.2f')}  "
+                f"F1 {fmt(o.f1, '.2f')}  human {o.support_human}  judge {o.support_judge}"
+                for o in c.per_option
             )
     return lines
 
@@ -199,7 +218,7 @@ def render_summary(result: CalibrationResult, *, verbose: bool = False) -> str:
             _block_lines(result.overall, header=f"Overall ({result.overall.rater} vs human):")
         )
         lines.append("")
-        lines.extend(_criteria_lines(result.overall))
+        lines.extend(_criteria_lines(result.overall, verbose=verbose))
 
     if result.bootstrap is not None:
         b = result.bootstrap
@@ -237,7 +256,7 @@ def render_summary(result: CalibrationResult, *, verbose: bool = False) -> str:
                     f"mean kappa {_pair(kb.percentile, '.3f')}"
                 )
             if verbose:
-                lines.extend("    " + line for line in _criteria_lines(block))
+                lines.extend("    " + line for line in _criteria_lines(block, verbose=True))
 
     if result.judge_comparisons:
         lines.append("")
@@ -257,6 +276,10 @@ def render_summary(result: CalibrationResult, *, verbose: bool = False) -> str:
     if result.inter_judge:
         lines.append("")
         lines.extend(_inter_judge_lines(result.inter_judge))
+        lines.append(
+            f"  Mean Krippendorff's alpha (macro over criteria): "
+            f"{fmt(result.mean_krippendorff_alpha)}"
+        )
     lines.append(RULE)
     return "\n".join(lines)
 

@@ -231,6 +231,7 @@ async def calibrate_async(
     confidence_level: float = 0.95,
     concurrency: int = 8,
     source: str = "<dataset>",
+    keep_distribution: bool = False,
 ) -> CalibrationResult:
     """Run the judge(s) over the human-labelled samples and compute agreement."""
     from assay.metrics.registry import resolve
@@ -295,6 +296,7 @@ async def calibrate_async(
         seed=seed,
         confidence_level=confidence_level,
         score_abstain=abstain,
+        keep_distribution=keep_distribution,
     )
 
     warnings = list(result.warnings)
