@@ -981,10 +981,27 @@ def runs(
     if not records:
         typer.echo("no runs yet", err=True)
         return
-    for r in records:
-        typer.echo(
-            f"{r.run_id}  {r.status:<11}  {r.dataset_name}  {r.executions} executions, {r.errored} with failures  {r.created_at}"
-        )
+    for line in _runs_table(records):
+        typer.echo(line)
+
+
+_RUNS_HEADER = ("RUN", "STATUS", "DATASET", "EXECUTIONS", "ERRORED", "CREATED")
+
+
+def _runs_table(records: list[Any]) -> list[str]:
+    """``assay runs`` as aligned columns under a header row (numbers right-aligned)."""
+    cells = [_RUNS_HEADER] + [
+        (r.run_id, r.status, r.dataset_name, str(r.executions), str(r.errored), r.created_at)
+        for r in records
+    ]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(_RUNS_HEADER))]
+    numeric = {3, 4}
+    return [
+        "  ".join(
+            c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))
+        ).rstrip()
+        for row in cells
+    ]
 
 
 def report(

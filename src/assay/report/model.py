@@ -7,9 +7,12 @@ Undefined statistics are ``None`` (``n/a`` in text), never a made-up 0.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    import pandas
 
 REPORT_SCHEMA = "assay.report.v1"
 
@@ -350,3 +353,10 @@ class Report(_Model):
             if aggregate.name == name:
                 return aggregate
         raise KeyError(name)
+
+    def to_dataframe(self) -> pandas.DataFrame:
+        """One pandas row per (execution, metric): sample, tags, metric, status, score,
+        threshold and reason (``pip install 'assay[pandas]'``)."""
+        from assay.report.frame import to_dataframe
+
+        return to_dataframe(self)
