@@ -14,7 +14,7 @@ import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -22,7 +22,7 @@ from assay.bounded import loads_json
 from assay.errors import InputError, StoreError, UsageError
 from assay.report.model import Report
 
-BASELINE_SCHEMA = "assay.baseline.v1"
+BASELINE_SCHEMA: Final = "assay.baseline.v1"
 BASELINE_DIR_ENV = "ASSAY_BASELINE_DIR"
 DEFAULT_BASELINE_DIR = Path(".assay") / "baselines"
 

@@ -23,14 +23,14 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
+from typing import Final, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.report.model import Interval, Report, Row
 
-COMPARISON_SCHEMA = "assay.comparison.v1"
+COMPARISON_SCHEMA: Final = "assay.comparison.v1"
 DEFAULT_RESAMPLES = 2000
 POWER = 0.80
 SUT_ERROR_KEY = "system-under-test"

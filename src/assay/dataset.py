@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import pydantic_core
 import yaml
@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from assay.bounded import json_depth_problem, loads_json, yaml_depth_problem
 from assay.errors import DatasetError, InputError
 
-DATASET_SCHEMA = "assay.dataset.v1"
-LEGACY_DATASET_SCHEMA = "eval-harness.dataset.v1"
+DATASET_SCHEMA: Final = "assay.dataset.v1"
+LEGACY_DATASET_SCHEMA: Final = "eval-harness.dataset.v1"
 SUPPORTED_DATASET_SCHEMAS = (DATASET_SCHEMA, LEGACY_DATASET_SCHEMA)
 MAX_DATASET_BYTES = 512 * 1024 * 1024
 

@@ -14,7 +14,7 @@ import math
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from assay.comparison import Comparison
     from assay.report.model import Report
 
-GATE_SCHEMA = "assay.gate.v1"
+GATE_SCHEMA: Final = "assay.gate.v1"
 
 # The exit-code table (docs/gating.md); the same values as assay.cli.
 EXIT_OK = 0

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from assay.errors import OutputsError, SystemUnderTestError
 from assay.trajectory import Trajectory, TrajectoryRecorder
 
-OUTPUTS_SCHEMA = "assay.outputs.v1"
+OUTPUTS_SCHEMA: Final = "assay.outputs.v1"
 
 
 class Retrieved:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pydantic_core
 
@@ -25,7 +25,7 @@ from assay.errors import StoreError
 from assay.results import ExecutionResult
 
 DEFAULT_DIR = ".assay"
-STORE_SCHEMA = "assay.store.v1"
+STORE_SCHEMA: Final = "assay.store.v1"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -123,7 +123,7 @@ class RunStore:
         self.read_only = read_only
         self._pending = 0
         self._rows: list[tuple[Any, ...]] = []
-        self._tags_json: dict[tuple[str, ...], str] = {}
+        self._tags_json: dict[tuple[str, ...], bytes] = {}
         self._last_commit = time.monotonic()
         if read_only:
             self.db = _open_read_only(self.path)
@@ -176,7 +176,10 @@ class RunStore:
         ).fetchone()
         if row is None:
             raise StoreError(f"no run '{run_id}' in {self.path} (see 'assay runs')")
-        return RunRecord(*row[:6], json.loads(row[6]), row[7], row[8])
+        run_id, created, updated, name, path, status, config, executions, errored = row
+        return RunRecord(
+            run_id, created, updated, name, path, status, json.loads(config), executions, errored
+        )
 
     def latest_run_id(self, dataset_name: str | None = None) -> str:
         query = "SELECT run_id FROM runs"

@@ -17,12 +17,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-LABELS_SCHEMA = "assay.labels.v1"
+LABELS_SCHEMA: Final = "assay.labels.v1"
 
 MISSING = -1
 FAILED = -2

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     import pandas
 
-CALIBRATION_SCHEMA = "assay.calibration.v1"
+CALIBRATION_SCHEMA: Final = "assay.calibration.v1"
 
 ModeName = Literal["exclude", "as_unmet", "as_category"]
 KindName = Literal["binary", "ordinal", "nominal"]

@@ -13,7 +13,7 @@ import importlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, TypeGuard
 
 from assay.dataset import MetricSpec, normalise_tags
 from assay.errors import MetricConfigError, MetricError
@@ -66,14 +66,15 @@ def _build(factory: Any, options: Mapping[str, Any], label: str) -> Metric:
         raise MetricConfigError(
             f"metric '{label}': building it failed ({type(exc).__name__}: {exc})"
         ) from None
-    if not _is_metric(metric):
-        raise MetricConfigError(
-            f"metric '{label}' resolves to {type(metric).__name__}, which has no 'name' and 'score(sample, output)'"
-        )
-    return metric
+    if _is_metric(metric):
+        return metric
+    raise MetricConfigError(
+        f"metric '{label}' resolves to {type(metric).__name__}, "
+        "which has no 'name' and 'score(sample, output)'"
+    )
 
 
-def _is_metric(obj: Any) -> bool:
+def _is_metric(obj: object) -> TypeGuard[Metric]:
     return (
         not isinstance(obj, type)
         and isinstance(getattr(obj, "name", None), str)
@@ -84,7 +85,7 @@ def _is_metric(obj: Any) -> bool:
 def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
     """One metric from an alias, ``module:Class`` path, entry point, spec or instance."""
     if _is_metric(spec):
-        return spec  # type: ignore[return-value]
+        return spec
     if isinstance(spec, Mapping):
         if not isinstance(spec.get("name"), str) or not spec.get("name"):
             raise MetricConfigError(
@@ -132,7 +133,7 @@ def _resolve_named(name: str, options: Mapping[str, Any]) -> Metric:
 def _renamed(metric: Metric, label: str) -> Metric:
     """The same metric reported under another name (two variants of one metric in a run)."""
     if dataclasses.is_dataclass(metric):
-        return dataclasses.replace(metric, name=label)  # type: ignore[type-var]
+        return dataclasses.replace(metric, name=label)
     try:
         metric.name = label
     except AttributeError:

@@ -16,7 +16,7 @@ import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from assay.bounded import loads_json
 from assay.errors import MetricConfigError, MetricError
@@ -32,26 +32,28 @@ if TYPE_CHECKING:
     from assay.outputs import Output
 
 DEFAULT_K = 5
+_T = TypeVar("_T")
 
 
-class _LastParsed(threading.local):
+class _LastParsed(threading.local, Generic[_T]):
     """A one-entry memo per thread: the retrieval metrics of one execution share one parse.
 
     Keyed on object identity, so it can never return a parse of a different value; it holds
-    no metric state (metrics stay stateless and shareable).
+    no metric state (metrics stay stateless and shareable). ``value`` is None until the first
+    parse, and ``source`` is then None too, which no caller's input is.
     """
 
     def __init__(self) -> None:
         self.source: object = None
-        self.value: Any = None
-        self.tops: dict[int | None, Any] = {}
+        self.value: _T | None = None
+        self.tops: dict[int | None, _Top] = {}
 
 
-_LAST_GAINS = _LastParsed()
+_LAST_GAINS: _LastParsed[dict[str, float]] = _LastParsed()
 RELEVANT_KEY = "relevant"
-_LAST_RANKING = _LastParsed()
-_LAST_IDS = _LastParsed()
-_LAST_BATCH = _LastParsed()
+_LAST_RANKING: _LastParsed[tuple[Retrieved, ...]] = _LastParsed()
+_LAST_IDS: _LastParsed[list[str]] = _LastParsed()
+_LAST_BATCH: _LastParsed[list[Parsed | None]] = _LastParsed()
 _ID = operator.attrgetter("id")
 _INT, _STR = frozenset({int}), frozenset({str})
 _POSITIVE = (0.0).__lt__
@@ -60,7 +62,7 @@ _POSITIVE = (0.0).__lt__
 def ranked_ids(output: Output) -> list[str]:
     """Ids of the ranked list, best first (shared by the metrics of one execution)."""
     memo = _LAST_IDS
-    if memo.source is output:
+    if memo.source is output and memo.value is not None:
         return memo.value
     value = list(map(_ID, ranked(output)))
     memo.source, memo.value = output, value
@@ -72,7 +74,7 @@ def ranked(output: Output) -> tuple[Retrieved, ...]:
     if output.retrieved is not None:
         return output.retrieved
     memo = _LAST_RANKING
-    if memo.source is output:
+    if memo.source is output and memo.value is not None:
         return memo.value
     value = _parse_ranking(output)
     memo.source, memo.value = output, value
@@ -111,7 +113,7 @@ def gains(sample: Sample) -> dict[str, float]:
     where = f"metadata.{RELEVANT_KEY}"
     if raw is None:
         raw, where = sample.expected_output, "expected_output"
-    if memo.source is raw and raw is not None:
+    if memo.source is raw and raw is not None and memo.value is not None:
         return memo.value
     value = _parse_gains(raw, where)
     memo.source, memo.value = raw, value
@@ -189,8 +191,14 @@ def _parsed_batch(samples: Sequence[Sample], outputs: Sequence[Output]) -> list[
     """
     memo = _LAST_BATCH
     source = memo.source
-    if isinstance(source, tuple) and source[0] is samples and source[1] is outputs:
-        return memo.value  # type: ignore[no-any-return]
+    cached = memo.value
+    if (
+        cached is not None
+        and isinstance(source, tuple)
+        and source[0] is samples
+        and source[1] is outputs
+    ):
+        return cached
     rows: list[Parsed | None] = []
     for sample, output in zip(samples, outputs):
         try:
@@ -217,7 +225,7 @@ def _top(samples: Sequence[Sample], outputs: Sequence[Output], option: int | Non
     Memoised with the batch's parse, so hit, recall and nDCG at the same k share one table.
     """
     parsed = _parsed_batch(samples, outputs)
-    tops: dict[int | None, _Top] = _LAST_BATCH.tops
+    tops = _LAST_BATCH.tops
     if option not in tops:
         tops[option] = _top_table(samples, parsed, option)
     return tops[option]

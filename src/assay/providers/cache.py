@@ -15,12 +15,12 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from assay.errors import StoreError
 
 CACHE_FILE = "provider-cache.sqlite3"
-CACHE_SCHEMA = "assay.provider-cache.v1"
+CACHE_SCHEMA: Final = "assay.provider-cache.v1"
 
 _SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

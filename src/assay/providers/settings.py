@@ -14,14 +14,14 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from assay.errors import UsageError
 from assay.providers.pricing import DEFAULT_PRICES, ModelPrice
 
-PROVIDER_SETTINGS_SCHEMA = "assay.providers.v1"
+PROVIDER_SETTINGS_SCHEMA: Final = "assay.providers.v1"
 EmbeddingKind = Literal["openai", "local", "hashing"]
 CacheMode = Literal["use", "off", "refresh"]
 

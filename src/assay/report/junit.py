@@ -125,8 +125,8 @@ def render_junit(report: Report) -> str:
         suite.set("timestamp", _text(report.run.started_at))
         for key in totals:
             totals[key] += counts[key]
-    for key, value in totals.items():
-        root.set(key, str(value))
+    for name, count in totals.items():
+        root.set(name, str(count))
     junit_suite(root, report.adversarial, dataset)
     root.set("time", f"{report.run.duration_seconds:.3f}")
     ET.indent(root)

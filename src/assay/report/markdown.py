@@ -158,14 +158,15 @@ def render_markdown(report: Report) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for cohort in report.cohorts:
-        for m in cohort.metrics:
-            if m.scored + m.failed == 0:
+        for cm in cohort.metrics:
+            if cm.scored + cm.failed == 0:
                 continue  # the metric does not apply to this cohort
-            ci = m.pass_rate_ci
+            ci = cm.pass_rate_ci
             interval = f"{fmt(ci.low)}–{fmt(ci.high)}" if ci is not None else "n/a"
             label = f"_{cell(cohort.label)}_" if cohort.is_untagged else cell(cohort.label)
             out.append(
-                f"| {label} | {cohort.samples} | {cell(m.name)} | {fmt(m.mean)} | {fmt(m.pass_rate)} | {interval} |"
+                f"| {label} | {cohort.samples} | {cell(cm.name)} | {fmt(cm.mean)} "
+                f"| {fmt(cm.pass_rate)} | {interval} |"
             )
 
     out += ["", "## Score histograms"]

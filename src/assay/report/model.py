@@ -7,14 +7,14 @@ Undefined statistics are ``None`` (``n/a`` in text), never a made-up 0.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     import pandas
 
-REPORT_SCHEMA = "assay.report.v1"
+REPORT_SCHEMA: Final = "assay.report.v1"
 
 
 _FIELDS_SET: dict[type, set[str]] = {}

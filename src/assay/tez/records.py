@@ -13,7 +13,7 @@ Two families live here:
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,8 +22,8 @@ Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 VENDOR_EXTENSION_ID = "com.ragu.eval-metrics"
 STANDARD_EXTENSION_ID = "tezit-eval"
 EVAL_EXTENSION_IDS = (VENDOR_EXTENSION_ID, STANDARD_EXTENSION_ID)
-SESSION_SCHEMA = "assay.tez-session.v1"
-SCORE_REPORT_SCHEMA = "assay.tez-score.v1"
+SESSION_SCHEMA: Final = "assay.tez-session.v1"
+SCORE_REPORT_SCHEMA: Final = "assay.tez-score.v1"
 
 
 class _Strict(BaseModel):
