@@ -12,9 +12,13 @@ import contextlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from assay.errors import MetricConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 DEFAULT_THRESHOLD = 0.5
 SUT_STAGE = "system-under-test"
@@ -22,8 +26,18 @@ SUT_STAGE = "system-under-test"
 Thresholds = Mapping[str, float]
 
 
-def passes(value: float, threshold: float = DEFAULT_THRESHOLD) -> bool:
-    """Whether a score passes: ``value >= threshold``."""
+@overload
+def passes(value: float, threshold: float = DEFAULT_THRESHOLD) -> bool: ...
+@overload
+def passes(
+    value: npt.NDArray[np.floating[Any]], threshold: float = DEFAULT_THRESHOLD
+) -> npt.NDArray[np.bool_]: ...
+
+
+def passes(
+    value: float | npt.NDArray[np.floating[Any]], threshold: float = DEFAULT_THRESHOLD
+) -> bool | npt.NDArray[np.bool_]:
+    """Whether a score passes: ``value >= threshold`` (element-wise for an array of scores)."""
     return value >= threshold
 
 

@@ -71,7 +71,8 @@ def _pick_max(counts: np.ndarray, rank: np.ndarray, allowed: np.ndarray) -> np.n
     best = masked.max(axis=1, keepdims=True)
     tied = np.isclose(masked, best, rtol=0, atol=_TIE) & allowed[None, :]
     tie_rank = np.where(tied, rank[None, :], np.iinfo(np.int64).max)
-    return np.argmin(tie_rank, axis=1)
+    picked: np.ndarray = np.argmin(tie_rank, axis=1)
+    return picked
 
 
 def consensus(

@@ -186,7 +186,11 @@ def compute_agreement(
     aggregation = aggregation or Aggregation()
     _refuse_ordinal_na_category(labels, na)
     errored = labels.item_errored
-    assert errored is not None
+    # LabelSet.__post_init__ fills these (NaN where a score was not supplied)
+    given_human, given_judges = labels.human_scores, labels.judge_scores
+    given_consensus = labels.consensus_scores
+    assert errored is not None and given_human is not None
+    assert given_judges is not None and given_consensus is not None
     criteria = labels.criteria
     warnings: list[str] = list(labels.notes)
 
@@ -202,8 +206,8 @@ def compute_agreement(
 
     # human scores: supplied or derived from the human verdicts
     derived_human = weighted_scores(criteria, labels.human, policy)
-    human_scores = np.where(np.isnan(labels.human_scores), derived_human, labels.human_scores)
-    human_scores = np.where(has_human | ~np.isnan(labels.human_scores), human_scores, np.nan)
+    human_scores = np.where(np.isnan(given_human), derived_human, given_human)
+    human_scores = np.where(has_human | ~np.isnan(given_human), human_scores, np.nan)
 
     # the overall rater
     n_judges = len(labels.judges)
@@ -227,11 +231,9 @@ def compute_agreement(
             how = f"the ensemble's recorded verdicts (else {aggregation.describe()})"
     derived_rater = weighted_scores(criteria, rater_codes, policy)
     if n_judges == 1:
-        supplied = np.where(
-            np.isnan(labels.consensus_scores), labels.judge_scores[0], labels.consensus_scores
-        )
+        supplied = np.where(np.isnan(given_consensus), given_judges[0], given_consensus)
     else:
-        supplied = labels.consensus_scores
+        supplied = given_consensus
     rater_scores = np.where(np.isnan(supplied), derived_rater, supplied)
 
     overall, overall_pairs = _block(
@@ -241,9 +243,9 @@ def compute_agreement(
     judge_inputs: list[tuple[list[Pairs], np.ndarray]] = []
     for j, judge in enumerate(labels.judges):
         judge_scores = np.where(
-            np.isnan(labels.judge_scores[j]),
+            np.isnan(given_judges[j]),
             weighted_scores(criteria, labels.votes[j], policy),
-            labels.judge_scores[j],
+            given_judges[j],
         )
         block, pairs = _block(judge, labels, labels.votes[j], judge_scores, human_scores, ca, na)
         per_judge.append(block)
@@ -279,7 +281,7 @@ def compute_agreement(
                 JudgeComparison(
                     judge_a=labels.judges[a - 1],
                     judge_b=labels.judges[b - 1],
-                    statistic=statistic,  # type: ignore[arg-type]
+                    statistic=statistic,
                     difference=iv,
                     excludes_zero=None
                     if iv.percentile is None
@@ -395,7 +397,7 @@ def _warnings(
 ) -> list[str]:
     out: list[str] = []
     cov = overall.aggregate.coverage
-    errored_items = int(np.sum(labels.item_errored & np.any(labels.human >= 0, axis=0)))  # type: ignore[operator]
+    errored_items = int(np.sum(labels.item_errored & np.any(labels.human >= 0, axis=0)))
     if errored_items:
         out.append(
             f"{errored_items} item(s) with human labels were excluded because grading errored; "

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 import numpy as np
 
@@ -90,7 +90,7 @@ def confusion(y_true: np.ndarray, y_pred: np.ndarray, k: int) -> np.ndarray:
 
     if len(y_true) == 0:
         return np.zeros((k, k), dtype=np.int64)
-    return confusion_matrix(y_true, y_pred, labels=list(range(k)))
+    return np.asarray(confusion_matrix(y_true, y_pred, labels=list(range(k))), dtype=np.int64)
 
 
 def met_scores(
@@ -209,9 +209,12 @@ def correlation(
         return Correlation(
             method=method, coefficient=None, p_value=None, n=n, interpretation="undefined"
         )
-    func = {"spearman": stats.spearmanr, "kendall": stats.kendalltau, "pearson": stats.pearsonr}[
-        method
-    ]
+    funcs: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
+        "spearman": stats.spearmanr,
+        "kendall": stats.kendalltau,
+        "pearson": stats.pearsonr,
+    }
+    func = funcs[method]
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         result = func(x, y)

@@ -330,7 +330,7 @@ def verdict_details(
     value: float,
     reason: str | None,
     *,
-    model: str,
+    model: str | None,
     version: str,
     prompt: str,
     reply: str,

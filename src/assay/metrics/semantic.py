@@ -87,7 +87,8 @@ def cosine_matrix(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     cn = np.linalg.norm(c, axis=1, keepdims=True)
     r = np.divide(r, rn, out=np.zeros_like(r), where=rn > 0)
     c = np.divide(c, cn, out=np.zeros_like(c), where=cn > 0)
-    return r @ c.T
+    sims: np.ndarray = r @ c.T
+    return sims
 
 
 def _check_vectors(vectors: Sequence[np.ndarray], expected: int, metric: str) -> None:

@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import httpx
 
@@ -67,9 +67,15 @@ def _int_field(usage: Mapping[str, Any], name: str) -> int | None:
     return value
 
 
-def parse_completion(
-    body: bytes, *, what: str, host: str
-) -> tuple[str | None, dict[str, int] | None]:
+class Tokens(TypedDict):
+    """The token counts of one reply, as ``usage.record`` takes them."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+def parse_completion(body: bytes, *, what: str, host: str) -> tuple[str | None, Tokens | None]:
     """``(content, usage)`` from a chat-completions body; never echoes the body in errors.
 
     ``content`` is ``None`` when the body has no non-empty ``choices[0].message.content``;
@@ -86,7 +92,7 @@ def parse_completion(
     message = first.get("message") if isinstance(first, dict) else None
     content = message.get("content") if isinstance(message, dict) else None
     usage = data.get("usage")
-    tokens: dict[str, int] | None = None
+    tokens: Tokens | None = None
     if isinstance(usage, dict):
         prompt = _int_field(usage, "prompt_tokens")
         completion = _int_field(usage, "completion_tokens")

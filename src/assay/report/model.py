@@ -7,7 +7,7 @@ Undefined statistics are ``None`` (``n/a`` in text), never a made-up 0.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,12 +15,13 @@ if TYPE_CHECKING:
     import pandas
 
 REPORT_SCHEMA: Final = "assay.report.v1"
+_M = TypeVar("_M", bound=BaseModel)
 
 
 _FIELDS_SET: dict[type, set[str]] = {}
 
 
-def trusted(cls: type[BaseModel], fields: dict[str, Any]) -> Any:
+def trusted(cls: type[_M], fields: dict[str, Any]) -> _M:
     """Build a model from values assay itself produced, skipping validation.
 
     What ``model_construct`` does minus its per-field bookkeeping; used for the one row per
