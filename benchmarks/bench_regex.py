@@ -92,7 +92,8 @@ def main() -> None:
         f"  assay regex metric.score     {t['assay']:7.3f} s  {t['assay'] / n * 1e6:8.1f} us/sample"
     )
     print(
-        f"  re, compiled once per pattern {t['floor']:7.3f} s  {t['floor'] / n * 1e6:8.1f} us/sample"
+        f"  re, compiled once per pattern {t['floor']:7.3f} s  {t['floor'] / n * 1e6:8.1f} "
+        "us/sample"
     )
     print(f"  ratio (assay / reference)     {t['assay'] / t['floor']:7.2f}")
     hostile = Sample(id="h", input={}, expected_output="/(a|aa)+$/")

@@ -1,9 +1,11 @@
 """ROUGE-L on 10,000 sentence pairs: assay's rouge-l vs the rouge-score package, same process.
 
 assay is timed per pair (``score``) and over the whole batch (``score_batch``, what the
-runner uses). Both sides use assay's tokenizer (rouge-score is handed an object whose ``tokenize`` calls
-``assay.metrics.lexical.tokenize``), so both compute the same numbers; the script checks that
-before it prints the timings. Run:  python benchmarks/bench_rouge.py [--pairs N] [--repeat R] [--words MIN MAX]
+runner uses). Both sides use assay's tokenizer (rouge-score is handed an object whose ``tokenize``
+calls ``assay.metrics.lexical.tokenize``), so both compute the same numbers; the script checks that
+before it prints the timings. Run:
+
+    python benchmarks/bench_rouge.py [--pairs N] [--repeat R] [--words MIN MAX]
 """
 
 from __future__ import annotations
@@ -154,27 +156,32 @@ def main() -> None:
         return f"  {label:44s} {t[key]:8.3f} s  {t[key] / n * 1e6:8.1f} us/pair"
 
     print(
-        f"rouge-l, {n:,} sentence pairs (mean {tokens:.1f} tokens per pair), best of {args.repeat}, interleaved"
+        f"rouge-l, {n:,} sentence pairs (mean {tokens:.1f} tokens per pair), best of "
+        f"{args.repeat}, interleaved"
     )
     print(line("assay rouge-l (metric.score)", "assay"))
     print(line("rouge-score rougeL, assay's tokenizer", "rouge-score"))
     print(
-        f"  ratio (rouge-score / assay), same tokens:    {t['rouge-score'] / t['assay']:6.1f}x   max |diff| {worst:.1e}"
+        f"  ratio (rouge-score / assay), same tokens:    {t['rouge-score'] / t['assay']:6.1f}x   "
+        f"max |diff| {worst:.1e}"
     )
     print(line("assay rouge-l (score_batch, the runner's path)", "assay-batch"))
     print(
-        f"  ratio (rouge-score / assay score_batch):     {t['rouge-score'] / t['assay-batch']:6.1f}x"
+        "  ratio (rouge-score / assay score_batch):     "
+        f"{t['rouge-score'] / t['assay-batch']:6.1f}x"
     )
     print("where the time goes:")
     print(line("tokenize (shared by both sides above)", "tokenize"))
     print(line("assay LCS kernel (rapidfuzz LCSseq)", "assay-kernel"))
     print(line("rouge-score LCS table + F (pure Python)", "rouge-score-kernel"))
     print(
-        f"  ratio of the LCS kernels:                    {t['rouge-score-kernel'] / t['assay-kernel']:6.1f}x"
+        "  ratio of the LCS kernels:                    "
+        f"{t['rouge-score-kernel'] / t['assay-kernel']:6.1f}x"
     )
     print(line("rouge-score rougeL, its default tokenizer*", "rouge-score-default"))
     print(
-        f"  ratio (default rouge-score / assay):         {t['rouge-score-default'] / t['assay']:6.1f}x"
+        "  ratio (default rouge-score / assay):         "
+        f"{t['rouge-score-default'] / t['assay']:6.1f}x"
     )
     print(
         "  * ASCII-only tokens: differs from assay on non-ASCII words, so not compared for equality"

@@ -164,7 +164,8 @@ def run_one(directory: Path, samples: int) -> None:
     per = 1e6 / (samples * len(METRICS))
     print(
         f"assay run: {wall_s:.2f}s wall, {cpu_s:.2f}s CPU, peak RSS {peak_mb:.0f} MB "
-        f"(load average {os.getloadavg()[0]:.1f}), report {report_path.stat().st_size / 1e6:.1f} MB, "
+        f"(load average {os.getloadavg()[0]:.1f}), report {report_path.stat().st_size / 1e6:.1f} "
+        "MB, "
         f"exit {code}, {report['summary']['total_failures']} failures captured"
     )
     print(

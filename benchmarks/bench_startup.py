@@ -1,4 +1,4 @@
-"""Start-up: ``assay --help``, ``assay validate`` and a small lexical-only run, each in a new process.
+"""Start-up of ``assay --help``, ``assay validate`` and a small lexical run, each in a new process.
 
 Each command is run ``--repeat`` times in fresh interpreters, interleaved with a bare
 ``python -c pass`` (the reference: what any Python command costs here), and the best wall and
@@ -99,10 +99,12 @@ def main() -> None:
             best[name] = (min(best[name][0], wall), min(best[name][1], cpu))
     _base_wall, base_cpu = best["python -c pass"]
     print(
-        f"start-up, best of {args.repeat} fresh processes, interleaved (load {os.getloadavg()[0]:.1f})"
+        f"start-up, best of {args.repeat} fresh processes, interleaved "
+        f"(load {os.getloadavg()[0]:.1f})"
     )
     print(
-        f"  {'command':22s} {'wall s':>7s} {'CPU s':>7s} {'over python':>12s}  heavy modules imported"
+        f"  {'command':22s} {'wall s':>7s} {'CPU s':>7s} {'over python':>12s}  "
+        "heavy modules imported"
     )
     for name, arguments in commands.items():
         wall, cpu = best[name]

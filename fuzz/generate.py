@@ -9,7 +9,8 @@ from typing import Any
 WILD_NUMBERS = ["9" * 5000, str(2**1100), "-" + "9" * 400, "1e999", "-1e999", "NaN",
                 "Infinity", "-0.0", "0.5", "1", "0", "1e-400", "0x10", "1_000"]  # fmt: skip
 WILD_TEXT = ["", " ", "\x00", "\ud800", "é", "日本", "```json", "```", "'", '"', "\\", "{", "[",
-             "- ", ": ", "&a", "*a", "!!python/object:os.system", "%YAML 1.1", "---", "\t"]  # fmt: skip
+             "- ", ": ", "&a", "*a", "!!python/object:os.system", "%YAML 1.1", "---",
+             "\t"]  # fmt: skip
 KEYS = ["score", "reason", "refusal", "verdict", "verdicts", "relevance", "supported_by",
         "faithful", "id", "input", "expected_output", "metadata", "samples", "name", "outputs",
         "output", "retrieved", "schema_version", "turns", "query", "response", "query_id",

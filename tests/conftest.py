@@ -15,7 +15,7 @@ from openai_server import OpenAIServer
 
 @pytest.fixture
 def openai_server() -> Iterator[OpenAIServer]:
-    """A real OpenAI-protocol HTTP server on 127.0.0.1, scriptable per test (see openai_server.py)."""
+    """A real OpenAI-protocol HTTP server on 127.0.0.1, scriptable per test (openai_server.py)."""
     with OpenAIServer() as server:
         yield server
 

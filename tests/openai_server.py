@@ -212,7 +212,7 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             return
 
         def do_GET(self) -> None:
-            """``/_stats`` (call counts as JSON) and ``/_reset``: for a server in another process."""
+            """``/_stats`` (call counts, JSON) and ``/_reset``: for a server in another process."""
             if self.path == "/_reset":
                 server.reset()
             if self.path in ("/_stats", "/_reset"):
@@ -286,7 +286,10 @@ def serve(latency_ms: float, ready: Any) -> None:
 
 
 class RemoteServer:
-    """The loopback server in a child process (no GIL contention with the client); counts via /_stats."""
+    """The loopback server in a child process; call counts come from ``/_stats``.
+
+    A child process has no GIL contention with the client.
+    """
 
     def __init__(self, latency_ms: float) -> None:
         context = multiprocessing.get_context("spawn")

@@ -208,7 +208,8 @@ def latest_report(
     store = RunStore(path)
     try:
         row = store.db.execute(
-            "SELECT run_id FROM runs WHERE dataset_name = ? AND status = 'finished' AND run_id != ? "
+            "SELECT run_id FROM runs "
+            "WHERE dataset_name = ? AND status = 'finished' AND run_id != ? "
             "ORDER BY created_at DESC, rowid DESC LIMIT 1",
             (dataset, exclude_run_id or ""),
         ).fetchone()

@@ -57,7 +57,8 @@ class BudgetGuard:
         if self.spent_usd + projected * (1 + in_flight) > self.limit_usd:
             if not in_flight:
                 self.state.halt_reason = (
-                    f"spent ${self.spent_usd:.4f} of a ${self.limit_usd:.4f} budget after {self.executions} executions; "
+                    f"spent ${self.spent_usd:.4f} of a ${self.limit_usd:.4f} budget "
+                    f"after {self.executions} executions; "
                     f"the next one was projected at ${projected:.4f}"
                 )
             return True

@@ -220,7 +220,8 @@ def _check_expansion(data: Any, text: str, path: Path, error: type[InputError]) 
         budget -= 1
         if budget < 0:
             raise error(
-                "the document expands to far more values than its size (YAML aliases nested too deeply?)",
+                "the document expands to far more values than its size (YAML aliases nested too "
+                "deeply?)",
                 file=str(path),
             )
         if isinstance(item, dict):

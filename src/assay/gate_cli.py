@@ -79,7 +79,8 @@ def baseline_show(
     for path, pointer in pointers:
         s = pointer.summary
         typer.echo(
-            f"{pointer.dataset}: run {s.run_id} finished {s.finished_at}; macro-F1 {_fmt(s.macro_f1)}, "
+            f"{pointer.dataset}: run {s.run_id} finished {s.finished_at}; "
+            f"macro-F1 {_fmt(s.macro_f1)}, "
             f"pass-rate {_fmt(s.pass_rate)}, {s.total_samples} samples x {s.repetitions} reps, "
             f"{s.total_failures} failures; set {pointer.set_at} from {pointer.source} ({path})"
         )
@@ -151,7 +152,8 @@ def compare(
         write_atomic(out, text)
     if max_regressions is not None and result.regression_count > max_regressions:
         typer.echo(
-            f"assay: {result.regression_count} regressions beyond noise (allowed: {max_regressions})",
+            f"assay: {result.regression_count} regressions beyond noise "
+            f"(allowed: {max_regressions})",
             err=True,
         )
         raise typer.Exit(1)

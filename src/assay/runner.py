@@ -2,14 +2,14 @@
 
 Saved outputs scored by offline metrics take a plain synchronous loop (no event loop per
 sample) that scores a chunk of executions at a time: each metric scores the chunk's rows in one
-``score_batch`` call when it offers one (see :mod:`assay.metrics.batch`), else row by row. Anything that calls out — a Python or HTTP system under test, provider-backed metrics —
-runs on asyncio: calls to the system under test go through an adaptive limiter
-(:mod:`assay.limiter`), provider calls through the provider layer's own gate, and executions
-stream (a new one starts as soon as one ends). When a metric can batch its provider calls
-(``prefetch``), executions go in windows instead, scoring one window while answering the next.
-Each finished execution is handed to ``on_result`` at once, so the store commits it as it
-finishes. A failure of the system under test or of a metric is recorded for that execution
-only; the run goes on.
+``score_batch`` call when it offers one (see :mod:`assay.metrics.batch`), else row by row. Anything
+that calls out — a Python or HTTP system under test, provider-backed metrics — runs on asyncio:
+calls to the system under test go through an adaptive limiter (:mod:`assay.limiter`), provider calls
+through the provider layer's own gate, and executions stream (a new one starts as soon as one ends).
+When a metric can batch its provider calls (``prefetch``), executions go in windows instead, scoring
+one window while answering the next. Each finished execution is handed to ``on_result`` at once, so
+the store commits it as it finishes. A failure of the system under test or of a metric is recorded
+for that execution only; the run goes on.
 """
 
 from __future__ import annotations
@@ -442,7 +442,8 @@ class Runner:
                 answers = await asyncio.gather(*(self._answer(limiter, e) for e in window))
                 ready = [(e.sample, a) for e, a in zip(window, answers) if isinstance(a, Output)]
                 for metric in prefetchers:
-                    # A failed prefetch only loses the batching; each sample's own call reports the error.
+                    # A failed prefetch only loses the batching; each sample's own call reports the
+                    # error.
                     with contextlib.suppress(Exception):
                         await metric.prefetch(ready)  # type: ignore[attr-defined]
                 if scoring is not None:

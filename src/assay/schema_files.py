@@ -1,4 +1,6 @@
-"""The JSON Schemas assay ships, generated from its pydantic models: ``python -m assay.schema_files``.
+"""The JSON Schemas assay ships, generated from its pydantic models.
+
+Regenerate them with ``python -m assay.schema_files``.
 
 Every document assay writes has a schema under ``assay/schemas/`` so dashboards and CI jobs can
 validate it without importing assay. Schemas are generated, never edited by hand: after changing

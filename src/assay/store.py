@@ -168,7 +168,8 @@ class RunStore:
     def get_run(self, run_id: str) -> RunRecord:
         self.flush()
         row = self.db.execute(
-            "SELECT r.run_id, r.created_at, r.updated_at, r.dataset_name, r.dataset_path, r.status, r.config, "
+            "SELECT r.run_id, r.created_at, r.updated_at, r.dataset_name, r.dataset_path, "
+            "r.status, r.config, "
             "(SELECT COUNT(*) FROM executions e WHERE e.run_id = r.run_id), "
             "(SELECT COUNT(*) FROM executions e WHERE e.run_id = r.run_id AND e.has_error) "
             "FROM runs r WHERE r.run_id = ?",

@@ -1,4 +1,7 @@
-"""``assay agreement``: output formats, gates and exit codes (0 ok, 1 gate failed, 2 input error)."""
+"""``assay agreement``: output formats, gates and exit codes.
+
+Exit codes: 0 ok, 1 the gate failed, 2 an input error.
+"""
 
 from __future__ import annotations
 

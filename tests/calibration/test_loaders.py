@@ -282,7 +282,8 @@ def test_option_shorthands_and_numeric_labels():
     assert named.labels == ("formal", "casual")
     labels = labels_from_data(
         yaml.safe_load(
-            "criteria:\n  - {name: s, type: ordinal, options: [{label: 1}, {label: 2}, {label: 3}]}\n"
+            "criteria:\n  - {name: s, type: ordinal, options: [{label: 1}, {label: 2}, {label: "
+            "3}]}\n"
             "items:\n  - {id: 1, human: {s: 3}, judge: {s: 2}}\n"
         )
     )

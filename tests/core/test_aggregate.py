@@ -92,7 +92,8 @@ def test_percentile_matches_numpy_linear_and_statistics_inclusive() -> None:
         assert m.p50 == pytest.approx(float(np.percentile(values, 50, method="linear")), abs=1e-12)
         assert m.p95 == pytest.approx(float(np.percentile(values, 95, method="linear")), abs=1e-12)
         if size >= 2:
-            # statistics' inclusive quantiles are Excel PERCENTILE.INC, written independently of numpy
+            # statistics' inclusive quantiles are Excel PERCENTILE.INC, written independently of
+            # numpy
             cuts = statistics.quantiles(values.tolist(), n=100, method="inclusive")
             assert m.p50 == pytest.approx(cuts[49], abs=1e-12)
             assert m.p95 == pytest.approx(cuts[94], abs=1e-12)

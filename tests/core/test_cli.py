@@ -292,7 +292,8 @@ def test_bad_dataset_error_names_file_sample_and_field(
 ) -> None:
     bad = tmp_path / "bad.yml"
     bad.write_text(
-        "name: bad\nsamples:\n  - {id: ok, input: {}, expected_output: x}\n  - {id: s-2, input: [1], expected_output: x}\n",
+        "name: bad\nsamples:\n  - {id: ok, input: {}, expected_output: x}\n  - {id: s-2, input: "
+        "[1], expected_output: x}\n",
         encoding="utf-8",
     )
     code, out, err = run_main(capsys, "run", str(bad), "--outputs", OUTPUTS, "--no-store")
@@ -309,7 +310,8 @@ def test_validate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert "ok" in out and "30 samples" in out and "11 default metrics" in out
     bad = tmp_path / "bad.yml"
     bad.write_text(
-        "name: bad\nsamples:\n  - {id: a, input: {}, expected_output: x}\n  - {id: a, input: {}, expected_output: y}\n",
+        "name: bad\nsamples:\n  - {id: a, input: {}, expected_output: x}\n  - {id: a, input: {}, "
+        "expected_output: y}\n",
         encoding="utf-8",
     )
     code, _, err = run_main(capsys, "validate", str(bad))

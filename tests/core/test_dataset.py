@@ -142,7 +142,7 @@ def test_boolean_id_is_rejected(tmp_path: Path) -> None:
     assert error.sample == 0
 
 
-# --------------------------------------------------------------------------- metrics and repetitions
+# -------------------------------------------------------------------------- metrics and repetitions
 
 
 def test_metric_specs_as_alias_or_mapping_with_options(tmp_path: Path) -> None:
@@ -184,7 +184,10 @@ def test_metric_spec_options_reach_the_metric(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("raw", "expected"), [("3", 3), (" 12 ", 12), (4, 4)])
 def test_repetitions_accept_digit_strings(tmp_path: Path, raw: object, expected: int) -> None:
-    text = f"name: r\nrepetitions: {json.dumps(raw)}\nsamples:\n  - {{id: a, input: {{}}, expected_output: x}}\n"
+    text = (
+        f"name: r\nrepetitions: {json.dumps(raw)}\n"
+        "samples:\n  - {id: a, input: {}, expected_output: x}\n"
+    )
     assert load_dataset(write(tmp_path, "r.yml", text)).repetitions == expected
 
 
@@ -201,7 +204,10 @@ def test_bad_repetitions_are_rejected(tmp_path: Path, raw: str) -> None:
 
 
 def test_missing_id_names_sample_index_and_field(tmp_path: Path) -> None:
-    text = "name: d\nsamples:\n  - {id: a, input: {}, expected_output: x}\n  - input: {q: 1}\n    expected_output: x\n"
+    text = (
+        "name: d\nsamples:\n  - {id: a, input: {}, expected_output: x}\n"
+        "  - input: {q: 1}\n    expected_output: x\n"
+    )
     error = load_error(tmp_path, "d.yml", text)
     assert error.sample == 1
     assert error.field == "id"
@@ -235,7 +241,10 @@ def test_duplicate_after_string_conversion(tmp_path: Path) -> None:
 
 
 def test_input_as_list_is_rejected_with_sample_id(tmp_path: Path) -> None:
-    text = "name: d\nsamples:\n  - {id: ok, input: {}, expected_output: x}\n  - {id: s2, input: [1, 2], expected_output: x}\n"
+    text = (
+        "name: d\nsamples:\n  - {id: ok, input: {}, expected_output: x}\n"
+        "  - {id: s2, input: [1, 2], expected_output: x}\n"
+    )
     error = load_error(tmp_path, "d.yml", text)
     assert error.sample == "s2"
     assert error.field == "input"
@@ -288,7 +297,8 @@ def test_bad_schema_version(tmp_path: Path) -> None:
     error = load_error(
         tmp_path,
         "d.yml",
-        "schema_version: eval-harness.dataset.v9\nname: d\nsamples:\n  - {id: a, input: {}, expected_output: x}\n",
+        "schema_version: eval-harness.dataset.v9\nname: d\nsamples:\n  - {id: a, input: {}, "
+        "expected_output: x}\n",
     )
     assert error.field == "schema_version"
     assert "eval-harness.dataset.v9" in error.detail

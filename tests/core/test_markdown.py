@@ -119,12 +119,28 @@ def test_baseline_comparison_section_lists_regressions() -> None:
         "alpha": 0.05,
         "macro_f1_delta": -0.125,
         "pass_rate_delta": -0.1,
-        "counts": {"compared": 40, "pass_to_fail": 5, "fail_to_pass": 1, "new_failures": 0, "added": 2, "removed": 0, "regressions": 1},
+        "counts": {
+            "compared": 40,
+            "pass_to_fail": 5,
+            "fail_to_pass": 1,
+            "new_failures": 0,
+            "added": 2,
+            "removed": 0,
+            "regressions": 1,
+        },
         "regressions": [
-            {"metric": "exact-match", "scope": "cohort", "cohort_label": "policy", "statistic": "pass_rate",
-             "reference": 0.9, "current": 0.6, "delta": -0.3, "p_adjusted": 0.012}
+            {
+                "metric": "exact-match",
+                "scope": "cohort",
+                "cohort_label": "policy",
+                "statistic": "pass_rate",
+                "reference": 0.9,
+                "current": 0.6,
+                "delta": -0.3,
+                "p_adjusted": 0.012,
+            }
         ],
-    }  # fmt: skip
+    }
     text = render_markdown(report.model_copy(update={"comparison": digest}))
     section = text.split("## Baseline comparison", 1)[1].split("\n## ", 1)[0]
     assert "Against run base-1" in section

@@ -59,7 +59,10 @@ def test_mapping_form_yaml_keeps_numeric_looking_keys(tmp_path: Path) -> None:
 
 
 def test_list_form_yaml(tmp_path: Path) -> None:
-    text = "outputs:\n  - {id: 007, actual_output: bond}\n  - id: b\n    actual_output: |\n      two\n      lines\n"
+    text = (
+        "outputs:\n  - {id: 007, actual_output: bond}\n"
+        "  - id: b\n    actual_output: |\n      two\n      lines\n"
+    )
     assert texts(load_outputs(write(tmp_path, "o.yaml", text))) == {
         "007": "bond",
         "b": "two\nlines\n",

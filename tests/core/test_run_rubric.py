@@ -1,4 +1,7 @@
-"""``assay run`` hands a dataset's top-level ``rubric:`` to the ``rubric`` metric (loopback judge)."""
+"""``assay run`` hands a dataset's top-level ``rubric:`` to the ``rubric`` metric.
+
+The judge is the loopback OpenAI server.
+"""
 
 from __future__ import annotations
 

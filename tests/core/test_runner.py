@@ -208,7 +208,7 @@ def test_concurrency_limit_is_respected() -> None:
     assert 1 < sut.max_in_flight <= 3
 
 
-# --------------------------------------------------------------------------- failures inside metrics
+# -------------------------------------------------------------------------- failures inside metrics
 
 
 class FlakyMetric:

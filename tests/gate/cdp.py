@@ -170,7 +170,10 @@ class Browser:
     # ------------------------------------------------------------------ page helpers
 
     def open_page(self, url: str) -> str:
-        """Open ``url`` in a new tab with console, log, network and page events on; returns the session."""
+        """Open ``url`` in a new tab with console, log, network and page events on.
+
+        Returns the tab's session.
+        """
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
             "sessionId"

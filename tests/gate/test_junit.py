@@ -109,9 +109,16 @@ def test_tag_scoped_metrics_only_get_cases_where_they_apply():
     builder.add(ExecutionResult("broken", 0, {}, sut_error="boom"), ["triage"], "h3")
     report = builder.build(
         dataset=DatasetInfo(name="d", schema_version="assay.dataset.v1", samples=3),
-        run=RunInfo(run_id="r", assay_version="0", started_at="t", finished_at="t", duration_seconds=0.0,
-                    system_under_test=SystemUnderTestInfo(kind="none"), repetitions=1),
-    )  # fmt: skip
+        run=RunInfo(
+            run_id="r",
+            assay_version="0",
+            started_at="t",
+            finished_at="t",
+            duration_seconds=0.0,
+            system_under_test=SystemUnderTestInfo(kind="none"),
+            repetitions=1,
+        ),
+    )
     root = parse(render_junit(report))
     cases = {(c.get("classname").rsplit(".", 1)[-1], c.get("name")) for c in root.iter("testcase")}
     assert ("ordinal-distance", "fact") not in {(m, n.split()[0]) for m, n in cases}

@@ -56,7 +56,8 @@ def test_a_report_compared_with_itself_shows_no_change(samples):
 @SETTINGS
 @given(reports(), reports())
 def test_swapping_sides_negates_deltas_and_swaps_flips(a, b):
-    # same samples and tags (cohorts follow the current side's tags), scores from b where it has them
+    # same samples and tags (cohorts follow the current side's tags), scores from b where it has
+    # them
     common = {
         name: {"tags": spec["tags"], "scores": b[name]["scores"]} if name in b else spec
         for name, spec in a.items()

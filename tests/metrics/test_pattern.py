@@ -32,7 +32,7 @@ def engine(pattern: str, text: str = "ascii") -> str:
     return match(compile_pattern(*parse_delimited(pattern)), text, 1.0)[1]
 
 
-# --------------------------------------------------------------------------- the reproducers
+# -------------------------------------------------------------------------- the reproducers
 
 
 @pytest.mark.parametrize(

@@ -94,7 +94,10 @@ def sample(expected: Any = "x") -> Sample:
 
 @pytest.fixture
 def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """An importable module plus an installed (fake) distribution declaring assay.metrics entry points."""
+    """An importable module plus an installed (fake) distribution.
+
+    The distribution declares ``assay.metrics`` entry points.
+    """
     module_name = f"assay_test_plugin_{tmp_path.name.replace('-', '_')}"
     (tmp_path / f"{module_name}.py").write_text(PLUGIN_MODULE, encoding="utf-8")
     dist = tmp_path / "assay_test_plugin-1.0.dist-info"

@@ -193,7 +193,7 @@ def test_hashing_reports_say_so(hashing) -> None:
     assert result.details["embedding_provider"] == "hashing" and result.usage is None
 
 
-# --------------------------------------------------------------------------- bertscore-like (isolated)
+# ------------------------------------------------------------------------ bertscore-like (isolated)
 
 
 def reference_bertscore(

@@ -21,7 +21,7 @@ TEXTS = ["The cat sat on the mat.", "Naïve café owners close at 6 p.m.", "hell
 
 @pytest.fixture(scope="module")
 def reference():
-    """Last hidden states and mean-pooled, normalised sentence vectors straight from transformers."""
+    """Last hidden states and mean-pooled, normalised sentence vectors, from transformers."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 

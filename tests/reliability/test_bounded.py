@@ -88,7 +88,7 @@ def test_huge_integers_and_deep_json_are_input_errors() -> None:
         loads_json(b"\xff[]", fail)
 
 
-# --------------------------------------------------------------------------- the depth scan is exact
+# -------------------------------------------------------------------------- the depth scan is exact
 
 
 def depth(value: Any) -> int:

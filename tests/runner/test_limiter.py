@@ -1,4 +1,7 @@
-"""The adaptive limiter: AIMD arithmetic, one cut per congestion event, Retry-After, rpm, retries."""
+"""The adaptive limiter.
+
+AIMD arithmetic, one cut per congestion event, Retry-After, rpm and retries.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Adaptive concurrency against a system that answers 429 + Retry-After above N requests in flight."""
+"""Adaptive concurrency against a system that answers 429 + Retry-After above N in flight."""
 
 from __future__ import annotations
 

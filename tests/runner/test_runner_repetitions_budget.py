@@ -108,8 +108,15 @@ class Priced:
     name = "priced"
 
     async def score(self, sample, output):
-        usage = {"model": "fake-judge", "prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110,
-                 "latency_ms": 1.0, "cost_usd": 0.01, "cached": False}
+        usage = {
+            "model": "fake-judge",
+            "prompt_tokens": 100,
+            "completion_tokens": 10,
+            "total_tokens": 110,
+            "latency_ms": 1.0,
+            "cost_usd": 0.01,
+            "cached": False,
+        }
         return MetricScore(1.0, {"verdict": "ok"}, usage)
 '''
 
@@ -148,7 +155,8 @@ def test_budget_halt_exits_1_and_says_where(tmp_path: Path, system: str) -> None
     assert data["summary"]["total_executions"] == 5
     assert data["run"]["halted"] is True
     assert data["run"]["halt_reason"] == (
-        "spent $0.0500 of a $0.0550 budget after 5 executions; the next one was projected at $0.0100"
+        "spent $0.0500 of a $0.0550 budget after 5 executions; the next one was projected at "
+        "$0.0100"
     )
     assert data["budget"] == {
         "limit_usd": 0.055,

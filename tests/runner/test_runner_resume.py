@@ -64,7 +64,8 @@ def wait_for_calls(
     while server.total_calls() < calls:
         if process.poll() is not None:
             pytest.fail(
-                f"assay ended (rc {process.returncode}) before {calls} calls: {process.stderr.read() if process.stderr else ''}"
+                f"assay ended (rc {process.returncode}) before {calls} calls: "
+                f"{process.stderr.read() if process.stderr else ''}"
             )
         if time.monotonic() > deadline:
             process.kill()

@@ -49,7 +49,8 @@ Polysilicon.
 def test_parse_forms() -> None:
     text = (
         "A [[item-a]] B [[item-b:p12]] C [[auth.py:L42-L50]] D [[board:t0:15:30]] "
-        "E [[model:Q3:B2-F20]] F [[cfg:$.api.rate]] G [[a:p5, b:p12]] H [[tez.md]] I [[x:\n  section-2]]"
+        "E [[model:Q3:B2-F20]] F [[cfg:$.api.rate]] G [[a:p5, b:p12]] H [[tez.md]] I [[x:\n  "
+        "section-2]]"
     )
     refs = [(r.item_id, r.location) for r in parse_citations(text)]
     assert refs == [

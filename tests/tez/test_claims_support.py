@@ -26,8 +26,12 @@ def test_sentences_list_items_and_table_rows() -> None:
 """
     split = split_response(response)
     assert [c.text for c in split.claims] == [
-        "Revenue was $3.4M in Q3.", "Churn was 4 customers.", "ARR reached $16.4M", "NPS is 62", "ARR; $16.4M",
-    ]  # fmt: skip
+        "Revenue was $3.4M in Q3.",
+        "Churn was 4 customers.",
+        "ARR reached $16.4M",
+        "NPS is 62",
+        "ARR; $16.4M",
+    ]
     assert [r.label for r in split.claims[0].citations] == ["fm:section-1"]
 
 

@@ -63,8 +63,20 @@ def test_score_json_report_is_schema_valid(
 ) -> None:
     session = write_session(tmp_path / "s.json", bundles_dir, responses, "interop-level-3", GOOD)
     bundle = bundles_dir / "interop-level-3"
-    code, out, _ = run(["tez", "score", str(bundle), "--session", str(session), "--expectations",
-                        str(bundle / "test-queries.json"), "--format", "json"], capsys)  # fmt: skip
+    code, out, _ = run(
+        [
+            "tez",
+            "score",
+            str(bundle),
+            "--session",
+            str(session),
+            "--expectations",
+            str(bundle / "test-queries.json"),
+            "--format",
+            "json",
+        ],
+        capsys,
+    )
     assert code == 0
     report = json.loads(out)
     jsonschema.Draft202012Validator(schema("tez-score-report.schema.json")).validate(report)
@@ -116,8 +128,21 @@ def test_tezit_eval_extension_and_standalone_report(
     archive = zip_dir(bundle, tmp_path / "b.tez")
     session = write_session(tmp_path / "s.json", bundles_dir, responses, "interop-level-3", GOOD)
     out_file = tmp_path / "report.json"
-    code, _, _ = run(["tez", "score", str(archive), "-s", str(session), "--write", "--extension", "tezit-eval",
-                      "--tezit-eval-out", str(out_file)], capsys)  # fmt: skip
+    code, _, _ = run(
+        [
+            "tez",
+            "score",
+            str(archive),
+            "-s",
+            str(session),
+            "--write",
+            "--extension",
+            "tezit-eval",
+            "--tezit-eval-out",
+            str(out_file),
+        ],
+        capsys,
+    )
     assert code == 0
     validator = jsonschema.Draft202012Validator(
         schema("tez-enterprise-tip-eval.schema.json"),
@@ -174,7 +199,7 @@ def test_previous_evaluation_drop_alert(
     assert any(a["kind"] == "dropped" and a["metric"] == "faithfulness" for a in alerts)
 
 
-# --------------------------------------------------------------------------- errors -> exit 2, nothing written
+# ---------------------------------------------------------------- errors -> exit 2, nothing written
 
 
 def _hostile_zip(bundles_dir: Path, path: Path) -> Path:
@@ -202,8 +227,12 @@ def test_hostile_bundles_exit_2_with_one_line_and_write_nothing(
     missing = tmp_path / "missing-item"
     bundle_copy("interop-level-3").rename(missing)
     (missing / "context" / "ops-runbook.md").unlink()
-    cases = [(slip, "zip slip"), (bad_utf8, "not valid UTF-8"), (huge, "per-file limit"),
-             (missing, "ops-runbook' points to 'context/ops-runbook.md', which is missing")]  # fmt: skip
+    cases = [
+        (slip, "zip slip"),
+        (bad_utf8, "not valid UTF-8"),
+        (huge, "per-file limit"),
+        (missing, "ops-runbook' points to 'context/ops-runbook.md', which is missing"),
+    ]
     for target, needle in cases:
         before = snapshot(target)
         code, out, err = run(["tez", "score", str(target), "-s", str(session), "--write"], capsys)
@@ -229,8 +258,20 @@ def test_citation_to_a_missing_item(
     )
     # a response citing it: scored as an unverifiable citation, named in the report
     session = tmp_path / "s.json"
-    session.write_text(json.dumps({"session_id": "s", "turns": [
-        {"query_id": "q", "query": "size?", "response": "The market is $18.7 billion [[ghost-item]]."}]}))  # fmt: skip
+    session.write_text(
+        json.dumps(
+            {
+                "session_id": "s",
+                "turns": [
+                    {
+                        "query_id": "q",
+                        "query": "size?",
+                        "response": "The market is $18.7 billion [[ghost-item]].",
+                    }
+                ],
+            }
+        )
+    )
     code, out, _ = run(["tez", "score", str(bundle), "-s", str(session)], capsys)
     assert code == 0
     assert "q: citation [[ghost-item]]: no context item 'ghost-item' in the manifest" in out
@@ -289,8 +330,21 @@ def test_score_with_the_judge_method_through_the_provider(
     )
     bundle = bundle_copy("interop-level-3")
     session = write_session(tmp_path / "s.json", bundles_dir, responses, "interop-level-3", GOOD)
-    code, out, _ = run(["tez", "score", str(bundle), "-s", str(session), "--method", "llm_as_judge",
-                        "--write", "--format", "json"], capsys)  # fmt: skip
+    code, out, _ = run(
+        [
+            "tez",
+            "score",
+            str(bundle),
+            "-s",
+            str(session),
+            "--method",
+            "llm_as_judge",
+            "--write",
+            "--format",
+            "json",
+        ],
+        capsys,
+    )
     assert code == 0
     report = json.loads(out)
     assert report["evaluator"] == {

@@ -128,7 +128,8 @@ def test_partial_compliant_answer_keeps_gap_statement_out_of_claims(
 def test_completeness_counts_expected_items_cited(
     scored: dict[tuple[str, str, str], TurnScore],
 ) -> None:
-    # interop cross-reference-01 must cite financial-projections and technical-assessment: both cited
+    # interop cross-reference-01 must cite financial-projections and technical-assessment: both
+    # cited
     assert scored[("interop-level-3", "cross-reference-01", "compliant")].completeness == 1.0
     # its wrongly cited twin cites technical-assessment (at the wrong section) but never
     # financial-projections: completeness counts items cited, citation_accuracy judges where

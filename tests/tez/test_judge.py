@@ -19,8 +19,15 @@ from assay.tez.records import SessionFile, SessionTurn
 from assay.tez.session import load_expectations
 from tez.helpers import queries_of
 
-USAGE = {"model": "fake-judge", "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15,
-         "latency_ms": 1.0, "cost_usd": None, "cached": False}  # fmt: skip
+USAGE = {
+    "model": "fake-judge",
+    "prompt_tokens": 10,
+    "completion_tokens": 5,
+    "total_tokens": 15,
+    "latency_ms": 1.0,
+    "cost_usd": None,
+    "cached": False,
+}
 
 
 # --------------------------------------------------------------------------- parsing
@@ -100,9 +107,15 @@ class FakeJudge:
 def _session(bundles_dir: Path, responses: dict[str, Any], kind: str) -> SessionFile:
     queries = queries_of(bundles_dir, "interop-level-3")
     ids = ["grounded-01", "grounded-03", "content-canary-01"]
-    return SessionFile(session_id="tip-sess-judge", turns=[
-        SessionTurn(query_id=q, query=queries[q], response=responses["interop-level-3"][q][kind]) for q in ids
-    ])  # fmt: skip
+    return SessionFile(
+        session_id="tip-sess-judge",
+        turns=[
+            SessionTurn(
+                query_id=q, query=queries[q], response=responses["interop-level-3"][q][kind]
+            )
+            for q in ids
+        ],
+    )
 
 
 def test_judge_scores_order_like_the_heuristic(
@@ -113,8 +126,14 @@ def test_judge_scores_order_like_the_heuristic(
     means = {}
     for kind in ("compliant", "wrongly_cited", "fabricated"):
         fake = FakeJudge()
-        evaluation = evaluate(bundle, _session(bundles_dir, responses, kind), expectations,
-                              method="llm_as_judge", judge=fake, judge_model="fake-judge")  # fmt: skip
+        evaluation = evaluate(
+            bundle,
+            _session(bundles_dir, responses, kind),
+            expectations,
+            method="llm_as_judge",
+            judge=fake,
+            judge_model="fake-judge",
+        )
         assert evaluation.evaluator.evaluation_method == "llm_as_judge"
         assert evaluation.evaluator.model == "fake-judge"
         n_claims = sum(len(s.claims) for s in evaluation.scores)
@@ -133,8 +152,14 @@ def test_judge_prompt_shows_only_located_citations(bundles_dir: Path) -> None:
     import asyncio
 
     bundle = open_bundle(bundles_dir / "interop-level-3")
-    turn = SessionTurn(query_id="q", query="size?",
-                       response="The market reached $18.7 billion [[market-landscape:p2, market-landscape:p99, nobody]].")  # fmt: skip
+    turn = SessionTurn(
+        query_id="q",
+        query="size?",
+        response=(
+            "The market reached $18.7 billion "
+            "[[market-landscape:p2, market-landscape:p99, nobody]]."
+        ),
+    )
     fake = FakeJudge(
         lambda p: '{"supported_by": [1], "faithful": true}' if "Claim" in p else '{"relevance": 1}'
     )

@@ -12,10 +12,37 @@ from assay.tez.bundle import Bundle, open_bundle
 from assay.tez.heuristic import score_turn
 from assay.tez.records import SessionTurn
 
-REFS = ["market-landscape:p2", "technical-assessment:section-2", "financial-projections:table-1",
-        "ops-runbook", "ghost", "founder-memo:p99", "tez.md", "market-landscape:p2-3"]  # fmt: skip
-WORDS = ["The", "market", "is", "$18.7 billion", "94.7%", "CASSOWARY-9", "does not contain", "NovaTech",
-         ".", ",", "\n\n", "- ", "| a | b |", "\u00e9t\u00e9", "2025", "Google", "[[", "]]", ":"]  # fmt: skip
+REFS = [
+    "market-landscape:p2",
+    "technical-assessment:section-2",
+    "financial-projections:table-1",
+    "ops-runbook",
+    "ghost",
+    "founder-memo:p99",
+    "tez.md",
+    "market-landscape:p2-3",
+]
+WORDS = [
+    "The",
+    "market",
+    "is",
+    "$18.7 billion",
+    "94.7%",
+    "CASSOWARY-9",
+    "does not contain",
+    "NovaTech",
+    ".",
+    ",",
+    "\n\n",
+    "- ",
+    "| a | b |",
+    "\u00e9t\u00e9",
+    "2025",
+    "Google",
+    "[[",
+    "]]",
+    ":",
+]
 
 
 @pytest.fixture(scope="module")

@@ -38,24 +38,50 @@ def test_extension_manifests_validate() -> None:
 
 
 def test_session_schema_accepts_what_the_model_accepts() -> None:
-    doc = {"schema_version": "assay.tez-session.v1", "session_id": "s",
-           "turns": [{"query_id": "q", "query": "Q", "response": "R", "chunks_used": [{"item_id": "a"}]}]}  # fmt: skip
+    doc = {
+        "schema_version": "assay.tez-session.v1",
+        "session_id": "s",
+        "turns": [
+            {"query_id": "q", "query": "Q", "response": "R", "chunks_used": [{"item_id": "a"}]}
+        ],
+    }
     SessionFile.model_validate(doc)
     assert schema_errors(doc, "tez-session.schema.json") == []
 
 
 def test_check_document_names_the_first_problem() -> None:
     with pytest.raises(TezError, match=r"x\.json.*\$\.evaluated_at"):
-        check_document({"session_id": "s", "evaluated_at": "yesterday", "metrics": dict.fromkeys(
-            ["relevance", "faithfulness", "citation_accuracy", "completeness", "abstention_rate"], 1.0)},
-            "tez-enterprise-tip-eval.schema.json", target="x.json")  # fmt: skip
+        check_document(
+            {
+                "session_id": "s",
+                "evaluated_at": "yesterday",
+                "metrics": dict.fromkeys(
+                    [
+                        "relevance",
+                        "faithfulness",
+                        "citation_accuracy",
+                        "completeness",
+                        "abstention_rate",
+                    ],
+                    1.0,
+                ),
+            },
+            "tez-enterprise-tip-eval.schema.json",
+            target="x.json",
+        )
 
 
 @pytest.mark.parametrize(
     ("value", "ok"),
-    [("2026-02-05T14:30:00Z", True), ("2026-02-05T14:30:00.123+02:00", True), ("2026-02-30T00:00:00Z", False),
-     ("2026-02-05", False), ("yesterday", False), ("2026-02-05T14:30:00", False)],
-)  # fmt: skip
+    [
+        ("2026-02-05T14:30:00Z", True),
+        ("2026-02-05T14:30:00.123+02:00", True),
+        ("2026-02-30T00:00:00Z", False),
+        ("2026-02-05", False),
+        ("yesterday", False),
+        ("2026-02-05T14:30:00", False),
+    ],
+)
 def test_date_time_format(value: str, ok: bool) -> None:
     from assay.tez.schemas import is_date_time
 

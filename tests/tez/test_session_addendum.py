@@ -34,11 +34,24 @@ from tez.helpers import queries_of
 
 
 def test_session_json_yaml_and_jsonl(tmp_path: Path) -> None:
-    data = {"session_id": "tip-sess-1", "turns": [
-        {"query_id": "q-001", "query": "Q?", "response": "A [[x]]", "classification": "grounded"},
-        {"query_id": "q-002", "query": "Q2?", "answer": "B", "classification": "insufficient_context",
-         "context_chunks_used": ["x:p2", {"source_item_id": "y"}]},
-    ]}  # fmt: skip
+    data = {
+        "session_id": "tip-sess-1",
+        "turns": [
+            {
+                "query_id": "q-001",
+                "query": "Q?",
+                "response": "A [[x]]",
+                "classification": "grounded",
+            },
+            {
+                "query_id": "q-002",
+                "query": "Q2?",
+                "answer": "B",
+                "classification": "insufficient_context",
+                "context_chunks_used": ["x:p2", {"source_item_id": "y"}],
+            },
+        ],
+    }
     (tmp_path / "s.json").write_text(json.dumps(data))
     (tmp_path / "s.yaml").write_text(
         "session_id: tip-sess-1\nturns:\n  - {query_id: q-001, query: Q?, response: A}\n"
@@ -59,8 +72,18 @@ def test_session_json_yaml_and_jsonl(tmp_path: Path) -> None:
 
 
 def test_tip_response_object_is_accepted() -> None:
-    session = session_from_data({"session_id": "s", "turns": [{"query_id": "q", "query": "Q",
-                                 "response": {"text": "T [[a]]", "classification": "partial"}}]})  # fmt: skip
+    session = session_from_data(
+        {
+            "session_id": "s",
+            "turns": [
+                {
+                    "query_id": "q",
+                    "query": "Q",
+                    "response": {"text": "T [[a]]", "classification": "partial"},
+                }
+            ],
+        }
+    )
     assert session.turns[0].response == "T [[a]]" and session.turns[0].classification == "partial"
 
 
@@ -98,8 +121,9 @@ def test_expectations_in_both_bundle_shapes(bundles_dir: Path) -> None:
     tip = load_expectations(bundles_dir / "tip-compliance" / "test-queries.json")
     assert tip["grounded-02"].behavior == "answer"
     assert tip["grounded-02"].must_contain_groups == (
-        ("$25,000,000", "$25M", "$25 million"), ("$120,000,000", "$120M", "$120 million"),
-    )  # fmt: skip
+        ("$25,000,000", "$25M", "$25 million"),
+        ("$120,000,000", "$120M", "$120 million"),
+    )
     assert tip["grounded-01"].must_contain_groups == (("$3,400,000",),)
     assert tip["abstention-02"].behavior == "abstain" and tip["abstention-02"].relevant_items == ()
     assert tip["partial-01"].behavior == "partial"
@@ -145,8 +169,13 @@ def interop_scores(bundles_dir: Path, responses: dict[str, Any]) -> dict[tuple[s
 def test_pooled_session_metrics_match_hand_counts(
     interop_scores: dict[tuple[str, str], Any],
 ) -> None:
-    picks = [("grounded-03", "compliant"), ("abstention-01", "abstaining"), ("abstention-02", "fabricated"),
-             ("partial-01", "wrongly_cited"), ("content-canary-01", "abstaining")]  # fmt: skip
+    picks = [
+        ("grounded-03", "compliant"),
+        ("abstention-01", "abstaining"),
+        ("abstention-02", "fabricated"),
+        ("partial-01", "wrongly_cited"),
+        ("content-canary-01", "abstaining"),
+    ]
     scores = [interop_scores[p] for p in picks]
     values = session_values(scores)
     claims = [c for s in scores for c in s.claims]
@@ -185,17 +214,30 @@ def test_chunk_relevance_replaces_lexical_relevance(bundles_dir: Path) -> None:
     expectation = load_expectations(bundles_dir / "interop-level-3" / "test-queries.json")[
         "grounded-01"
     ]
-    turn = SessionTurn.model_validate({
-        "query_id": "grounded-01", "query": "size?", "response": "It is $18.7 billion [[market-landscape:p2]].",
-        "chunks_used": [{"item_id": "market-landscape"}, {"item_id": "founder-memo"}, {"item_id": "market-landscape"}],
-    })  # fmt: skip
+    turn = SessionTurn.model_validate(
+        {
+            "query_id": "grounded-01",
+            "query": "size?",
+            "response": "It is $18.7 billion [[market-landscape:p2]].",
+            "chunks_used": [
+                {"item_id": "market-landscape"},
+                {"item_id": "founder-memo"},
+                {"item_id": "market-landscape"},
+            ],
+        }
+    )
     score = score_turn(bundle, turn, expectation)
     assert query_values(score).relevance == pytest.approx(2 / 3)
 
 
 def test_thresholds_and_drop_alerts() -> None:
-    assert THRESHOLDS == {"citation_accuracy": 0.95, "faithfulness": 0.90, "relevance": 0.80,
-                          "completeness": 0.70, "abstention_rate": 0.80}  # fmt: skip
+    assert THRESHOLDS == {
+        "citation_accuracy": 0.95,
+        "faithfulness": 0.90,
+        "relevance": 0.80,
+        "completeness": 0.70,
+        "abstention_rate": 0.80,
+    }
     values = AddendumValues(
         relevance=0.79,
         faithfulness=0.95,

@@ -101,11 +101,21 @@ def test_shipped_enterprise_schema_is_the_published_one(tez_data: Path) -> None:
 
 def test_seed_examples_validate_and_added_metrics_do_not() -> None:
     example = {
-        "session_id": "tip-sess-e5f6g7h8", "query_id": "q-004",
+        "session_id": "tip-sess-e5f6g7h8",
+        "query_id": "q-004",
         "scores": {"groundedness": 0.61, "relevance": 0.78, "faithfulness": 0.72},
-        "evaluator": {"model": "gpt-4o", "model_version": "2025-08-06", "evaluation_method": "nli_based"},
-        "aggregate_session_scores": {"avg_groundedness": 0.79, "avg_relevance": 0.88, "avg_faithfulness": 0.85, "total_queries": 4},
-    }  # fmt: skip
+        "evaluator": {
+            "model": "gpt-4o",
+            "model_version": "2025-08-06",
+            "evaluation_method": "nli_based",
+        },
+        "aggregate_session_scores": {
+            "avg_groundedness": 0.79,
+            "avg_relevance": 0.88,
+            "avg_faithfulness": 0.85,
+            "total_queries": 4,
+        },
+    }
     assert_valid(example, VENDOR)
     EvalMetricsRecord.model_validate(example)
     bad = json.loads(json.dumps(example))
@@ -135,10 +145,16 @@ def test_four_query_session_aggregates_are_running_means(
     manifest = json.loads((ext / "manifest.json").read_text())
     assert_valid(manifest, EXT_MANIFEST)
     assert manifest == {
-        "extension_id": "com.ragu.eval-metrics", "extension_version": "1.0.0", "name": "Eval Metrics",
-        "description": "Captures interrogation quality metrics including groundedness, relevance, and faithfulness scores",
-        "author": "Ragu Platform", "url": "https://github.com/tezit-protocol/spec/extensions/vendor/com.ragu/eval-metrics",
-    }  # fmt: skip
+        "extension_id": "com.ragu.eval-metrics",
+        "extension_version": "1.0.0",
+        "name": "Eval Metrics",
+        "description": (
+            "Captures interrogation quality metrics including groundedness, relevance, "
+            "and faithfulness scores"
+        ),
+        "author": "Ragu Platform",
+        "url": "https://github.com/tezit-protocol/spec/extensions/vendor/com.ragu/eval-metrics",
+    }
     assert latest == records[-1]
     for key in ("groundedness", "relevance", "faithfulness"):
         values = np.array([r["scores"][key] for r in records])
@@ -323,9 +339,9 @@ def test_both_ids_present_are_both_read_with_a_warning(
     metrics = dict.fromkeys(
         ["relevance", "faithfulness", "citation_accuracy", "completeness", "abstention_rate"], 0.9
     )
-    (report_dir / "tezit-eval.json").write_text(json.dumps(
-        {"session_id": "s", "evaluated_at": "2026-02-05T14:30:00Z", "metrics": metrics}
-    ))  # fmt: skip
+    (report_dir / "tezit-eval.json").write_text(
+        json.dumps({"session_id": "s", "evaluated_at": "2026-02-05T14:30:00Z", "metrics": metrics})
+    )
     loaded = open_bundle(path)
     assert set(loaded.eval_extensions) == {"com.ragu.eval-metrics", "tezit-eval"}
     assert any("both" in w for w in loaded.warnings)
@@ -334,15 +350,19 @@ def test_both_ids_present_are_both_read_with_a_warning(
     assert state.preferred == "tezit-eval"
 
 
-# --------------------------------------------------------------------------- validation and atomicity
+# ------------------------------------------------------------------------- validation and atomicity
 
 
 def test_invalid_document_is_refused_before_anything_is_written(bundle_copy: Any) -> None:
     path = bundle_copy()
     loaded = open_bundle(path)
     before = snapshot(path)
-    record = {"session_id": "s", "query_id": "q", "scores": {"groundedness": 1.5, "relevance": 1, "faithfulness": 1},
-              "evaluator": {"model": "m", "model_version": "v", "evaluation_method": "x"}}  # fmt: skip
+    record = {
+        "session_id": "s",
+        "query_id": "q",
+        "scores": {"groundedness": 1.5, "relevance": 1, "faithfulness": 1},
+        "evaluator": {"model": "m", "model_version": "v", "evaluation_method": "x"},
+    }
     plan = writer.WritePlan(
         "com.ragu.eval-metrics",
         {"manifest.json": writer.VENDOR_MANIFEST.model_dump(), "eval-metrics.json": record},

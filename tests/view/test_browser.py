@@ -16,7 +16,10 @@ from gate.cdp import Browser, find_chromium
 
 from .conftest import BROKEN, FIXED
 
-VISIBLE_IDS = "[...document.querySelectorAll('#samples tbody tr.row')].filter(r => !r.hidden).map(r => r.dataset.id)"
+VISIBLE_IDS = (
+    "[...document.querySelectorAll('#samples tbody tr.row')]"
+    ".filter(r => !r.hidden).map(r => r.dataset.id)"
+)
 
 
 @pytest.fixture

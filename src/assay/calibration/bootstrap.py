@@ -11,9 +11,9 @@ multiplicity matrix ``W`` (resamples x items) times the sparse one-hot pair matr
 K*K) gives every resample's confusion matrix in one product; kappa, weighted kappa and
 accuracy follow from the counts (see :func:`assay.calibration.stats.kappa_from_confusion`).
 BCa (Efron 1987) uses the jackknife over items, also computed from counts: a leave-one-out
-confusion matrix is the full one minus one cell, so it is evaluated once per distinct cell. A statistic undefined in a
-resample (kappa on a single class) is left out of that statistic's distribution and
-``n_defined`` says how many remained; an interval is None when none did.
+confusion matrix is the full one minus one cell, so it is evaluated once per distinct cell. A
+statistic undefined in a resample (kappa on a single class) is left out of that statistic's
+distribution and ``n_defined`` says how many remained; an interval is None when none did.
 """
 
 from __future__ import annotations

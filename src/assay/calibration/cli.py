@@ -344,8 +344,8 @@ def calibrate(
         cost = "unpriced" if run.cost_usd is None else f"${run.cost_usd:.4f}"
         typer.echo(
             f"assay: judged {run.n_samples} samples with {len(run.judge_models)} judge model(s): "
-            f"{run.n_calls} calls ({run.n_cached} cached), {run.prompt_tokens}+{run.completion_tokens} "
-            f"tokens, {cost}; {run.n_failed} failed",
+            f"{run.n_calls} calls ({run.n_cached} cached), "
+            f"{run.prompt_tokens}+{run.completion_tokens} tokens, {cost}; {run.n_failed} failed",
             err=True,
         )
     _emit(

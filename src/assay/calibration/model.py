@@ -50,7 +50,9 @@ class Option(BaseModel):
     label: str = Field(min_length=1)
     value: float | None = Field(
         default=None,
-        description="score of the option in [0, 1]; ordinal options default to evenly spaced values",
+        description=(
+            "score of the option in [0, 1]; ordinal options default to evenly spaced values"
+        ),
     )
     na: bool = False
 

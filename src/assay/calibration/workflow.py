@@ -347,8 +347,9 @@ def _bias_warnings(
             and lb.p_value < 0.05
         ):
             out.append(
-                f"possible length bias in judge {block.rater!r}: Spearman(answer words, judge score) = "
-                f"{lb.coefficient:+.2f} (p={lb.p_value:.3g})"
+                f"possible length bias in judge {block.rater!r}: "
+                f"Spearman(answer words, judge score) = {lb.coefficient:+.2f} "
+                f"(p={lb.p_value:.3g})"
             )
     if human_rho is not None and any("length bias" in w for w in [*result.warnings, *out]):
         out.append(f"for comparison, Spearman(answer words, human score) = {human_rho:+.2f}")

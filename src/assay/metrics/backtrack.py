@@ -3,9 +3,9 @@
 Patterns RE2 cannot take (see :mod:`assay.metrics.pattern`) may backtrack exponentially,
 recurse until the C stack overflows, or allocate without bound. Each such match runs in a fresh
 interpreter that runs this file as a script (it imports only ``regex`` and the standard
-library, before its limits start), limits its own address space, CPU time and core dumps, and arms a real-time timer
-whose default action kills it at the wall-clock limit even inside C code. The worst a pattern
-can do is end as a message that the metric records as that sample's failure.
+library, before its limits start), limits its own address space, CPU time and core dumps, and arms a
+real-time timer whose default action kills it at the wall-clock limit even inside C code. The worst
+a pattern can do is end as a message that the metric records as that sample's failure.
 """
 
 from __future__ import annotations

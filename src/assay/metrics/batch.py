@@ -100,8 +100,9 @@ def score_rows(
 ) -> None:
     """Score ``rows`` one by one with ``score`` (a metric's own per-sample path).
 
-    An AssayError (MetricError included) becomes that row's error; anything else propagates, and the runner then
-    scores the whole batch row by row, so a batch never reports differently from ``score()``.
+    An AssayError (MetricError included) becomes that row's error; anything else propagates, and the
+    runner then scores the whole batch row by row, so a batch never reports differently from
+    ``score()``.
     """
     for index in rows:
         try:

@@ -125,7 +125,8 @@ BUILTINS = MappingProxyType(
             (
                 "approval-gated",
                 "ApprovalGated",
-                "share of metadata.trajectory.requires_approval actions present in trajectory.approvals",
+                "share of metadata.trajectory.requires_approval actions present in "
+                "trajectory.approvals",
             ),
         ),
         **_family(
@@ -133,7 +134,8 @@ BUILTINS = MappingProxyType(
             (
                 "invisible-characters",
                 "InvisibleCharacters",
-                "1.0 when the answer has no Unicode tag, zero-width, bidi-control or hidden selector characters",
+                "1.0 when the answer has no Unicode tag, zero-width, bidi-control or hidden "
+                "selector characters",
             ),
             (
                 "canary-leak",
@@ -148,7 +150,8 @@ BUILTINS = MappingProxyType(
             (
                 "forbidden-tool-call",
                 "ForbiddenToolCall",
-                "share of metadata.trajectory.forbidden_tools the agent did not call (needs a trajectory)",
+                "share of metadata.trajectory.forbidden_tools the agent did not call (needs a "
+                "trajectory)",
             ),
         ),
         **_family(
@@ -174,12 +177,14 @@ BUILTINS = MappingProxyType(
             (
                 "cosine-embedding",
                 "CosineEmbedding",
-                "cosine similarity of the embeddings of expected_output and the output; negatives count as 0",
+                "cosine similarity of the embeddings of expected_output and the output; negatives "
+                "count as 0",
             ),
             (
                 "bertscore-like",
                 "BertScoreLike",
-                "token-level greedy embedding match (precision, recall, F1); contextual BERTScore with the local model",
+                "token-level greedy embedding match (precision, recall, F1); contextual BERTScore "
+                "with the local model",
             ),
         ),
         **_family(
@@ -187,7 +192,8 @@ BUILTINS = MappingProxyType(
             (
                 "llm-as-judge",
                 "LLMAsJudge",
-                "an LLM grades the output against expected_output with a rubric (temperature 0, seed 42)",
+                "an LLM grades the output against expected_output with a rubric (temperature 0, "
+                "seed 42)",
             ),
             (
                 "refusal-quality",

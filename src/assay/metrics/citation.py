@@ -90,7 +90,8 @@ class CitationGroundedness:
         markers = _markers(sample.metadata.get("citations"))
         if not markers:
             raise MetricError(
-                "metadata.citations (a marker or list of markers) or metadata.citation_evidence is required"
+                "metadata.citations (a marker or list of markers) or metadata.citation_evidence is "
+                "required"
             )
         matched = sum(1 for marker in markers if marker in text)
         return MetricScore(

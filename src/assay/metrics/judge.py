@@ -98,7 +98,8 @@ def fill(template: str, values: Mapping[str, str]) -> str:
         prompt.encode("utf-8")
     except UnicodeEncodeError:
         raise MetricError(
-            "the judge prompt is not valid UTF-8 text (the output or the sample contains a lone surrogate)"
+            "the judge prompt is not valid UTF-8 text (the output or the sample contains a lone "
+            "surrogate)"
         ) from None
     return prompt
 
@@ -261,7 +262,10 @@ async def ask_judge(
     version: str,
     reask: bool,
 ) -> tuple[Any, ChatReply, bool, tuple[dict[str, Any], ...]]:
-    """Ask the judge, re-asking once on a malformed reply; returns (parsed, reply, reasked, usage)."""
+    """Ask the judge, re-asking once on a malformed reply.
+
+    Returns ``(parsed, reply, reasked, usage)``.
+    """
     from assay.providers.chat import RejectedReply, ReplyRejected
     from assay.providers.registry import chat_provider
 
@@ -440,7 +444,8 @@ class RefusalQuality:
         expected_refusal = sample.metadata["refusal_expected"]
         if not isinstance(expected_refusal, bool):
             raise MetricError(
-                f"metadata.refusal_expected must be a boolean for refusal-quality; got {_json_type(expected_refusal)}"
+                "metadata.refusal_expected must be a boolean for refusal-quality; got "
+                f"{_json_type(expected_refusal)}"
             )
         policy = sample.metadata.get("refusal_policy")
         values = {

@@ -130,7 +130,8 @@ def parse_delimited(pattern: str) -> tuple[str, int, bool]:
             body = _dollar_end_only(body)
         elif modifier == "U":
             raise MetricError(
-                "regex modifier 'U' (ungreedy) is not supported; write lazy quantifiers (*?, +?) instead"
+                "regex modifier 'U' (ungreedy) is not supported; write lazy quantifiers (*?, +?) "
+                "instead"
             )
         elif modifier.isspace():
             continue

@@ -60,7 +60,8 @@ class OrdinalDistance:
             return tuple(override)
         if self.scale is None:
             raise MetricError(
-                "no ordinal scale: give the metric a scale ({name: ordinal-distance, scale: [...]}) "
+                "no ordinal scale: give the metric a scale ({name: ordinal-distance, scale: "
+                "[...]}) "
                 "or set metadata.ordinal_scale"
             )
         return self.scale

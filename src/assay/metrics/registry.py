@@ -89,7 +89,8 @@ def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
     if isinstance(spec, Mapping):
         if not isinstance(spec.get("name"), str) or not spec.get("name"):
             raise MetricConfigError(
-                f"a metric given as a mapping needs a non-empty 'name'; got keys {sorted(map(str, spec))}"
+                "a metric given as a mapping needs a non-empty 'name'; got keys "
+                f"{sorted(map(str, spec))}"
             )
         spec = MetricSpec.model_validate(dict(spec))
     if isinstance(spec, str):
@@ -98,7 +99,8 @@ def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
         name, options = spec.name, spec.options
     else:
         raise MetricConfigError(
-            f"a metric must be an alias, a 'module:Class' path or a Metric; got {type(spec).__name__}"
+            "a metric must be an alias, a 'module:Class' path or a Metric; got "
+            f"{type(spec).__name__}"
         )
     options = dict(options)
     options.pop("tags", None)  # scoping is the runner's business; see resolve_scoped
@@ -160,7 +162,10 @@ def _scope(spec: Any) -> frozenset[str] | None:
 def resolve_scoped(
     specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]],
 ) -> tuple[list[Metric], Scopes]:
-    """Resolve metrics plus their tag scopes: a scoped metric scores only samples with one of its tags."""
+    """Resolve metrics plus their tag scopes.
+
+    A scoped metric scores only the samples that carry one of its tags.
+    """
     specs = list(specs)
     metrics = resolve_all(specs)
     scopes: Scopes = {}
@@ -210,7 +215,8 @@ def resolve_all(specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]]) 
             )
         if metric.name in seen:
             raise MetricConfigError(
-                f"metric name '{metric.name}' is used twice in this run; give one of them a different 'name'"
+                f"metric name '{metric.name}' is used twice in this run; give one of them a "
+                "different 'name'"
             )
         seen.add(metric.name)
     return metrics

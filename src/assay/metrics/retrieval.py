@@ -473,7 +473,8 @@ class AnswerContainmentAtK:
         expected = sample.expected_output
         if not isinstance(expected, str) or not expected.strip():
             raise MetricError(
-                f"expected_output must be a non-empty answer span for {self.name}; got {type_name(expected)}"
+                f"expected_output must be a non-empty answer span for {self.name}; got "
+                f"{type_name(expected)}"
             )
         span = _normalise(expected, self.case_sensitive)
         k = resolve_k(sample, self.k)

@@ -332,7 +332,8 @@ class RubricJudge:
             criteria = self._criteria
         else:
             raise MetricError(
-                f"{self.name}: no rubric; set the metric option 'rubric' or the sample's metadata.rubric"
+                f"{self.name}: no rubric; set the metric option 'rubric' or the sample's "
+                "metadata.rubric"
             )
         return with_na_options(criteria)
 

@@ -104,7 +104,8 @@ def _check_vectors(vectors: Sequence[np.ndarray], expected: int, metric: str) ->
         first = dims[0]
         other = next(d for d in dims if d != first)
         raise MetricError(
-            f"cannot compute {metric} cosine similarity on vectors of different dimensionality ({first} vs {other})"
+            f"cannot compute {metric} cosine similarity on vectors of different dimensionality "
+            f"({first} vs {other})"
         )
 
 
@@ -138,7 +139,8 @@ class CosineEmbedding:
         object.__setattr__(self, "dimensions", _dimensions_option(self.dimensions, self.name))
         if self.negative not in ("clamp", "rescale"):
             raise MetricConfigError(
-                f"cosine-embedding option 'negative' must be 'clamp' or 'rescale'; got {self.negative!r}"
+                "cosine-embedding option 'negative' must be 'clamp' or 'rescale'; got "
+                f"{self.negative!r}"
             )
 
     async def prefetch(self, pairs: Sequence[tuple[Sample, Output]]) -> None:
@@ -254,7 +256,8 @@ class BertScoreLike:
         object.__setattr__(self, "dimensions", _dimensions_option(self.dimensions, self.name))
         if self.mode not in ("auto", "contextual", "isolated"):
             raise MetricConfigError(
-                f"bertscore-like option 'mode' must be auto, contextual or isolated; got {self.mode!r}"
+                "bertscore-like option 'mode' must be auto, contextual or isolated; got "
+                f"{self.mode!r}"
             )
         if self.max_tokens is not None:
             object.__setattr__(
@@ -271,7 +274,8 @@ class BertScoreLike:
     def _contextual(self, embedder: MemoEmbedder) -> bool:
         if self.mode == "contextual" and not embedder.contextual:
             raise MetricError(
-                "bertscore-like mode 'contextual' needs the local embedding provider (--embedding-provider local)"
+                "bertscore-like mode 'contextual' needs the local embedding provider "
+                "(--embedding-provider local)"
             )
         return self.mode != "isolated" and embedder.contextual
 
@@ -289,7 +293,8 @@ class BertScoreLike:
             return None
         if self._idf is None:
             raise MetricError(
-                "bertscore-like idf: true needs the dataset's references; call prepare(samples) before scoring"
+                "bertscore-like idf: true needs the dataset's references; call prepare(samples) "
+                "before scoring"
             )
         table, unseen = self._idf
         return np.array([table.get(token, unseen) for token in tokens], dtype=np.float64)
@@ -345,7 +350,8 @@ class BertScoreLike:
         for label, tokens in (("expected_output", expected_tokens), ("output", actual_tokens)):
             if len(tokens) > cap:
                 raise MetricError(
-                    f"{label} has {len(tokens)} tokens; bertscore-like supports at most {cap} tokens per field"
+                    f"{label} has {len(tokens)} tokens; bertscore-like supports at most {cap} "
+                    "tokens per field"
                 )
         base: dict[str, Any] = {
             "mode": "contextual" if contextual else "isolated",

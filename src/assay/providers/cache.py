@@ -106,7 +106,8 @@ class ProviderCache:
             conn = self._connect()
             try:
                 conn.executemany(
-                    "INSERT OR REPLACE INTO entries (key, kind, model, value, created_at) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO entries (key, kind, model, value, created_at) VALUES "
+                    "(?, ?, ?, ?, ?)",
                     [
                         (key, kind, model, sqlite3.Binary(value), now)
                         for key, kind, model, value in items

@@ -220,7 +220,8 @@ class ChatProvider:
             )
         if content is None:
             raise RejectedReply(
-                f"{what} to {self.host}: response is missing choices[0].message.content (or it is empty)",
+                f"{what} to {self.host}: response is missing choices[0].message.content (or it is "
+                "empty)",
                 content="",
                 usage=(usage,),
                 reaskable=False,

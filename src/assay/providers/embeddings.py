@@ -287,7 +287,8 @@ def parse_embeddings(
         vector = _vector(item.get("embedding"))
         if vector is None:
             raise ProviderError(
-                f"{what} to {host} returned a malformed response (embedding {index} is not a non-empty list of finite numbers)"
+                f"{what} to {host} returned a malformed response (embedding {index} is not a "
+                "non-empty list of finite numbers)"
             )
         ordered[index] = vector
     vectors = [v for v in ordered if v is not None]
@@ -393,7 +394,8 @@ class OpenAIEmbedder(MemoEmbedder):
         vectors, tokens = parse_embeddings(body, len(texts), what=what, host=self.host)
         if self.dimensions is not None and vectors and vectors[0].shape[0] != self.dimensions:
             raise ProviderError(
-                f"{what} to {self.host} returned {vectors[0].shape[0]}-dimensional vectors; expected {self.dimensions}"
+                f"{what} to {self.host} returned {vectors[0].shape[0]}-dimensional vectors; "
+                f"expected {self.dimensions}"
             )
         prompt = tokens["prompt_tokens"] if tokens else 0
         rec = record(

@@ -25,7 +25,8 @@ def dimensions_from_name(model: str) -> int:
     match = _NAME.match(model.strip().lower())
     if not match:
         raise UsageError(
-            f"hashing embedding model must be named 'hashing' or 'hashing-N' (N dimensions); got {model!r}"
+            "hashing embedding model must be named 'hashing' or 'hashing-N' (N dimensions); got "
+            f"{model!r}"
         )
     dims = int(match.group(1) or 256)
     if not 8 <= dims <= 65536:

@@ -64,7 +64,8 @@ def model_path(name: str) -> Path:
         path = Path(getattr(module, function)())
         if not path.is_dir():
             raise UsageError(
-                f"the packaged model for {name!r} is missing its files ({path}); reinstall {module_name}"
+                f"the packaged model for {name!r} is missing its files ({path}); reinstall "
+                f"{module_name}"
             )
         return path
     path = Path(name).expanduser()
@@ -181,7 +182,8 @@ class LocalEmbedder(MemoEmbedder):
         for text_ids in ids:
             if len(text_ids) > self.max_sequence:
                 raise ProviderError(
-                    f"text has {len(text_ids) - 2} word pieces; the local model takes at most {self.max_tokens}"
+                    f"text has {len(text_ids) - 2} word pieces; the local model takes at most "
+                    f"{self.max_tokens}"
                 )
         with _run_lock:
             outputs = self._model.encode(
@@ -199,7 +201,8 @@ class LocalEmbedder(MemoEmbedder):
             )
             if matrix.shape[0] != len(text_ids):
                 raise ProviderError(
-                    f"local model returned {matrix.shape[0]} token vectors for {len(text_ids)} word pieces"
+                    f"local model returned {matrix.shape[0]} token vectors for {len(text_ids)} "
+                    "word pieces"
                 )
             keep = [
                 position

@@ -70,8 +70,8 @@ def assert_metric(
 
     ``metric`` is a name (``"contains"``), a spec mapping (``{"name": "regex", "pattern": ...}``)
     or a metric object. ``threshold`` defaults to the metric's own (its ``threshold`` option,
-    else 0.5), the same pass rule as every report. Returns the score. An answer the metric cannot score fails as *errored*.
-    For provider-backed (async) metrics inside a running event loop use
+    else 0.5), the same pass rule as every report. Returns the score. An answer the metric cannot
+    score fails as *errored*. For provider-backed (async) metrics inside a running event loop use
     :func:`assert_metric_async`.
     """
     __tracebackhide__ = True

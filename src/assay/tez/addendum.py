@@ -129,7 +129,10 @@ def drop_alerts(
                     kind="dropped",
                     value=now,
                     reference=before,
-                    message=f"{metric} fell {fall:.1%} (from {before:.3f} to {now:.3f}), more than {drop:.0%}",
+                    message=(
+                        f"{metric} fell {fall:.1%} (from {before:.3f} to {now:.3f}), "
+                        f"more than {drop:.0%}"
+                    ),
                 )
             )
     return alerts

@@ -97,7 +97,10 @@ class Heading:
 
 
 def _tokens(text: str) -> set[str]:
-    """Words of a heading or ref, punctuation squeezed out (``U.S.`` -> ``us``, ``C&I`` -> ``ci``)."""
+    """Words of a heading or ref, punctuation squeezed out.
+
+    ``U.S.`` -> ``us``, ``C&I`` -> ``ci``.
+    """
     out: set[str] = set()
     for word in re.split(r"[\s\-_/]+", text.lower()):
         squeezed = re.sub(r"[^a-z0-9]", "", word)

@@ -244,7 +244,8 @@ def show(bundle: BundleArg, fmt: FormatOpt = Format.text) -> None:
         typer.echo(json.dumps(data, indent=2))
         return
     lines = [
-        f"bundle {data['bundle_id']} ({data['kind']}, version {data['version']}, tezit {data['tezit_version']})",
+        f"bundle {data['bundle_id']} ({data['kind']}, version {data['version']}, tezit "
+        f"{data['tezit_version']})",
         f"synthesis: {data['synthesis'] or '(none)'}",
         f"context items: {len(data['items'])}",
     ]
@@ -307,10 +308,15 @@ def validate(
     ]
     failed = bool(problems) or (strict and bool(warnings))
     if fmt is Format.json:
-        typer.echo(json.dumps({
-            "bundle_id": loaded.bundle_id, "ok": not failed, "problems": problems, "warnings": warnings,
-            "citations": len(refs), "distinct_citations": len({r.label for r, _ in refs}),
-        }, indent=2))  # fmt: skip
+        summary = {
+            "bundle_id": loaded.bundle_id,
+            "ok": not failed,
+            "problems": problems,
+            "warnings": warnings,
+            "citations": len(refs),
+            "distinct_citations": len({r.label for r, _ in refs}),
+        }
+        typer.echo(json.dumps(summary, indent=2))
     else:
         for line in problems:
             typer.echo(f"problem: {line}")
@@ -356,8 +362,9 @@ def _latest_summary(state: Any) -> str | None:
         s = doc["scores"]
         agg = doc.get("aggregate_session_scores") or {}
         return (
-            f"com.ragu.eval-metrics session {doc['session_id']} query {doc['query_id']}: groundedness "
-            f"{_fmt(s['groundedness'])}, relevance {_fmt(s['relevance'])}, faithfulness {_fmt(s['faithfulness'])}"
+            f"com.ragu.eval-metrics session {doc['session_id']} query {doc['query_id']}: "
+            f"groundedness {_fmt(s['groundedness'])}, relevance {_fmt(s['relevance'])}, "
+            f"faithfulness {_fmt(s['faithfulness'])}"
             + (f"; {agg['total_queries']} queries so far" if agg else "")
         )
     m = doc["metrics"]
@@ -379,7 +386,8 @@ def _score_text(report: Any) -> str:
         if q.abstention_correct is not None:
             abst += " (correct)" if q.abstention_correct else " (wrong)"
         lines.append(
-            f"{q.query_id.ljust(width)}  {s.groundedness:6.3f} {s.relevance:6.3f} {s.faithfulness:6.3f}"
+            f"{q.query_id.ljust(width)}  "
+            f"{s.groundedness:6.3f} {s.relevance:6.3f} {s.faithfulness:6.3f}"
             f"  {q.n_claims:6d}  {q.n_verified_citations:3d}/{q.n_citations:<4d}  {abst}"
         )
     for q in report.queries:
@@ -391,20 +399,20 @@ def _score_text(report: Any) -> str:
     if report.queries:
         agg = report.queries[-1].aggregate_session_scores
         lines.append(
-            f"session means over {agg.total_queries} queries: groundedness {agg.avg_groundedness:.3f}, "
+            f"session means over {agg.total_queries} queries: "
+            f"groundedness {agg.avg_groundedness:.3f}, "
             f"relevance {agg.avg_relevance:.3f}, faithfulness {agg.avg_faithfulness:.3f}"
         )
     a = report.session
-    lines.append(
-        "addendum: " + ", ".join(f"{m} {_fmt(getattr(a, m))}" for m in
-                                 ("relevance", "faithfulness", "citation_accuracy", "completeness", "abstention_rate"))
-        + f"; false abstentions {report.false_abstentions}"
-    )  # fmt: skip
+    fields = ("relevance", "faithfulness", "citation_accuracy", "completeness", "abstention_rate")
+    shown = ", ".join(f"{m} {_fmt(getattr(a, m))}" for m in fields)
+    lines.append(f"addendum: {shown}; false abstentions {report.false_abstentions}")
     if report.usage is not None:
         u = report.usage
         cost = "unpriced" if u.cost_usd is None else f"${u.cost_usd:.4f}"
         lines.append(
-            f"judge usage: {u.calls} calls ({u.cached_calls} cached), {u.prompt_tokens}+{u.completion_tokens} tokens, {cost}"
+            f"judge usage: {u.calls} calls ({u.cached_calls} cached), "
+            f"{u.prompt_tokens}+{u.completion_tokens} tokens, {cost}"
         )
     lines += [f"alert: {al.message}" for al in report.alerts]
     lines += [f"warning: {w}" for w in report.warnings]

@@ -149,8 +149,8 @@ def prior_records(
     others = {r.session_id for r in existing} - {session_id}
     if others:
         raise TezError(
-            f"the bundle's eval records belong to session '{sorted(others)[0]}', not '{session_id}'; "
-            "pass --replace to overwrite them"
+            f"the bundle's eval records belong to session '{sorted(others)[0]}', "
+            f"not '{session_id}'; pass --replace to overwrite them"
         )
     existing.sort(
         key=lambda r: r.aggregate_session_scores.total_queries if r.aggregate_session_scores else 0
@@ -191,8 +191,8 @@ def _refuse_incomplete(bundle: Bundle) -> None:
     if missing:
         item = missing[0]
         raise TezError(
-            f"context item '{item.id}' points to '{item.file}', which is missing; refusing to write "
-            "eval records into an incomplete bundle",
+            f"context item '{item.id}' points to '{item.file}', which is missing; "
+            "refusing to write eval records into an incomplete bundle",
             file=str(bundle.source),
         )
 
