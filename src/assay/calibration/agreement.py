@@ -234,7 +234,7 @@ def criterion_agreement(pairs: Pairs) -> CriterionAgreement:
             kendall=stats.correlation(vp, vt, "kendall"),
             pearson=stats.correlation(vp, vt, "pearson"),
         )
-    return CriterionAgreement(**fields)  # type: ignore[arg-type]
+    return CriterionAgreement(**fields)
 
 
 def _per_option(t: np.ndarray, p: np.ndarray, scale: Scale) -> list[OptionScores]:
@@ -335,7 +335,7 @@ def abstention_agreement(
         kappa = stats.cohen_kappa(h, j, labels=[0, 1])
         out.append(
             AbstentionAgreement(
-                kind=kind,  # type: ignore[arg-type]
+                kind=kind,
                 n_criteria=len(chosen),
                 n_pairs=len(h),
                 human_abstain=int(h.sum()),
