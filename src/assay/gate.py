@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.errors import UsageError
 
 if TYPE_CHECKING:
-    from assay.comparison import Comparison
+    from assay.report.comparison_model import Comparison
     from assay.report.model import Report
 
 GATE_SCHEMA: Final = "assay.gate.v1"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from assay.comparison import Comparison, MetricComparison
+    from assay.report.comparison_model import Comparison, MetricComparison
     from assay.report.model import Report
 
 baseline_app = typer.Typer(

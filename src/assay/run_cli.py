@@ -742,7 +742,7 @@ def _finish_run(
     if gate_store is not None:  # `assay view` shows each run's verdict
         gate_store.record_gate(report_obj.run.run_id, update["gate"])
     if comparison is not None:
-        update["comparison"] = comparison.summary_dict()
+        update["comparison"] = comparison.summary()
     report_obj = report_obj.model_copy(update=update)
     lane_failures: list[str] = []
     if lane is not None:

@@ -23,9 +23,9 @@ from assay.adversarial.brief import Brief
 from assay.adversarial.history import Manifest
 from assay.baseline import BaselinePointer
 from assay.calibration.result import CalibrationResult
-from assay.comparison import Comparison
 from assay.gate import GateResult
 from assay.providers.settings import PROVIDER_SETTINGS_SCHEMA, ProviderSettings
+from assay.report.comparison_model import Comparison
 from assay.report.model import REPORT_SCHEMA, Report
 from assay.systems.model import SystemsReport
 from assay.tez import records

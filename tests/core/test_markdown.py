@@ -6,7 +6,13 @@ import re
 
 from assay.report.aggregate import ReportBuilder
 from assay.report.markdown import render_markdown
-from assay.report.model import DatasetInfo, Report, RunInfo, SystemUnderTestInfo
+from assay.report.model import (
+    ComparisonSummary,
+    DatasetInfo,
+    Report,
+    RunInfo,
+    SystemUnderTestInfo,
+)
 from assay.results import ExecutionResult, ScoreResult
 
 from .reports import check_report
@@ -113,34 +119,40 @@ def test_baseline_comparison_section_lists_regressions() -> None:
     report = report_with(
         [(ExecutionResult("a", 0, {"exact-match": ScoreResult(1.0)}), [])], ["exact-match"]
     )
-    digest = {
-        "reference_run_id": "base-1",
-        "join_key": "row_hash",
-        "alpha": 0.05,
-        "macro_f1_delta": -0.125,
-        "pass_rate_delta": -0.1,
-        "counts": {
-            "compared": 40,
-            "pass_to_fail": 5,
-            "fail_to_pass": 1,
-            "new_failures": 0,
-            "added": 2,
-            "removed": 0,
-            "regressions": 1,
-        },
-        "regressions": [
-            {
-                "metric": "exact-match",
-                "scope": "cohort",
-                "cohort_label": "policy",
-                "statistic": "pass_rate",
-                "reference": 0.9,
-                "current": 0.6,
-                "delta": -0.3,
-                "p_adjusted": 0.012,
-            }
-        ],
-    }
+    digest = ComparisonSummary.model_validate(
+        {
+            "reference_run_id": "base-1",
+            "join_key": "row_hash",
+            "comparable": True,
+            "alpha": 0.05,
+            "macro_f1_delta": -0.125,
+            "pass_rate_delta": -0.1,
+            "counts": {
+                "compared": 40,
+                "pass_to_fail": 5,
+                "fail_to_pass": 1,
+                "new_failures": 0,
+                "added": 2,
+                "removed": 0,
+                "regressions": 1,
+            },
+            "regressions": [
+                {
+                    "metric": "exact-match",
+                    "scope": "cohort",
+                    "cohort_label": "policy",
+                    "statistic": "pass_rate",
+                    "reference": 0.9,
+                    "current": 0.6,
+                    "delta": -0.3,
+                    "p_value": 0.004,
+                    "p_adjusted": 0.012,
+                    "mdd": None,
+                    "message": "exact-match in cohort 'policy': pass-rate fell",
+                }
+            ],
+        }
+    )
     text = render_markdown(report.model_copy(update={"comparison": digest}))
     section = text.split("## Baseline comparison", 1)[1].split("\n## ", 1)[0]
     assert "Against run base-1" in section

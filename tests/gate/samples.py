@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from assay.comparison import Comparison, compare_reports
+from assay.comparison import compare_reports
 from assay.gate import GateRules, MetricFloors, evaluate
+from assay.report.comparison_model import Comparison
 from assay.report.model import Report
 from gate.factory import make_report
 
@@ -56,7 +57,7 @@ def rich_report(*, with_gate: bool = True) -> tuple[Report, Comparison]:
         current = current.model_copy(
             update={
                 "gate": outcome.model_dump(mode="json"),
-                "comparison": comparison.summary_dict(),
+                "comparison": comparison.summary().model_dump(mode="json"),
             }
         )
     return current, comparison

@@ -15,16 +15,16 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import NormalIndPower
 
 from assay import comparison as comparison_module
-from assay.comparison import (
-    compare_reports,
+from assay.comparison import compare_reports
+from assay.errors import UsageError
+from assay.gate import GateRules, evaluate
+from assay.paired_tests import (
     holm,
     minimum_detectable_difference,
     paired_bootstrap,
     sign_test,
     sign_test_floor,
 )
-from assay.errors import UsageError
-from assay.gate import GateRules, evaluate
 from assay.schema_files import generate
 from gate.factory import from_matrix, make_report
 
@@ -245,7 +245,7 @@ def test_schema_shipped_and_documents_validate():
     document = json.loads(result.model_dump_json())
     jsonschema.validate(document, schema)
     assert document["schema_version"] == "assay.comparison.v1"
-    assert result.summary_dict()["counts"]["regressions"] == result.regression_count >= 1
+    assert result.summary().counts.regressions == result.regression_count >= 1
 
 
 def test_too_few_samples_say_so_instead_of_claiming_no_change():

@@ -17,6 +17,7 @@ import numpy as np
 
 from assay.metrics.registry import applies
 from assay.report.model import (
+    UNTAGGED_LABEL,
     Bucket,
     Cohort,
     CohortMetric,
@@ -46,7 +47,6 @@ from assay.results import (
 )
 
 HISTOGRAM_BUCKETS = 10
-UNTAGGED_LABEL = "(untagged)"
 _ROUND = 10**10
 
 

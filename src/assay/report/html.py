@@ -17,7 +17,7 @@ from assay.report.html_rows import failing_rows_section, script_hash
 from assay.report.model import Bucket, MetricAggregate, Report
 
 if TYPE_CHECKING:
-    from assay.comparison import Comparison, MetricComparison, StatDelta
+    from assay.report.comparison_model import Comparison, MetricComparison, StatDelta
 
 MAX_LISTED = 200  # rows shown per long list (failures, flips); the rest are counted
 

@@ -6,10 +6,9 @@ Diff-stable: fixed section order, four decimals, user strings escaped and single
 from __future__ import annotations
 
 import html
-from typing import Any
 
 from assay.report.compliance import markdown_lines
-from assay.report.model import Report
+from assay.report.model import ComparisonSummary, Report
 
 _MAX_FAILURES = 200
 
@@ -28,39 +27,36 @@ def _signed(value: object) -> str:
     return f"{value:+.4f}" if isinstance(value, (int, float)) else "n/a"
 
 
-def _comparison(comparison: dict[str, Any]) -> list[str]:
+def _comparison(comparison: ComparisonSummary) -> list[str]:
     """The baseline comparison digest: deltas, flips, and regressions beyond noise."""
-    counts = comparison.get("counts", {})
+    counts = comparison.counts
     out = [
         "",
         "## Baseline comparison",
         "",
-        f"Against run {cell(str(comparison.get('reference_run_id')))} (rows joined on "
-        f"{cell(str(comparison.get('join_key')))}, alpha {comparison.get('alpha')}).",
+        f"Against run {cell(comparison.reference_run_id)} (rows joined on "
+        f"{cell(comparison.join_key)}, alpha {comparison.alpha}).",
         "",
-        "| macro-F1 delta | pass-rate delta | compared | pass → fail | fail → pass | new failures | added | removed | regressions |",
+        "| macro-F1 delta | pass-rate delta | compared | pass → fail | fail → pass "
+        "| new failures | added | removed | regressions |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-        f"| {_signed(comparison.get('macro_f1_delta'))} | {_signed(comparison.get('pass_rate_delta'))} | "
-        f"{counts.get('compared', 0)} | {counts.get('pass_to_fail', 0)} | {counts.get('fail_to_pass', 0)} | "
-        f"{counts.get('new_failures', 0)} | {counts.get('added', 0)} | {counts.get('removed', 0)} | "
-        f"{counts.get('regressions', 0)} |",
+        f"| {_signed(comparison.macro_f1_delta)} | {_signed(comparison.pass_rate_delta)} | "
+        f"{counts.compared} | {counts.pass_to_fail} | {counts.fail_to_pass} | "
+        f"{counts.new_failures} | {counts.added} | {counts.removed} | {counts.regressions} |",
     ]
-    regressions = comparison.get("regressions") or []
-    if regressions:
-        out += [
-            "",
-            "| metric | scope | statistic | reference | current | delta | adjusted p |",
-            "| --- | --- | --- | --- | --- | --- | --- |",
-        ]
-        for item in regressions:
-            scope = item.get("cohort_label") or item.get("scope")
-            out.append(
-                f"| {cell(item.get('metric', ''))} | {cell(str(scope))} | {item.get('statistic')} | "
-                f"{fmt(item.get('reference'))} | {fmt(item.get('current'))} | {_signed(item.get('delta'))} | "
-                f"{fmt(item.get('p_adjusted'))} |"
-            )
-    else:
-        out += ["", "No regression beyond noise."]
+    if not comparison.regressions:
+        return [*out, "", "No regression beyond noise."]
+    out += [
+        "",
+        "| metric | scope | statistic | reference | current | delta | adjusted p |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for item in comparison.regressions:
+        scope = item.cohort_label or item.scope
+        out.append(
+            f"| {cell(item.metric)} | {cell(scope)} | {item.statistic} | {fmt(item.reference)} "
+            f"| {fmt(item.current)} | {_signed(item.delta)} | {fmt(item.p_adjusted)} |"
+        )
     return out
 
 

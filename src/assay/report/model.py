@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     import pandas
 
 REPORT_SCHEMA: Final = "assay.report.v1"
+COMPARISON_SCHEMA: Final = "assay.comparison.v1"
+UNTAGGED_LABEL: Final = "(untagged)"  # the cohort of samples without tags
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -316,6 +318,49 @@ class Compliance(_Model):
     )
 
 
+class Counts(_Model):
+    """How many samples a paired comparison joined, added, removed, flipped and regressed."""
+
+    compared: int
+    added: int
+    removed: int
+    pass_to_fail: int
+    fail_to_pass: int
+    new_failures: int
+    regressions: int
+
+
+class Regression(_Model):
+    """A statistic that dropped beyond noise."""
+
+    metric: str
+    scope: Literal["overall", "cohort"]
+    cohort_label: str | None
+    statistic: Literal["mean", "pass_rate"]
+    reference: float
+    current: float
+    delta: float
+    p_value: float
+    p_adjusted: float
+    mdd: float | None
+    message: str
+
+
+class ComparisonSummary(_Model):
+    """The digest of a baseline comparison that a report embeds; the full document is
+    ``assay.comparison.v1`` (:class:`assay.report.comparison_model.Comparison`)."""
+
+    schema_version: Literal["assay.comparison.v1"] = COMPARISON_SCHEMA
+    reference_run_id: str
+    join_key: Literal["row_hash", "id"]
+    comparable: bool
+    alpha: float
+    macro_f1_delta: float | None
+    pass_rate_delta: float | None
+    counts: Counts
+    regressions: list[Regression]
+
+
 class Report(_Model):
     """A complete evaluation report."""
 
@@ -331,7 +376,7 @@ class Report(_Model):
     gate: dict[str, Any] | None = Field(
         default=None, description="gate outcome (assay.gate), when one ran"
     )
-    comparison: dict[str, Any] | None = Field(
+    comparison: ComparisonSummary | None = Field(
         default=None, description="baseline comparison summary, when one ran"
     )
     adversarial: Compliance | None = Field(

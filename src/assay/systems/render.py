@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from assay.comparison import Comparison, StatDelta
+from assay.report.comparison_model import Comparison, StatDelta
 from assay.report.html import _CSS, _e
 from assay.report.markdown import cell, fmt
 from assay.report.model import Interval, Report

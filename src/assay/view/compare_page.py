@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from assay.comparison import Comparison, MetricComparison, _SampleView, _views
+from assay.pairing import SampleView, sample_views
+from assay.report.comparison_model import Comparison, MetricComparison
 from assay.report.model import Report
 from assay.view.data import RunView
 from assay.view.layout import e, gate_chip, num, page, pct, run_link, signed, table
@@ -61,7 +62,7 @@ def _metrics(comparison: Comparison) -> str:
     )
 
 
-def _cell(metric: str, ref: _SampleView | None, cur: _SampleView | None) -> tuple[str, int]:
+def _cell(metric: str, ref: SampleView | None, cur: SampleView | None) -> tuple[str, int]:
     """One metric's 'A → B' cell and its change: -1 pass→fail, +1 fail→pass, 0 otherwise."""
     before = ref.passes_metric(metric) if ref else None
     after = cur.passes_metric(metric) if cur else None
@@ -82,7 +83,7 @@ def _cell(metric: str, ref: _SampleView | None, cur: _SampleView | None) -> tupl
     return f'<td class="{css}">{a} → {b}</td>', change
 
 
-def _outcome(view: _SampleView | None, metrics: list[str]) -> str:
+def _outcome(view: SampleView | None, metrics: list[str]) -> str:
     if view is None:
         return "absent"
     if view.errors:
@@ -91,7 +92,7 @@ def _outcome(view: _SampleView | None, metrics: list[str]) -> str:
 
 
 def _pair_row(
-    key: str, ref: _SampleView | None, cur: _SampleView | None, metrics: list[str]
+    key: str, ref: SampleView | None, cur: SampleView | None, metrics: list[str]
 ) -> tuple[int, str]:
     cells, changes = [], []
     for metric in metrics:
@@ -117,8 +118,8 @@ def _pair_row(
 
 
 def _pairs(reference: Report, current: Report, comparison: Comparison) -> str:
-    ref_views = _views(reference, comparison.join_key)
-    cur_views = _views(current, comparison.join_key)
+    ref_views = sample_views(reference, comparison.join_key)
+    cur_views = sample_views(current, comparison.join_key)
     metrics = sorted({m.name for m in reference.metrics} | {m.name for m in current.metrics})
     keys = list(dict.fromkeys([*cur_views, *ref_views]))[:MAX_PAIRS]
     ranked = [_pair_row(k, ref_views.get(k), cur_views.get(k), metrics) for k in keys]

@@ -1,0 +1,157 @@
+"""The paired comparison document (``assay.comparison.v1``): two runs, what changed, and whether
+it is beyond noise. Built by :func:`assay.comparison.compare_reports`; read by the gate and the
+renderers. A report embeds only its digest (:class:`assay.report.model.ComparisonSummary`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.report.model import (
+    COMPARISON_SCHEMA,
+    ComparisonSummary,
+    Counts,
+    Interval,
+    Regression,
+)
+
+Verdict = Literal["regressed", "improved", "no-change", "incomparable"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Side(_Model):
+    """Which run one side of the comparison is."""
+
+    run_id: str
+    dataset: str
+    finished_at: str
+    samples: int
+    executions: int
+    repetitions: int
+    macro_f1: float | None
+    pass_rate: float | None
+
+
+class StatDelta(_Model):
+    """One statistic on both sides over the paired samples, its change and its test."""
+
+    reference: float | None
+    current: float | None
+    delta: float | None = Field(description="current - reference")
+    interval: Interval | None = Field(description="paired-bootstrap interval of delta")
+    test: Literal["paired-bootstrap", "mcnemar-exact"] | None
+    p_value: float | None
+    p_adjusted: float | None = Field(description="Holm-adjusted over every test of the comparison")
+    mdd: float | None = Field(
+        description="minimum detectable difference: smallest |delta| caught with 80% power at alpha"
+    )
+
+
+class MetricComparison(_Model):
+    """One metric, overall (cohort null) or within one cohort."""
+
+    metric: str
+    scope: Literal["overall", "cohort"]
+    cohort: str | None = Field(description="the tag; null overall and for the untagged bucket")
+    cohort_label: str | None = Field(description="the tag or '(untagged)'; null overall")
+    paired: int = Field(description="samples scored on both sides")
+    pass_to_fail: int
+    fail_to_pass: int
+    mean: StatDelta
+    pass_rate: StatDelta
+    coverage_reference: float | None = None
+    coverage_current: float | None = None
+    verdict: Verdict
+
+
+class SampleRef(_Model):
+    key: str
+    sample_id: str
+
+
+class Flip(_Model):
+    """A sample whose pass/fail outcome on one metric changed."""
+
+    key: str
+    sample_id: str
+    metric: str
+    direction: Literal["pass-to-fail", "fail-to-pass"]
+    before: float
+    after: float
+
+
+class NewFailure(_Model):
+    """A sample that passed everything in the reference and now fails or errors."""
+
+    key: str
+    sample_id: str
+    failed_metrics: list[str]
+    errored: list[str] = Field(description="metrics (or 'system-under-test') that raised")
+
+
+class Comparison(_Model):
+    """Paired comparison of a current report against a reference (baseline) report."""
+
+    schema_version: Literal["assay.comparison.v1"] = COMPARISON_SCHEMA
+    dataset: str
+    current: Side
+    reference: Side
+    join_key: Literal["row_hash", "id"]
+    alpha: float
+    seed: int
+    resamples: int
+    correction: Literal["holm"] = "holm"
+    comparable: bool
+    incomparable_reason: str | None = None
+    counts: Counts
+    macro_f1_delta: float | None
+    pass_rate_delta: float | None
+    metrics: list[MetricComparison]
+    cohorts: list[MetricComparison]
+    regressions: list[Regression]
+    flips: list[Flip]
+    new_failures: list[NewFailure]
+    added: list[SampleRef]
+    removed: list[SampleRef]
+    warnings: list[str] = Field(default_factory=list)
+    reference_aggregates: dict[str, dict[str, float | None]] = Field(
+        default_factory=dict,
+        description="the reference run's mean, p50, p95 and pass_rate per metric (for max_drop)",
+    )
+    current_aggregates: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+
+    def pass_to_fail_rows(self) -> list[str]:
+        """Every (sample, metric) that passed in the reference and now fails or errors."""
+        found = [f"{f.sample_id}/{f.metric}" for f in self.flips if f.direction == "pass-to-fail"]
+        for item in self.new_failures:
+            found.extend(f"{item.sample_id}/{where} (errored)" for where in item.errored)
+        return list(dict.fromkeys(found))
+
+    @property
+    def regression_count(self) -> int:
+        """Distinct (metric, scope) pairs with at least one statistic regressed."""
+        return distinct_regressions(self.regressions)
+
+    def summary(self) -> ComparisonSummary:
+        """The compact digest a report embeds under ``comparison``."""
+        return ComparisonSummary(
+            reference_run_id=self.reference.run_id,
+            join_key=self.join_key,
+            comparable=self.comparable,
+            alpha=self.alpha,
+            macro_f1_delta=self.macro_f1_delta,
+            pass_rate_delta=self.pass_rate_delta,
+            counts=self.counts,
+            regressions=self.regressions,
+        )
+
+
+def distinct_regressions(regressions: Iterable[Regression]) -> int:
+    """Distinct (metric, scope, cohort) triples among regressed statistics."""
+    return len({(item.metric, item.scope, item.cohort_label) for item in regressions})
