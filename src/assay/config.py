@@ -14,19 +14,17 @@ Precedence, highest first (one rule for every setting):
 Adding a flag is two local edits: the option in :func:`assay.run_cli.run` and a field of the
 same name here. Nothing in assay keeps settings in module-level variables: the provider
 settings built here are put in force for the run's scope only
-(:func:`assay.providers.settings.scope`).
+(:func:`assay.providers.settings.scope`). This module holds values only and imports no
+other assay module (docs/architecture.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-
-if TYPE_CHECKING:
-    from assay.providers.settings import ProviderSettings
 
 FORMATS = ("json", "md", "html", "junit")
 
@@ -105,7 +103,9 @@ class RunConfig(BaseModel):
         return _problems(self)
 
     def provider_flags(self) -> dict[str, Any]:
-        """The provider settings given on the command line (unset ones left out)."""
+        """The provider settings given on the command line (unset ones left out); the run's
+        plan builds the settings from them (flags > dataset ``providers:`` > environment >
+        defaults, :func:`assay.providers.settings.build`)."""
         flags = {
             "judge_model": self.judge_model,
             "embedding_model": self.embedding_model,
@@ -116,12 +116,6 @@ class RunConfig(BaseModel):
             "cache_mode": "off" if self.no_cache else "refresh" if self.refresh_cache else None,
         }
         return {key: value for key, value in flags.items() if value is not None}
-
-    def providers(self, dataset_block: Mapping[str, Any] | None) -> ProviderSettings:
-        """Provider settings: flags > dataset ``providers:`` > environment > defaults."""
-        from assay.providers.settings import build
-
-        return build(cli=self.provider_flags(), dataset=dataset_block)
 
     def gate_flags(self, *, with_baseline_rules: bool = True) -> dict[str, Any]:
         """The gate rules given as flags, in the shape :func:`assay.gate.load_rules` takes."""

@@ -476,6 +476,7 @@ def _plan(config: Any, lane: Any) -> Plan:
     from assay.api import metric_plan
     from assay.dataset import load_dataset
     from assay.metrics.base import provider_use
+    from assay.providers.settings import build as build_providers
     from assay.systems.cli import parse_systems
 
     extra_reports = _parse_also(config.also)
@@ -484,7 +485,7 @@ def _plan(config: Any, lane: Any) -> Plan:
         fail(
             f"{config.dataset}: no metrics: declare 'metrics:' in the dataset or pass --metric NAME"
         )
-    providers = config.providers(loaded.providers)
+    providers = build_providers(cli=config.provider_flags(), dataset=loaded.providers)
     chosen = metric_plan(loaded, lane.metric_specs if lane is not None else config.metric or None)
     metrics, scopes = chosen.metrics, chosen.scopes
     plan = Plan(

@@ -29,7 +29,10 @@ def test_problems_name_each_bad_flag_format_first() -> None:
 
 def test_provider_flags_become_settings_above_the_dataset_block() -> None:
     config = RunConfig(dataset=Path("d.yml"), judge_model="flag-judge", no_cache=True)
-    settings = config.providers({"judge_model": "dataset-judge", "base_url": "http://x/v1"})
+    settings = build(
+        cli=config.provider_flags(),
+        dataset={"judge_model": "dataset-judge", "base_url": "http://x/v1"},
+    )
     assert settings.judge_model == "flag-judge"
     assert settings.base_url == "http://x/v1"
     assert settings.cache_mode == "off"
