@@ -47,8 +47,8 @@ _LAZY = {
     "HttpTarget": "assay.http_sut",
     "RunStore": "assay.store",
     "report_from_store": "assay.rebuild",
-    "GateRules": "assay.gate",
-    "load_rules": "assay.gate",
+    "GateRules": "assay.gate_rules",
+    "load_rules": "assay.gate_rules",
     "evaluate_gate": "assay.gate",
     "compare_reports": "assay.comparison",
     "compute_agreement": "assay.calibration",
@@ -61,8 +61,8 @@ if TYPE_CHECKING:
     from assay.comparison import compare_reports
     from assay.dataset import Dataset, MetricSpec, Sample, load_dataset
     from assay.evaluation import RunOptions
-    from assay.gate import GateRules, load_rules
     from assay.gate import evaluate as evaluate_gate
+    from assay.gate_rules import GateRules, load_rules
     from assay.http_sut import HttpTarget
     from assay.metrics.base import Metric, MetricScore
     from assay.metrics.registry import catalogue, resolve, resolve_all

@@ -8,7 +8,7 @@ Precedence, highest first (one rule for every setting):
    provider variables (see :mod:`assay.providers.settings`);
 4. ``assay.toml`` (``[gate]`` rules, ``executor`` and ``[ray]``);
 5. the dataset's ``gate:`` block, which sits between ``assay.toml`` and the flags for gate rules
-   (``assay.toml [gate]`` < dataset ``gate:`` < flags; see :func:`assay.gate.load_rules`);
+   (``assay.toml [gate]`` < dataset ``gate:`` < flags; see :func:`assay.gate_rules.load_rules`);
 6. built-in defaults.
 
 Adding a flag is two local edits: the option in :func:`assay.run_cli.run` and a field of the
@@ -118,7 +118,7 @@ class RunConfig(BaseModel):
         return {key: value for key, value in flags.items() if value is not None}
 
     def gate_flags(self, *, with_baseline_rules: bool = True) -> dict[str, Any]:
-        """The gate rules given as flags, in the shape :func:`assay.gate.load_rules` takes."""
+        """The gate rules given as flags, in the shape :func:`assay.gate_rules.load_rules` takes."""
         flags: dict[str, Any] = {
             "min_macro_f1": self.min_macro_f1,
             "min_pass_rate": self.min_pass_rate,

@@ -863,10 +863,10 @@ def _compare(report_obj: Any, target: str, *, store_path: Path | None) -> Any:
 
 def _ray_options(executor: str | None, address: str | None) -> Any:
     """Ray options when the run goes to Ray (flag, ``ASSAY_EXECUTOR`` or ``assay.toml``)."""
-    from assay.gate import _read_toml, find_config
+    from assay.gate_rules import find_config, read_toml
 
     config = find_config()
-    table = _read_toml(config) if config is not None else {}
+    table = read_toml(config) if config is not None else {}
     chosen = executor or table.get("executor") or "local"
     if chosen == "local":
         return None
@@ -884,7 +884,7 @@ def _ray_options(executor: str | None, address: str | None) -> Any:
 
 def _gate(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[str, Any]) -> Any:
     from assay.gate import evaluate as evaluate_gate
-    from assay.gate import load_rules
+    from assay.gate_rules import load_rules
 
     config = Path("assay.toml")
     rules = load_rules(

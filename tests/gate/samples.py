@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from assay.comparison import compare_reports
-from assay.gate import GateRules, MetricFloors, evaluate
+from assay.gate import evaluate
+from assay.gate_rules import GateRules, MetricFloors
 from assay.report.comparison_model import Comparison
 from assay.report.model import Report
 from gate.factory import make_report

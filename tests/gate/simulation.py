@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from assay.comparison import compare_reports
-from assay.gate import GateRules, evaluate
+from assay.gate import evaluate
+from assay.gate_rules import GateRules
 
 try:  # imported as tests/gate/simulation.py (pytest) or run as a script
     from gate.factory import from_matrix

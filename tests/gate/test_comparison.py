@@ -17,7 +17,8 @@ from statsmodels.stats.power import NormalIndPower
 from assay import comparison as comparison_module
 from assay.comparison import compare_reports
 from assay.errors import UsageError
-from assay.gate import GateRules, evaluate
+from assay.gate import evaluate
+from assay.gate_rules import GateRules
 from assay.paired_tests import (
     holm,
     minimum_detectable_difference,

@@ -8,7 +8,8 @@ import pytest
 from assay import gate
 from assay.comparison import compare_reports
 from assay.errors import UsageError
-from assay.gate import GateRules, MetricFloors, evaluate, load_rules
+from assay.gate import evaluate
+from assay.gate_rules import GateRules, MetricFloors, find_config, load_rules
 from assay.schema_files import generate, load
 from gate.factory import make_report
 
@@ -253,7 +254,7 @@ def test_find_config(tmp_path, monkeypatch):
     (tmp_path / "assay.toml").write_text("[gate]\nmin_macro_f1 = 0.5\n", encoding="utf-8")
     nested = tmp_path / "a" / "b"
     nested.mkdir(parents=True)
-    assert gate.find_config(nested) == tmp_path / "assay.toml"
+    assert find_config(nested) == tmp_path / "assay.toml"
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 A target is ``macro_f1`` or ``metric[:mean|p50|p95|pass_rate]`` (a bare metric means its mean).
 ``--max-drop TARGET=DROP`` sets the allowed drop as a fraction in [0, 1] (0.05 = five
-percentage points of a pass-rate), parsed by the run gate's own parser (``assay.gate``);
+percentage points of a pass-rate), parsed by the run gate's own parser (``assay.gate_rules``);
 macro-F1 is always checked (default 0.05). A check fails when
 ``max(0, baseline - current) > max_drop + 1e-9``; a value missing on either side fails as
 ``missing-value``.
@@ -16,7 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from assay.gate import DROP_STATS as AGGREGATES
+from assay.gate_rules import DROP_STATS as AGGREGATES
+from assay.gate_rules import rules_from_cli
 from assay.report.model import Report
 
 MACRO_F1 = "macro_f1"
@@ -35,8 +36,6 @@ class DropRule:
 def parse_rules(items: Iterable[str]) -> list[DropRule]:
     """Rules from ``--max-drop TARGET=DROP`` values, parsed as ``assay run``'s gate parses them;
     macro-F1 is always checked (default 0.05)."""
-    from assay.gate import rules_from_cli
-
     drops = rules_from_cli({"max_drop": list(items)}).max_drop
     rules = {MACRO_F1: DEFAULT_MAX_DROP, **drops}
     return [DropRule(target, drop) for target, drop in rules.items()]
