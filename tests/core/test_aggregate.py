@@ -14,13 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
-from assay.report.aggregate import (
-    ReportBuilder,
-    histogram,
-    percentile,
-    wilson_interval,
-)
+from assay.report.aggregate import ReportBuilder
 from assay.report.model import DatasetInfo, Report, RunInfo, SystemUnderTestInfo
+from assay.report.statistics import histogram, percentile, wilson_interval
 from assay.results import SUT_STAGE, ExecutionResult, ScoreResult
 
 from .reports import check_report

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,14 +18,11 @@ import numpy as np
 from assay.metrics.registry import applies
 from assay.report.model import (
     UNTAGGED_LABEL,
-    Bucket,
     Cohort,
     CohortMetric,
     DatasetInfo,
     Failure,
-    Interval,
     MetricAggregate,
-    ModelUsage,
     Repetitions,
     Report,
     Row,
@@ -33,227 +30,25 @@ from assay.report.model import (
     RunInfo,
     SampleAggregate,
     Summary,
-    Usage,
-    UsageBlock,
     trusted,
 )
+from assay.report.statistics import (
+    histogram,
+    mean_interval,
+    mean_or_none,
+    pass_interval,
+    pass_rate_of,
+    percentile,
+    wilson_interval,
+)
+from assay.report.usage import UsageAccumulator
 from assay.results import (
-    DEFAULT_THRESHOLD,
     SUT_STAGE,
     ExecutionResult,
     Thresholds,
     passes,
     threshold_for,
 )
-
-HISTOGRAM_BUCKETS = 10
-_ROUND = 10**10
-
-
-# --------------------------------------------------------------------------- statistics
-
-
-def percentile(sorted_values: np.ndarray, q: float) -> float | None:
-    """Linear-interpolation percentile (numpy 'linear', Excel PERCENTILE.INC); None if empty."""
-    if sorted_values.size == 0:
-        return None
-    return float(np.percentile(sorted_values, q, method="linear"))
-
-
-def histogram(values: np.ndarray, buckets: int = HISTOGRAM_BUCKETS) -> list[Bucket]:
-    """Equal-width buckets over [0, 1]; scores rounded to 10 decimals first, 1.0 in the last bucket.
-
-    Bucketing uses integer arithmetic on the rounded score, so 0.3 lands in [0.3, 0.4) and
-    0.7 - 0.4 does too, with no float artefacts at the edges.
-    """
-    counts = np.zeros(buckets, dtype=np.int64)
-    if values.size:
-        scaled = np.rint(values * _ROUND).astype(np.int64)
-        # Lower edges in units of 1e-10, exactly as the buckets print them, so a score equal to
-        # a printed edge lands in the bucket that starts there (1/3 with 3 buckets -> bucket 1).
-        lowers = np.array(
-            [round(round(i / buckets, 10) * _ROUND) for i in range(buckets)], dtype=np.int64
-        )
-        index = np.clip(np.searchsorted(lowers, scaled, side="right") - 1, 0, buckets - 1)
-        counts = np.bincount(index, minlength=buckets)
-    return [
-        Bucket(
-            lower=round(i / buckets, 10), upper=round((i + 1) / buckets, 10), count=int(counts[i])
-        )
-        for i in range(buckets)
-    ]
-
-
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
-    """Wilson score interval for a binomial proportion."""
-    from statistics import NormalDist
-
-    if n <= 0:
-        return Interval(low=0.0, high=1.0, confidence=confidence)
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = (z / denom) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return Interval(
-        low=max(0.0, centre - half), high=min(1.0, centre + half), confidence=confidence
-    )
-
-
-def mean_interval(values: np.ndarray, confidence: float = 0.95) -> Interval | None:
-    """Student-t interval of a mean, clipped to [0, 1]; None below two values."""
-    from scipy.special import (
-        stdtrit,  # Student t quantile; scipy.special loads ~3x faster than scipy.stats
-    )
-
-    n = values.size
-    if n < 2:
-        return None
-    spread = float(values.std(ddof=1))
-    half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * spread / math.sqrt(n)
-    centre = float(values.mean())
-    return Interval(
-        low=max(0.0, centre - half), high=min(1.0, centre + half), confidence=confidence
-    )
-
-
-def pass_interval(values: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> Interval | None:
-    if values.size == 0:
-        return None
-    return wilson_interval(int(passes(values, threshold).sum()), int(values.size))
-
-
-def _mean(values: np.ndarray) -> float | None:
-    return float(values.mean()) if values.size else None
-
-
-def _pass_rate(values: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> float | None:
-    return float(passes(values, threshold).mean()) if values.size else None
-
-
-# --------------------------------------------------------------------------- usage
-
-
-class UsageAccumulator:
-    """Sums per-call usage records overall, per metric and per model."""
-
-    def __init__(self) -> None:
-        self.total = _UsageSum()
-        self.per_metric: dict[str, _UsageSum] = defaultdict(_UsageSum)
-
-    def add(self, metric: str, records: Iterable[Mapping[str, Any]]) -> None:
-        for record in records:
-            self.total.add(record)
-            self.per_metric[metric].add(record)
-
-    def build(self) -> Usage:
-        base = self.total.build()
-        return Usage(
-            **base.model_dump(),
-            per_metric={m: s.build() for m, s in sorted(self.per_metric.items())},
-        )
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int) and value >= 0:
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return 0
-
-
-def _finite(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) and value >= 0 else None
-
-
-class _UsageSum:
-    def __init__(self) -> None:
-        self.calls = self.cached = self.prompt = self.completion = self.total_tokens = 0
-        self.latencies: list[float] = []
-        self.cost = 0.0
-        self.priced_calls = 0
-        self.unpriced: set[str] = set()
-        self.models: dict[str, dict[str, Any]] = {}
-
-    def add(self, record: Mapping[str, Any]) -> None:
-        model = str(record.get("model") or "(unnamed model)")
-        cached = bool(record.get("cached"))
-        prompt, completion = (
-            _int(record.get("prompt_tokens")),
-            _int(record.get("completion_tokens")),
-        )
-        total = _int(record.get("total_tokens")) or prompt + completion
-        cost = _finite(record.get("cost_usd"))
-        entry = self.models.setdefault(
-            model,
-            {
-                "calls": 0,
-                "cached": 0,
-                "prompt": 0,
-                "completion": 0,
-                "total": 0,
-                "cost": 0.0,
-                "priced": True,
-            },
-        )
-        self.calls += 1
-        entry["calls"] += 1
-        if cached:
-            # A cache hit costs nothing now; its tokens were paid for by an earlier run.
-            self.cached += 1
-            entry["cached"] += 1
-            return
-        self.prompt += prompt
-        self.completion += completion
-        self.total_tokens += total
-        entry["prompt"] += prompt
-        entry["completion"] += completion
-        entry["total"] += total
-        latency = _finite(record.get("latency_ms"))
-        if latency is not None:
-            self.latencies.append(latency)
-        if cost is None:
-            self.unpriced.add(model)
-            entry["priced"] = False
-        else:
-            self.cost += cost
-            self.priced_calls += 1
-            entry["cost"] += cost
-
-    def build(self) -> UsageBlock:
-        return UsageBlock(
-            calls=self.calls,
-            cached_calls=self.cached,
-            prompt_tokens=self.prompt,
-            completion_tokens=self.completion,
-            total_tokens=self.total_tokens,
-            latency_ms_total=round(sum(self.latencies), 3),
-            latency_ms_mean=round(sum(self.latencies) / len(self.latencies), 3)
-            if self.latencies
-            else None,
-            latency_ms_max=round(max(self.latencies), 3) if self.latencies else None,
-            cost_usd=round(self.cost, 8) if self.priced_calls else None,
-            complete=not self.unpriced,
-            unpriced_models=sorted(self.unpriced),
-            models=[
-                ModelUsage(
-                    model=name,
-                    calls=e["calls"],
-                    cached_calls=e["cached"],
-                    prompt_tokens=e["prompt"],
-                    completion_tokens=e["completion"],
-                    total_tokens=e["total"],
-                    cost_usd=round(e["cost"], 8) if e["priced"] else None,
-                    priced=e["priced"],
-                )
-                for name, e in sorted(self.models.items())
-            ],
-        )
-
 
 # --------------------------------------------------------------------------- builder
 
@@ -461,12 +256,12 @@ class ReportBuilder:
             threshold=threshold,
             skipped=scores.skipped,
             coverage=values.size / attempted if attempted else None,
-            mean=_mean(values),
+            mean=mean_or_none(values),
             p50=percentile(values, 50),
             p95=percentile(values, 95),
             min=float(values[0]) if values.size else None,
             max=float(values[-1]) if values.size else None,
-            pass_rate=_pass_rate(values, threshold),
+            pass_rate=pass_rate_of(values, threshold),
             pass_rate_ci=pass_interval(values, threshold),
             mean_ci=mean_interval(values),
             histogram=histogram(values),
@@ -486,10 +281,10 @@ class ReportBuilder:
                     name=name,
                     scored=int(values.size),
                     failed=scores.failed,
-                    mean=_mean(values),
+                    mean=mean_or_none(values),
                     p50=percentile(values, 50),
                     p95=percentile(values, 95),
-                    pass_rate=_pass_rate(values, threshold_for(self.thresholds, name)),
+                    pass_rate=pass_rate_of(values, threshold_for(self.thresholds, name)),
                     pass_rate_ci=pass_interval(values, threshold_for(self.thresholds, name)),
                     mean_ci=mean_interval(values),
                 )
