@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from assay.report.comparison_model import Comparison, StatDelta
-from assay.report.html import _CSS, _e
+from assay.report.html_parts import CSS, esc
 from assay.report.markdown import cell, fmt
 from assay.report.model import Interval, Report
 from assay.systems.model import PairComparison, SystemsReport
@@ -142,12 +142,13 @@ def _html_table(
     head: Sequence[str], rows: Cells, css: Callable[[int, int], str] | None = None
 ) -> str:
     heads = "".join(
-        f'<th class="l">{_e(h)}</th>' if i == 0 else f"<th>{_e(h)}</th>" for i, h in enumerate(head)
+        f'<th class="l">{esc(h)}</th>' if i == 0 else f"<th>{esc(h)}</th>"
+        for i, h in enumerate(head)
     )
     body = "".join(
         "<tr>"
         + "".join(
-            f'<td class="{"l " if j == 0 else ""}{css(i, j) if css else ""}">{_e(c)}</td>'
+            f'<td class="{"l " if j == 0 else ""}{css(i, j) if css else ""}">{esc(c)}</td>'
             for j, c in enumerate(row)
         )
         + "</tr>"
@@ -158,25 +159,25 @@ def _html_table(
 
 def render_html(systems: SystemsReport) -> str:
     parts = [
-        f"<h1>assay systems report — {_e(systems.dataset.name)}</h1>",
+        f"<h1>assay systems report — {esc(systems.dataset.name)}</h1>",
         "<h2>Side by side</h2>",
         _html_table(*side_by_side(systems)),
     ]
     for pair in systems.comparisons:
         parts += [
-            f"<h2>{_e(pair.current)} vs {_e(pair.reference)}</h2>",
+            f"<h2>{esc(pair.current)} vs {esc(pair.reference)}</h2>",
             _html_table(*pair_rows(pair)),
         ]
         flips = flip_lines(pair.comparison)
         if flips:
             items = "".join(
-                f'<li class="{"neg" if "pass → fail" in line else "pos"}">{_e(line)}</li>'
+                f'<li class="{"neg" if "pass → fail" in line else "pos"}">{esc(line)}</li>'
                 for line in flips
             )
             parts.append(f"<h3>Flips</h3><ul>{items}</ul>")
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-        f"<title>assay systems report — {_e(systems.dataset.name)}</title><style>{_CSS}</style></head>"
+        f"<title>assay systems report — {esc(systems.dataset.name)}</title><style>{CSS}</style></head>"
         f"<body><main>{''.join(parts)}</main></body></html>"
     )

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from assay.report.html import _e as escape_html
+from assay.report.html_parts import esc as escape_html
 from assay.report.model import Interval, Row
 from assay.view.static import CSS
 

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from assay.dataset import Dataset
-from assay.report.html import histogram_svg
+from assay.report.html_parts import histogram_svg
 from assay.report.model import Report, Row
 from assay.view.data import RunView, sample_of
 from assay.view.layout import e, gate_chip, num, page, pct, row_status, table, with_interval

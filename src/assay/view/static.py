@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.report.html import _CSS as REPORT_CSS
+from assay.report.html_parts import CSS as REPORT_CSS
 
 CSS = (
     REPORT_CSS
