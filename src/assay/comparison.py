@@ -246,7 +246,8 @@ def _regressions(item: MetricComparison, alpha: float) -> list[Regression]:
                 p_adjusted=stat.p_adjusted,
                 mdd=stat.mdd,
                 message=(
-                    f"{item.metric}{where}: {label} fell {stat.reference:.4f} -> {stat.current:.4f} "
+                    f"{item.metric}{where}: {label} fell "
+                    f"{stat.reference:.4f} -> {stat.current:.4f} "
                     f"({stat.delta:+.4f}, adjusted p={stat.p_adjusted:.3g} < {alpha:g})"
                 ),
             )
@@ -272,7 +273,8 @@ def compare_reports(
     metrics, warnings = _metric_names(current, reference)
     if current.dataset.name != reference.dataset.name:
         warnings.append(
-            f"datasets differ: current '{current.dataset.name}', reference '{reference.dataset.name}'"
+            f"datasets differ: current '{current.dataset.name}', "
+            f"reference '{reference.dataset.name}'"
         )
     cells = _cells(current, reference, metrics, joined)
     overall, by_cohort = _tested(cells, alpha=alpha, seed=seed, resamples=resamples)

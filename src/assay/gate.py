@@ -177,7 +177,8 @@ def _comparison_checks(
         return []
     if not comparison.comparable:
         warnings.append(
-            f"the comparison is not usable ({comparison.incomparable_reason}): regressions not gated"
+            f"the comparison is not usable ({comparison.incomparable_reason}): "
+            "regressions not gated"
         )
         return []
     checks = [_regression_failure(comparison, rules.max_regressions or 0)]

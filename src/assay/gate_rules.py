@@ -227,7 +227,8 @@ def _metric_assignments(values: Any, flag: str) -> dict[str, float]:
         name, sep, number = str(item).rpartition("=")
         if not sep or not name.strip():
             raise UsageError(
-                f"--{flag.replace('_', '-')} expects METRIC=VALUE (e.g. exact-match=0.8); got {item!r}"
+                f"--{flag.replace('_', '-')} expects METRIC=VALUE (e.g. exact-match=0.8); "
+                f"got {item!r}"
             )
         parsed[name.strip()] = _fraction(
             number.strip(), f"--{flag.replace('_', '-')} {name.strip()}"

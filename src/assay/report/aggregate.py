@@ -142,7 +142,8 @@ class ReportBuilder:
         self.passed = 0
         self.sut_failures = 0
         self.metric_failures = 0
-        # Per sample: [executions, passed, errored, scored executions, sum of means, sum of squares].
+        # Per sample: [executions, passed, errored, scored executions, sum of means,
+        # sum of squares].
         self._per_sample: dict[str, list[float]] = {}
         self.spent_usd = 0.0
 

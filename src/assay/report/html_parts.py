@@ -11,12 +11,16 @@ from assay.report.model import Bucket
 MAX_LISTED = 200  # rows shown per long list (failures, flips); the rest are counted
 
 CSS = """
-:root{--fg:#1d2330;--muted:#5b6475;--bg:#fff;--panel:#f5f7fa;--line:#d9dee7;--ok:#1f8a4c;--bad:#c0392b;--warn:#b7791f;--bar:#3b6fd8}
-@media (prefers-color-scheme: dark){:root{--fg:#e6e9ef;--muted:#9aa3b2;--bg:#14171d;--panel:#1d212a;--line:#2f3541;--bar:#6b95ee}}
+:root{--fg:#1d2330;--muted:#5b6475;--bg:#fff;--panel:#f5f7fa;--line:#d9dee7;--ok:#1f8a4c;
+  --bad:#c0392b;--warn:#b7791f;--bar:#3b6fd8}
+@media (prefers-color-scheme: dark){:root{--fg:#e6e9ef;--muted:#9aa3b2;--bg:#14171d;
+  --panel:#1d212a;--line:#2f3541;--bar:#6b95ee}}
 *{box-sizing:border-box}
-body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;
+  color:var(--fg);background:var(--bg)}
 main{max-width:1280px;margin:0 auto;padding:24px}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 10px;border-bottom:1px solid var(--line);padding-bottom:4px}
+h1{font-size:22px;margin:0 0 4px}
+h2{font-size:17px;margin:28px 0 10px;border-bottom:1px solid var(--line);padding-bottom:4px}
 .meta{color:var(--muted);font-size:13px}
 .verdict{margin:16px 0;padding:10px 14px;border-radius:6px;font-weight:600}
 .verdict.pass{background:rgba(31,138,76,.12);color:var(--ok)}.verdict.fail{background:rgba(192,57,43,.12);color:var(--bad)}
@@ -24,7 +28,8 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 10px;border-bot
 .ci{color:var(--muted);font-size:11px}
 .verdict ul{margin:6px 0 0;font-weight:400}
 .cards{display:flex;flex-wrap:wrap;gap:10px}
-.card{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:10px 14px;min-width:130px}
+.card{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:10px 14px;
+  min-width:130px}
 .card .v{font-size:20px;font-weight:600}.card .k{color:var(--muted);font-size:12px}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
 th,td{border-bottom:1px solid var(--line);padding:5px 8px;text-align:right;vertical-align:top}
@@ -112,15 +117,18 @@ def histogram_svg(
         colour = "var(--bar)" if bucket.lower >= 0.5 else "var(--bad)"
         closing = "]" if bucket is buckets[-1] else ")"
         bars.append(
-            f'<rect class="bar" x="{x + 1:.1f}" y="{top + plot_h - h:.1f}" width="{max(w - 2, 1):.1f}" '
+            f'<rect class="bar" x="{x + 1:.1f}" y="{top + plot_h - h:.1f}" '
+            f'width="{max(w - 2, 1):.1f}" '
             f'height="{h:.1f}" fill="{colour}" opacity="0.85"><title>[{bucket.lower:.1f}, '
             f"{bucket.upper:.1f}{closing}: {bucket.count}</title></rect>"
         )
     threshold_x = left + (0.5 - (buckets[0].lower if buckets else 0.0)) / span * plot_w
     axis = (
-        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="currentColor" opacity="0.4"/>'
+        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" '
+        'stroke="currentColor" opacity="0.4"/>'
         f'<line x1="{threshold_x:.1f}" y1="{top}" x2="{threshold_x:.1f}" y2="{top + plot_h}" '
-        f'stroke="currentColor" stroke-dasharray="3 3" opacity="0.5"><title>pass threshold 0.5</title></line>'
+        'stroke="currentColor" stroke-dasharray="3 3" opacity="0.5">'
+        "<title>pass threshold 0.5</title></line>"
         f'<text x="{left}" y="{height - 6}" text-anchor="middle">0</text>'
         f'<text x="{threshold_x:.1f}" y="{height - 6}" text-anchor="middle">0.5</text>'
         f'<text x="{left + plot_w}" y="{height - 6}" text-anchor="middle">1</text>'
