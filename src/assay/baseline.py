@@ -55,11 +55,16 @@ class BaselinePointer(BaseModel):
 
 
 def baseline_dir(root: Path | None = None) -> Path:
-    """``$ASSAY_BASELINE_DIR``, else ``<root or cwd>/.assay/baselines``."""
+    """``$ASSAY_BASELINE_DIR``, else ``<root>/.assay/baselines``, else the project's
+    ``.assay/baselines`` (see :mod:`assay.project`)."""
+    from assay.project import project_dir
+
     configured = os.environ.get(BASELINE_DIR_ENV)
     if configured:
         return Path(configured)
-    return (root or Path.cwd()) / DEFAULT_BASELINE_DIR
+    if root is not None:
+        return root / DEFAULT_BASELINE_DIR
+    return project_dir().absolute() / DEFAULT_BASELINE_DIR.name
 
 
 def slug(dataset: str) -> str:

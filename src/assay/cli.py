@@ -13,8 +13,10 @@ import typer
 
 from assay.console import EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, fail, warn
 from assay.errors import AssayError
+from assay.help_panels import PanelGroup
 
 app = typer.Typer(
+    cls=PanelGroup,
     name="assay",
     help="Evaluate LLM and RAG systems against golden datasets, and gate merges on the result.",
     no_args_is_help=True,

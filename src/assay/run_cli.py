@@ -120,6 +120,7 @@ def run(
             "--outputs",
             envvar="ASSAY_OUTPUTS",
             help="Score a saved-outputs file; repeat as NAME=FILE to compare several systems.",
+            rich_help_panel="Input",
         ),
     ] = None,
     sut: Annotated[
@@ -129,6 +130,7 @@ def run(
             envvar="ASSAY_SUT",
             help="Python system under test, 'module:function'; repeat as NAME=module:function "
             "to compare several systems.",
+            rich_help_panel="Input",
         ),
     ] = None,
     sut_url: Annotated[
@@ -137,6 +139,7 @@ def run(
             "--sut-url",
             envvar="ASSAY_SUT_URL",
             help="HTTP system under test: POST each sample's input as JSON.",
+            rich_help_panel="Input",
         ),
     ] = None,
     sut_output_path: Annotated[
@@ -145,6 +148,7 @@ def run(
             "--sut-output-path",
             envvar="ASSAY_SUT_OUTPUT_PATH",
             help="JSON path of the answer in the --sut-url reply (default 'output').",
+            rich_help_panel="Input",
         ),
     ] = None,
     sut_retrieved_path: Annotated[
@@ -153,6 +157,7 @@ def run(
             "--sut-retrieved-path",
             envvar="ASSAY_SUT_RETRIEVED_PATH",
             help="JSON path of the retrieved ids in the --sut-url reply.",
+            rich_help_panel="Input",
         ),
     ] = None,
     sut_trajectory_path: Annotated[
@@ -161,6 +166,7 @@ def run(
             "--sut-trajectory-path",
             envvar="ASSAY_SUT_TRAJECTORY_PATH",
             help="JSON path of the agent's trajectory (tool calls) in the --sut-url reply.",
+            rich_help_panel="Input",
         ),
     ] = None,
     sut_timeout: Annotated[
@@ -169,6 +175,7 @@ def run(
             "--sut-timeout",
             envvar="ASSAY_SUT_TIMEOUT",
             help="Seconds allowed per call to the system under test (default 60).",
+            rich_help_panel="Input",
         ),
     ] = None,
     rpm: Annotated[
@@ -177,6 +184,7 @@ def run(
             "--rpm",
             envvar="ASSAY_RPM",
             help="At most this many calls per minute to the system under test.",
+            rich_help_panel="Runner",
         ),
     ] = None,
     metric: Annotated[
@@ -185,40 +193,69 @@ def run(
             "--metric",
             "-m",
             help="Metric alias or 'module:Class' (repeatable); replaces the dataset's metrics.",
+            rich_help_panel="Metrics",
         ),
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", "-f", envvar="ASSAY_FORMAT", help="json | md | html | junit")
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            envvar="ASSAY_FORMAT",
+            help="json | md | html | junit",
+            rich_help_panel="Report",
+        ),
     ] = "md",
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", "-o", envvar="ASSAY_OUT", help="Write the report here instead of stdout."
+            "--out",
+            "-o",
+            envvar="ASSAY_OUT",
+            help="Write the report here instead of stdout.",
+            rich_help_panel="Report",
         ),
     ] = None,
     also: Annotated[
         list[str] | None,
         typer.Option(
-            "--also", help="Extra report files, FORMAT=PATH (repeatable), e.g. html=report.html."
+            "--also",
+            help="Extra report files, FORMAT=PATH (repeatable), e.g. html=report.html.",
+            rich_help_panel="Report",
         ),
     ] = None,
     min_macro_f1: Annotated[
         float | None,
         typer.Option(
-            "--min-macro-f1", envvar="ASSAY_MIN_MACRO_F1", help="Fail (exit 1) below this macro-F1."
+            "--min-macro-f1",
+            envvar="ASSAY_MIN_MACRO_F1",
+            help="Fail (exit 1) below this macro-F1.",
+            rich_help_panel="Gate",
         ),
     ] = None,
     min_pass_rate: Annotated[
         list[str] | None,
-        typer.Option("--min-pass-rate", help="METRIC=X: fail below this pass-rate (repeatable)."),
+        typer.Option(
+            "--min-pass-rate",
+            help="METRIC=X: fail below this pass-rate (repeatable).",
+            rich_help_panel="Gate",
+        ),
     ] = None,
     min_mean: Annotated[
         list[str] | None,
-        typer.Option("--min-mean", help="METRIC=X: fail below this mean (repeatable)."),
+        typer.Option(
+            "--min-mean",
+            help="METRIC=X: fail below this mean (repeatable).",
+            rich_help_panel="Gate",
+        ),
     ] = None,
     min_coverage: Annotated[
         list[str] | None,
-        typer.Option("--min-coverage", help="METRIC=X: fail below this share of scored samples."),
+        typer.Option(
+            "--min-coverage",
+            help="METRIC=X: fail below this share of scored samples.",
+            rich_help_panel="Gate",
+        ),
     ] = None,
     max_failures: Annotated[
         int | None,
@@ -226,12 +263,16 @@ def run(
             "--max-failures",
             envvar="ASSAY_MAX_FAILURES",
             help="Allow up to N captured failures (default 0).",
+            rich_help_panel="Gate",
         ),
     ] = None,
     compare: Annotated[
         str | None,
         typer.Option(
-            "--compare", envvar="ASSAY_COMPARE", help="baseline | latest | PATH to a report JSON."
+            "--compare",
+            envvar="ASSAY_COMPARE",
+            help="baseline | latest | PATH to a report JSON.",
+            rich_help_panel="Gate",
         ),
     ] = None,
     max_regressions: Annotated[
@@ -240,6 +281,7 @@ def run(
             "--max-regressions",
             envvar="ASSAY_MAX_REGRESSIONS",
             help="Regressions beyond noise allowed (default 0).",
+            rich_help_panel="Gate",
         ),
     ] = None,
     max_flips: Annotated[
@@ -248,6 +290,7 @@ def run(
             "--max-flips",
             envvar="ASSAY_MAX_FLIPS",
             help="Rows allowed to go from pass to fail against the baseline (default 0).",
+            rich_help_panel="Gate",
         ),
     ] = None,
     max_drop: Annotated[
@@ -256,6 +299,7 @@ def run(
             "--max-drop",
             help="Largest drop against the baseline: macro_f1=0.02 or "
             "METRIC[:mean|p50|p95|pass_rate]=0.05 (repeatable).",
+            rich_help_panel="Gate",
         ),
     ] = None,
     redact: Annotated[
@@ -264,6 +308,7 @@ def run(
             "--redact",
             envvar="ASSAY_REDACT",
             help="Drop every text (input, expected, actual, messages); keep ids and numbers.",
+            rich_help_panel="Report",
         ),
     ] = False,
     text_limit: Annotated[
@@ -272,11 +317,17 @@ def run(
             "--text-limit",
             envvar="ASSAY_TEXT_LIMIT",
             help="Characters of input/expected/actual shown per failing row (0: no limit).",
+            rich_help_panel="Report",
         ),
     ] = 200,
     repetitions: Annotated[
         int | None,
-        typer.Option("--repetitions", envvar="ASSAY_REPETITIONS", help="Run each sample N times."),
+        typer.Option(
+            "--repetitions",
+            envvar="ASSAY_REPETITIONS",
+            help="Run each sample N times.",
+            rich_help_panel="Runner",
+        ),
     ] = None,
     concurrency: Annotated[
         int,
@@ -285,24 +336,38 @@ def run(
             "-j",
             envvar="ASSAY_CONCURRENCY",
             help="Concurrent calls to the system under test.",
+            rich_help_panel="Runner",
         ),
     ] = 8,
     budget_usd: Annotated[
         float | None,
         typer.Option(
-            "--budget-usd", envvar="ASSAY_BUDGET_USD", help="Stop before priced spend exceeds this."
+            "--budget-usd",
+            envvar="ASSAY_BUDGET_USD",
+            help="Stop before priced spend exceeds this.",
+            rich_help_panel="Runner",
         ),
     ] = None,
-    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N samples.")] = None,
-    sample_n: Annotated[
-        int | None, typer.Option("--sample", help="A random N samples (see --seed).")
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", help="Only the first N samples.", rich_help_panel="Input"),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for --sample.")] = 0,
+    sample_n: Annotated[
+        int | None,
+        typer.Option("--sample", help="A random N samples (see --seed).", rich_help_panel="Input"),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed for --sample.", rich_help_panel="Input")
+    ] = 0,
     tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="Only samples with this tag (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--tag", help="Only samples with this tag (repeatable).", rich_help_panel="Input"
+        ),
     ] = None,
     sample_id: Annotated[
-        list[str] | None, typer.Option("--id", help="Only this sample id (repeatable).")
+        list[str] | None,
+        typer.Option("--id", help="Only this sample id (repeatable).", rich_help_panel="Input"),
     ] = None,
     resume: Annotated[
         str | None,
@@ -310,15 +375,25 @@ def run(
             "--resume",
             envvar="ASSAY_RESUME",
             help="Continue run RUN_ID (or 'latest') without redoing finished work.",
+            rich_help_panel="Runner",
         ),
     ] = None,
     retry_errors: Annotated[
         bool,
-        typer.Option("--retry-errors", help="With --resume: redo only executions that failed."),
+        typer.Option(
+            "--retry-errors",
+            help="With --resume: redo only executions that failed.",
+            rich_help_panel="Runner",
+        ),
     ] = False,
     run_id: Annotated[
         str | None,
-        typer.Option("--run-id", envvar="ASSAY_RUN_ID", help="Name the run (default: timestamp)."),
+        typer.Option(
+            "--run-id",
+            envvar="ASSAY_RUN_ID",
+            help="Name the run (default: timestamp).",
+            rich_help_panel="Runner",
+        ),
     ] = None,
     executor: Annotated[
         str | None,
@@ -326,6 +401,7 @@ def run(
             "--executor",
             envvar="ASSAY_EXECUTOR",
             help="local (default) or ray: score batches on Ray workers (assay[ray]).",
+            rich_help_panel="Runner",
         ),
     ] = None,
     ray_address: Annotated[
@@ -334,29 +410,44 @@ def run(
             "--ray-address",
             envvar="RAY_ADDRESS",
             help="With --executor ray: the cluster to join (default: a local Ray).",
+            rich_help_panel="Runner",
         ),
     ] = None,
     store_path: Annotated[
         Path | None,
         typer.Option(
-            "--store", envvar="ASSAY_STORE", help="Run store file (default .assay/runs.db)."
+            "--store",
+            envvar="ASSAY_STORE",
+            help="Run store file (default: runs.db in the project's .assay/).",
+            rich_help_panel="Runner",
         ),
     ] = None,
     no_store: Annotated[
         bool,
         typer.Option(
-            "--no-store", envvar="ASSAY_NO_STORE", help="Keep nothing on disk (no resume)."
+            "--no-store",
+            envvar="ASSAY_NO_STORE",
+            help="Keep nothing on disk (no resume).",
+            rich_help_panel="Runner",
         ),
     ] = False,
     judge_model: Annotated[
         str | None,
         typer.Option(
-            "--judge-model", envvar="ASSAY_JUDGE_MODEL", help="Chat model for judge metrics."
+            "--judge-model",
+            envvar="ASSAY_JUDGE_MODEL",
+            help="Chat model for judge metrics.",
+            rich_help_panel="Providers",
         ),
     ] = None,
     embedding_model: Annotated[
         str | None,
-        typer.Option("--embedding-model", envvar="ASSAY_EMBEDDING_MODEL", help="Embedding model."),
+        typer.Option(
+            "--embedding-model",
+            envvar="ASSAY_EMBEDDING_MODEL",
+            help="Embedding model.",
+            rich_help_panel="Providers",
+        ),
     ] = None,
     embedding_provider: Annotated[
         str | None,
@@ -364,6 +455,7 @@ def run(
             "--embedding-provider",
             envvar="ASSAY_EMBEDDING_PROVIDER",
             help="openai | local | hashing",
+            rich_help_panel="Providers",
         ),
     ] = None,
     base_url: Annotated[
@@ -372,6 +464,7 @@ def run(
             "--base-url",
             envvar="ASSAY_BASE_URL",
             help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL).",
+            rich_help_panel="Providers",
         ),
     ] = None,
     provider_concurrency: Annotated[
@@ -380,21 +473,40 @@ def run(
             "--provider-concurrency",
             envvar="ASSAY_PROVIDER_CONCURRENCY",
             help="Concurrent provider calls.",
+            rich_help_panel="Providers",
         ),
     ] = None,
     no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Do not use the provider cache.")
+        bool,
+        typer.Option(
+            "--no-cache", help="Do not use the provider cache.", rich_help_panel="Providers"
+        ),
     ] = False,
     refresh_cache: Annotated[
         bool,
-        typer.Option("--refresh-cache", help="Call providers again and overwrite cached answers."),
+        typer.Option(
+            "--refresh-cache",
+            help="Call providers again and overwrite cached answers.",
+            rich_help_panel="Providers",
+        ),
     ] = False,
     cache_dir: Annotated[
         Path | None,
-        typer.Option("--cache-dir", envvar="ASSAY_CACHE_DIR", help="Provider cache directory."),
+        typer.Option(
+            "--cache-dir",
+            envvar="ASSAY_CACHE_DIR",
+            help="Provider cache directory.",
+            rich_help_panel="Providers",
+        ),
     ] = None,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No progress bar or summary on stderr.")
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="No progress (bar or lines) or summary on stderr.",
+            rich_help_panel="Runner",
+        ),
     ] = False,
     promote_failures: Annotated[
         Path | None,
@@ -402,6 +514,7 @@ def run(
             "--promote-failures",
             envvar="ASSAY_PROMOTE_FAILURES",
             help="Write every failed or errored sample here as a YAML golden dataset.",
+            rich_help_panel="Report",
         ),
     ] = None,
 ) -> None:
@@ -601,9 +714,10 @@ def _resume_id(config: Any, store: Any, dataset_name: str) -> str | None:
     return resume_id
 
 
-def _watch(config: Any) -> tuple[Any, Any, Any]:
-    """Run state with the budget guard and the progress bar hooked to each result."""
+def _watch(config: Any, thresholds: Any) -> tuple[Any, Any, Any]:
+    """Run state with the budget guard and the progress display hooked to each result."""
     from assay.evaluation import RunState
+    from assay.progress import Progress, progress_mode
 
     state = RunState()
     budget = None
@@ -611,13 +725,13 @@ def _watch(config: Any) -> tuple[Any, Any, Any]:
         from assay.budget import BudgetGuard
 
         budget = BudgetGuard(config.budget_usd, state)
-    progress = _Progress(enabled=not config.quiet and sys.stderr.isatty())
+    progress = Progress(progress_mode(quiet=config.quiet), thresholds=thresholds)
     previous = state.on_result
 
     def on_result(result: Any) -> None:
         if budget is not None:
             budget.observe(result)
-        progress.advance()
+        progress.advance(result)
         if previous is not None:
             previous(result)
 
@@ -629,7 +743,7 @@ def _run_one(plan: Plan, store: Any) -> None:
     """One system: evaluate, then budget, comparison, gate, reports and the exit code."""
     config = plan.config
     resume_id = _resume_id(config, store, plan.loaded.name)
-    state, budget, progress = _watch(config)
+    state, budget, progress = _watch(config, plan.thresholds)
     options = _options(
         plan,
         run_id=resume_id or config.run_id,
@@ -744,6 +858,11 @@ def _finish_run(
         gate_store.record_gate(report_obj.run.run_id, update["gate"])
     if comparison is not None:
         update["comparison"] = comparison.summary()
+        # What the paired tests cannot see (too few samples, a drop under the MDD) is said on
+        # stderr and kept in the report, so a green comparison is never mistaken for evidence.
+        update["warnings"] = [*report_obj.warnings, *comparison.warnings]
+        for message in comparison.warnings:
+            warn(f"compare: {message}")
     report_obj = report_obj.model_copy(update=update)
     lane_failures: list[str] = []
     if lane is not None:
@@ -922,47 +1041,6 @@ def _resume_command(run_id: str) -> str:
             continue
         cleaned.append(arg)
     return "assay " + " ".join(shlex.quote(a) for a in cleaned) + f" --resume {shlex.quote(run_id)}"
-
-
-class _Progress:
-    """A rich progress bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self, *, enabled: bool) -> None:
-        self.enabled = enabled
-        self._bar: Any = None
-        self._task: Any = None
-        self._total: Any = None
-
-    def session(self, total: Any) -> Any:
-        from contextlib import contextmanager
-
-        @contextmanager
-        def manage() -> Any:
-            if not self.enabled:
-                yield
-                return
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-            self._total = total
-            with Progress(
-                "[progress.description]{task.description}",
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeRemainingColumn(),
-                console=Console(stderr=True),
-                transient=True,
-            ) as bar:
-                self._bar = bar
-                self._task = bar.add_task("scoring", total=None)
-                yield
-            self._bar = None
-
-        return manage()
-
-    def advance(self) -> None:
-        if self._bar is not None:
-            self._bar.update(self._task, advance=1, total=self._total() or None)
 
 
 def runs(

@@ -24,7 +24,6 @@ import pydantic_core
 from assay.errors import StoreError
 from assay.results import ExecutionResult
 
-DEFAULT_DIR = ".assay"
 STORE_SCHEMA: Final = "assay.store.v1"
 
 _SCHEMA = """
@@ -83,8 +82,10 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
 
 
 def store_path() -> Path:
-    """Default store location: ``$ASSAY_STORE`` or ``.assay/runs.db``."""
-    return Path(os.environ.get("ASSAY_STORE") or Path(DEFAULT_DIR) / "runs.db")
+    """Default store location: ``$ASSAY_STORE``, else ``runs.db`` in the project's ``.assay/``."""
+    from assay.project import project_dir
+
+    return Path(os.environ.get("ASSAY_STORE") or project_dir() / "runs.db")
 
 
 def now_iso() -> str:

@@ -65,6 +65,15 @@ def test_a_collapse_against_the_baseline_fails_and_names_the_flipped_rows(projec
     [flips] = [f for f in gate["failures"] if f["rule"] == "max_flips"]
     named = flips["message"]
     assert sum(sample_id in named for sample_id in blanked) >= 5
+    # The paired tests cannot see drops this size on 5-9 samples: said on stderr and in the
+    # report, with the minimum detectable difference.
+    undetectable = "exact-match': pass-rate dropped by 0.6000 but 5 paired samples cannot detect"
+    assert undetectable in second.stderr
+    warnings = json.loads((project / "new.json").read_text())["warnings"]
+    assert any(undetectable in w and "minimum detectable difference" in w for w in warnings)
+    [rouge] = [w for w in warnings if "rouge-l': mean dropped by 0.1587" in w]
+    mdd = float(rouge.split("minimum detectable difference ")[1].split(")")[0])
+    assert mdd > 0.1587  # the drop is below what 9 pairs can detect, hence the warning
 
 
 def test_max_drop_fails_on_an_absolute_drop(project: Path) -> None:

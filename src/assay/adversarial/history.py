@@ -28,7 +28,7 @@ from assay.fileio import write_atomic
 from assay.report.model import Report
 
 MANIFEST_SCHEMA: Final = "assay.adversarial-runs.v1"
-DEFAULT_MANIFEST = Path(".assay") / "adversarial-runs.json"
+MANIFEST_NAME: Final = "adversarial-runs.json"
 
 
 class LaneRun(BaseModel):
@@ -198,5 +198,9 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def history_for(path: Path | None, *, retain: int, max_drop: list[str]) -> History:
-    """The lane history at ``path`` (default ``.assay/adversarial-runs.json``) with its rules."""
-    return History(path or DEFAULT_MANIFEST, retain=retain, rules=parse_rules(max_drop))
+    """The lane history at ``path`` (default ``adversarial-runs.json`` in the project's
+    ``.assay/``) with its rules."""
+    from assay.project import project_dir
+
+    manifest = path or project_dir() / MANIFEST_NAME
+    return History(manifest, retain=retain, rules=parse_rules(max_drop))

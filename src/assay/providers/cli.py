@@ -26,7 +26,9 @@ def _cache_dir(cache_dir: Path | None) -> Path:
 CacheDir = Annotated[
     Path | None,
     typer.Option(
-        "--cache-dir", envvar="ASSAY_CACHE_DIR", help="Provider cache directory (default .assay/)."
+        "--cache-dir",
+        envvar="ASSAY_CACHE_DIR",
+        help="Provider cache directory (default: the project's .assay/).",
     ),
 ]
 

@@ -19,6 +19,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from assay.errors import UsageError
+from assay.project import project_dir
 from assay.providers.pricing import DEFAULT_PRICES, ModelPrice
 
 PROVIDER_SETTINGS_SCHEMA: Final = "assay.providers.v1"
@@ -76,7 +77,9 @@ class ProviderSettings(BaseModel):
     retry_max_wait_s: float = Field(
         default=60.0, ge=0, le=3600, description="longest single wait, Retry-After included"
     )
-    cache_dir: Path = Path(".assay")
+    cache_dir: Path = Field(
+        default_factory=project_dir, description="default: the project's .assay/ directory"
+    )
     cache_mode: CacheMode = "use"
     max_concurrency: int = Field(default=8, ge=1, le=1024)
     embedding_batch_size: int = Field(default=128, ge=1, le=2048)
