@@ -1,6 +1,6 @@
 """The ``assay`` command line.
 
-Exit codes (one table, see docs/cli.md): 0 clean; 1 the gate failed (captured failures,
+Exit codes (one table, see docs/gating.md): 0 clean; 1 the gate failed (errored rows,
 thresholds, regressions, budget halt); 2 usage or input error. Machine-readable output goes to
 stdout or ``--out``; progress and diagnostics go to stderr.
 """

@@ -161,7 +161,10 @@ def _failures_check(report: Report, rules: GateRules) -> RuleFailure | None:
         subject="failures",
         actual=float(total),
         threshold=float(allowed),
-        message=f"{total} failure{'s' if total != 1 else ''} captured (allowed: {allowed})",
+        message=(
+            f"{total} error{'s' if total != 1 else ''} recorded: the system under test or a "
+            f"metric could not answer or score (allowed: {allowed})"
+        ),
     )
 
 

@@ -38,7 +38,8 @@ def baseline_set(
     path, pointer = set_baseline(loaded, source=source)
     if loaded.summary.total_failures:
         typer.echo(
-            f"assay: warning: the baseline has {loaded.summary.total_failures} captured failures",
+            f"assay: warning: the baseline has {loaded.summary.total_failures} errors "
+            "(rows that errored: not scored)",
             err=True,
         )
     typer.echo(
@@ -112,6 +113,14 @@ def compare(
             help="Exit 1 when more regressions than this.",
         ),
     ] = None,
+    max_flips: Annotated[
+        int | None,
+        typer.Option(
+            "--max-flips",
+            envvar="ASSAY_MAX_FLIPS",
+            help="Exit 1 when more rows than this went from pass to fail.",
+        ),
+    ] = None,
     store: Annotated[
         Path | None,
         typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for run ids)."),
@@ -135,8 +144,9 @@ def compare(
 
     if fmt not in ("text", "json"):
         raise UsageError(f"--format must be text or json; got {fmt!r}")
-    if max_regressions is not None and max_regressions < 0:
-        raise UsageError(f"--max-regressions must be >= 0; got {max_regressions}")
+    for flag, limit in (("--max-regressions", max_regressions), ("--max-flips", max_flips)):
+        if limit is not None and limit < 0:
+            raise UsageError(f"{flag} must be >= 0; got {limit}")
     current_report, reference_report = _both_reports(current, reference, store)
     result = compare_reports(current_report, reference_report, alpha=alpha, seed=seed)
     text = (
@@ -150,12 +160,26 @@ def compare(
         from assay.fileio import write_atomic
 
         write_atomic(out, text)
+    _exit_on_limits(result, max_regressions, max_flips)
+
+
+def _exit_on_limits(result: Comparison, max_regressions: int | None, max_flips: int | None) -> None:
+    """Exit 1 (one line on stderr each) past --max-regressions or --max-flips."""
+    failed = False
     if max_regressions is not None and result.regression_count > max_regressions:
         typer.echo(
             f"assay: {result.regression_count} regressions beyond noise "
             f"(allowed: {max_regressions})",
             err=True,
         )
+        failed = True
+    flipped = result.counts.pass_to_fail
+    if max_flips is not None and flipped > max_flips:
+        typer.echo(
+            f"assay: {flipped} row(s) went from pass to fail (allowed: {max_flips})", err=True
+        )
+        failed = True
+    if failed:
         raise typer.Exit(1)
 
 

@@ -262,7 +262,8 @@ def run(
         typer.Option(
             "--max-failures",
             envvar="ASSAY_MAX_FAILURES",
-            help="Allow up to N captured failures (default 0).",
+            help="Allow up to N errors (system under test or metric could not answer or score; "
+            "default 0).",
             rich_help_panel="Gate",
         ),
     ] = None,

@@ -156,6 +156,21 @@ def test_compare_scores_a_saved_outputs_file_and_leads_with_the_flips(project: P
     assert "incomparable" in every.stdout and "--all shows them" not in every.stdout
 
 
+def test_compare_max_flips_gates_on_rows_that_went_from_pass_to_fail(project: Path) -> None:
+    assert run(project, "--format", "json", "--out", "report.json", "-q").returncode == 0
+    blank_answers(project, ["capital-france", "refund-window"])  # both passed before
+    assert run(project, "--format", "json", "--out", "new.json", "-q").returncode == 0
+    strict = run_assay(["compare", "new.json", "report.json", "--max-flips", "0"], cwd=project)
+    assert strict.returncode == 1, strict.stderr
+    flipped = [line for line in strict.stdout.splitlines() if "pass-to-fail " in line]
+    assert len(flipped) >= 2  # exact-match on capital-france; contains (and rouge-l) on refunds
+    assert f"{len(flipped)} row(s) went from pass to fail (allowed: 0)" in strict.stderr
+    allowed = ["--max-flips", str(len(flipped))]
+    assert run_assay(["compare", "new.json", "report.json", *allowed], cwd=project).returncode == 0
+    bad = run_assay(["compare", "new.json", "report.json", "--max-flips", "-1"], cwd=project)
+    assert bad.returncode == 2 and "--max-flips must be >= 0" in bad.stderr
+
+
 def test_compare_refuses_outputs_against_a_named_reference(project: Path) -> None:
     result = run_assay(["compare", "outputs.json", "baseline"], cwd=project)
     assert result.returncode == 2 and "needs a reference report file" in result.stderr

@@ -125,6 +125,8 @@ def test_a_non_terminal_gets_plain_lines_with_the_run_counts(tmp_path: Path) -> 
     report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     assert int(last.group(4)) == report["summary"]["failed_rows"] == 2
     assert int(last.group(5)) == report["summary"]["errored_rows"] == 2
+    # The gate names the errored rows as errors, not as failures.
+    assert "gate: 2 errors recorded: the system under test or a metric could not" in done.stderr
 
 
 def test_quiet_prints_no_progress(tmp_path: Path) -> None:
