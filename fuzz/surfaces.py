@@ -14,21 +14,21 @@ from fuzz.generate import BUNDLE_NAMES, document, judge_reply, manifest, mutate,
 
 def judge(rng: random.Random, work: Path) -> None:
     from assay.calibration.model import Criterion
-    from assay.metrics import judge as metric_judge
+    from assay.errors import JudgeParseError
+    from assay.judging import replies
     from assay.metrics.rubric import parse_criterion_reply, parse_rubric_reply
-    from assay.tez import judge as tez_judge
 
     reply = judge_reply(rng)
     parsers: list[Callable[[str], object]] = [
-        metric_judge.parse_verdict,
-        metric_judge.parse_refusal,
+        replies.parse_verdict,
+        replies.parse_refusal,
         lambda t: parse_rubric_reply(t, (Criterion(name="score"),)),
         lambda t: parse_criterion_reply(t, Criterion(name="score")),
-        lambda t: tez_judge.parse_claim_verdict(t, 2),
-        tez_judge.parse_relevance,
+        lambda t: replies.parse_tez_claim(t, 2),
+        replies.parse_tez_relevance,
     ]
     for parse in parsers:
-        with contextlib.suppress(metric_judge.JudgeParseError, tez_judge.JudgeParseError):
+        with contextlib.suppress(JudgeParseError):
             parse(reply)
 
 

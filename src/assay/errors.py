@@ -68,6 +68,14 @@ class MetricError(AssayError):
         super().__init__(message)
 
 
+class JudgeParseError(AssayError):
+    """A judge's reply is not the verdict its prompt asked for; the message never quotes it.
+
+    Raised by the reply parsers of :mod:`assay.judging`; the judge stack re-asks once, then
+    turns it into a :class:`MetricError` for the sample.
+    """
+
+
 class MetricConfigError(UsageError):
     """A metric was named or configured wrongly (unknown alias, bad option)."""
 

@@ -212,7 +212,7 @@ def test_configuration_errors(tmp_path):
 
 def test_reply_parser_is_strict_and_never_quotes_the_reply():
     from assay.calibration.model import Criterion
-    from assay.metrics.judge import JudgeParseError
+    from assay.errors import JudgeParseError
 
     criteria = with_na_options([Criterion.model_validate(c) for c in RUBRIC])
     codes, reason = parse_rubric_reply(

@@ -12,15 +12,9 @@ from hypothesis import strategies as st
 
 from assay.dataset import Sample
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.judge import (
-    DEFAULT_JUDGE_TEMPLATE,
-    LLMAsJudge,
-    RefusalQuality,
-    fill,
-    parse_refusal,
-    parse_verdict,
-    strip_fence,
-)
+from assay.judging.client import fill
+from assay.judging.replies import parse_refusal, parse_verdict, strip_fence
+from assay.metrics.judge import DEFAULT_JUDGE_TEMPLATE, LLMAsJudge, RefusalQuality
 from assay.metrics.registry import resolve
 from assay.outputs import Output
 from assay.providers import registry
@@ -89,14 +83,14 @@ def test_valid_verdicts(text: str, score: float, reason: str | None) -> None:
     ],
 )
 def test_invalid_verdicts_are_failures_not_scores(text: str, message: str) -> None:
-    from assay.metrics.judge import JudgeParseError
+    from assay.errors import JudgeParseError
 
     with pytest.raises(JudgeParseError, match=message):
         parse_verdict(text)
 
 
 def test_parse_errors_never_quote_the_reply() -> None:
-    from assay.metrics.judge import JudgeParseError
+    from assay.errors import JudgeParseError
 
     secret = "sk-LEAKED-in-judge-output"
     with pytest.raises(JudgeParseError) as info:
@@ -127,7 +121,7 @@ def test_parse_errors_never_quote_the_reply() -> None:
     ],
 )
 def test_invalid_refusal_verdicts(text: str, message: str) -> None:
-    from assay.metrics.judge import JudgeParseError
+    from assay.errors import JudgeParseError
 
     with pytest.raises(JudgeParseError, match=message):
         parse_refusal(text)
@@ -142,7 +136,7 @@ def test_fill_replaces_placeholders_in_one_pass() -> None:
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200))
 def test_parsing_never_crashes_on_arbitrary_text(text: str) -> None:
-    from assay.metrics.judge import JudgeParseError
+    from assay.errors import JudgeParseError
 
     try:
         score, _ = parse_verdict(text)

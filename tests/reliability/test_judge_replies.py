@@ -13,21 +13,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.calibration.model import Criterion
-from assay.metrics import judge as metric_judge
+from assay.errors import JudgeParseError
+from assay.judging import replies
 from assay.metrics.rubric import parse_criterion_reply, parse_rubric_reply
-from assay.tez import judge as tez_judge
 
 HUGE = "9" * 5000
 WILD_NUMBERS = [HUGE, "-" + HUGE, str(2**1100), "1e999", "-1e999", "NaN", "Infinity", "-Infinity"]
 CRITERIA = (Criterion(name="accurate"),)
 
 PARSERS: dict[str, tuple[Callable[[str], Any], type[Exception]]] = {
-    "verdict": (metric_judge.parse_verdict, metric_judge.JudgeParseError),
-    "refusal": (metric_judge.parse_refusal, metric_judge.JudgeParseError),
-    "rubric": (lambda t: parse_rubric_reply(t, CRITERIA), metric_judge.JudgeParseError),
-    "criterion": (lambda t: parse_criterion_reply(t, CRITERIA[0]), metric_judge.JudgeParseError),
-    "tez-claim": (lambda t: tez_judge.parse_claim_verdict(t, 2), tez_judge.JudgeParseError),
-    "tez-relevance": (tez_judge.parse_relevance, tez_judge.JudgeParseError),
+    "verdict": (replies.parse_verdict, JudgeParseError),
+    "refusal": (replies.parse_refusal, JudgeParseError),
+    "rubric": (lambda t: parse_rubric_reply(t, CRITERIA), JudgeParseError),
+    "criterion": (lambda t: parse_criterion_reply(t, CRITERIA[0]), JudgeParseError),
+    "tez-claim": (lambda t: replies.parse_tez_claim(t, 2), JudgeParseError),
+    "tez-relevance": (replies.parse_tez_relevance, JudgeParseError),
 }
 
 
@@ -56,12 +56,12 @@ def test_wild_replies_are_parse_errors(name: str, reply: str) -> None:
 
 
 def test_the_issue_reproducers_name_the_problem_without_quoting_it() -> None:
-    with pytest.raises(metric_judge.JudgeParseError, match="number too long"):
-        metric_judge.parse_verdict(f'{{"score": {HUGE}}}')
-    with pytest.raises(metric_judge.JudgeParseError, match="integer of about 332 digits"):
-        metric_judge.parse_verdict(f'{{"score": {2**1100}}}')
-    with pytest.raises(tez_judge.JudgeParseError, match="'relevance' must be a number"):
-        tez_judge.parse_relevance(f'{{"relevance": {2**1100}}}')
+    with pytest.raises(JudgeParseError, match="number too long"):
+        replies.parse_verdict(f'{{"score": {HUGE}}}')
+    with pytest.raises(JudgeParseError, match="integer of about 332 digits"):
+        replies.parse_verdict(f'{{"score": {2**1100}}}')
+    with pytest.raises(JudgeParseError, match="'relevance' must be a number"):
+        replies.parse_tez_relevance(f'{{"relevance": {2**1100}}}')
 
 
 JSON_VALUES = st.recursive(

@@ -99,7 +99,8 @@ class FakeJudge:
         self.prompts: list[str] = []
         self.reply = reply
 
-    async def __call__(self, prompt: str) -> JudgeReply:
+    async def __call__(self, messages: Any) -> JudgeReply:
+        prompt = messages[-1]["content"]
         self.prompts.append(prompt)
         return JudgeReply(self.reply(prompt), (dict(USAGE),))
 
@@ -163,7 +164,7 @@ def test_judge_prompt_shows_only_located_citations(bundles_dir: Path) -> None:
     fake = FakeJudge(
         lambda p: '{"supported_by": [1], "faithful": true}' if "Claim" in p else '{"relevance": 1}'
     )
-    score = asyncio.run(judge.score_turn(bundle, turn, None, fake))
+    score = asyncio.run(judge.score_turn(bundle, turn, None, judge.Judge(call=fake)))
     prompt = fake.prompts[0]
     assert "[1] market-landscape:p2" in prompt and "p99" not in prompt and "nobody" not in prompt
     assert "$18.7 billion" in prompt.split("Passages the answer cited", 1)[1]
@@ -183,8 +184,10 @@ def test_malformed_judge_reply_is_a_failure_not_a_zero(bundles_dir: Path) -> Non
     )
     fake = FakeJudge(lambda p: "I think it is supported.")
     with pytest.raises(MetricError, match="not valid JSON") as caught:
-        asyncio.run(judge.score_turn(bundle, turn, None, fake))
-    assert caught.value.usage == (USAGE,)
+        asyncio.run(judge.score_turn(bundle, turn, None, judge.Judge(call=fake)))
+    assert caught.value.usage == (USAGE, USAGE)  # the ask and its one re-ask
+    assert "after one re-ask" in str(caught.value)
+    assert fake.prompts[1].startswith("Your previous reply could not be used: judge response is")
 
 
 # --------------------------------------------------------------------------- real client

@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError, MetricConfigError, MetricError
+from assay.judging.client import fill
+from assay.judging.prompts import RUBRIC as RUBRIC_TEMPLATE
+from assay.judging.prompts import RUBRIC_CRITERION as CRITERION_TEMPLATE
 from assay.metrics.base import MetricScore
 
 if TYPE_CHECKING:
@@ -37,40 +40,6 @@ if TYPE_CHECKING:
     from assay.outputs import Output
 
 NA_LABEL = "cannot assess"
-
-RUBRIC_TEMPLATE = """\
-You grade an ANSWER against a rubric for an automated evaluation. Judge every criterion \
-independently and only on what the ANSWER says. The REFERENCE is context, not a requirement.
-
-QUESTION: {question}
-REFERENCE: {expected}
-ANSWER: {actual}
-
-CRITERIA:
-{criteria}
-
-Reply with a single JSON object and nothing else, no code fences:
-{{"verdicts": {{{keys}}}, "reason": "<one short sentence>"}}"""
-
-CRITERION_TEMPLATE = """\
-You grade an ANSWER against one criterion for an automated evaluation. Judge only what the \
-ANSWER says. The REFERENCE is context, not a requirement.
-
-QUESTION: {question}
-REFERENCE: {expected}
-ANSWER: {actual}
-
-CRITERION:
-{criteria}
-
-Reply with a single JSON object and nothing else, no code fences:
-{{"verdict": "<your verdict>", "reason": "<one short sentence>"}}"""
-
-RUBRIC_REASK = (
-    "Your previous reply could not be used: {problem}. Reply again with only the JSON object "
-    "described above."
-)
-
 
 # --------------------------------------------------------------------------- rubric parsing
 
@@ -155,7 +124,7 @@ def describe(criteria: Sequence[Criterion]) -> str:
 
 
 def _verdict_code(criterion: Criterion, raw: Any, name: str) -> int:
-    from assay.metrics.judge import JudgeParseError
+    from assay.errors import JudgeParseError
 
     if not isinstance(raw, str):
         raise JudgeParseError(f"the verdict for '{name}' must be a string")
@@ -174,7 +143,8 @@ def _verdict_code(criterion: Criterion, raw: Any, name: str) -> int:
 
 def parse_rubric_reply(text: str, criteria: Sequence[Criterion]) -> tuple[list[int], str | None]:
     """Codes (in criteria order) and the reason from a one-call-per-rubric reply."""
-    from assay.metrics.judge import JudgeParseError, parse_object
+    from assay.errors import JudgeParseError
+    from assay.judging.replies import parse_object
 
     data = parse_object(text)
     verdicts = data.get("verdicts")
@@ -193,7 +163,8 @@ def parse_rubric_reply(text: str, criteria: Sequence[Criterion]) -> tuple[list[i
 
 def parse_criterion_reply(text: str, criterion: Criterion) -> tuple[int, str | None]:
     """Code and reason from a one-call-per-criterion reply."""
-    from assay.metrics.judge import JudgeParseError, parse_object
+    from assay.errors import JudgeParseError
+    from assay.judging.replies import parse_object
 
     data = parse_object(text)
     if "verdict" not in data:
@@ -202,7 +173,7 @@ def parse_criterion_reply(text: str, criterion: Criterion) -> tuple[int, str | N
 
 
 def _reason(data: Mapping[str, Any]) -> str | None:
-    from assay.metrics.judge import JudgeParseError
+    from assay.errors import JudgeParseError
 
     reason = data.get("reason")
     if reason is not None and not isinstance(reason, str):
@@ -351,17 +322,17 @@ class RubricJudge:
         values = self._values(sample, output)
         if self.per_criterion:
             return [
-                _fill(CRITERION_TEMPLATE, {**values, "criteria": describe([c]), "keys": ""})
+                fill(CRITERION_TEMPLATE, {**values, "criteria": describe([c]), "keys": ""})
                 for c in criteria
             ]
         keys = ", ".join(f'"{c.name}": "..."' for c in criteria)
-        return [_fill(RUBRIC_TEMPLATE, {**values, "criteria": describe(criteria), "keys": keys})]
+        return [fill(RUBRIC_TEMPLATE, {**values, "criteria": describe(criteria), "keys": keys})]
 
     async def _one_judge(
         self, model: str | None, criteria: Sequence[Criterion], prompts: list[str]
     ) -> JudgeVotes:
         from assay.calibration.model import FAILED
-        from assay.metrics.judge import ask_judge, template_version
+        from assay.judging.client import Judge, ask, template_version
 
         if model is None:
             from assay.providers.settings import current
@@ -370,31 +341,31 @@ class RubricJudge:
         label = model
         if not self.per_criterion:
             try:
-                (codes, reason), _reply, _reasked, usage = await ask_judge(
+                verdict = await ask(
+                    Judge(model, reask=self.reask),
                     prompts[0],
                     lambda text: parse_rubric_reply(text, criteria),
-                    model=model,
                     version=template_version(self.name, RUBRIC_TEMPLATE),
-                    reask=self.reask,
                 )
             except MetricError as exc:
                 return JudgeVotes(label, [FAILED] * len(criteria), None, str(exc), tuple(exc.usage))
-            return JudgeVotes(label, list(codes), reason, None, tuple(usage))
+            codes, reason = verdict.value
+            return JudgeVotes(label, list(codes), reason, None, verdict.usage)
 
         async def one(
             prompt: str, criterion: Criterion
         ) -> tuple[int, str | None, str | None, tuple[dict[str, Any], ...]]:
             try:
-                (code, reason), _reply, _reasked, usage = await ask_judge(
+                verdict = await ask(
+                    Judge(model, reask=self.reask),
                     prompt,
                     lambda text: parse_criterion_reply(text, criterion),
-                    model=model,
                     version=template_version(f"{self.name}-criterion", CRITERION_TEMPLATE),
-                    reask=self.reask,
                 )
             except MetricError as exc:
                 return FAILED, None, str(exc), tuple(exc.usage)
-            return code, reason, None, tuple(usage)
+            code, reason = verdict.value
+            return code, reason, None, verdict.usage
 
         results = await asyncio.gather(*(one(p, c) for p, c in zip(prompts, criteria)))
         codes = [r[0] for r in results]
@@ -480,14 +451,3 @@ class RubricJudge:
             "prompt_chars": sum(len(p.encode("utf-8")) for p in prompts),
         }
         return MetricScore(value, details, usage=usage or None)
-
-
-def _fill(template: str, values: Mapping[str, str]) -> str:
-    """Fill ``{name}`` fields in one pass (answer text containing braces is never re-expanded)."""
-    import re
-
-    return re.sub(
-        r"\{\{|\}\}|\{(question|expected|actual|criteria|keys)\}",
-        lambda m: "{" if m.group(0) == "{{" else "}" if m.group(0) == "}}" else values[m.group(1)],
-        template,
-    )

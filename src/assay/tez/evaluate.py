@@ -95,9 +95,10 @@ def evaluate(
             if judge is None
             else (judge_model or "custom-judge")
         )
-        fn = judge or judge_mod.provider_judge(model)
         scores = _run(
-            judge_mod.score_turns(bundle, list(session.turns), expectations, fn),
+            judge_mod.score_turns(
+                bundle, list(session.turns), expectations, judge_mod.as_judge(judge, model)
+            ),
             close=judge is None,
         )
         served = sorted({str(u.get("model")) for s in scores for u in s.usage if u.get("model")})

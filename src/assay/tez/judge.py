@@ -4,22 +4,33 @@ Claim splitting, citation existence and location checks stay deterministic
 (:mod:`assay.tez.scoring`); the judge decides, per claim, which of the claim's located citations
 state it and whether the claim is faithful to the context (shown: the cited passages plus the
 two most lexically similar uncited sections). A second prompt rates relevance when the
-expectations do not settle it (they do for abstentions). Replies must be one strict JSON object;
-anything else is a :class:`~assay.errors.MetricError`, never a made-up verdict.
+expectations do not settle it (they do for abstentions).
 
-The judge is any async callable ``prompt -> JudgeReply``; :func:`provider_judge` adapts the
-OpenAI-compatible client of :mod:`assay.providers` (cached, retried, usage-accounted).
+Prompts, reply parsing, the re-ask and the provider call are the one judge stack of
+:mod:`assay.judging`: a reply that stays malformed after one re-ask is a
+:class:`~assay.errors.MetricError`, never a made-up verdict. The judge is a
+:class:`~assay.judging.client.Judge`: the configured provider (cached, retried,
+usage-accounted) or any async function of the chat messages.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-from assay.errors import MetricError
+from assay.errors import JudgeParseError, MetricError
+from assay.judging.client import (
+    Judge,
+    JudgeFn,
+    JudgeReply,
+    ask,
+    fill,
+    judge_model,
+    template_version,
+)
+from assay.judging.prompts import TEZ_CLAIM, TEZ_RELEVANCE
+from assay.judging.replies import parse_tez_claim, parse_tez_relevance
 from assay.tez.bundle import Bundle
 from assay.tez.citations import CitationRef, Resolution, heading_index
 from assay.tez.records import SessionTurn
@@ -28,123 +39,15 @@ from assay.tez.session import Expectation
 from assay.tez.support import content_words
 
 METHOD = "llm_as_judge"
-TEMPLATE_VERSION = "tez-judge-v1"
 PASSAGE_CHARS = 3000
 EXTRA_PASSAGES = 2
-JUDGE_PARAMS: dict[str, Any] = {
-    "temperature": 0,
-    "seed": 42,
-    "response_format": {"type": "json_object"},
-}
 
-CLAIM_PROMPT = """\
-You check one claim taken from an answer about a bundle of documents.
+CLAIM_VERSION = template_version("tez-claim", TEZ_CLAIM)
+RELEVANCE_VERSION = template_version("tez-relevance", TEZ_RELEVANCE)
+T = TypeVar("T")
 
-Claim:
-<<<{claim}>>>
-
-Passages the answer cited for this claim:
-{cited}
-
-Other passages from the same bundle (not cited):
-{others}
-
-Decide:
-- "supported_by": the numbers of the CITED passages that state the claim or directly imply it
-  (every number, name and fact of the claim must be there). Use [] if none does.
-- "faithful": true when some passage above (cited or not) backs the claim and none contradicts
-  it; false when the claim adds facts, names, numbers or quotations that no passage gives.
-
-Reply with one JSON object and nothing else, for example:
-{{"supported_by": [1], "faithful": true}}"""
-
-RELEVANCE_PROMPT = """\
-Rate how directly an answer addresses a question. Off-topic or padded content lowers the
-rating; whether the answer is true does not matter here.
-
-Question:
-<<<{query}>>>
-
-Answer:
-<<<{answer}>>>
-
-Reply with one JSON object and nothing else: {{"relevance": <number from 0 to 1>}}"""
-
-
-class JudgeParseError(ValueError):
-    """The judge's reply is not the JSON object the prompt asked for."""
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeReply:
-    """What a judge call returns: the reply text and one usage record per provider call."""
-
-    text: str
-    usage: tuple[dict[str, Any], ...] = field(default=())
-
-
-JudgeFn = Callable[[str], Awaitable[JudgeReply]]
-
-
-# --------------------------------------------------------------------------- parsing
-
-
-def parse_object(text: str) -> dict[str, Any]:
-    """The single JSON object of a reply (one optional ```json fence allowed around it)."""
-    body = text.strip()
-    if len(body) >= 6 and body.startswith("```") and body.endswith("```"):
-        # slicing, not a regex: a lazy pattern here is quadratic on long whitespace runs
-        inner = body[3:-3]
-        body = (inner[4:] if inner.startswith("json") else inner).strip()
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise JudgeParseError(f"reply is not valid JSON ({exc.msg})") from None
-    except ValueError:  # an integer literal longer than Python's int conversion limit
-        raise JudgeParseError("reply holds a number too long to read") from None
-    except RecursionError:
-        raise JudgeParseError("reply is nested too deeply") from None
-    if not isinstance(data, dict):
-        raise JudgeParseError("reply must be a JSON object")
-    return data
-
-
-def _only_keys(
-    data: dict[str, Any], required: set[str], optional: frozenset[str] = frozenset()
-) -> None:
-    missing = sorted(required - set(data))
-    if missing:
-        raise JudgeParseError(f"reply is missing the key(s): {', '.join(missing)}")
-    extra = sorted(set(data) - required - optional)
-    if extra:
-        raise JudgeParseError(f"reply has unsupported key(s): {', '.join(extra)}")
-
-
-def parse_claim_verdict(text: str, n_cited: int) -> tuple[frozenset[int], bool]:
-    """``(1-based cited passages that support, faithful)`` from a claim-verdict reply."""
-    data = parse_object(text)
-    _only_keys(data, {"supported_by", "faithful"}, frozenset({"reason"}))
-    cited = data["supported_by"]
-    if not isinstance(cited, list) or any(
-        isinstance(i, bool) or not isinstance(i, int) for i in cited
-    ):
-        raise JudgeParseError("'supported_by' must be a list of passage numbers")
-    if any(i < 1 or i > n_cited for i in cited):
-        raise JudgeParseError(f"'supported_by' names a passage outside 1..{n_cited}")
-    faithful = data["faithful"]
-    if not isinstance(faithful, bool):
-        raise JudgeParseError("'faithful' must be true or false")
-    return frozenset(cited), faithful
-
-
-def parse_relevance(text: str) -> float:
-    data = parse_object(text)
-    _only_keys(data, {"relevance"}, frozenset({"reason"}))
-    value = data["relevance"]
-    # Compared before any float(): a 2**1100 integer must not raise OverflowError; NaN fails.
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise JudgeParseError("'relevance' must be a number from 0 to 1")
-    return float(value)
+parse_claim_verdict = parse_tez_claim
+parse_relevance = parse_tez_relevance
 
 
 # --------------------------------------------------------------------------- prompts
@@ -193,27 +96,37 @@ def claim_prompt(
         _passage(f"[C{n}] {label}", text)
         for n, (_, label, text) in enumerate(ranked[:EXTRA_PASSAGES], start=1)
     ]
-    return CLAIM_PROMPT.format(
-        claim=claim, cited="\n\n".join(shown) or "(none)", others="\n\n".join(others) or "(none)"
-    )
+    values = {
+        "claim": claim,
+        "cited": "\n\n".join(shown) or "(none)",
+        "others": "\n\n".join(others) or "(none)",
+    }
+    return fill(TEZ_CLAIM, values)
 
 
 # --------------------------------------------------------------------------- scoring
 
 
 async def _ask(
-    judge: JudgeFn, prompt: str, parse: Callable[[str], Any], usage: list[dict[str, Any]]
-) -> Any:
-    reply = await judge(prompt)
-    usage.extend(reply.usage)
+    judge: Judge,
+    prompt: str,
+    parse: Callable[[str], T],
+    version: str,
+    usage: list[dict[str, Any]],
+) -> T:
+    """One verdict through the judge stack; usage of every call of the turn is kept, also
+    when a verdict fails (the error carries all of it)."""
     try:
-        return parse(reply.text)
-    except JudgeParseError as exc:
+        verdict = await ask(judge, prompt, parse, version=version)
+    except MetricError as exc:
+        usage.extend(exc.usage)
         raise MetricError(f"tez judge: {exc}", usage=tuple(usage)) from None
+    usage.extend(verdict.usage)
+    return verdict.value
 
 
 async def score_turn(
-    bundle: Bundle, turn: SessionTurn, expectation: Expectation | None, judge: JudgeFn
+    bundle: Bundle, turn: SessionTurn, expectation: Expectation | None, judge: Judge
 ) -> TurnScore:
     """Score one turn with the judge deciding support, faithfulness and (mostly) relevance."""
     from assay.tez.citations import strip_citations
@@ -229,7 +142,7 @@ async def score_turn(
         ]
         prompt = claim_prompt(bundle, claim.text, [pair for _, pair in located])
         supported, faithful = await _ask(
-            judge, prompt, lambda t: parse_claim_verdict(t, len(located)), usage
+            judge, prompt, lambda t: parse_tez_claim(t, len(located)), CLAIM_VERSION, usage
         )
         checks = [(False, res.reason) for res in resolutions]
         for n, (index, _) in enumerate(located, start=1):
@@ -246,8 +159,10 @@ async def score_turn(
     if expectation is not None and abstained:
         relevance = 1.0 if expectation.behavior == "abstain" else 0.0
     else:
-        prompt = RELEVANCE_PROMPT.format(query=turn.query, answer=strip_citations(turn.response))
-        relevance = await _ask(judge, prompt, parse_relevance, usage)
+        prompt = fill(
+            TEZ_RELEVANCE, {"query": turn.query, "answer": strip_citations(turn.response)}
+        )
+        relevance = await _ask(judge, prompt, parse_tez_relevance, RELEVANCE_VERSION, usage)
     return finish(bundle, turn, expectation, prepared, list(outcomes), relevance, tuple(usage))
 
 
@@ -255,7 +170,7 @@ async def score_turns(
     bundle: Bundle,
     turns: Sequence[SessionTurn],
     expectations: dict[str, Expectation],
-    judge: JudgeFn,
+    judge: Judge,
 ) -> list[TurnScore]:
     return list(
         await asyncio.gather(
@@ -264,39 +179,31 @@ async def score_turns(
     )
 
 
-def provider_judge(model: str | None = None) -> JudgeFn:
-    """A judge backed by :mod:`assay.providers` (cache, retries, usage); replies that are not a
-    JSON object are rejected by the client, so they are never cached."""
-
-    async def call(prompt: str) -> JudgeReply:
-        from assay.providers.chat import ReplyRejected
-        from assay.providers.registry import chat_provider
-
-        provider = chat_provider(model)
-
-        def accept(text: str) -> str:
-            try:
-                parse_object(text)
-            except JudgeParseError as exc:
-                raise ReplyRejected(str(exc)) from None
-            return text
-
-        text, reply = await provider.complete(
-            [{"role": "user", "content": prompt}],
-            params=JUDGE_PARAMS,
-            template_version=TEMPLATE_VERSION,
-            accept=accept,
-            what="tez judge request",
-        )
-        return JudgeReply(text, tuple(dict(u) for u in reply.usage))
-
-    return call
+def as_judge(judge: Judge | JudgeFn | None, model: str | None = None) -> Judge:
+    """A :class:`Judge` from a Judge, an async function of the chat messages, or None (the
+    provider's ``model``, default the configured judge model)."""
+    if isinstance(judge, Judge):
+        return judge
+    return Judge(model=model, call=judge)
 
 
 def judge_model_name(model: str | None) -> str:
     """The model a provider judge will use (the configured judge model by default)."""
-    if model:
-        return model
-    from assay.providers.settings import current
+    return judge_model(Judge(model=model))
 
-    return current().judge_model
+
+__all__ = [
+    "METHOD",
+    "Judge",
+    "JudgeFn",
+    "JudgeParseError",
+    "JudgeReply",
+    "as_judge",
+    "claim_prompt",
+    "judge_model_name",
+    "parse_claim_verdict",
+    "parse_relevance",
+    "score_turn",
+    "score_turns",
+    "sections",
+]
