@@ -4,12 +4,14 @@ A terminal gets the live bar. Anywhere else (a CI log, a pipe, a file) carriage-
 spinners would turn into thousands of garbled lines, so progress is a plain line such as
 ``assay: progress 120/1000 executions (12%), 3 failed, 1 errored, 14 s`` each time another
 10 % of the executions is done or 10 s have passed, whichever comes first, at most one a
-second. A run that is over within its first second prints none: the summary line says it all.
+second. The 10 s line comes even when nothing finished (a slow system under test), so a CI log
+shows the run is alive. A run over within its first second prints none: the summary says it all.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -43,11 +45,15 @@ class LineSchedule:
 
     def due(self, done: int, total: int, now: float) -> bool:
         """Whether a line is due after ``done`` of ``total`` executions at ``now``."""
-        if done == self.last_done or now - self.started < self.quiet_s:
+        if now - self.started < self.quiet_s:
+            return False
+        if now - self.last_at >= self.every_s:
+            return True  # also with nothing new: the run is alive
+        if done == self.last_done:
             return False
         if now - self.last_at < self.quiet_s and done < total:
             return False
-        if now - self.last_at >= self.every_s or done >= total > 0:
+        if done >= total > 0:
             return True
         if total <= 0:
             return False
@@ -92,8 +98,11 @@ class Progress:
         thresholds: Thresholds | None = None,
         stream: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
+        tick_s: float = 1.0,
     ) -> None:
         self.mode = mode
+        self.tick_s = tick_s
+        self._lock = threading.Lock()
         self.thresholds = thresholds
         self.stream = stream
         self.clock = clock
@@ -108,11 +117,31 @@ class Progress:
         """Show progress while the block runs; ``total`` is read as the run learns it."""
         self._total = total
         self.schedule.started = self.schedule.last_at = self.clock()
-        if self.mode != "bar":
+        if self.mode == "lines":
+            with self._heartbeat():
+                yield
+        elif self.mode == "bar":
+            with self._rich_bar():
+                yield
+        else:
             yield
-            return
-        with self._rich_bar():
+
+    @contextmanager
+    def _heartbeat(self) -> Iterator[None]:
+        """A daemon thread that checks every ``tick_s`` whether the 10 s line is due."""
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(self.tick_s):
+                self.tick()
+
+        thread = threading.Thread(target=beat, name="assay-progress", daemon=True)
+        thread.start()
+        try:
             yield
+        finally:
+            stop.set()
+            thread.join()
 
     @contextmanager
     def _rich_bar(self) -> Iterator[None]:
@@ -139,17 +168,21 @@ class Progress:
         """One execution finished."""
         if self.mode == "off":
             return
-        self.counts.add(result, self.thresholds)
+        with self._lock:
+            self.counts.add(result, self.thresholds)
         if self._bar is not None:
             self._bar.update(self._task, advance=1, total=self._total() or None)
         elif self.mode == "lines":
-            self._maybe_line()
+            self.tick()
 
-    def _maybe_line(self) -> None:
-        now, total = self.clock(), self._total()
-        if not self.schedule.due(self.counts.done, total, now):
-            return
-        self.schedule.mark(self.counts.done, now)
-        stream = self.stream if self.stream is not None else sys.stderr
-        stream.write(progress_line(self.counts, total, now - self.schedule.started) + "\n")
-        stream.flush()
+    def tick(self) -> None:
+        """Print a plain line if one is due now (called per result and by the heartbeat)."""
+        with self._lock:
+            now, total = self.clock(), self._total()
+            if not self.schedule.due(self.counts.done, total, now):
+                return
+            self.schedule.mark(self.counts.done, now)
+            line = progress_line(self.counts, total, now - self.schedule.started)
+            stream = self.stream if self.stream is not None else sys.stderr
+            stream.write(line + "\n")
+            stream.flush()

@@ -9,6 +9,7 @@ import pty
 import re
 import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 from assay.progress import Counts, LineSchedule, Progress, progress_line, progress_mode
@@ -71,7 +72,23 @@ def test_a_slow_run_with_no_new_tenth_still_reports_every_ten_seconds() -> None:
     assert not schedule.due(3, 1000, 15.0)
     assert schedule.due(100, 1000, 15.0)  # a tenth crossed
     schedule.mark(100, 15.0)
-    assert not schedule.due(100, 1000, 30.0)  # nothing new since the last line
+    assert not schedule.due(100, 1000, 20.0)  # nothing new, under 10 s since the last line
+    assert schedule.due(100, 1000, 25.0)  # nothing new, but 10 s passed: the run is alive
+
+
+def test_the_heartbeat_prints_while_no_execution_finishes() -> None:
+    out = io.StringIO()
+    progress = Progress("lines", stream=out, tick_s=0.02)
+    progress.schedule.every_s, progress.schedule.quiet_s = 0.1, 0.0
+    with progress.session(lambda: 5):
+        deadline = time.monotonic() + 10
+        while not out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.02)
+    lines = out.getvalue().splitlines()
+    assert lines and lines[0].startswith("assay: progress 0/5 executions (0%), 0 failed, 0 errored")
+    stopped = out.getvalue()
+    time.sleep(0.3)
+    assert out.getvalue() == stopped  # the heartbeat ends with the session
 
 
 def test_a_run_over_within_a_second_prints_nothing() -> None:

@@ -49,7 +49,7 @@ def lane_options(
         typer.Option(
             "--history",
             envvar="ASSAY_ADVERSARIAL_HISTORY",
-            help="Manifest of lane runs (default .assay/adversarial-runs.json).",
+            help="Manifest of lane runs (default: adversarial-runs.json in the project's .assay/).",
         ),
     ] = None,
     history_retain: Annotated[
