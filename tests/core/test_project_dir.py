@@ -81,6 +81,8 @@ def test_runs_and_baselines_live_in_the_project_directory_from_any_sub_folder(
     assert (root / ".assay" / "baselines" / "quickstart.support-assistant.json").is_file()
     shown = run_assay(["baseline", "show"], cwd=work)
     assert shown.returncode == 0 and "quickstart.support-assistant" in shown.stdout
+    cache = run_assay(["cache", "stats"], cwd=work)
+    assert cache.returncode == 0 and cache.stdout.startswith(str(root / ".assay") + "/")
 
 
 def test_assay_home_names_the_directory(tmp_path: Path) -> None:
