@@ -116,3 +116,70 @@ CRITERION:
 
 Reply with a single JSON object and nothing else, no code fences:
 {"verdict": "<your verdict>", "reason": "<one short sentence>"}"""
+
+CLAIM_SUPPORT = """\
+You check numbered claims against numbered context passages for an automated evaluation.
+
+A claim is supported when the passages state it or directly imply it: every fact, number and \
+name in the claim must be given by the passages. A claim that adds anything the passages do \
+not give, or that a passage contradicts, is not supported. Use only the passages, not your own \
+knowledge.
+
+PASSAGES:
+{contexts}
+
+CLAIMS:
+{claims}
+
+Reply with one JSON object and nothing else, no code fences, with exactly one verdict for every \
+claim, for example:
+{"verdicts": [{"claim": 1, "supported": true}, {"claim": 2, "supported": false}]}"""
+
+CONTEXT_USEFUL = """\
+You judge retrieved passages for an automated evaluation. For each numbered passage, decide \
+whether it is relevant: it states at least one fact that the REFERENCE answer to the QUESTION \
+relies on. Judge each passage on its own; its position does not matter.
+
+QUESTION: {question}
+REFERENCE: {expected}
+
+PASSAGES (in retrieval order):
+{contexts}
+
+Reply with one JSON object and nothing else, no code fences, with exactly one verdict for every \
+passage, for example:
+{"verdicts": [{"passage": 1, "relevant": true}, {"passage": 2, "relevant": false}]}"""
+
+STATEMENT_RELEVANCE = """\
+You judge how directly an answer addresses a question, for an automated evaluation. For each \
+numbered statement of the answer, decide whether it is relevant: it answers the question or \
+gives information the asker needs to act on the answer. Off-topic statements, filler and \
+pleasantries are not relevant. Whether a statement is true does not matter here.
+
+QUESTION: {question}
+
+STATEMENTS:
+{statements}
+
+Reply with one JSON object and nothing else, no code fences, with exactly one verdict for every \
+statement, for example:
+{"verdicts": [{"statement": 1, "relevant": true}, {"statement": 2, "relevant": false}]}"""
+
+GOAL = """\
+You judge whether an AI agent achieved the user's goal, for an automated evaluation. Judge the \
+outcome: the agent's final answer and the tool calls it made. Do not reward effort or polite \
+wording.
+
+Verdicts:
+- achieved: the goal is fully accomplished (and matches the EXPECTED outcome when one is given).
+- partial: some of the goal is accomplished, or it is accomplished with a mistake the user \
+must fix.
+- not_achieved: the goal is not accomplished, the agent gave up, or it did something else.
+
+GOAL: {goal}
+EXPECTED OUTCOME: {expected}
+TOOL CALLS (in order): {tools}
+FINAL ANSWER: {actual}
+
+Reply with one JSON object and nothing else, no code fences:
+{"verdict": "achieved|partial|not_achieved", "reason": "<one short sentence>"}"""

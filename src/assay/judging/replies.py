@@ -194,3 +194,56 @@ def parse_tez_relevance(text: str) -> float:
     if value is None:
         raise JudgeParseError("'relevance' must be a number from 0 to 1")
     return value
+
+
+def parse_numbered_flags(text: str, count: int, item: str, flag: str) -> list[bool]:
+    """One boolean per numbered item from ``{"verdicts": [{item: n, flag: bool}, ...]}``.
+
+    Every item 1..count must be judged exactly once (any order); a missing, repeated or
+    unknown number, a non-boolean flag or an extra key is a parse error.
+    """
+    data = parse_object(text)
+    only_keys(data, frozenset({"verdicts"}), frozenset({"reason"}))
+    verdicts = data["verdicts"]
+    if not isinstance(verdicts, list):
+        raise JudgeParseError(f"'verdicts' must be a list; got {json_type(verdicts)}")
+    found: dict[int, bool] = {}
+    for entry in verdicts:
+        number, value = _numbered_flag(entry, count, item, flag)
+        if number in found:
+            raise JudgeParseError(f"'verdicts' judges {item} {number} twice")
+        found[number] = value
+    missing = [n for n in range(1, count + 1) if n not in found]
+    if missing:
+        shown = ", ".join(map(str, missing[:10]))
+        raise JudgeParseError(f"'verdicts' has no verdict for {item}(s) {shown}")
+    return [found[n] for n in range(1, count + 1)]
+
+
+def _numbered_flag(entry: Any, count: int, item: str, flag: str) -> tuple[int, bool]:
+    if not isinstance(entry, dict):
+        raise JudgeParseError(f"each verdict must be an object; got {json_type(entry)}")
+    only_keys(entry, frozenset({item, flag}), frozenset({"reason"}), prefix="a verdict in the")
+    number, value = entry[item], entry[flag]
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= count:
+        raise JudgeParseError(f"'{item}' must be a number from 1 to {count}")
+    if not isinstance(value, bool):
+        raise JudgeParseError(f"'{flag}' must be true or false")
+    return number, value
+
+
+GOAL_VERDICTS = {"achieved": 1.0, "partial": 0.5, "not_achieved": 0.0}
+
+
+def parse_goal(text: str) -> tuple[str, str | None]:
+    """``(verdict, reason)`` from a goal-accuracy reply; the verdict is one of GOAL_VERDICTS."""
+    data = parse_object(text)
+    only_keys(data, frozenset({"verdict"}), frozenset({"reason"}), prefix="goal-accuracy judge")
+    verdict = data["verdict"]
+    if not isinstance(verdict, str) or verdict not in GOAL_VERDICTS:
+        shown = verdict if isinstance(verdict, str) and len(verdict) <= 40 else json_type(verdict)
+        raise JudgeParseError(
+            f"goal-accuracy judge response 'verdict' must be one of "
+            f"[{', '.join(GOAL_VERDICTS)}]; got {shown}"
+        )
+    return verdict, optional_reason(data, "goal-accuracy judge")

@@ -158,18 +158,31 @@ BUILTINS = MappingProxyType(
             "rag",
             (
                 "faithfulness",
-                "Faithfulness",
-                "answer claims supported by the contexts / answer claims",
+                "faithfulness",
+                "answer claims supported by the contexts / claims (heuristic or judge)",
             ),
             (
                 "context-recall",
-                "ContextRecall",
-                "reference claims supported by the retrieved contexts / claims",
+                "context_recall",
+                "reference claims supported by the contexts / claims (heuristic or judge)",
             ),
             (
                 "context-precision",
-                "ContextPrecision",
-                "average precision of the relevant contexts over the ranking",
+                "context_precision",
+                "average precision of the relevant contexts (heuristic or judge)",
+            ),
+            (
+                "answer-relevancy",
+                "answer_relevancy",
+                "answer statements addressing the question / statements (heuristic or judge)",
+            ),
+        ),
+        **_family(
+            "goal",
+            (
+                "goal-accuracy",
+                "GoalAccuracy",
+                "an LLM judges if the agent achieved the goal: 1 yes, 0.5 partly, 0 no",
             ),
         ),
         **_family(

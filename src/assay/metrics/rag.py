@@ -1,40 +1,41 @@
-"""RAG metrics: faithfulness, context recall and context precision (offline heuristic method).
+"""RAG metrics: faithfulness, context recall, context precision and answer relevancy.
 
-Claims come from the one claim splitter (:mod:`assay.tez.claims`) and lexical support from the
-Tez heuristic (:func:`assay.tez.support.supports`: every number and name of the claim present,
-and at least ``tau`` of its content words). Details list claims by index and verdict; claim
-texts appear only with ``texts: true``. Formulas: docs/metrics.md, "RAG metrics".
+Each has two methods, chosen by the option ``method``: ``heuristic`` (the default; offline,
+lexical) and ``judge`` (an OpenAI-compatible chat judge through :mod:`assay.judging`, in
+:mod:`assay.metrics.rag_judge`). Both methods read the same units: claims from the one claim
+splitter (:mod:`assay.tez.claims`), statements for answer relevancy, contexts in ranking order.
+They differ only in who gives each unit its verdict, so their details line up index by index.
+Details list units by index and verdict; texts appear only with ``texts: true``. Formulas:
+docs/metrics.md, "RAG metrics".
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import MetricScore, type_name
+from assay.metrics.base import Metric, MetricScore, type_name
 from assay.metrics.retrieval import RELEVANT_KEY, gains
-from assay.tez.claims import split_response
-from assay.tez.support import DEFAULT_TAU, supports
+from assay.tez.claims import split_response, statements
+from assay.tez.scoring import GENERIC_QUERY_WORDS
+from assay.tez.support import DEFAULT_TAU, content_words, supports
 
 if TYPE_CHECKING:
     from assay.dataset import Sample
     from assay.outputs import Output
 
-METHODS = ("heuristic",)
+METHODS = ("heuristic", "judge")
+
+
+# --------------------------------------------------------------------------- inputs
 
 
 def claims_of(text: str) -> list[str]:
     """The claims of a text, in order (citations stripped)."""
     return [claim.text for claim in split_response(text).claims]
-
-
-def supported(claim: str, contexts: Sequence[str], tau: float) -> bool:
-    """Whether some context, or all of them together, lexically supports the claim."""
-    if any(supports(claim, text, tau=tau).supported for text in contexts):
-        return True
-    return len(contexts) > 1 and supports(claim, "\n".join(contexts), tau=tau).supported
 
 
 def contexts_of(metric: str, output: Output) -> tuple[str, ...]:
@@ -57,60 +58,44 @@ def reference_text(metric: str, sample: Sample) -> str:
     return expected
 
 
-@dataclass(frozen=True)
-class _ClaimSupport:
-    """Shared shape of the claim-based metrics: share of claims the contexts support."""
-
-    name: str = ""
-    method: str = "heuristic"
-    tau: float = DEFAULT_TAU
-    texts: bool = False
-
-    def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise MetricConfigError(
-                f"{self.name}: method must be one of {', '.join(METHODS)}; got {self.method!r}"
-            )
-        if not 0.0 < self.tau <= 1.0:
-            raise MetricConfigError(f"{self.name}: tau must be in (0, 1]; got {self.tau!r}")
-
-    def claim_score(self, claims: list[str], contexts: Sequence[str], what: str) -> MetricScore:
-        if not claims:
-            raise MetricError(f"metric '{self.name}': {what} has no claims to check")
-        verdicts = [supported(claim, contexts, self.tau) for claim in claims]
-        rows: list[dict[str, Any]] = [
-            {"index": i, "verdict": "supported" if ok else "unsupported"}
-            for i, ok in enumerate(verdicts)
-        ]
-        if self.texts:
-            for row, claim in zip(rows, claims, strict=True):
-                row["text"] = claim
-        details = {
-            "method": self.method,
-            "claims": rows,
-            "supported": sum(verdicts),
-            "total": len(claims),
-        }
-        return MetricScore(round(sum(verdicts) / len(claims), 6), details)
+def question_text(metric: str, sample: Sample) -> str:
+    """``input.question``, else the only string value of ``input``; else an errored row."""
+    question = sample.input.get("question")
+    if not isinstance(question, str):
+        strings = [v for v in sample.input.values() if isinstance(v, str)]
+        question = strings[0] if len(strings) == 1 else None
+    if question is None or not question.strip():
+        raise MetricError(
+            f"metric '{metric}' needs the question in input.question (a non-empty string)"
+        )
+    return question
 
 
-@dataclass(frozen=True)
-class Faithfulness(_ClaimSupport):
-    name: str = "faithfulness"
-
-    def score(self, sample: Sample, output: Output) -> MetricScore:
-        contexts = contexts_of(self.name, output)
-        return self.claim_score(claims_of(output.text), contexts, "the answer")
+def answer_claims(metric: str, text: str, what: str) -> list[str]:
+    claims = claims_of(text)
+    if not claims:
+        raise MetricError(f"metric '{metric}': {what} has no claims to check")
+    return claims
 
 
-@dataclass(frozen=True)
-class ContextRecall(_ClaimSupport):
-    name: str = "context-recall"
+def answer_statements(metric: str, output: Output) -> list[str]:
+    found = statements(output.text)
+    if not found:
+        raise MetricError(f"metric '{metric}': the answer has no statements to judge")
+    return found
 
-    def score(self, sample: Sample, output: Output) -> MetricScore:
-        contexts = contexts_of(self.name, output)
-        reference = reference_text(self.name, sample)
-        return self.claim_score(claims_of(reference), contexts, "the reference answer")
+
+def relevance_from_ids(metric: str, sample: Sample, output: Output) -> list[bool] | None:
+    """Per-rank relevance from ``metadata.relevant`` (None when the sample has none)."""
+    if sample.metadata.get(RELEVANT_KEY) is None:
+        return None
+    if not output.retrieved:
+        raise MetricError(f"metric '{metric}' needs the answer's 'retrieved' ranking")
+    relevance = gains(sample)
+    return [relevance.get(r.id, 0.0) > 0 for r in output.retrieved]
+
+
+# --------------------------------------------------------------------------- scores
 
 
 def average_precision(relevant: Sequence[bool]) -> float:
@@ -123,28 +108,181 @@ def average_precision(relevant: Sequence[bool]) -> float:
     return round(total / hits, 6) if hits else 0.0
 
 
+def share_score(
+    units: Sequence[str],
+    verdicts: Sequence[bool],
+    labels: tuple[str, str],
+    *,
+    texts: bool,
+    key: str = "claims",
+) -> tuple[float, dict[str, Any]]:
+    """``round(true / total, 6)`` and details listing each unit by index and verdict."""
+    rows: list[dict[str, Any]] = [
+        {"index": i, "verdict": labels[0] if ok else labels[1]} for i, ok in enumerate(verdicts)
+    ]
+    if texts:
+        for row, unit in zip(rows, units, strict=True):
+            row["text"] = unit
+    found = sum(verdicts)
+    details = {key: rows, labels[0]: found, "total": len(verdicts)}
+    return round(found / len(verdicts), 6), details
+
+
+def precision_details(flags: Sequence[bool], source: str) -> dict[str, Any]:
+    return {
+        "relevance_from": source,
+        "relevant_ranks": [rank for rank, ok in enumerate(flags, start=1) if ok],
+        "ranked": len(flags),
+    }
+
+
+# --------------------------------------------------------------------------- options
+
+
 @dataclass(frozen=True)
-class ContextPrecision(_ClaimSupport):
+class RagOptions:
+    """Options every RAG metric takes; each class serves one ``method``."""
+
+    name: str = ""
+    method: str = "heuristic"
+    texts: bool = False
+    tau: float | None = None
+    model: str | None = None
+    reask: bool = True
+
+    METHOD = "heuristic"
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise MetricConfigError(
+                f"{self.name}: method must be one of {', '.join(METHODS)}; got {self.method!r}"
+            )
+        if self.method != self.METHOD:
+            raise MetricConfigError(
+                f"{self.name}: this class scores method {self.METHOD!r}; build the metric "
+                f"with resolve({{'name': {self.name!r}, 'method': {self.method!r}}})"
+            )
+        if not isinstance(self.texts, bool) or not isinstance(self.reask, bool):
+            raise MetricConfigError(f"{self.name}: options 'texts' and 'reask' are true or false")
+        self._check_method_options()
+
+    def _check_method_options(self) -> None:
+        if self.model is not None:
+            raise MetricConfigError(f"{self.name}: option 'model' applies to method: judge")
+        tau = self.tau_value
+        if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0.0 < tau <= 1.0:
+            raise MetricConfigError(f"{self.name}: tau must be in (0, 1]; got {self.tau!r}")
+
+    @property
+    def tau_value(self) -> float:
+        return DEFAULT_TAU if self.tau is None else self.tau
+
+
+def supported(claim: str, contexts: Sequence[str], tau: float) -> bool:
+    """Whether some context, or all of them together, lexically supports the claim."""
+    if any(supports(claim, text, tau=tau).supported for text in contexts):
+        return True
+    return len(contexts) > 1 and supports(claim, "\n".join(contexts), tau=tau).supported
+
+
+def question_words(metric: str, question: str) -> set[str]:
+    """The question's content words that say what is asked (not 'tell', 'explain', ...)."""
+    wanted = {w for w in content_words(question) if w not in GENERIC_QUERY_WORDS}
+    if not wanted:
+        raise MetricError(f"metric '{metric}': the question has no content words to match")
+    return wanted
+
+
+# --------------------------------------------------------------------------- heuristic
+
+
+@dataclass(frozen=True)
+class _Heuristic(RagOptions):
+    def claim_score(self, claims: list[str], contexts: Sequence[str]) -> MetricScore:
+        verdicts = [supported(claim, contexts, self.tau_value) for claim in claims]
+        value, details = share_score(
+            claims, verdicts, ("supported", "unsupported"), texts=self.texts
+        )
+        return MetricScore(value, {"method": self.method, **details})
+
+
+@dataclass(frozen=True)
+class Faithfulness(_Heuristic):
+    name: str = "faithfulness"
+
+    def score(self, sample: Sample, output: Output) -> MetricScore:
+        contexts = contexts_of(self.name, output)
+        return self.claim_score(answer_claims(self.name, output.text, "the answer"), contexts)
+
+
+@dataclass(frozen=True)
+class ContextRecall(_Heuristic):
+    name: str = "context-recall"
+
+    def score(self, sample: Sample, output: Output) -> MetricScore:
+        contexts = contexts_of(self.name, output)
+        reference = reference_text(self.name, sample)
+        return self.claim_score(
+            answer_claims(self.name, reference, "the reference answer"), contexts
+        )
+
+
+@dataclass(frozen=True)
+class ContextPrecision(_Heuristic):
     name: str = "context-precision"
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
-        if sample.metadata.get(RELEVANT_KEY) is not None:
-            if not output.retrieved:
-                raise MetricError(f"metric '{self.name}' needs the answer's 'retrieved' ranking")
-            relevance = gains(sample)
-            flags = [relevance.get(r.id, 0.0) > 0 for r in output.retrieved]
-            source = f"metadata.{RELEVANT_KEY}"
-        else:
-            claims = claims_of(reference_text(self.name, sample))
-            if not claims:
-                raise MetricError(f"metric '{self.name}': the reference answer has no claims")
+        flags = relevance_from_ids(self.name, sample, output)
+        source = f"metadata.{RELEVANT_KEY}"
+        if flags is None:
+            claims = answer_claims(self.name, reference_text(self.name, sample), "the reference")
             contexts = contexts_of(self.name, output)
-            flags = [any(supported(c, [text], self.tau) for c in claims) for text in contexts]
+            tau = self.tau_value
+            flags = [any(supported(c, [text], tau) for c in claims) for text in contexts]
             source = "reference claims"
-        details = {
-            "method": self.method,
-            "relevance_from": source,
-            "relevant_ranks": [rank for rank, ok in enumerate(flags, start=1) if ok],
-            "ranked": len(flags),
-        }
+        details = {"method": self.method, **precision_details(flags, source)}
         return MetricScore(average_precision(flags), details)
+
+
+@dataclass(frozen=True)
+class AnswerRelevancy(_Heuristic):
+    name: str = "answer-relevancy"
+
+    def score(self, sample: Sample, output: Output) -> MetricScore:
+        wanted = question_words(self.name, question_text(self.name, sample))
+        units = answer_statements(self.name, output)
+        verdicts = [bool(wanted & content_words(unit)) for unit in units]
+        value, details = share_score(
+            units, verdicts, ("relevant", "irrelevant"), texts=self.texts, key="statements"
+        )
+        return MetricScore(value, {"method": self.method, **details})
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def _by_method(heuristic: type[RagOptions], judged: str, options: Mapping[str, Any]) -> Metric:
+    """The class serving ``options['method']``; judge classes load only when asked for."""
+    if options.get("method") == "judge":
+        module = importlib.import_module("assay.metrics.rag_judge")
+        cls: Any = getattr(module, judged)
+    else:
+        cls = heuristic
+    metric: Metric = cls(**options)
+    return metric
+
+
+def faithfulness(**options: Any) -> Metric:
+    return _by_method(Faithfulness, "JudgedFaithfulness", options)
+
+
+def context_recall(**options: Any) -> Metric:
+    return _by_method(ContextRecall, "JudgedContextRecall", options)
+
+
+def context_precision(**options: Any) -> Metric:
+    return _by_method(ContextPrecision, "JudgedContextPrecision", options)
+
+
+def answer_relevancy(**options: Any) -> Metric:
+    return _by_method(AnswerRelevancy, "JudgedAnswerRelevancy", options)

@@ -109,6 +109,21 @@ def split_response(text: str) -> SplitResponse:
     return SplitResponse(tuple(claims), tuple(abstentions), bool(leading))
 
 
+def statements(text: str) -> list[str]:
+    """Every sentence unit of a text in order (claims or not), citations and emphasis removed.
+
+    The units :func:`split_response` classifies, before it drops questions, lead-ins,
+    pleasantries and abstentions: what a reader sees as the answer's statements.
+    """
+    out: list[str] = []
+    for unit in _units(CITATION.sub(_MARK.format(0), text)):
+        plain = " ".join(strip_citations(_MARK_RE.sub("", unit)).split())
+        plain = re.sub(r"\*\*|__|`", "", plain).strip("*_ ").strip()
+        if plain:
+            out.append(plain)
+    return out
+
+
 def _classify(plain: str, cited: bool) -> str:
     if cited:
         return "claim"
