@@ -382,13 +382,19 @@ def _metric_comparison(
 
 
 def _too_few_pairs(overall: Sequence[MetricComparison], alpha: float) -> list[str]:
-    """Metrics whose exact pass-rate test cannot reach significance with this many pairs."""
-    return [
-        f"metric '{item.metric}': {item.paired} paired samples are too few to detect any "
-        f"pass-rate change at alpha {alpha:g} (the exact test needs at least "
-        f"{sign_test_floor(alpha)} one-way flips); add samples or repetitions"
+    """One warning naming the metrics whose exact pass-rate test cannot reach significance
+    with this many pairs (each with its pair count)."""
+    named = [
+        f"{item.metric} ({item.paired})"
         for item in overall
         if item.paired and item.pass_rate.mdd is None and item.pass_rate.test == "mcnemar-exact"
+    ]
+    if not named:
+        return []
+    return [
+        f"paired samples are too few to detect any pass-rate change at alpha {alpha:g} (the "
+        f"exact test needs at least {sign_test_floor(alpha)} one-way flips) for "
+        f"{len(named)} metric(s): {', '.join(named)}; add samples or repetitions"
     ]
 
 
