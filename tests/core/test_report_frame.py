@@ -157,3 +157,18 @@ def test_a_report_without_rows_is_refused_with_a_clear_message() -> None:
     empty = report.model_copy(update={"rows": []})
     with pytest.raises(UsageError, match="no per-execution rows"):
         empty.to_dataframe()
+
+
+def test_one_row_per_repetition() -> None:
+    pytest.importorskip("pandas")
+    report = assay.evaluate(
+        EXAMPLE / "dataset.yml", sut=lambda _input: "Paris", metrics=["exact-match"], repetitions=2
+    )
+    frame = report.to_dataframe()
+    dataset = assay.load_dataset(EXAMPLE / "dataset.yml")
+    scoped = [s.id for s in dataset.samples if {"geography", "ids"} & set(s.tags)]
+    assert sorted(frame["sample_id"]) == sorted(scoped * 2)
+    assert frame.groupby("sample_id")["repetition"].apply(sorted).tolist() == [[0, 1]] * len(scoped)
+    # "Paris" is the expected answer of capital-france only.
+    passed = frame[frame["status"] == "passed"]
+    assert set(passed["sample_id"]) == {"capital-france"} and len(passed) == 2
