@@ -182,3 +182,22 @@ def test_a_terminal_gets_the_bar_and_no_plain_lines(tmp_path: Path) -> None:
     text = seen.decode("utf-8", "replace")
     assert "scoring" in text, text
     assert "assay: progress" not in text
+
+
+def test_each_of_several_systems_gets_its_own_plain_lines(tmp_path: Path) -> None:
+    folder = _slow_project(tmp_path, samples=12)
+    (folder / "other_bot.py").write_text("from slow_bot import answer\n", encoding="utf-8")
+    args = ["run", "d.json", "--sut", "a=slow_bot:answer", "--sut", "b=other_bot:answer"]
+    args += ["-m", "exact-match", "--concurrency", "1", "--no-store", "-o", "r.md"]
+    done = run_assay(args, cwd=folder)
+    assert done.returncode in (0, 1), done.stderr
+    assert "\r" not in done.stderr
+    lines = done.stderr.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("assay: running system")]
+    assert len(starts) == 2, done.stderr
+    for begin, end in ((starts[0], starts[1]), (starts[1], len(lines))):
+        ours = [LINE.match(x) for x in lines[begin:end] if x.startswith("assay: progress")]
+        assert ours and all(ours), done.stderr
+        last = ours[-1]
+        assert last is not None and last.group(1) == last.group(2) == "12"
+        assert (last.group(4), last.group(5)) == ("1", "1")  # s07 answers "no"; s03 raises

@@ -89,20 +89,27 @@ class SystemsRun:
 
 
 def _run_one(run: SystemsRun, spec: SystemSpec, quiet: bool) -> Any:
-    from assay.evaluation import evaluate
+    from assay.evaluation import RunState, evaluate
+    from assay.progress import Progress, progress_mode
 
     assert spec.name is not None
     if not quiet:
         typer.echo(f"assay: running system '{spec.name}' ({spec.kind} {spec.value})", err=True)
     system = make_system(spec, [s.id for s in run.dataset.samples], run.limiter())
-    report = evaluate(
-        run.dataset,
-        sut=system,
-        metrics=run.metrics,
-        options=run.options(spec.name),
-        store=run.store,
-        scopes=run.scopes,
-    )
+    options = run.options(spec.name)
+    state = RunState()
+    progress = Progress(progress_mode(quiet=quiet), thresholds=options.thresholds)
+    state.on_result = progress.advance
+    with progress.session(lambda: state.total):
+        report = evaluate(
+            run.dataset,
+            sut=system,
+            metrics=run.metrics,
+            options=options,
+            store=run.store,
+            scopes=run.scopes,
+            state=state,
+        )
     verdict = run.gate(report).model_dump(mode="json")
     if run.store is not None:
         run.store.record_gate(report.run.run_id, verdict)
