@@ -94,8 +94,12 @@ def _system(dataset: Dataset, outputs: Any, sut: Any) -> Any:
             return HttpTarget.from_environment(sut)
         return sut if hasattr(sut, "answer") else PythonTarget(sut)
     if isinstance(outputs, (str, Path)):
+        from assay.outputs_stream import same_ids
+
         loaded = load_outputs(Path(outputs))
-        check_outputs_cover(loaded, [s.id for s in dataset.samples], path=str(outputs))
+        if not same_ids(loaded, dataset.samples):
+            ids = [s.id for s in dataset.samples]
+            check_outputs_cover(loaded, ids, path=str(outputs))
         return SavedOutputs(loaded, str(outputs))
     if isinstance(outputs, Mapping):
         from assay.outputs import coerce_output

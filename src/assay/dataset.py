@@ -254,22 +254,26 @@ def _parse_yaml(text: str, path: Path, error: type[InputError]) -> Any:
 def iter_jsonl(text: str, path: Path, error: type[InputError]) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, value)`` for each non-blank JSONL line."""
     for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        problem = json_depth_problem(line)
-        if problem is not None:
-            raise error(f"line {number}: {problem}", file=str(path))
+        if line.strip():
+            yield number, parse_jsonl_line(line, number, path, error)
+
+
+def parse_jsonl_line(line: str, number: int, path: Path, error: type[InputError]) -> Any:
+    """The value of one JSONL line, or ``error`` naming the file and line."""
+    problem = json_depth_problem(line)
+    if problem is not None:
+        raise error(f"line {number}: {problem}", file=str(path))
+    try:
+        return pydantic_core.from_json(line)  # ~3x faster than json.loads per line
+    except ValueError:
         try:
-            yield number, pydantic_core.from_json(line)  # ~3x faster than json.loads per line
-        except ValueError:
-            try:
-                json.loads(line)  # the stdlib words the problem better
-                message = "not valid JSON"
-            except json.JSONDecodeError as exc:
-                message = f"{exc.msg} (column {exc.colno})"
-            except (ValueError, RecursionError):
-                message = "a number is too long to read, or the line is nested too deeply"
-            raise error(f"line {number} is not valid JSON: {message}", file=str(path)) from None
+            json.loads(line)  # the stdlib words the problem better
+            message = "not valid JSON"
+        except json.JSONDecodeError as exc:
+            message = f"{exc.msg} (column {exc.colno})"
+        except (ValueError, RecursionError):
+            message = "a number is too long to read, or the line is nested too deeply"
+        raise error(f"line {number} is not valid JSON: {message}", file=str(path)) from None
 
 
 # --------------------------------------------------------------------------- validation
@@ -369,8 +373,18 @@ def _translate(
 
 
 def load_dataset(path: str | Path) -> Dataset:
-    """Load a dataset from ``.yml``/``.yaml``, ``.json`` or ``.jsonl`` (one sample per line)."""
+    """Load a dataset from ``.yml``/``.yaml``, ``.json`` or ``.jsonl`` (one sample per line).
+
+    A large JSONL file is indexed, not held: its samples are read back as they are needed
+    (:mod:`assay.dataset_stream`).
+    """
     path = Path(path)
+    if path.suffix.lower() == ".jsonl":
+        from assay.dataset_stream import stream_dataset
+
+        streamed = stream_dataset(path)
+        if streamed is not None:
+            return streamed
     text = read_text(path)
     if path.suffix.lower() == ".jsonl":
         samples = [value for _, value in iter_jsonl(text, path, DatasetError)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,7 +24,7 @@ from assay.report.aggregate import ReportBuilder
 from assay.report.failing import DEFAULT_TEXT_LIMIT, REDACTED, FailingRowCollector
 from assay.report.model import DatasetInfo, Report, RunInfo
 from assay.results import ExecutionResult
-from assay.runner import Execution, Runner, never_stop, plan
+from assay.runner import Execution, Runner, iter_plan, never_stop
 from assay.store import RunStore, new_run_id
 from assay.sut import SystemUnderTest
 
@@ -115,48 +115,48 @@ def evaluate(
     elif options.resume:
         raise UsageError("--resume needs the run store (do not combine it with --no-store)")
 
-    sample_tags = {s.id: s.tags for s in dataset.samples}
-    hashes = {s.id: s.row_hash for s in dataset.samples}
-    positions = {s.id: i for i, s in enumerate(dataset.samples)}
     builder = ReportBuilder(
-        metric_names, scopes, keep_rows=keep_rows or store is None, thresholds=options.thresholds
+        metric_names,
+        scopes,
+        keep_rows=keep_rows or store is None,
+        thresholds=options.thresholds,
+        per_sample=repetitions > 1,
     )
-    by_id = {s.id: s for s in dataset.samples}
     failing = FailingRowCollector(
         options.thresholds, text_limit=options.text_limit, redact=options.redact
     )
     if store is not None and skip:
-        # Resumed run: fold in what earlier attempts finished (and that is not being redone).
-        unfinished: list[ExecutionResult] = []
-        for result, tags, row_hash in store.iter_results(run_id):
-            if (result.sample_id, result.repetition) in skip:
-                builder.add(result, tags, row_hash)
-                if result.sample_id in by_id and not result.passed(options.thresholds):
-                    unfinished.append(result)
-        answers = _stored_answers(store, run_id, sut, unfinished)
-        for result in unfinished:
-            failing.position = positions[result.sample_id]
-            answer = answers.get((result.sample_id, result.repetition))
-            failing.add(result, by_id[result.sample_id], answer)
-    executions = plan(dataset.samples, repetitions, skip)
-    state.total = len(executions)
+        _fold_stored(store, run_id, dataset, sut, skip, builder, failing, options)
+    # Executions are planned as the runner asks for them; each one waits here, by key, only
+    # until its result comes back, so nothing per sample is held for the whole run.
+    waiting: dict[tuple[str, int], Execution] = {}
+
+    def planned() -> Iterator[Execution]:
+        for execution in iter_plan(dataset.samples, repetitions, skip):
+            waiting[(execution.sample.id, execution.repetition)] = execution
+            yield execution
+
+    state.total = _planned_count(dataset, repetitions, skip)
 
     # Saved outputs are already on disk; a Python or HTTP system's answers are kept in the store.
     keep_outputs = not getattr(sut, "outputs_on_disk", False)
 
     def on_result(result: ExecutionResult, output: Output | None) -> None:
+        execution = waiting.pop((result.sample_id, result.repetition))
+        sample, position = execution.sample, execution.position
+        tags, row_hash = sample.tags, sample.row_hash
         if store is not None:
             store.record(
                 run_id,
                 result,
                 output.to_json() if output is not None and keep_outputs else None,
-                position=positions[result.sample_id],
-                tags=sample_tags[result.sample_id],
-                row_hash=hashes[result.sample_id],
+                position=position,
+                tags=tags,
+                row_hash=row_hash,
             )
-        builder.add(result, sample_tags[result.sample_id], hashes[result.sample_id])
-        failing.position = positions[result.sample_id]
-        failing.add(result, by_id[result.sample_id], output)
+        builder.add(result, tags, row_hash, position)
+        failing.position = position
+        failing.add(result, sample, output)
         state.done += 1
         if state.on_result is not None:
             state.on_result(result)
@@ -173,7 +173,7 @@ def evaluate(
     )
     status = "interrupted"
     try:
-        runner.run(executions)
+        runner.run(planned())
         status = "halted" if runner.stopped_early else "finished"
     finally:
         if store is not None:
@@ -181,7 +181,7 @@ def evaluate(
     if runner.stopped_early:
         state.halted = True
 
-    builder.sort(positions)
+    builder.sort()
     finished = time.time()
     report = builder.build(
         dataset=DatasetInfo(
@@ -206,6 +206,42 @@ def evaluate(
         warnings=warnings,
     )
     return _with_failing_rows(report, failing)
+
+
+def _planned_count(dataset: Dataset, repetitions: int, skip: set[tuple[str, int]]) -> int:
+    """How many executions the run will do (a resumed run: those not finished before)."""
+    total = len(dataset.samples) * repetitions
+    if skip:
+        total -= sum(1 for s in dataset.samples for r in range(repetitions) if (s.id, r) in skip)
+    return total
+
+
+def _fold_stored(
+    store: RunStore,
+    run_id: str,
+    dataset: Dataset,
+    sut: SystemUnderTest,
+    skip: set[tuple[str, int]],
+    builder: ReportBuilder,
+    failing: FailingRowCollector,
+    options: RunOptions,
+) -> None:
+    """A resumed run: fold in what earlier attempts finished (and that is not being redone)."""
+    positions = {s.id: i for i, s in enumerate(dataset.samples)}
+    unfinished: list[ExecutionResult] = []
+    for result, tags, row_hash in store.iter_results(run_id):
+        if (result.sample_id, result.repetition) in skip:
+            builder.add(result, tags, row_hash, positions.get(result.sample_id, len(positions)))
+            if result.sample_id in positions and not result.passed(options.thresholds):
+                unfinished.append(result)
+    if not unfinished:
+        return
+    by_id = {s.id: s for s in dataset.samples}
+    answers = _stored_answers(store, run_id, sut, unfinished)
+    for result in unfinished:
+        failing.position = positions[result.sample_id]
+        answer = answers.get((result.sample_id, result.repetition))
+        failing.add(result, by_id[result.sample_id], answer)
 
 
 def _stored_answers(

@@ -175,11 +175,21 @@ def _entry_output(entry: Any, *, sample_id: str, path: Path) -> Output:
         ) from None
 
 
-def load_outputs(path: str | Path) -> dict[str, Output]:
-    """Read a saved-outputs file into ``{sample_id: Output}``."""
+def load_outputs(path: str | Path) -> Mapping[str, Output]:
+    """Read a saved-outputs file into ``{sample_id: Output}``.
+
+    A large JSONL file is indexed, not held: each output is read when it is looked up
+    (:mod:`assay.outputs_stream`).
+    """
     from assay.dataset import iter_jsonl, parse_document, read_text
 
     path = Path(path)
+    if path.suffix.lower() == ".jsonl":
+        from assay.outputs_stream import stream_outputs
+
+        streamed = stream_outputs(path)
+        if streamed is not None:
+            return streamed
     text = read_text(path, OutputsError)
     outputs: dict[str, Output] = {}
 

@@ -50,6 +50,9 @@ def check_metrics(
     """Each metric's own configuration check; returns warnings for scopes that match nothing."""
     warnings: list[str] = []
     for metric in metrics:
+        check = getattr(metric, "check_config", None)
+        if metric.name not in scopes and check is None:
+            continue  # nothing to check: a streamed dataset is not read
         scoped = [s for s in samples if applies(scopes, metric.name, s.tags)]
         if metric.name in scopes and not scoped:
             tags = ", ".join(sorted(scopes[metric.name]))
@@ -57,7 +60,6 @@ def check_metrics(
                 f"metric '{metric.name}' is limited to tags [{tags}], no sample has one"
             )
             continue
-        check = getattr(metric, "check_config", None)
         if check is not None:
             try:
                 check(scoped)

@@ -79,6 +79,8 @@ def _select(
     ids: list[str],
 ) -> Any:
     """Dataset selection for fast loops: --id, --tag, --sample N --seed S, --limit N."""
+    if not (ids or tags or limit is not None or sample_n is not None):
+        return dataset  # nothing selected: a streamed dataset stays streamed
     samples = list(dataset.samples)
     if ids:
         known = {s.id for s in samples}
@@ -637,8 +639,12 @@ def _system(plan: Plan) -> Any:
         return None
     only = plan.systems[0] if plan.systems else None
     if only is not None and only.kind == "outputs":
+        from assay.outputs_stream import same_ids
+
         saved = load_outputs(Path(only.value))
-        check_outputs_cover(saved, [s.id for s in plan.loaded.samples], path=str(only.value))
+        if not same_ids(saved, plan.loaded.samples):
+            ids = [s.id for s in plan.loaded.samples]
+            check_outputs_cover(saved, ids, path=str(only.value))
         return SavedOutputs(saved, str(only.value))
     limiter = _limiter(config.concurrency, config.rpm)
     if only is not None:

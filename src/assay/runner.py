@@ -18,8 +18,9 @@ import asyncio
 import contextlib
 import gc
 import inspect
+import itertools
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -36,6 +37,10 @@ from assay.sut import SystemUnderTest
 ResultHandler = Callable[[ExecutionResult, Output | None], None]
 FREEZE_EVERY = 10_000
 SCORE_CHUNK = 2048  # executions scored together on the synchronous path (one column per metric)
+
+
+def _listed(executions: Iterable[Execution]) -> Sequence[Execution]:
+    return executions if isinstance(executions, Sequence) else list(executions)
 
 
 def never_stop(*_: Any) -> bool:
@@ -192,16 +197,21 @@ class Execution:
 
 
 def plan(
-    samples: Sequence[Sample], repetitions: int, skip: Iterable[tuple[str, int]] = ()
+    samples: Iterable[Sample], repetitions: int, skip: Iterable[tuple[str, int]] = ()
 ) -> list[Execution]:
     """Every (sample, repetition) still to do, in dataset order."""
-    done = set(skip)
-    return [
-        Execution(position, sample, repetition)
-        for position, sample in enumerate(samples)
-        for repetition in range(repetitions)
-        if (sample.id, repetition) not in done
-    ]
+    return list(iter_plan(samples, repetitions, set(skip)))
+
+
+def iter_plan(
+    samples: Iterable[Sample], repetitions: int, skip: Iterable[tuple[str, int]] = ()
+) -> Iterator[Execution]:
+    """:func:`plan` one execution at a time: a run over a streamed dataset holds none of it."""
+    done = skip if isinstance(skip, (set, frozenset)) else set(skip)
+    for position, sample in enumerate(samples):
+        for repetition in range(repetitions):
+            if not done or (sample.id, repetition) not in done:
+                yield Execution(position, sample, repetition)
 
 
 class Runner:
@@ -239,7 +249,7 @@ class Runner:
         self._stop_takes_in_flight = _accepts_argument(should_stop)
         self.stopped_early = False
         self.scopes = dict(scopes or {})
-        self.prepare_with = list(prepare_with)
+        self.prepare_with = prepare_with  # not copied: it may be a streamed dataset
         self.limiter = limiter
         self.retries = retries
         self.executor = executor
@@ -257,9 +267,13 @@ class Runner:
             is_async_metric(m) for m in self.metrics
         )
 
-    def run(self, executions: Sequence[Execution]) -> None:
+    def run(self, executions: Iterable[Execution]) -> None:
         """Run every execution. The cycle collector is kept quiet meanwhile (see _deliver_with):
-        what exists before the run is frozen, and gen-0 collections are made rarer."""
+        what exists before the run is frozen, and gen-0 collections are made rarer.
+
+        The synchronous path takes ``executions`` a chunk at a time (a generator stays lazy);
+        the others list them first.
+        """
         handler = self.on_result
         self.on_result = self._deliver_with(handler)
         thresholds = gc.get_threshold()
@@ -267,9 +281,9 @@ class Runner:
         gc.set_threshold(max(thresholds[0], 50_000), thresholds[1], thresholds[2])
         try:
             if self.executor is not None:
-                self.executor(self, executions)
+                self.executor(self, _listed(executions))
             elif self.needs_event_loop:
-                asyncio.run(self.run_async(executions))
+                asyncio.run(self.run_async(_listed(executions)))
             else:
                 self._run_sync(executions)
         finally:
@@ -298,7 +312,7 @@ class Runner:
 
     # ----------------------------------------------------------------------- sync path
 
-    def _run_sync(self, executions: Sequence[Execution]) -> None:
+    def _run_sync(self, executions: Iterable[Execution]) -> None:
         """Answers come at once (saved outputs); metrics score a chunk at a time, as columns.
 
         With a halt condition the chunk is one execution, so the run stops exactly where the
@@ -306,11 +320,11 @@ class Runner:
         """
         answer_now = self.sut.answer_now  # type: ignore[attr-defined]
         size = SCORE_CHUNK if self.should_stop is never_stop else 1
-        for start in range(0, len(executions), size):
+        pending = iter(executions)
+        while chunk := list(itertools.islice(pending, size)):
             if self.should_stop():
                 self.stopped_early = True
                 return
-            chunk = executions[start : start + size]
             answers: list[Output | str] = []
             for execution in chunk:
                 try:

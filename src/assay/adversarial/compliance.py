@@ -21,8 +21,8 @@ from assay.report.model import CategoryCompliance, Compliance, FrameworkComplian
 
 def blocks_of(dataset: Dataset) -> dict[str, dict[str, Any]]:
     """Sample id -> its adversarial block, for the samples that have one."""
-    found = {s.id: adversarial_block(s.metadata) for s in dataset.samples}
-    return {sid: block for sid, block in found.items() if block is not None}
+    found = ((s.id, adversarial_block(s.metadata)) for s in dataset.samples)
+    return {sid: block for sid, block in found if block is not None}
 
 
 @dataclass

@@ -7,6 +7,7 @@ keeping only compact per-metric score arrays and one small row per execution, so
 
 from __future__ import annotations
 
+import itertools
 import math
 from array import array
 from collections import defaultdict
@@ -102,6 +103,14 @@ def _as_dict(details: Mapping[str, Any]) -> dict[str, Any]:
     return details if type(details) is dict else dict(details)
 
 
+def _in_order(items: list[Any], keys: list[tuple[int, int]]) -> list[Any]:
+    """``items`` sorted by their (position, repetition) keys, stably; as is when in order."""
+    if all(a <= b for a, b in itertools.pairwise(keys)):
+        return items
+    order = sorted(range(len(items)), key=keys.__getitem__)
+    return [items[i] for i in order]
+
+
 class _Scores:
     """Scores of one metric within one slice (overall or a cohort)."""
 
@@ -123,6 +132,7 @@ class ReportBuilder:
         *,
         keep_rows: bool = True,
         thresholds: Thresholds | None = None,
+        per_sample: bool = True,
     ) -> None:
         self.metric_names = list(metric_names)
         self.thresholds = dict(thresholds or {})
@@ -137,13 +147,18 @@ class ReportBuilder:
         self._cohort_sizes: dict[str | None, int] = defaultdict(int)
         self.rows: list[Row] = []
         self.failures: list[Failure] = []
+        # Dataset order of each row and failure ((position, repetition)), for sort().
+        self._row_keys: list[tuple[int, int]] = []
+        self._failure_keys: list[tuple[int, int]] = []
         self.usage = UsageAccumulator()
         self.executions = 0
         self.passed = 0
         self.sut_failures = 0
         self.metric_failures = 0
-        # Per sample: [executions, passed, errored, scored executions, sum of means,
-        # sum of squares].
+        # Per sample: [executions, passed, errored, scored executions, sum of means, sum of squares,
+        # position]. Only kept with per_sample (repeated runs): a run of one repetition needs no
+        # per-sample aggregate, and 1M samples' tallies would cost ~200 MB.
+        self.per_sample = per_sample
         self._per_sample: dict[str, list[float]] = {}
         self.spent_usd = 0.0
 
@@ -157,15 +172,20 @@ class ReportBuilder:
             slices.append(self._cohorts[key])
         return slices
 
-    def add(self, result: ExecutionResult, tags: list[str], row_hash: str) -> None:
-        """Fold one execution in; ``tags`` and ``row_hash`` come from its sample."""
-        self._hashes[result.sample_id] = row_hash
+    def add(
+        self, result: ExecutionResult, tags: list[str], row_hash: str, position: int | None = None
+    ) -> None:
+        """Fold one execution in; ``tags``, ``row_hash`` and ``position`` come from its sample.
+
+        ``position`` is the sample's place in the dataset (default: the order of arrival).
+        """
+        key = (self.executions if position is None else position, result.repetition)
         slices = self._slices(tags)
         self.executions += 1
         errored = result.sut_error is not None
         if errored:
             self.sut_failures += 1
-            self._fail(result, SUT_STAGE, None, result.sut_error)  # type: ignore[arg-type]
+            self._fail(result, key, SUT_STAGE, None, result.sut_error)  # type: ignore[arg-type]
             self.usage.add(SUT_STAGE, result.sut_usage)
         total = 0.0
         scored = 0
@@ -183,7 +203,7 @@ class ReportBuilder:
             if outcome.error is not None or value is None:
                 errored = True
                 self.metric_failures += 1
-                self._fail(result, "metric", name, outcome.error or NO_SCORE)
+                self._fail(result, key, "metric", name, outcome.error or NO_SCORE)
                 for part in slices:
                     part[name].failed += 1
                 continue
@@ -198,9 +218,25 @@ class ReportBuilder:
         self.failed_rows += not errored and not all_pass
         if self.keep_rows:
             self.rows.append(make_row(result, tags, row_hash, self.metric_names, self.thresholds))
-        tally = self._per_sample.get(result.sample_id)
+            self._row_keys.append(key)
+        if self.per_sample:
+            self._tally(result.sample_id, row_hash, key[0], passed, errored, total, scored)
+
+    def _tally(
+        self,
+        sample_id: str,
+        row_hash: str,
+        position: int,
+        passed: bool,
+        errored: bool,
+        total: float,
+        scored: int,
+    ) -> None:
+        """One execution into its sample's tally (repeated runs: pass rate, instability)."""
+        self._hashes[sample_id] = row_hash
+        tally = self._per_sample.get(sample_id)
         if tally is None:
-            tally = self._per_sample[result.sample_id] = [0, 0, 0, 0, 0.0, 0.0]
+            tally = self._per_sample[sample_id] = [0, 0, 0, 0, 0.0, 0.0, position]
         tally[0] += 1
         tally[1] += passed
         tally[2] += errored
@@ -210,7 +246,15 @@ class ReportBuilder:
             tally[4] += mean
             tally[5] += mean * mean
 
-    def _fail(self, result: ExecutionResult, stage: str, metric: str | None, message: str) -> None:
+    def _fail(
+        self,
+        result: ExecutionResult,
+        key: tuple[int, int],
+        stage: str,
+        metric: str | None,
+        message: str,
+    ) -> None:
+        self._failure_keys.append(key)
         self.failures.append(
             trusted(
                 Failure,
@@ -226,16 +270,16 @@ class ReportBuilder:
 
     @property
     def sample_count(self) -> int:
-        return len(self._per_sample)
+        """Distinct samples seen (without per-sample tallies: one execution per sample)."""
+        return len(self._per_sample) if self.per_sample else self.executions
 
-    def sort(self, positions: Mapping[str, int]) -> None:
+    def sort(self) -> None:
         """Put rows and failures in dataset order (a concurrent run finishes out of order)."""
-        end = len(positions)
-        self.rows.sort(key=lambda r: (positions.get(r.id, end), r.repetition))
-        self.failures.sort(key=lambda f: (positions.get(f.sample_id, end), f.repetition))
-        self._per_sample = dict(
-            sorted(self._per_sample.items(), key=lambda item: positions.get(item[0], end))
-        )
+        self.rows = _in_order(self.rows, self._row_keys)
+        self.failures = _in_order(self.failures, self._failure_keys)
+        self._row_keys.sort()
+        self._failure_keys.sort()
+        self._per_sample = dict(sorted(self._per_sample.items(), key=lambda item: item[1][6]))
 
     # ----------------------------------------------------------------------- build
 
@@ -253,7 +297,7 @@ class ReportBuilder:
             scored=int(values.size),
             failed=scores.failed,
             errored=scores.failed,
-            below_threshold=int((~passes(values, threshold)).sum()),
+            below_threshold=int((~(values >= threshold)).sum()),
             threshold=threshold,
             skipped=scores.skipped,
             coverage=values.size / attempted if attempted else None,
@@ -302,7 +346,7 @@ class ReportBuilder:
         if count <= 1:
             return None
         aggregates = []
-        for sample_id, (n, passed, errored, scored, total, squares) in self._per_sample.items():
+        for sample_id, (n, passed, errored, scored, total, squares, _) in self._per_sample.items():
             n, passed = int(n), int(passed)
             mean = total / scored if scored else None
             spread = (

@@ -72,6 +72,7 @@ class FailingRowCollector:
         self.cap = cap
         self._kept: list[tuple[int, int, FailingRow]] = []
         self._seen = 0
+        self._bound: tuple[int, int] | None = None  # key of the last listed row, once full
         self.position = 0  # the dataset position of the execution being added
 
     def add(self, result: ExecutionResult, sample: Sample, output: Output | None) -> None:
@@ -96,6 +97,8 @@ class FailingRowCollector:
         error: str | None,
     ) -> None:
         self._seen += 1
+        if self._bound is not None and (self.position, result.repetition) >= self._bound:
+            return  # sorts after every listed row: counted, never listed, so not built
         threshold = None if metric == SUT_STAGE else threshold_for(self.thresholds, metric)
         reason = (
             error if error is not None else f"scored {score:.4f}, below the threshold {threshold}"
@@ -139,6 +142,8 @@ class FailingRowCollector:
     def _trim(self) -> None:
         self._kept.sort(key=lambda item: (item[0], item[1]))
         del self._kept[self.cap :]
+        if self._kept and len(self._kept) >= self.cap:
+            self._bound = self._kept[-1][:2]
 
     @property
     def rows(self) -> list[FailingRow]:

@@ -1,0 +1,118 @@
+"""Large JSONL datasets kept on disk: validated once, then read back sample by sample.
+
+A 1,000,000-sample dataset is about 2 GB as pydantic objects. Here the file is read once,
+every sample validated as :func:`assay.dataset.load_dataset` would, and only the offset of each
+line (8 bytes) and a hash of each id (8 bytes, for the duplicate check) are kept. The
+samples are then parsed again each time the run walks them. Anything unusual (an invalid line,
+a duplicate id or even a hash collision, an odd line break) makes :func:`stream_dataset`
+return None, and the caller loads the file whole, which reports the problem exactly as before.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, overload
+
+from pydantic import ValidationError
+
+from assay.dataset import MAX_DATASET_BYTES, Dataset, Sample, parse_jsonl_line
+from assay.errors import DatasetError
+from assay.jsonl_lines import LineReader, UnusualLineBreaks, first_offset, iter_lines
+
+STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
+
+
+def stream_dataset(path: Path) -> Dataset | None:
+    """The dataset of a large JSONL file with its samples left on disk; None: load it whole."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if size < STREAM_MIN_BYTES or size > MAX_DATASET_BYTES:
+        return None
+    samples = JsonlSamples.from_file(path)
+    if samples is None:
+        return None
+    return Dataset.model_construct(name=path.stem, samples=samples)
+
+
+def has_duplicates(hashes: array[int]) -> bool:
+    """Whether two of the 64-bit hashes are equal (a duplicate, or a collision)."""
+    import numpy as np
+
+    ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
+    return bool(ordered.size > 1 and (ordered[1:] == ordered[:-1]).any())
+
+
+class JsonlSamples(Sequence[Sample]):
+    """The samples of a JSONL file, parsed and validated each time they are read."""
+
+    def __init__(self, path: Path, start: int, offsets: array[int], id_hashes: array[int]):
+        self.path = path
+        self._start = start
+        self._offsets = offsets
+        self.id_hashes = id_hashes  # hash(id) per sample, in file order
+        self._reader = LineReader(path)
+
+    @classmethod
+    def from_file(cls, path: Path) -> JsonlSamples | None:
+        """Validate every line and keep its offset; None when the file must be loaded whole."""
+        start = first_offset(path)
+        offsets, hashes = array("q"), array("q")
+        try:
+            for number, (offset, line) in enumerate(iter_lines(path, start), start=1):
+                if line.strip():
+                    sample = _sample(line, number, path)
+                    offsets.append(offset)
+                    hashes.append(hash(sample.id))
+        except (UnusualLineBreaks, UnicodeDecodeError, DatasetError, ValidationError, OSError):
+            return None
+        if not offsets or has_duplicates(hashes):
+            return None
+        return cls(path, start, offsets, hashes)
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def __iter__(self) -> Iterator[Sample]:
+        try:
+            for _, line in iter_lines(self.path, self._start):
+                if line.strip():
+                    yield self._read(line)
+        except (UnusualLineBreaks, UnicodeDecodeError, OSError):
+            raise self._changed() from None
+
+    @overload
+    def __getitem__(self, index: int) -> Sample: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Sample]: ...
+
+    def __getitem__(self, index: int | slice) -> Sample | list[Sample]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        try:
+            line = self._reader.line_at(self._offsets[index])
+        except (UnicodeDecodeError, OSError):
+            raise self._changed() from None
+        return self._read(line)
+
+    def _read(self, line: str) -> Sample:
+        try:
+            return _sample(line, 0, self.path)
+        except (DatasetError, ValidationError):
+            raise self._changed() from None
+
+    def _changed(self) -> DatasetError:
+        return DatasetError("the file changed while the run read it", file=str(self.path))
+
+    def __repr__(self) -> str:
+        return f"JsonlSamples({str(self.path)!r}, {len(self)} samples)"
+
+
+def _sample(line: str, number: int, path: Path) -> Sample:
+    """One line's sample, validated as a sample of :class:`Dataset` is."""
+    value: Any = parse_jsonl_line(line, number, path, DatasetError)
+    return Sample.model_validate(value)

@@ -1,0 +1,86 @@
+"""JSONL files read a block at a time: lines with their byte offsets, and one line by offset.
+
+Large datasets and saved-outputs files are read through here so a run holds an index (8 bytes a
+line), not the parsed file. Lines are split on ``\\n`` only; a file with any other break that
+``str.splitlines`` honours (a lone ``\\r``, U+2028, ...) is :class:`UnusualLineBreaks`, and its
+caller reads it whole the ordinary way, so both readings always agree on what a line is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+BLOCK = 1 << 20
+BOM = b"\xef\xbb\xbf"
+# Line breaks of str.splitlines other than "\n" and "\r\n".
+_OTHER_BREAKS = re.compile(rb"\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
+
+
+class UnusualLineBreaks(Exception):
+    """The file breaks lines other than with ``\\n`` / ``\\r\\n``: read it whole instead."""
+
+
+def first_offset(path: Path) -> int:
+    """Where the first line starts: after a UTF-8 byte-order mark, if the file has one."""
+    with path.open("rb") as handle:
+        return len(BOM) if handle.read(len(BOM)) == BOM else 0
+
+
+def iter_lines(path: Path, start: int = 0) -> Iterator[tuple[int, str]]:
+    """``(offset, line)`` for every line from byte ``start``, decoded as UTF-8 (strict)."""
+    offset = start
+    with path.open("rb") as handle:
+        handle.seek(start)
+        rest = b""
+        while block := handle.read(BLOCK):
+            data = rest + block
+            cut = data.rfind(b"\n") + 1
+            body, rest = data[:cut], data[cut:]
+            yield from _split(body, offset)
+            offset += len(body)
+        if rest:
+            yield from _split(rest + b"\n", offset)
+
+
+def _split(body: bytes, offset: int) -> Iterator[tuple[int, str]]:
+    if _OTHER_BREAKS.search(body):
+        raise UnusualLineBreaks
+    for line in body.split(b"\n")[:-1]:
+        yield offset, line.decode("utf-8")
+        offset += len(line) + 1
+
+
+class LineReader:
+    """One line at a time by offset, from a cached block (sequential reads touch the disk
+    once per block)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._start = 0
+        self._block = b""
+
+    def line_at(self, offset: int) -> str:
+        """The line starting at byte ``offset`` (without its line break)."""
+        relative = offset - self._start
+        end = self._block.find(b"\n", relative) if 0 <= relative < len(self._block) else -1
+        if end < 0:
+            self._read(offset)
+            relative = 0
+            end = self._block.find(b"\n")
+            if end < 0:
+                end = len(self._block)
+        return self._block[relative:end].decode("utf-8")
+
+    def _read(self, offset: int) -> None:
+        """Load a block from ``offset`` that holds at least one whole line."""
+        size = BLOCK
+        with self.path.open("rb") as handle:
+            while True:
+                handle.seek(offset)
+                block = handle.read(size)
+                if b"\n" in block or len(block) < size:
+                    break
+                size *= 2
+        self._start, self._block = offset, block

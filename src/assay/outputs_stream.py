@@ -1,0 +1,134 @@
+"""Large JSONL saved-outputs files kept on disk: checked once, then looked up by id.
+
+The file is read once and every entry checked as :func:`assay.outputs.load_outputs` would;
+what is kept is a sorted array of the ids' hashes and each line's offset (16 bytes an entry).
+A lookup finds the line by hash, reads it (sequential lookups read a block at a time) and
+checks its id. Anything unusual (an invalid entry, a duplicate id or a hash collision, an odd
+line break) makes :func:`stream_outputs` return None, and the caller loads the file whole,
+which reports the problem exactly as before.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from assay.dataset import MAX_DATASET_BYTES, parse_jsonl_line
+from assay.errors import AssayError, OutputsError
+from assay.jsonl_lines import LineReader, UnusualLineBreaks, first_offset, iter_lines
+from assay.outputs import Output, coerce_output
+
+STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
+
+
+def stream_outputs(path: Path) -> JsonlOutputs | None:
+    """The saved outputs of a large JSONL file, left on disk; None: load it whole."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if size < STREAM_MIN_BYTES or size > MAX_DATASET_BYTES:
+        return None
+    return JsonlOutputs.from_file(path)
+
+
+def _entry(value: Any) -> tuple[str, Output]:
+    """A line's id and output, checked as :func:`load_outputs` checks them (ValueError if not)."""
+    if not isinstance(value, Mapping):
+        raise ValueError("not an object")
+    sample_id = value.get("id")
+    if isinstance(sample_id, bool) or not isinstance(sample_id, (str, int)) or str(sample_id) == "":
+        raise ValueError("no id")
+    return str(sample_id), coerce_output({k: v for k, v in value.items() if k != "id"})
+
+
+class JsonlOutputs(Mapping[str, Output]):
+    """``{sample_id: Output}`` over a JSONL file, each output read when it is asked for."""
+
+    def __init__(self, path: Path, start: int, hashes: Any, offsets: Any) -> None:
+        self.path = path
+        self._start = start
+        self.id_hashes = hashes  # sorted numpy int64 array of hash(id)
+        self._offsets = offsets  # the line offset of each hash
+        self._reader = LineReader(path)
+
+    @classmethod
+    def from_file(cls, path: Path) -> JsonlOutputs | None:
+        """Check every line and keep its offset; None when the file must be loaded whole."""
+        import numpy as np
+
+        start = first_offset(path)
+        offsets, hashes = array("q"), array("q")
+        try:
+            for number, (offset, line) in enumerate(iter_lines(path, start), start=1):
+                if line.strip():
+                    sample_id, _ = _entry(parse_jsonl_line(line, number, path, OutputsError))
+                    offsets.append(offset)
+                    hashes.append(hash(sample_id))
+        except (UnusualLineBreaks, UnicodeDecodeError, AssayError, ValueError, OSError):
+            return None
+        keys = np.frombuffer(hashes, dtype=np.int64)
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        if ordered.size == 0 or bool((ordered[1:] == ordered[:-1]).any()):
+            return None
+        return cls(path, start, ordered, np.frombuffer(offsets, dtype=np.int64)[order])
+
+    def __getitem__(self, sample_id: str) -> Output:
+        import numpy as np
+
+        key = hash(sample_id)
+        at = int(np.searchsorted(self.id_hashes, key))
+        if at == len(self.id_hashes) or int(self.id_hashes[at]) != key:
+            raise KeyError(sample_id)
+        try:
+            found, output = _entry(self._value(int(self._offsets[at])))
+        except (ValueError, AssayError):
+            raise self._changed() from None
+        if found != sample_id:  # another id with the same hash: this one has no output
+            raise KeyError(sample_id)
+        return output
+
+    def _value(self, offset: int) -> Any:
+        try:
+            return parse_jsonl_line(self._reader.line_at(offset), 0, self.path, OutputsError)
+        except (AssayError, UnicodeDecodeError, OSError):
+            raise self._changed() from None
+
+    def _changed(self) -> OutputsError:
+        return OutputsError("the file changed while the run read it", file=str(self.path))
+
+    def __len__(self) -> int:
+        return len(self.id_hashes)
+
+    def __iter__(self) -> Iterator[str]:
+        """The ids, in file order."""
+        try:
+            for number, (_, line) in enumerate(iter_lines(self.path, self._start), start=1):
+                if line.strip():
+                    yield _entry(parse_jsonl_line(line, number, self.path, OutputsError))[0]
+        except (UnusualLineBreaks, UnicodeDecodeError, AssayError, ValueError, OSError):
+            raise self._changed() from None
+
+    def __repr__(self) -> str:
+        return f"JsonlOutputs({str(self.path)!r}, {len(self)} outputs)"
+
+
+def same_ids(outputs: Mapping[str, Output], samples: Sequence[Any]) -> bool:
+    """True when both sides are indexed files with the same set of id hashes.
+
+    Then every sample has its output and no output is unknown, unless two different ids
+    collide on a 64-bit hash (about n / 2**64): such a sample's row would record "no saved
+    output" as its error. False means: check id by id (``check_outputs_cover``).
+    """
+    import numpy as np
+
+    theirs = getattr(samples, "id_hashes", None)
+    if not isinstance(outputs, JsonlOutputs) or theirs is None:
+        return False
+    mine = outputs.id_hashes
+    return len(theirs) == len(mine) and bool(
+        np.array_equal(np.sort(np.frombuffer(theirs, dtype=np.int64)), mine)
+    )

@@ -1,0 +1,198 @@
+"""Large JSONL datasets and saved outputs are indexed, not held: same samples, same report.
+
+The size threshold is lowered to 0 so small files take the streamed path; every check compares
+it with the same file loaded whole (the path small files take).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay import dataset_stream, outputs_stream
+from assay.cli import main
+from assay.dataset import load_dataset
+from assay.dataset_stream import JsonlSamples
+from assay.errors import DatasetError, OutputsError
+from assay.outputs import load_outputs
+from assay.outputs_stream import JsonlOutputs, same_ids
+
+
+@pytest.fixture
+def streamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dataset_stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(outputs_stream, "STREAM_MIN_BYTES", 0)
+
+
+def whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dataset_stream, "STREAM_MIN_BYTES", 1 << 62)
+    monkeypatch.setattr(outputs_stream, "STREAM_MIN_BYTES", 1 << 62)
+
+
+def write_lines(path: Path, rows: list[Any], *, newline: str = "\n", bom: bool = False) -> Path:
+    text = newline.join(json.dumps(r, ensure_ascii=False) for r in rows) + newline
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
+    return path
+
+
+def make_files(tmp_path: Path, count: int, seed: int = 3) -> tuple[Path, Path]:
+    rng = random.Random(seed)
+    words = ["refund", "order", "parcel", "late", "window", "label", "card", "ticket"]
+    samples, outputs = [], []
+    for index in range(count):
+        answer = " ".join(rng.choice(words) for _ in range(rng.randint(2, 6)))
+        tags = [["billing"], ["shipping"], [], ["billing", "vip"]][index % 4]
+        said = answer if rng.random() < 0.5 else " ".join(rng.choice(words) for _ in range(4))
+        samples.append(
+            {
+                "id": f"s{index}" if index % 7 else index,  # integer ids become strings
+                "input": {"question": f"q {index} \u2014 caf\u00e9"},
+                "expected_output": answer,
+                "metadata": {"tags": tags},
+            }
+        )
+        outputs.append({"id": str(samples[-1]["id"]), "output": said})
+    rng.shuffle(outputs)  # lookups must not depend on the file order
+    dataset = write_lines(tmp_path / "data.jsonl", samples)
+    return dataset, write_lines(tmp_path / "out.jsonl", outputs)
+
+
+def test_streamed_dataset_has_the_same_samples(tmp_path: Path, streamed: None) -> None:
+    path, _ = make_files(tmp_path, 300)
+    loaded = load_dataset(path)
+    assert isinstance(loaded.samples, JsonlSamples)
+    samples = list(loaded.samples)
+    text = path.read_text(encoding="utf-8")
+    reference = [json.loads(line) for line in text.splitlines()]
+    assert len(samples) == len(loaded.samples) == len(reference) == 300
+    assert [s.id for s in samples] == [str(r["id"]) for r in reference]
+    assert samples[5].input == reference[5]["input"]
+    assert loaded.samples[7] == samples[7] and loaded.samples[-1] == samples[-1]
+    assert loaded.samples[10:13] == samples[10:13]
+    assert loaded.name == "data" and loaded.repetitions == 1 and loaded.metrics == []
+
+
+def test_streamed_and_whole_datasets_are_equal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _ = make_files(tmp_path, 120)
+    for variant, kwargs in {"crlf": {"newline": "\r\n"}, "bom": {"bom": True}}.items():
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        target = write_lines(tmp_path / f"{variant}.jsonl", rows, **kwargs)
+        monkeypatch.setattr(dataset_stream, "STREAM_MIN_BYTES", 0)
+        streamed_samples = list(load_dataset(target).samples)
+        whole(monkeypatch)
+        assert streamed_samples == list(load_dataset(target).samples), variant
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ['{"id": "a", "input": {}}', '{"id": "a", "input": {}}'],  # duplicate id
+        ['{"id": "a", "input": {}}', '{"id": "b", "input": []}'],  # invalid field
+        ['{"id": "a", "input": {}}', "{not json"],
+        ['{"id": "a", "input": {}}', '{"id": "b", "input": {}, "surprise": 1}'],
+        ["", "   "],  # no samples
+    ],
+)
+def test_streamed_dataset_errors_are_the_whole_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[str]
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    whole(monkeypatch)
+    with pytest.raises(DatasetError) as expected:
+        load_dataset(path)
+    monkeypatch.setattr(dataset_stream, "STREAM_MIN_BYTES", 0)
+    with pytest.raises(DatasetError) as got:
+        load_dataset(path)
+    assert str(got.value) == str(expected.value)
+
+
+def test_odd_line_breaks_fall_back_to_the_whole_load(
+    tmp_path: Path, streamed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "odd.jsonl"
+    # A raw U+2028 inside a string: str.splitlines breaks the line there, so the whole load
+    # reports it; the streamed reader must not quietly accept it.
+    path.write_bytes(b'{"id": "a", "input": {"q": "x\xe2\x80\xa8y"}}\n')
+    with pytest.raises(DatasetError) as got:
+        load_dataset(path)
+    whole(monkeypatch)
+    with pytest.raises(DatasetError) as expected:
+        load_dataset(path)
+    assert str(got.value) == str(expected.value)
+
+
+def test_streamed_outputs_look_up_like_the_whole_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, out = make_files(tmp_path, 200)
+    whole(monkeypatch)
+    expected = load_outputs(out)
+    monkeypatch.setattr(outputs_stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(dataset_stream, "STREAM_MIN_BYTES", 0)
+    saved = load_outputs(out)
+    assert isinstance(saved, JsonlOutputs)
+    assert len(saved) == len(expected) == 200
+    assert sorted(saved) == sorted(expected)
+    assert all(saved[key] == expected[key] for key in expected)
+    assert "nope" not in saved
+    with pytest.raises(KeyError):
+        saved["nope"]
+    assert same_ids(saved, load_dataset(data).samples)
+
+
+def test_outputs_for_other_samples_are_not_the_same_ids(tmp_path: Path, streamed: None) -> None:
+    data, _ = make_files(tmp_path, 50)
+    other = write_lines(
+        tmp_path / "other.jsonl", [{"id": f"x{i}", "output": "o"} for i in range(50)]
+    )
+    assert not same_ids(load_outputs(other), load_dataset(data).samples)
+
+
+def test_duplicate_saved_output_is_the_whole_loads_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_lines(tmp_path / "dup.jsonl", [{"id": "a", "output": "x"}] * 2)
+    whole(monkeypatch)
+    with pytest.raises(OutputsError) as expected:
+        load_outputs(path)
+    monkeypatch.setattr(outputs_stream, "STREAM_MIN_BYTES", 0)
+    with pytest.raises(OutputsError) as got:
+        load_outputs(path)
+    assert str(got.value) == str(expected.value)
+
+
+def run_report(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, data: Path, out: Path
+) -> dict[str, Any]:
+    report = tmp_path / f"{name}.json"
+    args = ["run", str(data), "--outputs", str(out), "-f", "json", "-o", str(report), "-q"]
+    args += ["--store", str(tmp_path / f"{name}.db")]
+    for metric in ("exact-match", "contains", "rouge-l"):
+        args += ["-m", metric]
+    with pytest.raises(SystemExit) as ended:
+        main(args)
+    capsys.readouterr()
+    assert ended.value.code in (0, 1)
+    document: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+    document.pop("run")
+    return document
+
+
+def test_a_streamed_run_reports_what_a_whole_run_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, out = make_files(tmp_path, 5000)  # more than two scoring chunks
+    whole(monkeypatch)
+    expected = run_report(capsys, tmp_path, "whole", data, out)
+    monkeypatch.setattr(dataset_stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(outputs_stream, "STREAM_MIN_BYTES", 0)
+    got = run_report(capsys, tmp_path, "streamed", data, out)
+    assert got == expected
+    assert len(got["rows"]) == 5000 and got["cohorts"] and got["failing_rows"]
