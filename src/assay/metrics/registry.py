@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
@@ -55,7 +56,30 @@ def _import_path(path: str) -> Any:
     return target
 
 
+def _unknown_options(factory: Any, options: Mapping[str, Any], label: str) -> None:
+    """Name an option the factory does not take, with the ones it does (not a TypeError)."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    taken = [
+        p.name
+        for p in parameters
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    unknown = sorted(set(options) - set(taken))
+    if unknown:
+        known = ", ".join(taken) or "none"
+        raise MetricConfigError(
+            f"metric '{label}': unknown option {', '.join(map(repr, unknown))} (options: {known})"
+        )
+
+
 def _build(factory: Any, options: Mapping[str, Any], label: str) -> Metric:
+    if callable(factory) and not _is_metric(factory):
+        _unknown_options(factory, options, label)
     try:
         metric = factory(**options) if callable(factory) and not _is_metric(factory) else factory
     except MetricConfigError:
