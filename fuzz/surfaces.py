@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import shutil
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -111,7 +112,8 @@ def bundle(rng: random.Random, work: Path) -> None:
                 if "\x00" not in name:  # zipfile itself cuts a name at NUL
                     z.writestr(name, body)
     else:
-        target = work / f"bundle-{rng.randrange(1 << 30)}"
+        target = work / "bundle"  # one folder, emptied per case, so the work area stays small
+        shutil.rmtree(target, ignore_errors=True)
         for name, body in files.items():
             path = target / name.replace("\x00", "_")
             inside = path.resolve().is_relative_to(target.resolve())
