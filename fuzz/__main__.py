@@ -27,11 +27,13 @@ def _read_index(progress: Path) -> int:
     return int(struct.unpack("<q", data[:8])[0]) if len(data) >= 8 else -1
 
 
-def fuzz_surface(surface: str, cases: int, seed: int, hang_s: float) -> dict[str, object]:
-    """Run ``cases`` cases of one surface; restart the worker past any crash or hang."""
+def fuzz_surface(
+    surface: str, cases: int, seed: int, hang_s: float, first: int = 0
+) -> dict[str, object]:
+    """Run cases ``first``..``cases`` of one surface; restart the worker past a crash or hang."""
     totals: dict[str, object] = {"ok": 0, "typed": 0, "untyped": {}, "crashes": [], "hangs": []}
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
-    start, began = 0, time.monotonic()
+    start, began = first, time.monotonic()
     with tempfile.NamedTemporaryFile(delete=False) as handle:
         progress = Path(handle.name)
         handle.write(struct.pack("<q", -1))
@@ -69,6 +71,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--surface", default="all", choices=["all", *SURFACES])
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--first", type=int, default=0, help="first case index (to split a run)")
     parser.add_argument("--hang-s", type=float, default=30.0)
     parser.add_argument("--replay", help="SURFACE:INDEX runs one case here, with its traceback")
     options = parser.parse_args()
@@ -82,10 +85,11 @@ def main() -> None:
         return
     failed = False
     for surface in SURFACES if options.surface == "all" else [options.surface]:
-        totals = fuzz_surface(surface, options.cases, options.seed, options.hang_s)
+        totals = fuzz_surface(surface, options.cases, options.seed, options.hang_s, options.first)
         untyped = {k: v for k, v in totals["untyped"].items() if k != "examples"}  # type: ignore[union-attr]
         failed = failed or bool(totals["crashes"] or totals["hangs"] or untyped)
-        print(json.dumps({"surface": surface, "cases": options.cases, **totals}), flush=True)
+        row = {"surface": surface, "first": options.first, "cases": options.cases, **totals}
+        print(json.dumps(row), flush=True)
     raise SystemExit(1 if failed else 0)
 
 
