@@ -29,6 +29,7 @@ from assay.report.comparison_model import Comparison
 from assay.report.model import REPORT_SCHEMA, Report
 from assay.systems.model import SystemsReport
 from assay.tez import records
+from assay.tez.human import HumanVerdicts
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -65,6 +66,7 @@ SHIPPED: dict[str, Shipped] = {
     "tez-extension-manifest.schema.json": Shipped(records.ExtensionManifest, mode="validation"),
     "tez-session.schema.json": Shipped(records.SessionFile, mode="validation"),
     "tez-score-report.schema.json": Shipped(records.ScoreReport, mode="validation"),
+    "tez-human-verdicts.schema.json": Shipped(HumanVerdicts, mode="validation"),
 }
 
 

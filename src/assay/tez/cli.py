@@ -27,6 +27,9 @@ EXIT_GATE = 1
 class Method(str, Enum):
     automated_heuristic = "automated_heuristic"
     llm_as_judge = "llm_as_judge"
+    nli_based = "nli_based"
+    human_in_loop = "human_in_loop"
+    hybrid = "hybrid"
 
 
 class Extension(str, Enum):
@@ -78,7 +81,33 @@ def score(
         typer.Option(
             "--judge-model",
             envvar="ASSAY_JUDGE_MODEL",
-            help="Judge model (llm_as_judge); default ASSAY_JUDGE_MODEL.",
+            help="Judge model (llm_as_judge, hybrid); default ASSAY_JUDGE_MODEL.",
+        ),
+    ] = None,
+    nli_model: Annotated[
+        str | None,
+        typer.Option(
+            "--nli-model",
+            envvar="ASSAY_TEZ_NLI_MODEL",
+            help="Cross-encoder NLI model name or path (nli_based; needs assay[nli]).",
+        ),
+    ] = None,
+    nli_threshold: Annotated[
+        float,
+        typer.Option(
+            "--nli-threshold",
+            envvar="ASSAY_TEZ_NLI_THRESHOLD",
+            min=0.0,
+            max=1.0,
+            help="Entailment probability a passage needs to support a claim (nli_based).",
+        ),
+    ] = 0.5,
+    verdicts: Annotated[
+        Path | None,
+        typer.Option(
+            "--verdicts",
+            envvar="ASSAY_TEZ_VERDICTS",
+            help="Reviewers' per-claim verdicts, JSON or YAML (human_in_loop).",
         ),
     ] = None,
     write: Annotated[
@@ -147,7 +176,7 @@ def score(
     """Score every turn of a session; optionally write eval records into the bundle."""
     from assay.tez.addendum import load_previous, previous_metrics
     from assay.tez.bundle import open_bundle
-    from assay.tez.evaluate import build_report, evaluate
+    from assay.tez.evaluate import MethodOptions, build_report, evaluate
     from assay.tez.extension import read_eval_state
     from assay.tez.schemas import ENTERPRISE_SCHEMA, check_document
     from assay.tez.session import load_expectations, load_session
@@ -156,9 +185,13 @@ def score(
     loaded = open_bundle(bundle)
     turns = load_session(session)
     expected = load_expectations(expectations) if expectations else None
-    evaluation = evaluate(
-        loaded, turns, expected, method=method.value, tau=tau, judge_model=judge_model
+    options = MethodOptions(
+        judge_model=judge_model,
+        nli_model=nli_model,
+        nli_threshold=nli_threshold,
+        reviews=verdicts,
     )
+    evaluation = evaluate(loaded, turns, expected, method=method.value, tau=tau, options=options)
     before = load_previous(previous) if previous else None
     notes: list[str] = []
     if before is None:

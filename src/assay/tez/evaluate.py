@@ -35,7 +35,7 @@ from assay.tez.session import Expectation
 from assay.tez.support import DEFAULT_TAU
 from assay.tez.writer import running_aggregates
 
-METHODS = ("automated_heuristic", "llm_as_judge")
+METHODS = ("automated_heuristic", "llm_as_judge", "nli_based", "human_in_loop", "hybrid")
 HEURISTIC_MODEL = "assay-tez-heuristic"
 
 
@@ -62,6 +62,18 @@ class Evaluation:
         return [u for s in self.scores for u in s.usage]
 
 
+@dataclass(frozen=True, slots=True)
+class MethodOptions:
+    """What the non-heuristic methods need; each field is used by the methods it names."""
+
+    judge: Any = None  # llm_as_judge, hybrid: an async prompt -> JudgeReply callable
+    judge_model: str | None = None  # llm_as_judge, hybrid: provider judge model
+    nli: Any = None  # nli_based: a (premise, hypothesis) pairs -> entailment list callable
+    nli_model: str | None = None  # nli_based: cross-encoder name or path
+    nli_threshold: float = 0.5
+    reviews: Any = None  # human_in_loop: a Reviews or the path of the verdict file
+
+
 def evaluate(
     bundle: Bundle,
     session: SessionFile,
@@ -71,43 +83,172 @@ def evaluate(
     tau: float = DEFAULT_TAU,
     judge: Any = None,
     judge_model: str | None = None,
+    options: MethodOptions | None = None,
 ) -> Evaluation:
-    """Score every turn in order; the judge method needs ``judge`` (an async callable)."""
+    """Score every turn in order with ``method`` (see :data:`METHODS` and docs/tez.md)."""
+    opts = options or MethodOptions(judge=judge, judge_model=judge_model)
     expectations = dict(expectations or {})
     warnings: list[str] = []
     if expectations:
         missing = [t.query_id for t in session.turns if t.query_id not in expectations]
         if missing:
             warnings.append(f"no expectations for {len(missing)} turn(s): {', '.join(missing[:5])}")
-    if method == "automated_heuristic":
-        scores = [
-            heuristic.score_turn(bundle, t, expectations.get(t.query_id), tau=tau)
-            for t in session.turns
-        ]
-        evaluator = Evaluator(
-            model=HEURISTIC_MODEL, model_version=assay_version(), evaluation_method=method
-        )
-    elif method == "llm_as_judge":
-        from assay.tez import judge as judge_mod
-
-        model = (
-            judge_mod.judge_model_name(judge_model)
-            if judge is None
-            else (judge_model or "custom-judge")
-        )
-        scores = _run(
-            judge_mod.score_turns(
-                bundle, list(session.turns), expectations, judge_mod.as_judge(judge, model)
-            ),
-            close=judge is None,
-        )
-        served = sorted({str(u.get("model")) for s in scores for u in s.usage if u.get("model")})
-        evaluator = Evaluator(
-            model=model, model_version=", ".join(served) or model, evaluation_method=method
-        )
-    else:
+    runners = {
+        "automated_heuristic": _heuristic,
+        "llm_as_judge": _llm_judge,
+        "nli_based": _nli,
+        "human_in_loop": _human,
+        "hybrid": _hybrid,
+    }
+    runner = runners.get(method)
+    if runner is None:
         raise UsageError(f"unknown method '{method}'; choose one of: {', '.join(METHODS)}")
+    scores, evaluator = runner(bundle, session, expectations, tau, opts, warnings)
     return Evaluation(bundle, session, method, evaluator, scores, warnings)
+
+
+_Scored = tuple[list[TurnScore], Evaluator]
+
+
+def _heuristic(
+    bundle: Bundle,
+    session: SessionFile,
+    expectations: dict[str, Expectation],
+    tau: float,
+    opts: MethodOptions,
+    warnings: list[str],
+) -> _Scored:
+    scores = [
+        heuristic.score_turn(bundle, t, expectations.get(t.query_id), tau=tau)
+        for t in session.turns
+    ]
+    return scores, Evaluator(
+        model=HEURISTIC_MODEL,
+        model_version=assay_version(),
+        evaluation_method="automated_heuristic",
+    )
+
+
+def _judge_fn(opts: MethodOptions) -> tuple[Any, str]:
+    """The :class:`assay.judging.client.Judge` the options name, and its model name."""
+    from assay.tez import judge as judge_mod
+
+    if opts.judge is not None:
+        model = opts.judge_model or "custom-judge"
+        return judge_mod.as_judge(opts.judge, model), model
+    model = judge_mod.judge_model_name(opts.judge_model)
+    return judge_mod.as_judge(None, model), model
+
+
+def _served(scores: Sequence[TurnScore], model: str) -> str:
+    served = sorted({str(u.get("model")) for s in scores for u in s.usage if u.get("model")})
+    return ", ".join(served) or model
+
+
+def _llm_judge(
+    bundle: Bundle,
+    session: SessionFile,
+    expectations: dict[str, Expectation],
+    tau: float,
+    opts: MethodOptions,
+    warnings: list[str],
+) -> _Scored:
+    from assay.tez import judge as judge_mod
+
+    fn, model = _judge_fn(opts)
+    scores = _run(
+        judge_mod.score_turns(bundle, list(session.turns), expectations, fn),
+        close=opts.judge is None,
+    )
+    return scores, Evaluator(
+        model=model, model_version=_served(scores, model), evaluation_method="llm_as_judge"
+    )
+
+
+def _hybrid(
+    bundle: Bundle,
+    session: SessionFile,
+    expectations: dict[str, Expectation],
+    tau: float,
+    opts: MethodOptions,
+    warnings: list[str],
+) -> _Scored:
+    from assay.tez import hybrid
+
+    fn, model = _judge_fn(opts)
+    scores, by_judge = _run(
+        hybrid.score_turns(bundle, list(session.turns), expectations, fn, tau=tau),
+        close=opts.judge is None,
+    )
+    total = sum(len(s.claims) for s in scores)
+    warnings.append(
+        f"hybrid: the judge decided {by_judge} of {total} claim(s); the heuristic the rest"
+    )
+    return scores, Evaluator(
+        model=f"{HEURISTIC_MODEL} + {model}",
+        model_version=f"{assay_version()}; {_served(scores, model)}",
+        evaluation_method="hybrid",
+    )
+
+
+def _nli(
+    bundle: Bundle,
+    session: SessionFile,
+    expectations: dict[str, Expectation],
+    tau: float,
+    opts: MethodOptions,
+    warnings: list[str],
+) -> _Scored:
+    from assay.tez import nli
+
+    if opts.nli is not None:
+        fn, name, model_version = opts.nli, opts.nli_model or "custom-nli", "custom"
+    else:
+        if not opts.nli_model:
+            raise UsageError("--method nli_based needs --nli-model (a cross-encoder name or path)")
+        loaded = nli.load_cross_encoder(opts.nli_model)
+        fn, name, model_version = loaded.score, loaded.name, loaded.version
+    scores = [
+        nli.score_turn(bundle, t, expectations.get(t.query_id), fn, threshold=opts.nli_threshold)
+        for t in session.turns
+    ]
+    return scores, Evaluator(model=name, model_version=model_version, evaluation_method="nli_based")
+
+
+def _human(
+    bundle: Bundle,
+    session: SessionFile,
+    expectations: dict[str, Expectation],
+    tau: float,
+    opts: MethodOptions,
+    warnings: list[str],
+) -> _Scored:
+    from assay.tez import human
+
+    if opts.reviews is None:
+        raise UsageError("--method human_in_loop needs --verdicts FILE (the reviewers' verdicts)")
+    reviews = (
+        opts.reviews
+        if isinstance(opts.reviews, human.Reviews)
+        else human.load_reviews(opts.reviews)
+    )
+    wanted = reviews.document.session_id
+    if wanted is not None and wanted != session.session_id:
+        raise UsageError(
+            f"{reviews.source}: the verdicts are for session {wanted!r}, not {session.session_id!r}"
+        )
+    unused = human.unused_reviews(reviews, session.turns)
+    if unused:
+        warnings.append(f"verdicts for queries not in the session: {', '.join(unused[:5])}")
+    scores = [
+        human.score_turn(bundle, t, expectations.get(t.query_id), reviews, warnings)
+        for t in session.turns
+    ]
+    return scores, Evaluator(
+        model=reviews.document.reviewer,
+        model_version=reviews.version,
+        evaluation_method="human_in_loop",
+    )
 
 
 def _run(coro: Any, *, close: bool) -> Any:

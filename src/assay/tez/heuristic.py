@@ -75,6 +75,44 @@ def _joint_support(
     return out
 
 
+def citation_checks(
+    bundle: Bundle,
+    claim: str,
+    refs: Sequence[CitationRef],
+    resolutions: Sequence[Resolution],
+    *,
+    tau: float = DEFAULT_TAU,
+) -> list[tuple[bool, str]]:
+    """Per citation: does its located text back the claim lexically (alone or jointly)?"""
+    checks = []
+    for ref, res in zip(refs, resolutions, strict=True):
+        if not res.exists or not res.location_resolved or res.text is None:
+            checks.append((False, res.reason))
+            continue
+        item = bundle.item(ref.item_id)
+        whole = bundle.synthesis_text if res.synthesis else (item.text if item else None)
+        verdict = supports(claim, res.text, whole, tau=tau)
+        checks.append((verdict.supported, verdict.reason))
+    if not any(ok for ok, _ in checks):
+        checks = _joint_support(bundle, claim, refs, resolutions, checks, tau)
+    return checks
+
+
+def claim_outcome(
+    bundle: Bundle,
+    claim: str,
+    refs: Sequence[CitationRef],
+    resolutions: Sequence[Resolution],
+    *,
+    tau: float = DEFAULT_TAU,
+) -> ClaimOutcome:
+    """The heuristic's decision for one claim: lexical support per citation, faithfulness."""
+    checks = citation_checks(bundle, claim, refs, resolutions, tau=tau)
+    cited_ok = any(ok for ok, _ in checks)
+    faithful = cited_ok or backed_anywhere(claim, bundle, tau=tau)
+    return ClaimOutcome(tuple(checks), faithful)
+
+
 def score_turn(
     bundle: Bundle,
     turn: SessionTurn,
@@ -84,21 +122,9 @@ def score_turn(
 ) -> TurnScore:
     """Score one turn with rules only; same inputs always give the same numbers."""
     prepared = prepare(bundle, turn)
-    outcomes = []
-    for claim, resolutions in zip(prepared.split.claims, prepared.resolutions, strict=True):
-        checks = []
-        for ref, res in zip(claim.citations, resolutions, strict=True):
-            if not res.exists or not res.location_resolved or res.text is None:
-                checks.append((False, res.reason))
-                continue
-            item = bundle.item(ref.item_id)
-            whole = bundle.synthesis_text if res.synthesis else (item.text if item else None)
-            verdict = supports(claim.text, res.text, whole, tau=tau)
-            checks.append((verdict.supported, verdict.reason))
-        if not any(ok for ok, _ in checks):
-            checks = _joint_support(bundle, claim.text, claim.citations, resolutions, checks, tau)
-        cited_ok = any(ok for ok, _ in checks)
-        faithful = cited_ok or backed_anywhere(claim.text, bundle, tau=tau)
-        outcomes.append(ClaimOutcome(tuple(checks), faithful))
+    outcomes = [
+        claim_outcome(bundle, claim.text, claim.citations, resolutions, tau=tau)
+        for claim, resolutions in zip(prepared.split.claims, prepared.resolutions, strict=True)
+    ]
     relevance = lexical_relevance(turn, expectation, detect_abstention(turn, prepared))
     return finish(bundle, turn, expectation, prepared, outcomes, relevance)
