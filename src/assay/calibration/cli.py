@@ -326,7 +326,7 @@ def calibrate(
     saved = load_outputs(outputs) if outputs is not None else None
     result = run_calibration(
         loaded,
-        metric=metric,  # type: ignore[arg-type]
+        metric=metric,
         judge_models=judge_model or (),
         outputs=saved,
         rubric=rubric,
