@@ -100,6 +100,11 @@ def test_dataframe_has_labelled_levels_and_modes():
         (frame.level == "criterion") & (frame.name == "clarity") & (frame.rater == "consensus")
     ].iloc[0]
     assert clarity.weighted_kappa == pytest.approx(result.overall.criteria[2].weighted_kappa)
+    assert clarity.weighted_kappa_linear == pytest.approx(
+        result.overall.criteria[2].weighted_kappa_linear
+    )
+    assert clarity.macro_f1 == pytest.approx(result.overall.criteria[2].macro_f1)
+    assert overall.kappa_micro == pytest.approx(result.overall.aggregate.kappa_micro)
     assert set(frame["na_mode"]) == {"exclude"}
 
 
