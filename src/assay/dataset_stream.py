@@ -35,7 +35,7 @@ def stream_dataset(path: Path) -> Dataset | None:
     samples = JsonlSamples.from_file(path)
     if samples is None:
         return None
-    return Dataset.model_construct(name=path.stem, samples=samples)
+    return Dataset.model_construct(name=path.stem, samples=samples)  # type: ignore[arg-type]
 
 
 def has_duplicates(hashes: array[int]) -> bool:
@@ -49,11 +49,20 @@ def has_duplicates(hashes: array[int]) -> bool:
 class JsonlSamples(Sequence[Sample]):
     """The samples of a JSONL file, parsed and validated each time they are read."""
 
-    def __init__(self, path: Path, start: int, offsets: array[int], id_hashes: array[int]):
+    def __init__(
+        self,
+        path: Path,
+        start: int,
+        offsets: array[int],
+        id_hashes: array[int],
+        metadata_keys: frozenset[str] = frozenset(),
+    ) -> None:
         self.path = path
         self._start = start
         self._offsets = offsets
         self.id_hashes = id_hashes  # hash(id) per sample, in file order
+        # Every key any sample's metadata has: a walk looking for one no sample has is skipped.
+        self.metadata_keys = metadata_keys
         self._reader = LineReader(path)
 
     @classmethod
@@ -61,17 +70,19 @@ class JsonlSamples(Sequence[Sample]):
         """Validate every line and keep its offset; None when the file must be loaded whole."""
         start = first_offset(path)
         offsets, hashes = array("q"), array("q")
+        keys: set[str] = set()
         try:
             for number, (offset, line) in enumerate(iter_lines(path, start), start=1):
                 if line.strip():
                     sample = _sample(line, number, path)
                     offsets.append(offset)
                     hashes.append(hash(sample.id))
+                    keys.update(sample.metadata)
         except (UnusualLineBreaks, UnicodeDecodeError, DatasetError, ValidationError, OSError):
             return None
         if not offsets or has_duplicates(hashes):
             return None
-        return cls(path, start, offsets, hashes)
+        return cls(path, start, offsets, hashes, frozenset(keys))
 
     def __len__(self) -> int:
         return len(self._offsets)

@@ -196,3 +196,20 @@ def test_a_streamed_run_reports_what_a_whole_run_does(
     got = run_report(capsys, tmp_path, "streamed", data, out)
     assert got == expected
     assert len(got["rows"]) == 5000 and got["cohorts"] and got["failing_rows"]
+
+
+def test_a_streamed_dataset_knows_its_metadata_keys(tmp_path: Path, streamed: None) -> None:
+    path = write_lines(
+        tmp_path / "keys.jsonl",
+        [
+            {"id": "a", "input": {}, "expected_output": 1, "metadata": {"tags": ["x"]}},
+            {
+                "id": "b",
+                "input": {},
+                "expected_output": 1,
+                "metadata": {"adversarial": {"category": "pii"}},
+            },
+            {"id": "c", "input": {}, "expected_output": 1},
+        ],
+    )
+    assert load_dataset(path).samples.metadata_keys == {"tags", "adversarial"}  # type: ignore[attr-defined]

@@ -21,6 +21,9 @@ from assay.report.model import CategoryCompliance, Compliance, FrameworkComplian
 
 def blocks_of(dataset: Dataset) -> dict[str, dict[str, Any]]:
     """Sample id -> its adversarial block, for the samples that have one."""
+    keys = getattr(dataset.samples, "metadata_keys", None)  # a streamed dataset knows them
+    if keys is not None and "adversarial" not in keys:
+        return {}
     found = ((s.id, adversarial_block(s.metadata)) for s in dataset.samples)
     return {sid: block for sid, block in found if block is not None}
 
