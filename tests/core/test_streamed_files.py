@@ -213,3 +213,16 @@ def test_a_streamed_dataset_knows_its_metadata_keys(tmp_path: Path, streamed: No
         ],
     )
     assert load_dataset(path).samples.metadata_keys == {"tags", "adversarial"}  # type: ignore[attr-defined]
+
+
+def test_line_reader_reads_any_order(tmp_path: Path) -> None:
+    from assay.jsonl_lines import LineReader, iter_lines
+
+    path = tmp_path / "lines.txt"
+    path.write_text("".join(f"line {i} " + "x" * (i % 50) + "\n" for i in range(3000)))
+    lines = list(iter_lines(path))
+    reader = LineReader(path)
+    order = list(range(len(lines)))
+    assert [reader.line_at(lines[i][0]) for i in order] == [text for _, text in lines]
+    random.Random(5).shuffle(order)
+    assert [reader.line_at(lines[i][0]) for i in order] == [lines[i][1] for i in order]
