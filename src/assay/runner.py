@@ -22,7 +22,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Protocol, TypeGuard, cast
 
 from assay.dataset import Sample
 from assay.errors import AssayError, MetricError
@@ -32,7 +32,7 @@ from assay.metrics.batch import ScoreColumn
 from assay.metrics.registry import applies
 from assay.outputs import Output
 from assay.results import ExecutionResult, ScoreResult
-from assay.sut import SystemUnderTest
+from assay.sut import AnswersNow, SystemUnderTest
 
 ResultHandler = Callable[[ExecutionResult, Output | None], None]
 FREEZE_EVERY = 10_000
@@ -98,15 +98,15 @@ def score_column(
         error = column.errors.get(index)
         if error is None and not 0.0 <= value <= 1.0:  # NaN included, as MetricScore says
             error = f"metric score must be in [0.0, 1.0]; got {value!r}"
-        if error is None and details[index] is None:
+        row = details[index]
+        if error is None and row is None:
             row = column.details_at(index)
             try:
                 check_details(row, metric.name)
             except MetricError as exc:
                 error = str(exc)
-            details[index] = row
-        if error is None:
-            results.append(ScoreResult(value, details[index]))  # type: ignore[arg-type]
+        if error is None and row is not None:
+            results.append(ScoreResult(value, row))
         else:
             results.append(ScoreResult(None, error=error))
     return results
@@ -176,7 +176,17 @@ def is_async_metric(metric: Metric) -> bool:
     )
 
 
-def _accepts_argument(function: Callable[..., Any]) -> bool:
+class Prefetcher(Protocol):
+    """A metric that batches its provider calls for a window of answers before scoring them."""
+
+    async def prefetch(self, pairs: Sequence[tuple[Sample, Output]]) -> None: ...
+
+
+def _prefetches(metric: Metric) -> TypeGuard[Prefetcher]:
+    return hasattr(metric, "prefetch")
+
+
+def _accepts_argument(function: Callable[..., bool]) -> TypeGuard[Callable[[int], bool]]:
     """Whether ``should_stop`` takes the number of executions in flight."""
     try:
         signature = inspect.signature(function)
@@ -231,7 +241,7 @@ class Runner:
         on_result: ResultHandler,
         sut_concurrency: int = 8,
         window: int = 256,
-        should_stop: Callable[[], bool] = never_stop,
+        should_stop: Callable[..., bool] = never_stop,
         scopes: Mapping[str, frozenset[str]] | None = None,
         limiter: Limiter | None = None,
         retries: RetryBudget | None = None,
@@ -246,7 +256,9 @@ class Runner:
         self.sut_concurrency = sut_concurrency
         self.window = max(1, window)
         self.should_stop = should_stop
-        self._stop_takes_in_flight = _accepts_argument(should_stop)
+        self._stop: Callable[[int], bool] = (
+            should_stop if _accepts_argument(should_stop) else lambda _in_flight: should_stop()
+        )
         self.stopped_early = False
         self.scopes = dict(scopes or {})
         self.prepare_with = prepare_with  # not copied: it may be a streamed dataset
@@ -318,7 +330,9 @@ class Runner:
         With a halt condition the chunk is one execution, so the run stops exactly where the
         condition says (it may depend on the results delivered so far).
         """
-        answer_now = self.sut.answer_now  # type: ignore[attr-defined]
+        if not isinstance(self.sut, AnswersNow):
+            raise TypeError(f"{type(self.sut).__name__} is synchronous but has no answer_now()")
+        answer_now = self.sut.answer_now
         size = SCORE_CHUNK if self.should_stop is never_stop else 1
         pending = iter(executions)
         while chunk := list(itertools.islice(pending, size)):
@@ -388,7 +402,7 @@ class Runner:
     async def run_async(self, executions: Sequence[Execution]) -> None:
         await self.prepare()
         limiter = self.sut_limiter()
-        prefetchers = [m for m in self.metrics if hasattr(m, "prefetch")]
+        prefetchers = [m for m in self.metrics if _prefetches(m)]
         try:
             if prefetchers:
                 await self._run_windows(executions, limiter, prefetchers)
@@ -433,14 +447,11 @@ class Runner:
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
 
-    def _stop(self, in_flight: int) -> bool:
-        return self.should_stop(in_flight) if self._stop_takes_in_flight else self.should_stop()  # type: ignore[call-arg]
-
     async def _one(self, limiter: Limiter, execution: Execution) -> None:
         await self._finish(execution, await self._answer(limiter, execution))
 
     async def _run_windows(
-        self, executions: Sequence[Execution], limiter: Limiter, prefetchers: list[Metric]
+        self, executions: Sequence[Execution], limiter: Limiter, prefetchers: list[Prefetcher]
     ) -> None:
         """Windows of answers, so metrics can batch provider calls (``prefetch``) per window.
 
@@ -459,7 +470,7 @@ class Runner:
                     # A failed prefetch only loses the batching; each sample's own call reports the
                     # error.
                     with contextlib.suppress(Exception):
-                        await metric.prefetch(ready)  # type: ignore[attr-defined]
+                        await metric.prefetch(ready)
                 if scoring is not None:
                     await scoring
                 scoring = asyncio.gather(*(self._finish(e, a) for e, a in zip(window, answers)))

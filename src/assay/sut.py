@@ -13,11 +13,11 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from assay.dataset import Sample
 from assay.errors import SystemUnderTestError, UsageError
-from assay.limiter import RateLimited
+from assay.limiter import Limiter, RateLimited
 from assay.outputs import Output, coerce_output
 from assay.report.model import SystemUnderTestInfo
 from assay.trajectory import TrajectoryRecorder
@@ -31,6 +31,13 @@ class SystemUnderTest(Protocol):
     def describe(self) -> SystemUnderTestInfo: ...
 
     async def answer(self, sample: Sample) -> Output: ...
+
+
+@runtime_checkable
+class AnswersNow(Protocol):
+    """A synchronous system: its answers need no event loop (saved outputs)."""
+
+    def answer_now(self, sample: Sample) -> Output: ...
 
 
 class SavedOutputs:
@@ -78,6 +85,7 @@ class PythonTarget:
             self.function = load_callable(spec)
         self.is_async = inspect.iscoroutinefunction(self.function)
         self.wants_recorder = _takes_recorder(self.function)
+        self.limiter: Limiter | None = None  # `assay run` attaches one (--concurrency, --rpm)
 
     def describe(self) -> SystemUnderTestInfo:
         return SystemUnderTestInfo(kind="python", target=self.spec)

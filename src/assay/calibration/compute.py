@@ -9,6 +9,8 @@ collect the warnings.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from assay.calibration import stats
@@ -39,7 +41,7 @@ LENGTH_BIAS_RHO = 0.3
 def _check_mode(name: str, value: str) -> Mode:
     if value not in MODES:
         raise UsageError(f"{name} must be one of {', '.join(MODES)}; got {value!r}")
-    return value  # type: ignore[return-value]
+    return cast(Mode, value)  # checked against MODES, the values of Mode, just above
 
 
 def _scores(human: np.ndarray, judge: np.ndarray, errored: np.ndarray) -> ScoreAgreement:
@@ -170,13 +172,13 @@ def compute_agreement(
     the per-item weighted scores derived from verdicts. Raises CalibrationError when no item
     carries a human label.
     """
-    from assay.calibration.scoring import ABSTAIN_POLICIES
+    from assay.calibration.scoring import ABSTAIN_POLICIES, is_abstain_policy
 
-    if score_abstain not in ABSTAIN_POLICIES:
+    if not is_abstain_policy(score_abstain):
         raise UsageError(
             f"score_abstain must be one of {', '.join(ABSTAIN_POLICIES)}; got {score_abstain!r}"
         )
-    policy: AbstainPolicy = score_abstain  # type: ignore[assignment]
+    policy: AbstainPolicy = score_abstain
     ca = _check_mode("cannot_assess_mode", cannot_assess_mode)
     na = _check_mode("na_mode", na_mode)
     if bootstrap < 0:

@@ -398,7 +398,8 @@ def _from_csv(text: str, source: str, declared: list[Criterion] | None) -> Label
     long_form = "rater" in lowered and "label" in lowered
     if not long_form and HUMAN_RATER not in lowered:
         raise CalibrationError(
-            "a labels CSV needs either rater+label columns (long form) or a human column (wide form)",
+            "a labels CSV needs either rater+label columns (long form) or a human column (wide "
+            "form)",
             file=source,
             field="header",
         )

@@ -16,14 +16,19 @@ skipped under every policy.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypeGuard
 
 import numpy as np
 
 from assay.calibration.model import Criterion
 
 AbstainPolicy = Literal["skip", "zero", "worst"]
-ABSTAIN_POLICIES: tuple[str, ...] = ("skip", "zero", "worst")
+ABSTAIN_POLICIES: tuple[AbstainPolicy, ...] = ("skip", "zero", "worst")
+
+
+def is_abstain_policy(value: object) -> TypeGuard[AbstainPolicy]:
+    """Whether ``value`` names an abstention policy (skip | zero | worst)."""
+    return value in ABSTAIN_POLICIES
 
 
 def weighted_scores(

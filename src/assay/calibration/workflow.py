@@ -31,10 +31,11 @@ import numpy as np
 from assay.calibration.compute import LENGTH_BIAS_RHO, compute_agreement
 from assay.calibration.model import FAILED, MET, MISSING, UNMET, Criterion, LabelSet
 from assay.calibration.result import CalibrationResult, JudgeRun
-from assay.calibration.scoring import weighted_scores
+from assay.calibration.scoring import ABSTAIN_POLICIES, is_abstain_policy, weighted_scores
 from assay.dataset import Dataset, Sample
 from assay.errors import CalibrationError, MetricError, UsageError
 from assay.outputs import Output
+from assay.providers.usage import total_cost
 
 MetricName = Literal["rubric", "llm-as-judge"]
 PASS_CRITERION = Criterion(
@@ -239,6 +240,8 @@ async def calibrate_async(
 
     if metric not in ("rubric", "llm-as-judge"):
         raise UsageError(f"--metric must be rubric or llm-as-judge; got {metric!r}")
+    if not is_abstain_policy(abstain):
+        raise UsageError(f"--abstain must be one of {', '.join(ABSTAIN_POLICIES)}; got {abstain!r}")
     models = list(dict.fromkeys(judge_models)) or [current().judge_model]
     criteria = rubric_criteria(dataset, rubric) if metric == "rubric" else (PASS_CRITERION,)
     labelled = [s for s in dataset.samples if _has_labels(s, metric)]
@@ -273,7 +276,7 @@ async def calibrate_async(
     )  # rubric: NaN, so the score is derived from the verdicts under the same policy
     errored = np.array([all(runs[m][i].error is not None for m in models) for i in range(n_items)])
     if metric == "rubric":
-        derived = weighted_scores(criteria, human, abstain)  # type: ignore[arg-type]
+        derived = weighted_scores(criteria, human, abstain)
         human_scores = np.where(np.isnan(human_scores), derived, human_scores)
     lengths = np.array([len(a.text.split()) for a in answers], dtype=np.float64)
     labels = LabelSet(
@@ -305,7 +308,6 @@ async def calibrate_async(
         warnings.insert(0, f"{skipped} sample(s) without human labels were not judged")
     warnings.extend(_bias_warnings(result, labels, models, answers, model_under_test))
     usage = [u for m in models for r in runs[m] for u in r.usage]
-    costs = [u.get("cost_usd") for u in usage]
     run = JudgeRun(
         metric=metric,
         judge_models=models,
@@ -316,7 +318,7 @@ async def calibrate_async(
         n_cached=sum(1 for u in usage if u.get("cached")),
         prompt_tokens=sum(int(u.get("prompt_tokens") or 0) for u in usage),
         completion_tokens=sum(int(u.get("completion_tokens") or 0) for u in usage),
-        cost_usd=None if any(c is None for c in costs) else float(sum(costs)),  # type: ignore[arg-type]
+        cost_usd=total_cost(usage),
     )
     return result.model_copy(update={"warnings": warnings, "judge_run": run})
 

@@ -36,6 +36,7 @@ from assay.metrics.base import MetricScore
 
 if TYPE_CHECKING:
     from assay.calibration.model import Criterion
+    from assay.calibration.scoring import AbstainPolicy
     from assay.dataset import Sample
     from assay.outputs import Output
 
@@ -210,7 +211,7 @@ class RubricJudge:
     models: Any = None
     per_criterion: bool = False
     aggregation: Any = None
-    abstain: str = "skip"
+    abstain: AbstainPolicy = "skip"  # checked in __post_init__ (options come from YAML)
     reask: bool = True
     _criteria: tuple[Criterion, ...] | None = field(
         default=None, init=False, repr=False, compare=False
@@ -415,7 +416,7 @@ class RubricJudge:
             ],
             dtype=np.int16,
         )
-        value = float(weighted_scores(criteria, final[:, None], self.abstain)[0])  # type: ignore[arg-type]
+        value = float(weighted_scores(criteria, final[:, None], self.abstain)[0])
         if np.isnan(value):
             raise MetricError(
                 f"{self.name}: no criterion could be scored (every verdict abstained or failed; "
@@ -424,7 +425,7 @@ class RubricJudge:
             )
         judge_scores: dict[str, float | None] = {}
         for v in votes:
-            s = float(weighted_scores(criteria, np.array(v.codes)[:, None], self.abstain)[0])  # type: ignore[arg-type]
+            s = float(weighted_scores(criteria, np.array(v.codes)[:, None], self.abstain)[0])
             judge_scores[v.model] = None if (np.isnan(s) or v.error is not None) else s
 
         def label_of(criterion: Criterion, code: int) -> str | None:

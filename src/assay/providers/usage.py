@@ -7,9 +7,17 @@ A cache hit spends nothing this run, so it records zero tokens and a cost of 0.0
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 UsageRecord = dict[str, Any]
+
+
+def total_cost(usage: Sequence[Mapping[str, Any]]) -> float | None:
+    """The summed ``cost_usd`` of the records; None when any call was unpriced."""
+    costs = [u.get("cost_usd") for u in usage]
+    known = [float(c) for c in costs if c is not None]
+    return sum(known) if len(known) == len(costs) else None
 
 
 def record(

@@ -17,7 +17,10 @@ _CHUNK = 512
 
 
 def iter_json(report: Report, rows: Iterable[Row] | None = None) -> Iterator[bytes]:
-    """The report's JSON, piece by piece; ``rows`` (e.g. streamed from the store) replace report.rows."""
+    """The report's JSON, piece by piece.
+
+    ``rows`` (e.g. streamed from the store) replace ``report.rows``.
+    """
     rows = report.rows if rows is None else rows
     head = report.model_copy(update={"rows": []})
     text = head.__pydantic_serializer__.to_json(head, indent=2)

@@ -385,7 +385,9 @@ class Report(_Model):
     warnings: list[str] = Field(default_factory=list)
     failing_rows: list[FailingRow] = Field(
         default_factory=list,
-        description="failed and errored (execution, metric) pairs with their texts, in dataset order",
+        description=(
+            "failed and errored (execution, metric) pairs with their texts, in dataset order"
+        ),
     )
     failing_rows_omitted: int = Field(
         default=0, description="failing rows beyond the listing cap (counted, not listed)"

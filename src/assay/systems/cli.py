@@ -71,7 +71,7 @@ def make_system(spec: SystemSpec, sample_ids: list[str], limiter: Any) -> Any:
         check_outputs_cover(saved, sample_ids, path=spec.value)
         return SavedOutputs(saved, spec.value)
     system = PythonTarget(spec.value)
-    system.limiter = limiter  # type: ignore[attr-defined]
+    system.limiter = limiter
     return system
 
 

@@ -242,7 +242,8 @@ class _ZipReader(_Reader):
             self.infos[name] = info
         if declared > limits.max_total_bytes:
             raise TezError(
-                f"archive declares {declared} bytes, over the total limit of {limits.max_total_bytes}",
+                f"archive declares {declared} bytes, over the total limit of "
+                f"{limits.max_total_bytes}",
                 file=self.label,
             )
 
@@ -405,7 +406,8 @@ def _load_item(
     text = decode_utf8(data, f"{source}:{rel}") if is_text_file(rel, entry.mime_type) else None
     if text is None:
         warnings.append(
-            f"context item '{entry.id}' is not a text file; citations to it are checked for existence only"
+            f"context item '{entry.id}' is not a text file; citations to it are checked for "
+            "existence only"
         )
     item = ContextItem(
         entry.id, entry.type, entry.title, rel, text, len(data), digest, entry.declared_hash

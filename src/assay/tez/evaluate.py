@@ -9,6 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from assay.errors import UsageError
+from assay.providers.usage import total_cost
 from assay.tez import heuristic
 from assay.tez.addendum import (
     DEFAULT_DROP,
@@ -338,11 +339,10 @@ def usage_summary(usage: Sequence[Mapping[str, Any]]) -> UsageSummary | None:
     """Totals of the usage records (None when no provider was called)."""
     if not usage:
         return None
-    costs = [u.get("cost_usd") for u in usage]
     return UsageSummary(
         calls=len(usage),
         cached_calls=sum(1 for u in usage if u.get("cached")),
         prompt_tokens=sum(int(u.get("prompt_tokens") or 0) for u in usage),
         completion_tokens=sum(int(u.get("completion_tokens") or 0) for u in usage),
-        cost_usd=None if any(c is None for c in costs) else float(sum(costs)),  # type: ignore[arg-type]
+        cost_usd=total_cost(usage),
     )

@@ -126,7 +126,8 @@ def _pairs(reference: Report, current: Report, comparison: Comparison) -> str:
     ranked.sort(key=lambda item: item[0])  # stable: dataset order within each rank
     head = "".join(f"<th>{e(m)} A → B</th>" for m in metrics)
     return (
-        '<div class="filters"><label><input type="checkbox" id="f-changed"> changed rows only</label>'
+        '<div class="filters"><label><input type="checkbox" id="f-changed">'
+        " changed rows only</label>"
         '<span id="f-count" class="count"></span></div>'
         '<div class="scroll"><table id="pairs"><thead><tr><th class="l">sample</th>'
         f'<th class="l">A</th><th class="l">B</th>{head}</tr></thead>'
@@ -155,7 +156,8 @@ def compare_page(reference: RunView, current: RunView, comparison: Comparison) -
     ]
     body = (
         f"<h1>{e(comparison.dataset)}: A vs B</h1>"
-        f'<p class="meta">A (reference): {run_link(reference.record.run_id)} {gate_chip(reference.gate)}'
+        f'<p class="meta">A (reference): {run_link(reference.record.run_id)} '
+        f"{gate_chip(reference.gate)}"
         f" · B (current): {run_link(current.record.run_id)} {gate_chip(current.gate)} · "
         f"paired on {e(comparison.join_key)}, α = {comparison.alpha}, Holm-adjusted</p>"
         + (

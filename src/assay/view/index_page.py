@@ -36,11 +36,13 @@ def trend_svg(metric: str, runs: Sequence[RunView]) -> str:
         verdict = "none" if view.gate is None else "pass" if view.gate.get("passed") else "fail"
         title = f"{view.record.run_id}: mean {num(aggregate.mean)}"
         marks.append(
-            f'<circle class="{verdict}" cx="{x:.1f}" cy="{y:.1f}" r="4"><title>{e(title)}</title></circle>'
+            f'<circle class="{verdict}" cx="{x:.1f}" cy="{y:.1f}" '
+            f'r="4"><title>{e(title)}</title></circle>'
         )
     axis = "".join(
         f'<text x="4" y="{_y(v) + 3:.1f}">{v:.1f}</text>'
-        f'<line x1="{PAD}" x2="{WIDTH - PAD}" y1="{_y(v):.1f}" y2="{_y(v):.1f}" stroke="currentColor" opacity=".12"/>'
+        f'<line x1="{PAD}" x2="{WIDTH - PAD}" y1="{_y(v):.1f}" y2="{_y(v):.1f}" '
+        'stroke="currentColor" opacity=".12"/>'
         for v in (0.0, 0.5, 1.0)
     )
     line = f'<polyline points="{" ".join(points)}"/>' if len(points) > 1 else ""
@@ -117,8 +119,9 @@ def dataset_section(name: str, runs: Sequence[RunView]) -> str:
     charts = "".join(trend_svg(metric, runs) for metric in metrics)
     return (
         f'<section class="dataset" data-dataset="{e(name)}"><h2>{e(name)}</h2>'
-        f'<p class="meta">{len(runs)} runs, oldest on the left of each chart; points: mean with its '
-        "95% interval, green = gate passed, red = gate failed, grey = no gate recorded</p>"
+        f'<p class="meta">{len(runs)} runs, oldest on the left of each chart; '
+        "points: mean with its 95% interval, green = gate passed, red = gate failed, "
+        "grey = no gate recorded</p>"
         f'<div class="charts">{charts}</div>{_runs_table(runs)}'
         f"{_compare_form(runs) if len(runs) > 1 else ''}</section>"
     )
