@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from fuzz.surfaces import SURFACES
 
@@ -27,11 +28,27 @@ def _read_index(progress: Path) -> int:
     return int(struct.unpack("<q", data[:8])[0]) if len(data) >= 8 else -1
 
 
+def _add_summary(totals: dict[str, Any], out: bytes) -> None:
+    """Add a worker's last cumulative summary line (if any) to ``totals``."""
+    lines = [line for line in out.splitlines() if line.startswith(b"{")]
+    if not lines:
+        return
+    summary = json.loads(lines[-1])
+    totals["ok"] += summary["counts"].get("ok", 0)
+    totals["typed"] += summary["counts"].get("typed", 0)
+    untyped = totals["untyped"]
+    for name, count in summary["untyped"].items():
+        untyped[name] = untyped.get(name, 0) + count
+    examples = untyped.setdefault("examples", {})
+    for name, index in summary["examples"].items():
+        examples.setdefault(name, index)
+
+
 def fuzz_surface(
     surface: str, cases: int, seed: int, hang_s: float, first: int = 0
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """Run cases ``first``..``cases`` of one surface; restart the worker past a crash or hang."""
-    totals: dict[str, object] = {"ok": 0, "typed": 0, "untyped": {}, "crashes": [], "hangs": []}
+    totals: dict[str, Any] = {"ok": 0, "typed": 0, "untyped": {}, "crashes": [], "hangs": []}
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
     start, began = first, time.monotonic()
     with tempfile.NamedTemporaryFile(delete=False) as handle:
@@ -51,15 +68,12 @@ def fuzz_surface(
                 child.wait()
                 break
         out = child.stdout.read() if child.stdout else b""
+        _add_summary(totals, out)
         if child.returncode == 0:
-            summary = json.loads(out.splitlines()[-1])
-            totals["ok"] = int(totals["ok"]) + summary["counts"].get("ok", 0)  # type: ignore[call-overload]
-            totals["typed"] = int(totals["typed"]) + summary["counts"].get("typed", 0)  # type: ignore[call-overload]
-            totals["untyped"] = summary["untyped"] | {"examples": summary["examples"]}
             break
         index = _read_index(progress)
         kind = "hangs" if time.monotonic() - seen > hang_s else "crashes"
-        totals[kind].append({"case": index, "returncode": child.returncode})  # type: ignore[union-attr]
+        totals[kind].append({"case": index, "returncode": child.returncode})
         start = index + 1
     progress.unlink(missing_ok=True)
     totals["seconds"] = round(time.monotonic() - began, 1)
@@ -86,7 +100,7 @@ def main() -> None:
     failed = False
     for surface in SURFACES if options.surface == "all" else [options.surface]:
         totals = fuzz_surface(surface, options.cases, options.seed, options.hang_s, options.first)
-        untyped = {k: v for k, v in totals["untyped"].items() if k != "examples"}  # type: ignore[union-attr]
+        untyped = {k: v for k, v in totals["untyped"].items() if k != "examples"}
         failed = failed or bool(totals["crashes"] or totals["hangs"] or untyped)
         row = {"surface": surface, "first": options.first, "cases": options.cases, **totals}
         print(json.dumps(row), flush=True)

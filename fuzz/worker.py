@@ -39,7 +39,14 @@ def main(surface: str, seed: int, start: int, stop: int, progress: str) -> None:
                 name = type(exc).__name__
                 untyped[name] += 1
                 examples.setdefault(name, index)
-    print(json.dumps({"counts": counts, "untyped": untyped, "examples": examples}))
+            if (index - start) % 1000 == 999:  # a running total survives a later crash
+                _summary(counts, untyped, examples)
+    _summary(counts, untyped, examples)
+
+
+def _summary(counts: Counter[str], untyped: Counter[str], examples: dict[str, int]) -> None:
+    """One cumulative JSON line; the watcher keeps the last one a worker printed."""
+    print(json.dumps({"counts": counts, "untyped": untyped, "examples": examples}), flush=True)
 
 
 if __name__ == "__main__":
