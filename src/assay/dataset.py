@@ -15,7 +15,14 @@ from typing import Any, Final, Literal
 
 import pydantic_core
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from assay.bounded import json_depth_problem, loads_json, yaml_depth_problem
 from assay.errors import DatasetError, InputError
@@ -26,15 +33,105 @@ SUPPORTED_DATASET_SCHEMAS = (DATASET_SCHEMA, LEGACY_DATASET_SCHEMA)
 MAX_DATASET_BYTES = 512 * 1024 * 1024
 
 
-class Sample(BaseModel):
-    """One golden example: what the system gets, what it should say, and how to slice it."""
+METADATA_KEYS: dict[str, Any] = {
+    "tags": {"description": "cohort tags: a string or a list of strings"},
+    "relevant": {
+        "description": "relevant document ids (a list), or ids with graded gains (a mapping), "
+        "for the retrieval and RAG metrics"
+    },
+    "k": {"description": "cut-off of the @k retrieval metrics (an integer >= 1)"},
+    "trajectory": {
+        "description": "what the agent should do: tools, forbidden_tools, tool_arguments, "
+        "order, max_steps, requires_approval"
+    },
+    "goal": {"description": "the agent's goal, for goal-accuracy (a string)"},
+    "refusal_expected": {"description": "refusal-quality's expectation (a boolean)"},
+    "conversation": {
+        "description": "reserved: assay sets {id, turn, turns} on each turn of a conversation"
+    },
+}
+METRIC_ITEM: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string", "minLength": 1, "description": "a metric alias"},
+        {
+            "type": "object",
+            "required": ["name"],
+            "properties": {"name": {"type": "string", "minLength": 1}},
+            "additionalProperties": True,
+            "description": "a metric alias with its options",
+        },
+    ]
+}
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+
+def _message_or_object(schema: dict[str, Any]) -> None:
+    """A turn's JSON Schema: the object, or a plain string (the user's message)."""
+    described = dict(schema)
+    schema.clear()
+    schema.update(
+        {
+            "anyOf": [{"type": "string", "minLength": 1}, described],
+            "description": described.get("description", ""),
+        }
+    )
+
+
+class Turn(BaseModel):
+    """One user message of a conversation, optionally with the reply expected to it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=_message_or_object)
+
+    user: str = Field(min_length=1, description="the user's message at this turn")
+    expected_output: Any = Field(default=None, description="the expected reply (optional)")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="merged over the conversation's metadata for this turn"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_message(cls, value: Any) -> Any:
+        return {"user": value} if isinstance(value, str) else value
+
+
+def _input_unless_turns(schema: dict[str, Any]) -> None:
+    """A sample's JSON Schema: ``input`` and ``expected_output`` are required unless the sample
+    is a conversation (``turns``), as the model's before-validator fills them in then."""
+    schema["required"] = [key for key in schema.get("required", []) if key == "id"]
+    schema["anyOf"] = [{"required": ["turns"]}, {"required": ["input", "expected_output"]}]
+
+
+class Sample(BaseModel):
+    """One golden example: what the system gets, what it should say, and how to slice it.
+
+    A sample with ``turns`` is a conversation: the dataset expands it into one sample per turn
+    (see :func:`expand_turns`), and ``input`` and ``expected_output`` may then be left out.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=_input_unless_turns)
 
     id: str = Field(min_length=1)
     input: dict[str, Any]
     expected_output: Any
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description="free-form; the keys below have a meaning to assay (docs/datasets.md)",
+        json_schema_extra={"properties": METADATA_KEYS},
+    )
+    turns: list[Turn] | None = Field(
+        default=None,
+        min_length=1,
+        exclude=True,  # expanded on load: a loaded dataset's samples never hold turns
+        description=(
+            "a conversation: user messages in order, each optionally with its expected reply"
+        ),
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _conversation_defaults(cls, value: Any) -> Any:
+        if isinstance(value, Mapping) and value.get("turns") is not None:
+            value = {"input": {}, "expected_output": None, **value}
+        return value
 
     @field_validator("id", mode="before")
     @classmethod
@@ -77,7 +174,9 @@ class Dataset(BaseModel):
     name: str = Field(min_length=1)
     description: str | None = None
     repetitions: int = Field(default=1, ge=1)
-    metrics: list[MetricSpec] = Field(default_factory=list)
+    metrics: list[MetricSpec] = Field(
+        default_factory=list, json_schema_extra={"items": METRIC_ITEM}
+    )
     gate: dict[str, Any] | None = None
     providers: dict[str, Any] | None = None
     rubric: Any = None
@@ -99,11 +198,74 @@ class Dataset(BaseModel):
             return int(value.strip())
         return value
 
+    @model_validator(mode="after")
+    def _expand_conversations(self) -> Dataset:
+        if any(sample.turns for sample in self.samples):
+            object.__setattr__(self, "samples", expand_turns(self.samples))
+        return self
+
     def sample(self, sample_id: str) -> Sample:
         for item in self.samples:
             if item.id == sample_id:
                 return item
         raise KeyError(sample_id)
+
+
+CONVERSATION_KEY = "conversation"
+MESSAGE_KEY = "message"
+HISTORY_KEY = "history"
+
+
+def turn_id(conversation: str, number: int) -> str:
+    """The sample id of a conversation's turn (1-based): ``<conversation>#<number>``."""
+    return f"{conversation}#{number}"
+
+
+def expand_turns(samples: list[Sample]) -> list[Sample]:
+    """Every conversation replaced by one sample per turn, in order; other samples kept.
+
+    Turn ``n`` of conversation ``c`` is sample ``c#n``: its input is the conversation's input
+    plus ``message`` (the user's message), its expected output the turn's, its metadata the
+    conversation's with the turn's merged over it and ``conversation: {id, turn, turns}``.
+    """
+    out: list[Sample] = []
+    for sample in samples:
+        if not sample.turns:
+            out.append(sample)
+            continue
+        for key, where in ((MESSAGE_KEY, "input"), (CONVERSATION_KEY, "metadata")):
+            if key in getattr(sample, where):
+                raise ValueError(
+                    f"sample '{sample.id}': {where}.{key} is reserved in a conversation "
+                    "(assay sets it for each turn)"
+                )
+        count = len(sample.turns)
+        for number, turn in enumerate(sample.turns, start=1):
+            metadata = {**sample.metadata, **turn.metadata}
+            metadata[CONVERSATION_KEY] = {"id": sample.id, "turn": number, "turns": count}
+            out.append(
+                Sample(
+                    id=turn_id(sample.id, number),
+                    input={**sample.input, MESSAGE_KEY: turn.user},
+                    expected_output=turn.expected_output,
+                    metadata=metadata,
+                )
+            )
+    ids = [sample.id for sample in out]
+    if len(set(ids)) != len(ids):
+        repeated = next(i for i in ids if ids.count(i) > 1)
+        raise ValueError(f"sample id '{repeated}' is used twice once conversations are expanded")
+    return out
+
+
+def conversation_of(sample: Sample) -> tuple[str, int] | None:
+    """``(conversation id, turn number)`` of a turn sample, else None."""
+    raw = sample.metadata.get(CONVERSATION_KEY)
+    if isinstance(raw, Mapping) and isinstance(raw.get("id"), str):
+        number = raw.get("turn")
+        if isinstance(number, int) and not isinstance(number, bool) and number >= 1:
+            return raw["id"], number
+    return None
 
 
 def normalise_tags(raw: Any) -> list[str]:
@@ -364,6 +526,8 @@ def _translate(
         message = f"must be a list; got {_describe(first.get('input'))}"
     elif first["type"] == "too_short" and field == "samples":
         message = "must declare at least one sample"
+    elif first["type"] == "value_error":
+        message = message.removeprefix("Value error, ")
     elif first["type"] == "literal_error" and field == "schema_version":
         message = f"unsupported value; supported: {', '.join(SUPPORTED_DATASET_SCHEMAS)}"
     extra = len(exc.errors()) - 1

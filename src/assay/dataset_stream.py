@@ -75,6 +75,8 @@ class JsonlSamples(Sequence[Sample]):
             for number, (offset, line) in enumerate(iter_lines(path, start), start=1):
                 if line.strip():
                     sample = _sample(line, number, path)
+                    if sample.turns:  # conversations expand into turns: load the file whole
+                        return None
                     offsets.append(offset)
                     hashes.append(hash(sample.id))
                     keys.update(sample.metadata)

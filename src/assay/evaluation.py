@@ -15,12 +15,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from assay.dataset import Dataset
+from assay.dataset import Dataset, conversation_of
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.outputs import Output
 from assay.ray_executor import RayOptions, run_on_ray
 from assay.report.aggregate import ReportBuilder
+from assay.report.conversations import ConversationCollector
 from assay.report.failing import DEFAULT_TEXT_LIMIT, REDACTED, FailingRowCollector
 from assay.report.model import DatasetInfo, Report, RunInfo
 from assay.results import ExecutionResult
@@ -122,11 +123,12 @@ def evaluate(
         thresholds=options.thresholds,
         per_sample=repetitions > 1,
     )
+    conversations = ConversationCollector(options.thresholds)
     failing = FailingRowCollector(
         options.thresholds, text_limit=options.text_limit, redact=options.redact
     )
     if store is not None and skip:
-        _fold_stored(store, run_id, dataset, sut, skip, builder, failing, options)
+        _fold_stored(store, run_id, dataset, sut, skip, builder, failing, options, conversations)
     # Executions are planned as the runner asks for them; each one waits here, by key, only
     # until its result comes back, so nothing per sample is held for the whole run.
     waiting: dict[tuple[str, int], Execution] = {}
@@ -155,6 +157,7 @@ def evaluate(
                 row_hash=row_hash,
             )
         builder.add(result, tags, row_hash, position)
+        conversations.add(result, sample, position)
         failing.position = position
         failing.add(result, sample, output)
         state.done += 1
@@ -205,6 +208,7 @@ def evaluate(
         ),
         warnings=warnings,
     )
+    report = report.model_copy(update={"conversations": conversations.build()})
     return _with_failing_rows(report, failing)
 
 
@@ -225,13 +229,17 @@ def _fold_stored(
     builder: ReportBuilder,
     failing: FailingRowCollector,
     options: RunOptions,
+    conversations: ConversationCollector,
 ) -> None:
     """A resumed run: fold in what earlier attempts finished (and that is not being redone)."""
     positions = {s.id: i for i, s in enumerate(dataset.samples)}
+    turns = {s.id: s for s in dataset.samples if conversation_of(s) is not None}
     unfinished: list[ExecutionResult] = []
     for result, tags, row_hash in store.iter_results(run_id):
         if (result.sample_id, result.repetition) in skip:
             builder.add(result, tags, row_hash, positions.get(result.sample_id, len(positions)))
+            if result.sample_id in turns:
+                conversations.add(result, turns[result.sample_id], positions[result.sample_id])
             if result.sample_id in positions and not result.passed(options.thresholds):
                 unfinished.append(result)
     if not unfinished:

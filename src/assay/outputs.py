@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from assay.errors import OutputsError, SystemUnderTestError
 from assay.trajectory import Trajectory, TrajectoryRecorder
@@ -73,6 +75,68 @@ class Output:
         if self.contexts is not None:
             data["contexts"] = list(self.contexts)
         return data
+
+
+# --------------------------------------------------------------------------- the file's schema
+
+
+class RetrievedEntry(BaseModel):
+    """A retrieved document with its text (a bare id string is accepted too)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str | int
+    text: str | None = None
+
+
+class ContextEntry(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    text: str
+
+
+class OutputBody(BaseModel):
+    """One saved answer: the text plus what a RAG or agent system returned with it."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={"anyOf": [{"required": ["output"]}, {"required": ["actual_output"]}]},
+    )
+
+    output: str | None = Field(default=None, description="the answer text")
+    actual_output: str | None = Field(default=None, description="padosoft's name for 'output'")
+    retrieved: list[str | int | RetrievedEntry] | None = Field(
+        default=None, description="ranked ids or {id, text} (retrieval and RAG metrics)"
+    )
+    contexts: list[str | ContextEntry] | None = Field(
+        default=None, description="the texts the answer was generated from (RAG metrics)"
+    )
+    trajectory: dict[str, Any] | None = Field(
+        default=None, description="tool_calls, steps, finish_reason, pending_approvals, approvals"
+    )
+    usage: dict[str, Any] | None = None
+
+
+class OutputEntry(OutputBody):
+    id: str | int
+
+
+class ConversationEntry(BaseModel):
+    """A conversation's replies in turn order: entry ``c`` answers turns ``c#1``, ``c#2``..."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | int
+    turns: list[str | OutputBody] = Field(min_length=1)
+
+
+class OutputsDocument(BaseModel):
+    """A saved-outputs file (JSON or YAML; JSONL files hold one OutputEntry per line)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: Literal["assay.outputs.v1"] | None = None
+    outputs: dict[str, str | OutputBody | ConversationEntry] | list[OutputEntry | ConversationEntry]
 
 
 def parse_retrieved(raw: Any, *, where: str = "retrieved") -> tuple[Retrieved, ...]:
@@ -201,6 +265,10 @@ def load_outputs(path: str | Path) -> Mapping[str, Output]:
         ):
             raise OutputsError(f"{where} needs a non-empty string 'id'", file=str(path), field="id")
         key = str(sample_id)
+        if isinstance(entry, Mapping) and "turns" in entry and "output" not in entry:
+            for number, reply in enumerate(_turn_entries(entry["turns"], where, path), start=1):
+                add(f"{key}#{number}", reply, f"{where}.turns[{number - 1}]")
+            return
         if key in outputs:
             raise OutputsError(
                 f"duplicate id {key!r} ({where})", file=str(path), sample=key, field="id"
@@ -240,6 +308,15 @@ def load_outputs(path: str | Path) -> Mapping[str, Output]:
             field="outputs",
         )
     return outputs
+
+
+def _turn_entries(raw: Any, where: str, path: Path) -> list[Any]:
+    """A conversation's replies, turn by turn (``c`` answers turns ``c#1``, ``c#2``, ...)."""
+    if not isinstance(raw, list) or not raw:
+        raise OutputsError(
+            f"{where}.turns must be a non-empty list of replies", file=str(path), field="turns"
+        )
+    return raw
 
 
 def check_outputs_cover(

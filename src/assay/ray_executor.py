@@ -104,8 +104,20 @@ def resources_for(metrics: Sequence[Metric]) -> dict[str, float]:
 
 
 def _batches(executions: Sequence[Execution], size: int) -> Iterator[list[Execution]]:
-    for start_at in range(0, len(executions), size):
-        yield list(executions[start_at : start_at + size])
+    """Batches of about ``size``; a conversation is never split (its turns need each other)."""
+    from assay.dataset import conversation_of
+
+    batch: list[Execution] = []
+    for execution in executions:
+        turn = conversation_of(execution.sample)
+        last = conversation_of(batch[-1].sample) if batch else None
+        inside = turn is not None and last is not None and turn[0] == last[0]
+        if len(batch) >= size and not inside:
+            yield batch
+            batch = []
+        batch.append(execution)
+    if batch:
+        yield batch
 
 
 def _portable_sut(sut: Any, concurrency: int) -> Any:

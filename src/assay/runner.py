@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard, cast
 
+from assay.conversation import Conversations
 from assay.dataset import Sample
 from assay.errors import AssayError, MetricError
 from assay.limiter import Limiter, RetryBudget, call_limited
@@ -265,6 +266,7 @@ class Runner:
         self.limiter = limiter
         self.retries = retries
         self.executor = executor
+        self.conversations: Conversations | None = None
 
     def metrics_for(self, sample: Sample) -> list[Metric]:
         """The metrics that apply to a sample (tag-scoped metrics skip other samples)."""
@@ -401,6 +403,8 @@ class Runner:
 
     async def run_async(self, executions: Sequence[Execution]) -> None:
         await self.prepare()
+        if not getattr(self.sut, "outputs_on_disk", False):
+            self.conversations = Conversations((e.sample, e.repetition) for e in executions)
         limiter = self.sut_limiter()
         prefetchers = [m for m in self.metrics if _prefetches(m)]
         try:
@@ -482,8 +486,16 @@ class Runner:
                 await asyncio.gather(scoring, return_exceptions=True)
 
     async def _answer(self, limiter: Limiter, execution: Execution) -> Output | str:
+        answer = await self._ask_sut(limiter, execution)
+        if self.conversations:
+            self.conversations.record(execution.sample, execution.repetition, answer)
+        return answer
+
+    async def _ask_sut(self, limiter: Limiter, execution: Execution) -> Output | str:
         sample = execution.sample
         try:
+            if self.conversations:  # waits for earlier turns outside the limiter's slots
+                sample = await self.conversations.with_history(sample, execution.repetition)
             return await call_limited(
                 limiter, lambda: self.sut.answer(sample), retries=self.retries
             )

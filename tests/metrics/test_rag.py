@@ -12,7 +12,13 @@ import pytest
 
 from assay.dataset import Sample
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.rag import ContextPrecision, ContextRecall, Faithfulness, average_precision
+from assay.metrics.rag import (
+    AnswerRelevancy,
+    ContextPrecision,
+    ContextRecall,
+    Faithfulness,
+    average_precision,
+)
 from assay.metrics.registry import resolve
 from assay.outputs import Output, Retrieved
 
@@ -112,3 +118,5 @@ def test_the_rag_example_scores_as_its_readme_says() -> None:
     assert faith == {"return-window": 1.0, "shipping-cost": 0.5, "warranty": 0.5}
     precision = ContextPrecision().score(by_id["shipping-cost"], outputs["shipping-cost"])
     assert precision.value == 0.583333  # relevant at ranks 2 and 3: (1/2 + 2/3) / 2
+    relevancy = {i: AnswerRelevancy().score(by_id[i], outputs[i]).value for i in by_id}
+    assert relevancy == {"return-window": 1.0, "shipping-cost": 0.5, "warranty": 0.5}

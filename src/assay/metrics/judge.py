@@ -34,8 +34,9 @@ DEFAULT_JUDGE_TEMPLATE = ANSWER_GRADE
 
 
 def question_of(sample: Sample) -> str:
-    """``input.question`` when it is a non-empty string, else the whole input as compact JSON."""
-    question = sample.input.get("question")
+    """``input.question`` (or ``input.message``, a conversation turn's) when it is a non-empty
+    string, else the whole input as compact JSON."""
+    question = sample.input.get("question", sample.input.get("message"))
     if isinstance(question, str) and question.strip():
         return question
     return compact_json(sample.input, "input")

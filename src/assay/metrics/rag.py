@@ -59,8 +59,9 @@ def reference_text(metric: str, sample: Sample) -> str:
 
 
 def question_text(metric: str, sample: Sample) -> str:
-    """``input.question``, else the only string value of ``input``; else an errored row."""
-    question = sample.input.get("question")
+    """``input.question``, else ``input.message`` (a conversation turn), else the only string
+    value of ``input``; else an errored row."""
+    question = sample.input.get("question", sample.input.get("message"))
     if not isinstance(question, str):
         strings = [v for v in sample.input.values() if isinstance(v, str)]
         question = strings[0] if len(strings) == 1 else None

@@ -60,6 +60,32 @@ def _comparison(comparison: ComparisonSummary) -> list[str]:
     return out
 
 
+def _conversation_lines(report: Report) -> list[str]:
+    """One row per (conversation, metric): turns scored, mean and min over the turns."""
+    if not report.conversations:
+        return []
+    out = [
+        "",
+        "## Conversations",
+        "",
+        "| conversation | turns | passed | metric | mean | min | scored | errored |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for c in report.conversations:
+        name = cell(c.id) + (f" (rep {c.repetition})" if report.run.repetitions > 1 else "")
+        status = "yes" if c.passed else "no"
+        if c.sut_errors:
+            status += f" ({c.sut_errors} turn(s) errored)"
+        for m in c.metrics:
+            out.append(
+                f"| {name} | {c.turns} | {status} | {cell(m.name)} | {fmt(m.mean)} | "
+                f"{fmt(m.min)} | {m.scored} | {m.errored} |"
+            )
+        if not c.metrics:
+            out.append(f"| {name} | {c.turns} | {status} | n/a | n/a | n/a | 0 | 0 |")
+    return out
+
+
 def render_markdown(report: Report) -> str:
     s = report.summary
     out: list[str] = [f"# Eval report — {cell(report.dataset.name)}", ""]
@@ -145,6 +171,7 @@ def render_markdown(report: Report) -> str:
                     )
 
     out += markdown_lines(report.adversarial)
+    out += _conversation_lines(report)
 
     out += [
         "",

@@ -361,6 +361,27 @@ class ComparisonSummary(_Model):
     regressions: list[Regression]
 
 
+class ConversationMetric(_Model):
+    """One metric over the turns of one conversation."""
+
+    name: str
+    scored: int = Field(description="turns the metric scored")
+    errored: int = Field(description="turns the metric could not score")
+    mean: float | None = Field(description="mean over the scored turns; null when none")
+    min: float | None = Field(description="lowest scored turn; null when none")
+
+
+class Conversation(_Model):
+    """One conversation (one repetition): its turns' scores aggregated per metric."""
+
+    id: str
+    repetition: int
+    turns: int = Field(description="turns of this conversation in the run")
+    passed: bool = Field(description="every turn passed (no error, every metric >= threshold)")
+    sut_errors: int = Field(description="turns the system under test failed (or never asked)")
+    metrics: list[ConversationMetric]
+
+
 class Report(_Model):
     """A complete evaluation report."""
 
@@ -381,6 +402,10 @@ class Report(_Model):
     )
     adversarial: Compliance | None = Field(
         default=None, description="compliance summary when the dataset has adversarial samples"
+    )
+    conversations: list[Conversation] | None = Field(
+        default=None,
+        description="per conversation: turns' scores per metric (mean and min), in dataset order",
     )
     warnings: list[str] = Field(default_factory=list)
     failing_rows: list[FailingRow] = Field(
