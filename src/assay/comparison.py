@@ -238,7 +238,7 @@ def _regressions(item: MetricComparison, alpha: float) -> list[Regression]:
                 metric=item.metric,
                 scope=item.scope,
                 cohort_label=item.cohort_label,
-                statistic=name,  # type: ignore[arg-type]
+                statistic=name,
                 reference=stat.reference,
                 current=stat.current,
                 delta=stat.delta,
@@ -362,8 +362,8 @@ def _holm_adjusted(cells: list[_Cell]) -> dict[tuple[int, str], float]:
 def _metric_comparison(
     cell: _Cell, mean_p: float | None, pass_p: float | None, alpha: float
 ) -> MetricComparison:
-    mean = StatDelta(**cell.mean_raw, p_adjusted=mean_p)  # type: ignore[arg-type]
-    pass_rate = StatDelta(**cell.pass_raw, p_adjusted=pass_p)  # type: ignore[arg-type]
+    mean = StatDelta(**cell.mean_raw, p_adjusted=mean_p)
+    pass_rate = StatDelta(**cell.pass_raw, p_adjusted=pass_p)
     paired = int(cell.score_ref.size)
     return MetricComparison(
         metric=cell.metric,

@@ -244,7 +244,7 @@ class RetryBudget:
     max_wait_s: float = 120.0
 
     def backoff(self, retry: int) -> float:
-        return min(self.max_wait_s, self.base_s * (2**retry) * (1.0 + 0.25 * random.random()))
+        return min(self.max_wait_s, self.base_s * (2.0**retry) * (1.0 + 0.25 * random.random()))
 
 
 def retry_after_seconds(value: str | None) -> float | None:

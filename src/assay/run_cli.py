@@ -87,7 +87,8 @@ def _select(
         unknown = [i for i in ids if i not in known]
         if unknown:
             fail(
-                f"--id: no sample with id {', '.join(repr(i) for i in unknown)} in dataset '{dataset.name}'"
+                f"--id: no sample with id {', '.join(repr(i) for i in unknown)} in dataset "
+                f"'{dataset.name}'"
             )
         wanted = set(ids)
         samples = [s for s in samples if s.id in wanted]
@@ -554,7 +555,7 @@ def _problems(config: Any) -> list[str]:
     """Flag errors found before any file is read (each one exits 2)."""
     from assay.systems.cli import parse_systems
 
-    problems = config.problems()
+    problems: list[str] = config.problems()
     given = parse_systems(config.outputs, config.sut)
     if len(given) > 1 and config.sut_url is not None:
         problems.append(
@@ -968,7 +969,8 @@ def _parse_also(items: list[str]) -> list[tuple[str, Path]]:
         kind, sep, path = item.partition("=")
         if not sep or kind not in _FORMATS or not path:
             fail(
-                f"--also must look like FORMAT=PATH with FORMAT in {', '.join(_FORMATS)}; got {item!r}"
+                f"--also must look like FORMAT=PATH with FORMAT in {', '.join(_FORMATS)}; got "
+                f"{item!r}"
             )
         parsed.append((kind, Path(path)))
     return parsed
@@ -981,7 +983,8 @@ def _compare(report_obj: Any, target: str, *, store_path: Path | None) -> Any:
     reference = resolve_reference(target, report_obj, store_path=store_path)
     if reference is None:
         warn(
-            f"--compare {target}: no reference report found; comparison skipped (the gate is not affected)"
+            f"--compare {target}: no reference report found; comparison skipped (the gate is not "
+            "affected)"
         )
         return None
     return compare_reports(report_obj, reference)
@@ -1000,7 +1003,8 @@ def _ray_options(executor: str | None, address: str | None) -> Any:
         fail(f"--executor must be local or ray; got {chosen!r}")
     from assay.ray_executor import RayOptions
 
-    configured = table.get("ray") if isinstance(table.get("ray"), dict) else {}
+    ray_table = table.get("ray")
+    configured: dict[str, Any] = ray_table if isinstance(ray_table, dict) else {}
     return RayOptions(
         address=address or configured.get("address"),
         batch_size=int(configured.get("batch_size", 256)),
@@ -1024,7 +1028,8 @@ def _print_summary(report_obj: Any, gate_result: Any) -> None:
 
     s = report_obj.summary
     typer.echo(
-        f"assay: {report_obj.dataset.name}: {s.total_executions} executions, macro-F1 {fmt(s.macro_f1)}, "
+        f"assay: {report_obj.dataset.name}: {s.total_executions} executions, macro-F1 "
+        f"{fmt(s.macro_f1)}, "
         f"{s.failed_rows or 0} failed, {s.errored_rows or 0} errored, run {report_obj.run.run_id}",
         err=True,
     )

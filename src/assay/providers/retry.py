@@ -45,7 +45,7 @@ class RetryPolicy:
 
     def backoff(self, retry: int) -> float:
         """Exponential backoff with up to 25% jitter, capped at ``max_wait_s``."""
-        delay = self.base_s * (2**retry)
+        delay = self.base_s * (2.0**retry)
         return min(self.max_wait_s, delay * (1.0 + 0.25 * random.random()))
 
 

@@ -91,7 +91,8 @@ def render_markdown(report: Report) -> str:
     out: list[str] = [f"# Eval report — {cell(report.dataset.name)}", ""]
     out.append(
         f"_Run {cell(report.run.run_id)} completed in {report.run.duration_seconds:.2f}s over "
-        f"{s.total_samples} samples ({s.total_executions} executions: {s.failed_rows or 0} failed, {s.errored_rows or 0} errored)._"
+        f"{s.total_samples} samples ({s.total_executions} executions: {s.failed_rows or 0} failed, "
+        f"{s.errored_rows or 0} errored)._"
     )
     if report.run.halted:
         out += ["", f"**Run halted:** {cell(report.run.halt_reason or 'stopped early')}"]
@@ -100,14 +101,16 @@ def render_markdown(report: Report) -> str:
 
     out += ["", "## Summary", "", "| field | value |", "| --- | --- |"]
     out.append(
-        f"| system under test | {cell(report.run.system_under_test.kind)} {cell(report.run.system_under_test.target or '')} |"
+        f"| system under test | {cell(report.run.system_under_test.kind)} "
+        f"{cell(report.run.system_under_test.target or '')} |"
     )
     out.append(f"| samples | {s.total_samples} |")
     out.append(f"| executions | {s.total_executions} |")
     out.append(f"| repetitions | {report.run.repetitions} |")
     out.append(f"| failed executions (a score below its threshold) | {s.failed_rows or 0} |")
     out.append(
-        f"| errored (system under test / metric could not score) | {s.sut_failures} / {s.metric_failures} |"
+        f"| errored (system under test / metric could not score) | {s.sut_failures} / "
+        f"{s.metric_failures} |"
     )
     out.append(f"| pass-rate (every metric at or above its threshold) | {fmt(s.pass_rate)} |")
     if report.run.embedding_provider:
@@ -125,7 +128,8 @@ def render_markdown(report: Report) -> str:
     for m in report.metrics:
         below = m.below_threshold if m.below_threshold is not None else "n/a"
         out.append(
-            f"| {cell(m.name)} | {fmt(m.mean)} | {fmt(m.p50)} | {fmt(m.p95)} | {fmt(m.pass_rate)} | "
+            f"| {cell(m.name)} | {fmt(m.mean)} | {fmt(m.p50)} | {fmt(m.p95)} | {fmt(m.pass_rate)} "
+            "| "
             f"{fmt(m.threshold, 2)} | {m.scored} | {below} | {m.failed + m.skipped} |"
         )
     out += ["", f"## Macro-F1 (avg pass-rate across all metrics): {fmt(s.macro_f1)}"]
@@ -141,9 +145,11 @@ def render_markdown(report: Report) -> str:
             "",
             "## Usage summary",
             "",
-            "| calls | cached | prompt tokens | completion tokens | total tokens | mean latency ms | cost |",
+            "| calls | cached | prompt tokens | completion tokens | total tokens | mean latency ms "
+            "| cost |",
             "| --- | --- | --- | --- | --- | --- | --- |",
-            f"| {usage.calls} | {usage.cached_calls} | {usage.prompt_tokens} | {usage.completion_tokens} | "
+            f"| {usage.calls} | {usage.cached_calls} | {usage.prompt_tokens} | "
+            f"{usage.completion_tokens} | "
             f"{usage.total_tokens} | {fmt(usage.latency_ms_mean, 2)} | {cost} |",
         ]
 
@@ -166,7 +172,8 @@ def render_markdown(report: Report) -> str:
             for agg in reps.samples:
                 if agg.unstable:
                     out.append(
-                        f"| {cell(agg.id)} | {agg.passed}/{agg.repetitions} | {fmt(agg.pass_rate)} | "
+                        f"| {cell(agg.id)} | {agg.passed}/{agg.repetitions} | {fmt(agg.pass_rate)} "
+                        "| "
                         f"{fmt(agg.pass_rate_ci.low)}–{fmt(agg.pass_rate_ci.high)} |"
                     )
 
@@ -253,7 +260,8 @@ def _failing_rows(report: Report) -> list[str]:
         out.append("Texts are redacted.")
     out += [
         "",
-        "| sample | tags | metric | status | score | threshold | reason | input | expected | actual |",
+        "| sample | tags | metric | status | score | threshold | reason | input | expected | "
+        "actual |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows[:_MAX_FAILURES]:

@@ -98,7 +98,8 @@ def pair_rows(pair: PairComparison) -> tuple[list[str], Cells]:
 def flip_lines(comparison: Comparison) -> list[str]:
     ordered = sorted(comparison.flips, key=lambda f: f.direction != "pass-to-fail")
     return [
-        f"{f.sample_id} · {f.metric}: {f.direction.replace('-to-', ' → ')} ({f.before:.3f} → {f.after:.3f})"
+        f"{f.sample_id} · {f.metric}: {f.direction.replace('-to-', ' → ')} ({f.before:.3f} → "
+        f"{f.after:.3f})"
         for f in ordered[:MAX_FLIPS]
     ]
 
@@ -126,7 +127,8 @@ def render_markdown(systems: SystemsReport) -> str:
             "",
             f"## {cell(pair.current)} vs {cell(pair.reference)}",
             "",
-            f"Paired on {c.counts.compared} samples ({c.join_key}); {c.counts.pass_to_fail} pass→fail, "
+            f"Paired on {c.counts.compared} samples ({c.join_key}); {c.counts.pass_to_fail} "
+            "pass→fail, "
             f"{c.counts.fail_to_pass} fail→pass, {c.counts.regressions} regressions beyond noise "
             f"(α = {c.alpha}, Holm-adjusted).",
             "",
@@ -154,7 +156,10 @@ def _html_table(
         + "</tr>"
         for i, row in enumerate(rows)
     )
-    return f'<div class="scroll"><table><thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table></div>'
+    return (
+        f'<div class="scroll"><table><thead><tr>{heads}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
 
 
 def render_html(systems: SystemsReport) -> str:
@@ -177,7 +182,9 @@ def render_html(systems: SystemsReport) -> str:
             parts.append(f"<h3>Flips</h3><ul>{items}</ul>")
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-        f"<title>assay systems report — {esc(systems.dataset.name)}</title><style>{CSS}</style></head>"
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src '
+        "'unsafe-inline'\">"
+        "<title>assay systems report — "
+        f"{esc(systems.dataset.name)}</title><style>{CSS}</style></head>"
         f"<body><main>{''.join(parts)}</main></body></html>"
     )

@@ -135,7 +135,8 @@ def _filters(report: Report) -> str:
         '<div class="filters"><label>outcome <select id="f-status"><option value="all">all</option>'
         '<option value="failed">failed</option><option value="errored">errored</option>'
         '<option value="passed">passed</option></select></label>'
-        f'<label>metric <select id="f-metric"><option value="">any</option>{metrics}</select></label>'
+        '<label>metric <select id="f-metric"><option '
+        f'value="">any</option>{metrics}</select></label>'
         f'<label>tag <select id="f-tag"><option value="">any</option>{tags}</select></label>'
         '<input type="search" id="f-text" placeholder="search id, input, expected, answer, errors">'
         '<span id="f-count" class="count"></span></div>'
@@ -156,7 +157,8 @@ def _samples(data_answers: dict[str, str], dataset: Dataset | None, view: RunVie
     return (
         _filters(report)
         + f'<div class="scroll"><table id="samples" data-run="{e(view.record.run_id)}"><thead><tr>'
-        f'<th class="l">sample</th><th class="l">tags</th><th>rep.</th><th class="l">outcome</th>{head}'
+        '<th class="l">sample</th><th class="l">tags</th><th>rep.</th><th '
+        f'class="l">outcome</th>{head}'
         f"</tr></thead><tbody>{body}</tbody></table></div>{more}"
     )
 

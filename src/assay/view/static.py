@@ -63,7 +63,8 @@ function fill(cell,data){
   if(data.note)block(cell,'note',data.note);
   block(cell,'input',data.input);block(cell,'expected',data.expected);
   for(const rep of data.repetitions){
-    const a=rep.answer||{};const tag=data.repetitions.length>1?' (repetition '+rep.repetition+')':'';
+    const a=rep.answer||{};
+    const tag=data.repetitions.length>1?' (repetition '+rep.repetition+')':'';
     block(cell,'actual'+tag,a.output===undefined?'(no stored answer)':a.output);
     block(cell,'retrieved contexts'+tag,a.retrieved);block(cell,'trajectory'+tag,a.trajectory);
     block(cell,'scores'+tag,rep.scores);block(cell,'judge reasoning'+tag,reasons(rep.scores));
@@ -76,7 +77,8 @@ async function toggle(r){
   const tr=document.createElement('tr');tr.className='detail';
   const td=document.createElement('td');td.colSpan=r.children.length;tr.appendChild(td);
   r.after(tr);td.textContent='loading...';
-  const url='/api/sample?run='+encodeURIComponent(table.dataset.run)+'&id='+encodeURIComponent(r.dataset.id);
+  const url='/api/sample?run='+encodeURIComponent(table.dataset.run)
+    +'&id='+encodeURIComponent(r.dataset.id);
   try{const res=await fetch(url);const data=await res.json();td.textContent='';
     if(!res.ok){block(td,'error',data.error);return;}fill(td,data);}
   catch(e){td.textContent='could not load the sample: '+e;}
@@ -92,7 +94,8 @@ COMPARE_SCRIPT = """
 const box=document.getElementById('f-changed');if(!box)return;
 const rows=[...document.querySelectorAll('#pairs tbody tr')];
 function apply(){let n=0;for(const r of rows){const ok=!box.checked||r.dataset.changed==='1';
-  r.hidden=!ok;if(ok)n++;}document.getElementById('f-count').textContent=n+' of '+rows.length+' samples';}
+  r.hidden=!ok;if(ok)n++;}
+  document.getElementById('f-count').textContent=n+' of '+rows.length+' samples';}
 box.addEventListener('input',apply);apply();
 })();
 """
