@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import pydantic_core
 import yaml
@@ -292,7 +292,14 @@ def row_hash(input_: Any, expected: Any) -> str:
 # --------------------------------------------------------------------------- YAML / JSON
 
 
-class _VerbatimIdLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+# libyaml's C loader when PyYAML was built with it; the checker sees the pure-Python one.
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _VerbatimIdLoader(_SafeLoader):
     """Safe YAML loader that keeps ``id:`` scalars exactly as written (``007`` stays ``"007"``)."""
 
 

@@ -87,6 +87,8 @@ class SystemUnderTestError(AssayError):
 class ProviderError(AssayError):
     """A model provider failed; messages name provider and status, never keys or bodies."""
 
+    usage: tuple[dict[str, object], ...] = ()  # calls billed before the failure (embeddings)
+
     def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
         self.status = status
         self.retryable = retryable

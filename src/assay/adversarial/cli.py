@@ -94,6 +94,7 @@ def _adversarial_command() -> Any:
     def adversarial(**flags: Any) -> None:
         _run_lane(flags)
 
+    # typeshed's function type has no __signature__, though inspect and typer read it
     adversarial.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     adversarial.__doc__ = (
         "Run the red-team lane (ten categories of seed attacks, or your own) against a system "

@@ -247,12 +247,12 @@ _CI_METHODS = {
 _FISHER_VARIANCE = {"spearman": (1.06, 3), "kendall": (0.437, 4)}
 
 
-def _pearson_interval(result: object, confidence: float) -> tuple[float, float] | None:
+def _pearson_interval(result: Any, confidence: float) -> tuple[float, float] | None:
     """scipy's Fisher-z interval of a PearsonRResult; None when it is not finite."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
-            bounds = result.confidence_interval(confidence_level=confidence)  # type: ignore[attr-defined]
+            bounds = result.confidence_interval(confidence_level=confidence)
         except ValueError:
             return None
     low, high = float(bounds.low), float(bounds.high)

@@ -239,7 +239,7 @@ class MemoEmbedder:
                     del self._inflight[key]
         if error is not None:
             if isinstance(error, ProviderError):
-                error.usage = tuple(usage)  # type: ignore[attr-defined]
+                error.usage = tuple(usage)
                 raise error
             raise error
 
