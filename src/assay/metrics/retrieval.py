@@ -217,6 +217,7 @@ class _Top:
     fallback: list[int]
     ks: list[int]
     gains: npt.NDArray[np.float64]
+    parsed: list[Parsed]  # (gains, ranked ids) of each kernel row, aligned with ``rows``
 
 
 def _top(samples: Sequence[Sample], outputs: Sequence[Output], option: int | None) -> _Top:
@@ -237,6 +238,7 @@ def _top_table(samples: Sequence[Sample], parsed: list[Parsed | None], option: i
     rows: list[int] = []
     fallback: list[int] = []
     ks: list[int] = []
+    kept: list[Parsed] = []
     for index, item in enumerate(parsed):
         try:
             k = resolve_k(samples[index], option)
@@ -247,14 +249,14 @@ def _top_table(samples: Sequence[Sample], parsed: list[Parsed | None], option: i
             continue
         rows.append(index)
         ks.append(k)
-    width = max((min(k, len(parsed[i][1])) for i, k in zip(rows, ks)), default=0)  # type: ignore[index]
+        kept.append(item)
+    width = max((min(k, len(item[1])) for item, k in zip(kept, ks)), default=0)
     table = []
-    for index, k in zip(rows, ks):
-        relevance, ids = parsed[index]  # type: ignore[misc]
+    for (relevance, ids), k in zip(kept, ks):
         row = [relevance.get(i, 0.0) for i in ids[: min(k, width)]]
         table.append(row + [0.0] * (width - len(row)))
     gain = np.array(table, dtype=np.float64).reshape(len(rows), width)
-    return _Top(rows, fallback, ks, gain)
+    return _Top(rows, fallback, ks, gain, kept)
 
 
 def _spread(size: int, rows: list[int], values: list[Any]) -> list[Any]:
@@ -331,11 +333,7 @@ class RecallAtK(_RankingMetric):
         import numpy as np
 
         top = _top(samples, outputs, self.k)
-        parsed = _parsed_batch(samples, outputs)
-        relevant = [
-            sum(g > 0 for g in parsed[i][0].values())  # type: ignore[index]
-            for i in top.rows
-        ]
+        relevant = [sum(g > 0 for g in relevance.values()) for relevance, _ in top.parsed]
         found = (top.gains > 0).sum(axis=1)
         values = np.clip(found / np.array(relevant, dtype=np.int64).reshape(-1), 0.0, 1.0)
         details: dict[str, list[Any]] = {
@@ -414,10 +412,9 @@ class NDCGAtK(_RankingMetric):
         import numpy as np
 
         top = _top(samples, outputs, self.k)
-        parsed = _parsed_batch(samples, outputs)
         ideal_rows = [
-            sorted(parsed[i][0].values(), reverse=True)[:k]  # type: ignore[index]
-            for i, k in zip(top.rows, top.ks)
+            sorted(relevance.values(), reverse=True)[:k]
+            for (relevance, _), k in zip(top.parsed, top.ks)
         ]
         width = max(map(len, ideal_rows), default=0)
         ideal_gains = np.array([r + [0.0] * (width - len(r)) for r in ideal_rows], np.float64)
