@@ -182,10 +182,11 @@ class ReportBuilder:
         key = (self.executions if position is None else position, result.repetition)
         slices = self._slices(tags)
         self.executions += 1
-        errored = result.sut_error is not None
-        if errored:
+        sut_error = result.sut_error
+        errored = sut_error is not None
+        if sut_error is not None:
             self.sut_failures += 1
-            self._fail(result, key, SUT_STAGE, None, result.sut_error)  # type: ignore[arg-type]
+            self._fail(result, key, SUT_STAGE, None, sut_error)
             self.usage.add(SUT_STAGE, result.sut_usage)
         total = 0.0
         scored = 0
