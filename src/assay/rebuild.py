@@ -32,6 +32,7 @@ def builder_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) 
         scopes,
         keep_rows=keep_rows,
         thresholds=dict(config.get("thresholds", {})),
+        per_sample=int(config.get("repetitions", 1)) > 1,  # 1M samples' tallies: ~200 MB
     )
     for result, tags, row_hash in store.iter_results(run_id):
         builder.add(result, tags, row_hash)
