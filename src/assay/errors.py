@@ -95,6 +95,38 @@ class ProviderError(AssayError):
         super().__init__(message)
 
 
+class RateLimited(AssayError):
+    """Raised by a call the service refused as overloaded (HTTP 429, or 503 with Retry-After).
+
+    ``retry_after`` is the server's wait in seconds when it sent one; the limiter retries the
+    call. ``message`` names the service and status only, never a response body.
+    """
+
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, status: int | None = 429
+    ) -> None:
+        self.retry_after = retry_after
+        self.status = status
+        super().__init__(message)
+
+
+class GaveUp(AssayError):
+    """Raised when a retried call is still refused after its last retry, or when the server
+    asks for a longer wait than the policy accepts; the message names the status and count."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class ReplyRejected(AssayError):
+    """Raised by a provider's ``accept`` function: a reply arrived but does not say what it must."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
 class BudgetExceeded(AssayError):
     """The priced spend would exceed the run's budget."""
 
@@ -109,3 +141,7 @@ class CalibrationError(InputError):
 
 class TezError(InputError):
     """A Tez bundle or interrogation session is malformed or hostile."""
+
+
+class NotFound(AssayError):
+    """Raised by the local viewer for a page, run or sample that does not exist (HTTP 404)."""

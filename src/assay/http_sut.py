@@ -10,8 +10,8 @@ Headers come from ``ASSAY_SUT_HEADERS``: a JSON object, or ``Name: value; Name2:
 values are sent and never printed. Every failure — a timeout (``--sut-timeout`` bounds the whole
 call), a refused connection, a non-2xx status, a reply that is not JSON or lacks the answer — is
 that sample's failure, reported with the status or reason only, never the reply body. HTTP 429
-(and 503 with ``Retry-After``) raise :class:`~assay.limiter.RateLimited`, so the runner backs
-off, lowers concurrency and tries the sample again.
+(and 503 with ``Retry-After``) raise :class:`~assay.errors.RateLimited`, so the runner backs
+off, lowers concurrency and tries the sample again (:mod:`assay.limiter`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from assay.bounded import loads_json
 from assay.dataset import Sample
-from assay.errors import SystemUnderTestError, UsageError
-from assay.limiter import Limiter, RateLimited, retry_after_seconds
+from assay.errors import RateLimited, SystemUnderTestError, UsageError
+from assay.limiter import Limiter, is_overload, retry_after_seconds
 from assay.outputs import Output, parse_retrieved
 from assay.report.model import SystemUnderTestInfo
 
@@ -255,10 +255,10 @@ class HttpTarget:
                 f"the sample's input cannot be sent as JSON ({type(exc).__name__})"
             ) from None
         status = response.status_code
-        if status == 429 or (status == 503 and "retry-after" in response.headers):
+        if is_overload(status, response.headers):
             raise RateLimited(
                 f"{self.shown} answered HTTP {status}",
-                retry_after=retry_after_seconds(response.headers.get("retry-after")),
+                retry_after=retry_after_seconds(response.headers),
                 status=status,
             )
         if not 200 <= status < 300:

@@ -2,14 +2,15 @@
 
 Saved outputs scored by offline metrics take a plain synchronous loop (no event loop per
 sample) that scores a chunk of executions at a time: each metric scores the chunk's rows in one
-``score_batch`` call when it offers one (see :mod:`assay.metrics.batch`), else row by row. Anything
-that calls out — a Python or HTTP system under test, provider-backed metrics — runs on asyncio:
-calls to the system under test go through an adaptive limiter (:mod:`assay.limiter`), provider calls
-through the provider layer's own gate, and executions stream (a new one starts as soon as one ends).
-When a metric can batch its provider calls (``prefetch``), executions go in windows instead, scoring
-one window while answering the next. Each finished execution is handed to ``on_result`` at once, so
-the store commits it as it finishes. A failure of the system under test or of a metric is recorded
-for that execution only; the run goes on.
+``score_batch`` call when it offers one (see :mod:`assay.metrics.batch`), else row by row.
+Anything that calls out — a Python or HTTP system under test, provider-backed metrics — runs on
+asyncio: calls to the system under test go through an adaptive limiter (:mod:`assay.limiter`),
+provider calls through their endpoint's limiter of the same kind, and executions stream (a new
+one starts as soon as one ends). When a metric can batch its provider calls (``prefetch``),
+executions go in windows instead, scoring one window while answering the next.
+Each finished execution is handed to ``on_result`` at once, so the store commits it as it
+finishes. A failure of the system under test or of a metric is recorded for that execution
+only; the run goes on.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, Protocol, TypeGuard, cast
 from assay.conversation import Conversations
 from assay.dataset import Sample
 from assay.errors import AssayError, MetricError
-from assay.limiter import Limiter, RetryBudget, call_limited
+from assay.limiter import Limiter, RetryPolicy, call_limited
 from assay.metrics.base import Metric, MetricScore, check_details
 from assay.metrics.batch import ScoreColumn
 from assay.metrics.registry import applies
@@ -231,7 +232,7 @@ class Runner:
     Calls to the system under test go through a :class:`~assay.limiter.Limiter`: the one
     passed here, else the one the SUT carries as ``sut.limiter`` (``assay run`` attaches one
     built from ``--concurrency`` and ``--rpm``), else a fixed limit of ``sut_concurrency``. A SUT
-    that raises :class:`~assay.limiter.RateLimited` is retried after ``Retry-After``.
+    that raises :class:`~assay.errors.RateLimited` is retried after ``Retry-After``.
     """
 
     def __init__(
@@ -245,7 +246,7 @@ class Runner:
         should_stop: Callable[..., bool] = never_stop,
         scopes: Mapping[str, frozenset[str]] | None = None,
         limiter: Limiter | None = None,
-        retries: RetryBudget | None = None,
+        retries: RetryPolicy | None = None,
         prepare_with: Sequence[Sample] = (),
         executor: Callable[[Runner, Sequence[Execution]], None] | None = None,
     ) -> None:
@@ -496,9 +497,10 @@ class Runner:
         try:
             if self.conversations:  # waits for earlier turns outside the limiter's slots
                 sample = await self.conversations.with_history(sample, execution.repetition)
-            return await call_limited(
-                limiter, lambda: self.sut.answer(sample), retries=self.retries
+            output, _ = await call_limited(
+                limiter, lambda: self.sut.answer(sample), policy=self.retries
             )
+            return output
         except AssayError as exc:
             return str(exc)
         except Exception as exc:

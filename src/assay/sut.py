@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from assay.dataset import Sample
-from assay.errors import SystemUnderTestError, UsageError
-from assay.limiter import Limiter, RateLimited
+from assay.errors import RateLimited, SystemUnderTestError, UsageError
+from assay.limiter import Limiter
 from assay.outputs import Output, coerce_output
 from assay.report.model import SystemUnderTestInfo
 from assay.trajectory import TrajectoryRecorder

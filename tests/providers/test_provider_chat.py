@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from assay.errors import ProviderError
-from assay.providers import registry, retry, settings
-from assay.providers.chat import RejectedReply, ReplyRejected
+from assay import limiter
+from assay.errors import ProviderError, ReplyRejected
+from assay.providers import registry, settings
+from assay.providers.chat import RejectedReply
 from assay.providers.settings import ProviderSettings
 from openai_server import CHAT, OpenAIServer, Step
 
@@ -49,7 +50,7 @@ def delays(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     async def fake_sleep(seconds: float) -> None:
         recorded.append(seconds)
 
-    monkeypatch.setattr(retry, "backoff_sleep", fake_sleep)
+    monkeypatch.setattr(limiter, "backoff_sleep", fake_sleep)
     return recorded
 
 
@@ -318,8 +319,8 @@ async def test_a_429_pauses_every_waiting_request(
     loop = asyncio.get_running_loop()
     started = loop.time()
     await asyncio.gather(ask("a"), ask("b"))
-    gate = registry._endpoint(settings.current())[1]
-    assert gate._resume_at >= started + 0.3  # the cool-down was shared through the gate
+    endpoint = registry._endpoint(settings.current())[1]
+    assert endpoint.paused_until >= started + 0.3  # the pause was shared through the limiter
     assert openai_server.calls[CHAT] == 3
 
 
@@ -340,15 +341,18 @@ async def test_a_429_narrows_the_window_and_successes_widen_it_again(
     change(provider_settings, {"max_concurrency": 5})
     openai_server.script(CHAT, Step.error(429, retry_after="0"))
     await ask("first")
-    gate = registry._endpoint(settings.current())[1]
-    assert gate.limit == 5 and gate.current == 4  # 5 x 0.8
-    for i in range(4):
+    endpoint = registry._endpoint(settings.current())[1]
+    # Cut to floor(5 x 0.5) = 2; the retry's success adds 1/2: window 2.5, two slots.
+    assert endpoint.max_concurrency == 5 and endpoint.limit == 2
+    await ask("after 0")  # 2.5 + 1/2 = 3.0
+    assert endpoint.limit == 3
+    for i in range(1, 4):  # three successes at width 3 widen it by one
         await ask(f"after {i}")
-    assert gate.current == 5  # four successes in a row at width 4 widen it by one
+    assert endpoint.limit == 4
     openai_server.latency_s = 0.02
     openai_server.script(CHAT, *[Step.error(429, retry_after="0")] * 3)
     await asyncio.gather(*(ask(f"burst {i}") for i in range(10)))
-    assert gate.current >= 1 and openai_server.max_inflight <= 5
+    assert endpoint.limit >= 1 and openai_server.max_inflight <= 5
 
 
 def test_clients_close_when_their_loop_ends(

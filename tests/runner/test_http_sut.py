@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from assay.dataset import Sample
-from assay.errors import SystemUnderTestError, UsageError
+from assay.errors import RateLimited, SystemUnderTestError, UsageError
 from assay.http_sut import HttpTarget, lookup, parse_headers, parse_path, public_url
-from assay.limiter import Limiter, RateLimited
+from assay.limiter import Limiter
 from runner.procs import run_assay
 from runner.sut_server import SutServer, write_dataset
 

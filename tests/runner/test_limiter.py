@@ -6,19 +6,11 @@ AIMD arithmetic, one cut per congestion event, Retry-After, rpm and retries.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta, timezone
-from email.utils import format_datetime
 
 import pytest
 
-from assay.limiter import (
-    GaveUp,
-    Limiter,
-    RateLimited,
-    RetryBudget,
-    call_limited,
-    retry_after_seconds,
-)
+from assay.errors import GaveUp, RateLimited
+from assay.limiter import Limiter, Refusal, RetryPolicy, call_limited
 
 
 class FakeClock:
@@ -144,7 +136,7 @@ async def test_call_limited_retries_after_refusals_then_succeeds() -> None:
             raise RateLimited("HTTP 429", retry_after=0.0)
         return "ok"
 
-    assert await call_limited(limiter, send) == "ok"
+    assert await call_limited(limiter, send) == ("ok", 2)
     assert attempts == 3
     assert limiter.stats.overloaded == 2
 
@@ -159,10 +151,11 @@ async def test_call_limited_gives_up_and_says_why() -> None:
     async def fake_sleep(seconds: float) -> None:
         waits.append(seconds)
 
-    with pytest.raises(GaveUp, match=r"HTTP 429 \(rate limited; gave up after 3 retries\)"):
+    with pytest.raises(GaveUp, match=r"^HTTP 429 \(gave up after 3 retries\)$") as info:
         await call_limited(
-            limiter, refuse, retries=RetryBudget(max_retries=3, base_s=1.0), sleep=fake_sleep
+            limiter, refuse, policy=RetryPolicy(max_retries=3, base_s=1.0), sleep=fake_sleep
         )
+    assert info.value.status == 429
     assert len(waits) == 3
     assert (
         waits[0] >= 1.0 and waits[1] >= 2.0 and waits[2] >= 4.0
@@ -171,22 +164,9 @@ async def test_call_limited_gives_up_and_says_why() -> None:
     async def refuse_long() -> str:
         raise RateLimited("HTTP 429", retry_after=3600)
 
-    with pytest.raises(GaveUp, match="more than the 120s limit"):
+    with pytest.raises(GaveUp, match="retry after 3600s, more than the 60s limit"):
         await call_limited(limiter, refuse_long)
-
-
-def test_retry_after_values() -> None:
-    assert retry_after_seconds("2") == 2.0
-    assert retry_after_seconds(" 0.25 ") == 0.25
-    assert retry_after_seconds("-1") is None
-    assert retry_after_seconds("soon") is None
-    assert retry_after_seconds(None) is None
-    assert retry_after_seconds("nan") is None
-    later = datetime.now(timezone.utc) + timedelta(seconds=30)
-    seconds = retry_after_seconds(format_datetime(later, usegmt=True))
-    assert seconds is not None and 25 <= seconds <= 31
-    earlier = datetime.now(timezone.utc) - timedelta(seconds=30)
-    assert retry_after_seconds(format_datetime(earlier, usegmt=True)) == 0.0
+    assert limiter.paused_until == 0.0  # a wait the policy refuses does not stall other calls
 
 
 def test_bad_settings_are_refused() -> None:
@@ -198,3 +178,58 @@ def test_bad_settings_are_refused() -> None:
     ):
         with pytest.raises(ValueError):
             Limiter(**kwargs)
+
+
+async def test_a_transient_failure_pauses_for_the_servers_wait_but_does_not_cut() -> None:
+    clock = FakeClock()
+    limiter = Limiter(4, clock=clock)
+    slot = await limiter.acquire()
+    slot.failed(retry_after=2.0)
+    slot.release()
+    assert limiter.limit == 4 and limiter.stats.decreases == 0 and limiter.stats.overloaded == 0
+    assert limiter.paused_until == pytest.approx(102.0)
+
+
+async def test_classify_decides_what_is_retried() -> None:
+    limiter = Limiter(2)
+    attempts = 0
+
+    async def flaky() -> str:
+        nonlocal attempts
+        attempts += 1
+        if attempts == 1:
+            raise TimeoutError
+        if attempts == 2:
+            raise KeyError("not worth retrying")
+        return "never"
+
+    def classify(exc: Exception) -> Refusal | None:
+        return Refusal("timed out") if isinstance(exc, TimeoutError) else None
+
+    waits: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    with pytest.raises(KeyError):  # None from classify: the error itself propagates
+        await call_limited(limiter, flaky, classify=classify, sleep=fake_sleep)
+    assert attempts == 2 and len(waits) == 1
+    # A timeout is not an overload: retried, but the window is not cut.
+    assert limiter.stats.overloaded == 0 and limiter.limit == 2
+
+
+async def test_without_retries_the_first_refusal_is_final() -> None:
+    async def refuse() -> str:
+        raise RateLimited("HTTP 429")
+
+    with pytest.raises(GaveUp, match=r"^HTTP 429$"):
+        await call_limited(Limiter(2), refuse, policy=RetryPolicy(max_retries=0))
+
+
+def test_backoff_doubles_with_bounded_jitter_and_a_cap() -> None:
+    policy = RetryPolicy(max_retries=5, base_s=0.5, max_wait_s=3.0)
+    for retry, base in enumerate([0.5, 1.0, 2.0]):
+        for _ in range(20):
+            assert base <= policy.backoff(retry) <= base * 1.25
+    assert policy.backoff(10) == 3.0
+    assert RetryPolicy().backoff(5000) == 60.0  # no float overflow however many retries

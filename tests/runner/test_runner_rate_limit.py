@@ -8,7 +8,7 @@ from pathlib import Path
 from assay.dataset import load_dataset
 from assay.evaluation import RunOptions, evaluate
 from assay.http_sut import HttpTarget
-from assay.limiter import Limiter, RetryBudget
+from assay.limiter import Limiter, RetryPolicy
 from assay.metrics.registry import resolve
 from assay.results import ExecutionResult
 from assay.runner import Runner, plan
@@ -26,7 +26,7 @@ def run_against(server: SutServer, dataset_path: Path, limiter: Limiter) -> list
         [resolve("exact-match")],
         HttpTarget(server.url, limiter=limiter),
         on_result=lambda result, output: results.append(result),
-        retries=RetryBudget(max_retries=200, base_s=0.01),
+        retries=RetryPolicy(max_retries=200, base_s=0.01),
     )
     runner.run(plan(dataset.samples, 1))
     return results

@@ -104,7 +104,8 @@ def compact_json(value: Any, what: str) -> str:
 async def _from_provider(
     judge: Judge, messages: list[Message], parse: Callable[[str], T], version: str
 ) -> tuple[T, str, Usage]:
-    from assay.providers.chat import RejectedReply, ReplyRejected
+    from assay.errors import ReplyRejected
+    from assay.providers.chat import RejectedReply
     from assay.providers.registry import chat_provider
 
     def accept(text: str) -> T:

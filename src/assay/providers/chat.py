@@ -1,7 +1,7 @@
 """The OpenAI-compatible chat client used by the judge metrics (OpenAI, vLLM, Ollama, ...).
 
 Requests go through the ``openai`` SDK (``AsyncOpenAI`` with a configurable ``base_url``), with
-the SDK's retries off so :mod:`assay.providers.retry` can count them and honour Retry-After.
+the SDK's retries off so :mod:`assay.providers.transport` can count them and honour Retry-After.
 Replies are parsed here, strictly, from the raw HTTP body: a reply with no text is a provider
 failure, never an empty answer. A caller-supplied ``accept`` function validates the text;
 only accepted replies are cached, so a malformed judge answer is never replayed from cache.
@@ -18,23 +18,16 @@ from typing import Any, TypedDict, TypeVar
 import httpx
 
 from assay.bounded import loads_json
-from assay.errors import ProviderError
+from assay.errors import ProviderError, ReplyRejected
+from assay.limiter import Limiter
 from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.pricing import cost_usd
-from assay.providers.retry import Gate, RetryPolicy, call_with_retries, endpoint_host
 from assay.providers.settings import ProviderSettings
+from assay.providers.transport import call_provider, endpoint_host
 from assay.providers.usage import UsageRecord, cached_record, record
 
 T = TypeVar("T")
 PROVIDER_KIND = "openai-compatible"
-
-
-class ReplyRejected(Exception):
-    """Raised by an ``accept`` function: the reply arrived but does not say what it must."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
 
 
 class RejectedReply(ProviderError):
@@ -116,21 +109,15 @@ class ChatProvider:
         model: str,
         *,
         client: Any,
-        gate: Gate,
+        limiter: Limiter,
         cache: ProviderCache,
     ) -> None:
         self.settings = settings
         self.model = model
         self.host = endpoint_host(settings.base_url)
         self._client = client
-        self._gate = gate
+        self._limiter = limiter
         self._cache = cache
-        self._policy = RetryPolicy(
-            max_retries=settings.max_retries,
-            base_s=settings.retry_base_s,
-            max_wait_s=settings.retry_max_wait_s,
-            timeout_s=settings.timeout_s,
-        )
         self.calls = 0  # HTTP requests actually sent (attempts, retries included)
 
     def key(
@@ -192,8 +179,8 @@ class ChatProvider:
             body = {"model": self.model, "messages": [dict(m) for m in messages], **params}
             return await self._client.post("/chat/completions", body=body, cast_to=httpx.Response)
 
-        raw, retries = await call_with_retries(
-            send, what=what, host=self.host, policy=self._policy, gate=self._gate
+        raw, retries = await call_provider(
+            send, what=what, host=self.host, settings=self.settings, limiter=self._limiter
         )
         latency = (time.perf_counter() - sent_at[0]) * 1000
         body = await _read_body(raw, what=what, host=self.host)

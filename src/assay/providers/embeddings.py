@@ -2,7 +2,7 @@
 
 Every embedder deduplicates the strings it is asked for, serves repeats from an in-process
 memo (bounded LRU), joins requests already in flight for the same string, and sends the rest
-in batches of ``embedding_batch_size`` concurrently under the endpoint's concurrency gate.
+in batches of ``embedding_batch_size`` concurrently under the endpoint's adaptive limiter.
 The OpenAI-compatible embedder also reads and writes the SQLite provider cache, one entry per
 (string, model, endpoint, request parameters), so a rerun sends nothing.
 
@@ -25,11 +25,12 @@ import numpy as np
 
 from assay.bounded import loads_json
 from assay.errors import ProviderError
+from assay.limiter import Limiter
 from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.chat import PROVIDER_KIND, _read_body
 from assay.providers.pricing import cost_usd
-from assay.providers.retry import Gate, RetryPolicy, call_with_retries, endpoint_host
 from assay.providers.settings import ProviderSettings
+from assay.providers.transport import call_provider, endpoint_host
 from assay.providers.usage import UsageRecord, cached_record, record
 
 Vector = np.ndarray
@@ -323,7 +324,7 @@ class OpenAIEmbedder(MemoEmbedder):
         model: str,
         *,
         client: Any,
-        gate: Gate,
+        limiter: Limiter,
         cache: ProviderCache,
         dimensions: int | None = None,
     ) -> None:
@@ -332,14 +333,8 @@ class OpenAIEmbedder(MemoEmbedder):
         self.host = endpoint_host(settings.base_url)
         self.dimensions = dimensions
         self._client = client
-        self._gate = gate
+        self._limiter = limiter
         self._cache = cache
-        self._policy = RetryPolicy(
-            max_retries=settings.max_retries,
-            base_s=settings.retry_base_s,
-            max_wait_s=settings.retry_max_wait_s,
-            timeout_s=settings.timeout_s,
-        )
         self._params: dict[str, Any] = {"encoding_format": "float"}
         if dimensions is not None:
             self._params["dimensions"] = dimensions
@@ -385,8 +380,8 @@ class OpenAIEmbedder(MemoEmbedder):
                 model=self.model, input=list(texts), **self._params
             )
 
-        raw, _ = await call_with_retries(
-            send, what=what, host=self.host, policy=self._policy, gate=self._gate
+        raw, _ = await call_provider(
+            send, what=what, host=self.host, settings=self.settings, limiter=self._limiter
         )
         latency = (time.perf_counter() - sent_at[0]) * 1000
         self.requests += 1

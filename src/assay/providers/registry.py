@@ -1,4 +1,4 @@
-"""Where metrics get their providers: one client, gate and memo per event loop and settings.
+"""Where metrics get their providers: one client, limiter and memo per event loop and settings.
 
 Metrics stay stateless; they ask for ``chat_provider()`` or ``embedder()`` when they score.
 Objects that hold loop-bound state (HTTP connections, semaphores, in-flight futures) are kept
@@ -14,10 +14,10 @@ import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
+from assay.limiter import Limiter
 from assay.providers.cache import close_all, open_cache
 from assay.providers.chat import ChatProvider
 from assay.providers.embeddings import MemoEmbedder, OpenAIEmbedder
-from assay.providers.retry import Gate
 from assay.providers.settings import ProviderSettings, current
 
 NO_KEY_PLACEHOLDER = "assay-no-key"  # keyless endpoints (vLLM, Ollama) still get a bearer header
@@ -73,8 +73,8 @@ def _state() -> dict[tuple[Any, ...], Any]:
     return state
 
 
-def _endpoint(settings: ProviderSettings) -> tuple[Any, Gate]:
-    """The AsyncOpenAI client and the concurrency gate for the settings' endpoint."""
+def _endpoint(settings: ProviderSettings) -> tuple[Any, Limiter]:
+    """The AsyncOpenAI client and the adaptive limiter for the settings' endpoint."""
     state = _state()
     key = ("endpoint", id(settings))
     found = state.get(key)
@@ -88,7 +88,7 @@ def _endpoint(settings: ProviderSettings) -> tuple[Any, Gate]:
             timeout=settings.timeout_s,
             max_retries=0,
         )
-        found = state[key] = (client, Gate(settings.max_concurrency), settings)
+        found = state[key] = (client, Limiter(settings.max_concurrency), settings)
     return found[0], found[1]
 
 
@@ -102,9 +102,11 @@ def chat_provider(
     key = ("chat", id(settings), model)
     provider = state.get(key)
     if provider is None:
-        client, gate = _endpoint(settings)
+        client, limiter = _endpoint(settings)
         cache = open_cache(settings.cache_dir, settings.cache_mode)
-        provider = state[key] = ChatProvider(settings, model, client=client, gate=gate, cache=cache)
+        provider = state[key] = ChatProvider(
+            settings, model, client=client, limiter=limiter, cache=cache
+        )
     return provider
 
 
@@ -134,10 +136,10 @@ def _make_embedder(settings: ProviderSettings, model: str, dimensions: int | Non
         from assay.providers.local import LocalEmbedder
 
         return LocalEmbedder(model)
-    client, gate = _endpoint(settings)
+    client, limiter = _endpoint(settings)
     cache = open_cache(settings.cache_dir, settings.cache_mode)
     return OpenAIEmbedder(
-        settings, model, client=client, gate=gate, cache=cache, dimensions=dimensions
+        settings, model, client=client, limiter=limiter, cache=cache, dimensions=dimensions
     )
 
 

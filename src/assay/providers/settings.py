@@ -19,6 +19,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from assay.errors import UsageError
+from assay.limiter import BACKOFF_BASE_S, MAX_CONCURRENCY, MAX_WAIT_S, PROVIDER_MAX_RETRIES
 from assay.project import project_dir
 from assay.providers.pricing import DEFAULT_PRICES, ModelPrice
 
@@ -70,18 +71,18 @@ class ProviderSettings(BaseModel):
         default=None, description="from ASSAY_API_KEY / OPENAI_API_KEY only"
     )
     timeout_s: float = Field(default=60.0, gt=0, le=3600)
-    max_retries: int = Field(default=3, ge=0, le=20)
+    max_retries: int = Field(default=PROVIDER_MAX_RETRIES, ge=0, le=20)
     retry_base_s: float = Field(
-        default=0.5, ge=0, le=60, description="first backoff delay; doubles per attempt"
+        default=BACKOFF_BASE_S, ge=0, le=60, description="first backoff delay; doubles per attempt"
     )
     retry_max_wait_s: float = Field(
-        default=60.0, ge=0, le=3600, description="longest single wait, Retry-After included"
+        default=MAX_WAIT_S, ge=0, le=3600, description="longest single wait, Retry-After included"
     )
     cache_dir: Path = Field(
         default_factory=project_dir, description="default: the project's .assay/ directory"
     )
     cache_mode: CacheMode = "use"
-    max_concurrency: int = Field(default=8, ge=1, le=1024)
+    max_concurrency: int = Field(default=MAX_CONCURRENCY, ge=1, le=1024)
     embedding_batch_size: int = Field(default=128, ge=1, le=2048)
     prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
 
