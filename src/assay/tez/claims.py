@@ -142,10 +142,40 @@ def _classify(plain: str, cited: bool) -> str:
 
 def _units(masked: str) -> list[str]:
     """Sentences of paragraphs and list items, and table data rows, in order."""
+    units: list[str] = []
+    for block in _blocks(masked):
+        for sentence in _sentences(block):
+            lead = _LEADING_MARKS.match(sentence)
+            if lead and units:
+                units[-1] += lead.group(0)
+                sentence = sentence[lead.end() :]
+            if sentence.strip():
+                units.append(sentence.strip())
+    return [segment for unit in units for segment in _clauses(unit)]
+
+
+def _is_break(stripped: str) -> bool:
+    """A blank line, a heading or a thematic break: it ends a block and any table."""
+    return not stripped or stripped.startswith("#") or bool(re.fullmatch(r"[-*_]{3,}", stripped))
+
+
+def _table_row(stripped: str, *, header_pending: bool) -> tuple[str | None, bool]:
+    """A table line's claim text (None for the header and separator rows), and whether the
+    header is still to come."""
+    if _TABLE_SEP.match(stripped):
+        return None, header_pending
+    if header_pending:
+        return None, False
+    cells = [c.strip() for c in stripped.strip("|").split("|")]
+    return "; ".join(c for c in cells if c), False
+
+
+def _blocks(masked: str) -> list[str]:
+    """Paragraphs, list items and table data rows as one string each; code and headings dropped."""
     blocks: list[str] = []
     current: list[str] = []
     fenced = False
-    table_header_pending = True
+    header_pending = True
 
     def flush() -> None:
         if current:
@@ -157,41 +187,25 @@ def _units(masked: str) -> list[str]:
         if stripped.startswith(("```", "~~~")):
             flush()
             fenced = not fenced
+        elif fenced:
             continue
-        if fenced:
-            continue
-        if not stripped or stripped.startswith("#") or re.fullmatch(r"[-*_]{3,}", stripped):
+        elif _is_break(stripped):
             flush()
-            table_header_pending = True
-            continue
-        if stripped.startswith("|"):
+            header_pending = True
+        elif stripped.startswith("|"):
             flush()
-            if _TABLE_SEP.match(stripped):
-                continue
-            if table_header_pending:
-                table_header_pending = False
-                continue
-            cells = [c.strip() for c in stripped.strip("|").split("|")]
-            blocks.append("; ".join(c for c in cells if c))
-            continue
-        table_header_pending = True
-        if stripped.startswith(">"):
-            stripped = stripped.lstrip("> ")
-        if _LIST.match(stripped):
-            flush()
-            stripped = _LIST.sub("", stripped)
-        current.append(stripped)
+            row, header_pending = _table_row(stripped, header_pending=header_pending)
+            if row is not None:
+                blocks.append(row)
+        else:
+            header_pending = True
+            text = stripped.lstrip("> ") if stripped.startswith(">") else stripped
+            if _LIST.match(text):
+                flush()
+                text = _LIST.sub("", text)
+            current.append(text)
     flush()
-    units: list[str] = []
-    for block in blocks:
-        for sentence in _sentences(block):
-            lead = _LEADING_MARKS.match(sentence)
-            if lead and units:
-                units[-1] += lead.group(0)
-                sentence = sentence[lead.end() :]
-            if sentence.strip():
-                units.append(sentence.strip())
-    return [segment for unit in units for segment in _clauses(unit)]
+    return blocks
 
 
 def _clauses(unit: str) -> list[str]:

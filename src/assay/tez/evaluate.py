@@ -22,6 +22,7 @@ from assay.tez.addendum import (
 )
 from assay.tez.bundle import Bundle
 from assay.tez.records import (
+    AggregateSessionScores,
     CitationCheck,
     ClaimResult,
     Evaluator,
@@ -31,7 +32,7 @@ from assay.tez.records import (
     SessionFile,
     UsageSummary,
 )
-from assay.tez.scoring import TurnScore
+from assay.tez.scoring import ClaimVerdict, TurnScore
 from assay.tez.session import Expectation
 from assay.tez.support import DEFAULT_TAU
 from assay.tez.writer import running_aggregates
@@ -265,6 +266,46 @@ def _run(coro: Any, *, close: bool) -> Any:
     return asyncio.run(main())
 
 
+def _claim_result(claim: ClaimVerdict) -> ClaimResult:
+    """One claim's verdict as the report writes it (ids and verdicts, no evidence text)."""
+    return ClaimResult(
+        claim=claim.text,
+        grounded=claim.grounded,
+        faithful=claim.faithful,
+        source_citations=list(claim.source_items),
+        citations=[
+            CitationCheck(
+                item_id=v.ref.item_id,
+                location=v.ref.location,
+                exists=v.resolution.exists,
+                location_resolved=v.resolution.location_resolved,
+                supports=v.verified,
+                reason=v.reason,
+            )
+            for v in claim.citations
+        ],
+    )
+
+
+def _query_result(
+    score: TurnScore, scores: Scores, aggregate: AggregateSessionScores
+) -> QueryResult:
+    """One turn's row of the report, with the session's running aggregate up to it."""
+    return QueryResult(
+        query_id=score.turn.query_id,
+        scores=scores,
+        claims=[_claim_result(c) for c in score.claims],
+        n_claims=len(score.claims),
+        n_citations=score.n_citations,
+        n_verified_citations=score.n_verified,
+        abstained=score.abstained,
+        abstention_expected=score.abstention_expected,
+        abstention_correct=score.abstention_correct,
+        addendum=query_values(score),
+        aggregate_session_scores=aggregate,
+    )
+
+
 def build_report(
     evaluation: Evaluation,
     *,
@@ -280,41 +321,6 @@ def build_report(
         for s in evaluation.scores
     ]
     aggregates = running_aggregates(history)
-    queries = [
-        QueryResult(
-            query_id=s.turn.query_id,
-            scores=h,
-            claims=[
-                ClaimResult(
-                    claim=c.text,
-                    grounded=c.grounded,
-                    faithful=c.faithful,
-                    source_citations=list(c.source_items),
-                    citations=[
-                        CitationCheck(
-                            item_id=v.ref.item_id,
-                            location=v.ref.location,
-                            exists=v.resolution.exists,
-                            location_resolved=v.resolution.location_resolved,
-                            supports=v.verified,
-                            reason=v.reason,
-                        )
-                        for v in c.citations
-                    ],
-                )
-                for c in s.claims
-            ],
-            n_claims=len(s.claims),
-            n_citations=s.n_citations,
-            n_verified_citations=s.n_verified,
-            abstained=s.abstained,
-            abstention_expected=s.abstention_expected,
-            abstention_correct=s.abstention_correct,
-            addendum=query_values(s),
-            aggregate_session_scores=a,
-        )
-        for s, h, a in zip(evaluation.scores, history, aggregates, strict=True)
-    ]
     session = session_values(evaluation.scores)
     alerts = threshold_alerts(session, thresholds)
     if previous:
@@ -324,7 +330,10 @@ def build_report(
         session_id=evaluation.session.session_id,
         method=evaluation.method,
         evaluator=evaluation.evaluator,
-        queries=queries,
+        queries=[
+            _query_result(s, h, a)
+            for s, h, a in zip(evaluation.scores, history, aggregates, strict=True)
+        ],
         session=session,
         false_abstentions=false_abstentions(evaluation.scores),
         thresholds=dict(thresholds),

@@ -23,7 +23,7 @@ from typing import Any
 
 from assay.tez.bundle import Bundle
 from assay.tez.citations import CitationRef, Resolution, resolve
-from assay.tez.claims import SplitResponse, split_response
+from assay.tez.claims import Claim, SplitResponse, split_response
 from assay.tez.records import SessionTurn
 from assay.tez.session import Expectation
 from assay.tez.support import content_words
@@ -134,6 +134,57 @@ def detect_abstention(turn: SessionTurn, prepared: Prepared) -> bool:
     return prepared.split.leading_abstention and prepared.uncited_claims == 0
 
 
+def _claim_verdict(
+    claim: Claim,
+    resolutions: tuple[Resolution, ...],
+    outcome: ClaimOutcome,
+    forbidden: Sequence[str],
+) -> ClaimVerdict:
+    """One claim's verdict: its checked citations, grounding and faithfulness."""
+    cites = tuple(
+        CitationVerdict(ref, res, ok and res.exists and res.location_resolved, why)
+        for ref, res, (ok, why) in zip(claim.citations, resolutions, outcome.supports, strict=True)
+    )
+    items = tuple(
+        dict.fromkeys(c.ref.item_id for c in cites if c.verified and not c.resolution.synthesis)
+    )
+    grounded = bool(items)
+    says_forbidden = any(p.lower() in claim.text.lower() for p in forbidden if p)
+    faithful = (grounded or outcome.faithful) and not says_forbidden
+    return ClaimVerdict(claim.text, cites, grounded, faithful, items)
+
+
+def _share(flags: Sequence[bool]) -> float:
+    """The share of true flags; 1.0 for none (nothing ungrounded was said)."""
+    return sum(flags) / len(flags) if flags else 1.0
+
+
+def _abstention_correct(
+    turn: SessionTurn,
+    expectation: Expectation | None,
+    verdicts: Sequence[ClaimVerdict],
+    *,
+    abstained: bool,
+) -> bool | None:
+    """Whether the turn abstained exactly when expected (and cleanly); None without expectations."""
+    if expectation is None:
+        return None
+    if expectation.behavior != "abstain":
+        return not abstained
+    clean = not expectation.forbidden_hits(turn.response) and all(v.faithful for v in verdicts)
+    return abstained and clean
+
+
+def _relevant_cited(
+    relevant: tuple[str, ...] | None, cites: Sequence[CitationVerdict]
+) -> int | None:
+    """How many of the relevant items some existing citation points at."""
+    if not relevant:
+        return None
+    cited_items = {c.ref.item_id for c in cites if c.resolution.exists}
+    return len(cited_items & set(relevant))
+
+
 def finish(
     bundle: Bundle,
     turn: SessionTurn,
@@ -145,53 +196,28 @@ def finish(
 ) -> TurnScore:
     """Assemble the turn score from a method's per-claim outcomes."""
     forbidden = expectation.must_not_contain if expectation else ()
-    verdicts: list[ClaimVerdict] = []
-    for claim, resolutions, outcome in zip(
-        prepared.split.claims, prepared.resolutions, outcomes, strict=True
-    ):
-        cites = tuple(
-            CitationVerdict(ref, res, ok and res.exists and res.location_resolved, why)
-            for ref, res, (ok, why) in zip(
-                claim.citations, resolutions, outcome.supports, strict=True
-            )
+    verdicts = [
+        _claim_verdict(claim, resolutions, outcome, forbidden)
+        for claim, resolutions, outcome in zip(
+            prepared.split.claims, prepared.resolutions, outcomes, strict=True
         )
-        items = tuple(
-            dict.fromkeys(c.ref.item_id for c in cites if c.verified and not c.resolution.synthesis)
-        )
-        grounded = bool(items)
-        says_forbidden = any(p.lower() in claim.text.lower() for p in forbidden if p)
-        faithful = (grounded or outcome.faithful) and not says_forbidden
-        verdicts.append(ClaimVerdict(claim.text, cites, grounded, faithful, items))
-    n = len(verdicts)
-    groundedness = sum(v.grounded for v in verdicts) / n if n else 1.0
-    faithfulness = sum(v.faithful for v in verdicts) / n if n else 1.0
+    ]
     all_cites = [c for v in verdicts for c in v.citations]
     abstained = detect_abstention(turn, prepared)
-    expected = expectation.behavior == "abstain" if expectation else None
-    correct: bool | None = None
-    if expectation is not None:
-        if expected:
-            clean = not expectation.forbidden_hits(turn.response) and all(
-                v.faithful for v in verdicts
-            )
-            correct = abstained and clean
-        else:
-            correct = not abstained
     relevant = expectation.relevant_items if expectation and expectation.relevant_items else None
-    cited_items = {c.ref.item_id for c in all_cites if c.resolution.exists}
     return TurnScore(
         turn=turn,
         claims=tuple(verdicts),
-        groundedness=groundedness,
+        groundedness=_share([v.grounded for v in verdicts]),
         relevance=relevance,
-        faithfulness=faithfulness,
+        faithfulness=_share([v.faithful for v in verdicts]),
         abstained=abstained,
-        abstention_expected=expected,
-        abstention_correct=correct,
+        abstention_expected=expectation.behavior == "abstain" if expectation else None,
+        abstention_correct=_abstention_correct(turn, expectation, verdicts, abstained=abstained),
         n_citations=len(all_cites),
         n_verified=sum(c.verified for c in all_cites),
         relevant_items=relevant,
-        relevant_cited=len(cited_items & set(relevant)) if relevant else None,
+        relevant_cited=_relevant_cited(relevant, all_cites),
         chunk_relevance=chunk_relevance(turn, expectation),
         usage=usage,
     )
