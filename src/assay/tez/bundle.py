@@ -9,10 +9,6 @@ read leniently (deviations become warnings, see :mod:`assay.tez.manifest`).
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
-import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -20,9 +16,17 @@ from typing import Any, Literal
 from assay.bounded import loads_json
 from assay.errors import TezError
 from assay.tez.manifest import ItemEntry, declared_extension_ids, item_entries, manifest_warnings
+from assay.tez.readers import (
+    DirReader,
+    Limits,
+    PrefixedReader,
+    Reader,
+    ZipReader,
+    decode_utf8,
+    safe_relpath,
+)
 from assay.tez.records import EVAL_EXTENSION_IDS, STANDARD_EXTENSION_ID
 
-MiB = 1024 * 1024
 SYNTHESIS_IDS = ("tez.md", "synthesis")
 TEXT_SUFFIXES = {
     ".md", ".markdown", ".txt", ".json", ".yaml", ".yml", ".csv", ".tsv", ".html", ".htm",
@@ -30,15 +34,6 @@ TEXT_SUFFIXES = {
     ".sql", ".toml", ".ini", ".cfg", ".rst", ".tex", ".eml", ".vtt", ".srt",
 }  # fmt: skip
 TEXT_MIMES = {"application/json", "application/xml", "application/yaml", "application/x-yaml"}
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Caps that keep a hostile bundle from exhausting memory."""
-
-    max_file_bytes: int = 32 * MiB
-    max_total_bytes: int = 256 * MiB
-    max_entries: int = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +74,7 @@ class Bundle:
     files: tuple[str, ...]
     warnings: list[str] = field(default_factory=list)
     eval_extensions: dict[str, list[str]] = field(default_factory=dict)
-    _reader: _Reader | None = None
+    _reader: Reader | None = None
 
     @property
     def limits(self) -> Limits:
@@ -105,202 +100,6 @@ class Bundle:
         return decode_utf8(self.read_bytes(rel), f"{self.source}:{rel}")
 
 
-def safe_relpath(raw: str, *, what: str) -> str:
-    """A normalised relative POSIX path, or TezError when it could leave the bundle."""
-    if not isinstance(raw, str) or not raw.strip():
-        raise TezError(f"{what} is empty")
-    if "\x00" in raw or "\\" in raw:
-        raise TezError(f"{what} '{raw!s}' contains a NUL or backslash; refusing it")
-    posix = PurePosixPath(raw)
-    if posix.is_absolute() or (posix.parts and ":" in posix.parts[0]):
-        raise TezError(f"{what} '{raw}' is absolute; bundle paths must be relative")
-    parts = [p for p in posix.parts if p not in ("", ".")]
-    if ".." in parts:
-        raise TezError(f"{what} '{raw}' climbs out of the bundle with '..'; refusing it")
-    if not parts:
-        raise TezError(f"{what} '{raw}' names no file")
-    return "/".join(parts)
-
-
-def decode_utf8(data: bytes, label: str) -> str:
-    """Strict UTF-8 (a leading BOM is dropped); the error names file and byte offset."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise TezError(
-            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})", file=label
-        ) from None
-    return text[1:] if text.startswith("\ufeff") else text
-
-
-# --------------------------------------------------------------------------- sources
-
-
-class _Reader:
-    """Reads files of one bundle with the size caps applied to every read."""
-
-    def __init__(self, label: str, limits: Limits) -> None:
-        self.label = label
-        self.limits = limits
-        self.total = 0
-
-    def names(self) -> tuple[str, ...]:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def read(self, rel: str) -> bytes:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _account(self, rel: str, size: int) -> None:
-        if size > self.limits.max_file_bytes:
-            raise TezError(
-                f"file is {size} bytes, over the per-file limit of {self.limits.max_file_bytes}",
-                file=f"{self.label}:{rel}",
-            )
-        self.total += size
-        if self.total > self.limits.max_total_bytes:
-            raise TezError(
-                f"bundle content exceeds the total limit of {self.limits.max_total_bytes} bytes",
-                file=self.label,
-            )
-
-
-class _DirReader(_Reader):
-    def __init__(self, root: Path, limits: Limits) -> None:
-        super().__init__(str(root), limits)
-        self.root = root
-        self.real_root = root.resolve()
-        self._names = tuple(sorted(self._walk()))
-
-    def _walk(self) -> Iterator[str]:
-        count = 0
-        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if not (Path(dirpath) / d).is_symlink())
-            for name in filenames:
-                count += 1
-                if count > self.limits.max_entries:
-                    raise TezError(
-                        f"bundle has more than {self.limits.max_entries} files", file=self.label
-                    )
-                yield (Path(dirpath) / name).relative_to(self.root).as_posix()
-
-    def names(self) -> tuple[str, ...]:
-        return self._names
-
-    def read(self, rel: str) -> bytes:
-        path = self.root / rel
-        try:
-            real = path.resolve(strict=True)
-        except (FileNotFoundError, RuntimeError):
-            raise TezError("file not found in the bundle", file=f"{self.label}:{rel}") from None
-        if not real.is_relative_to(self.real_root):
-            raise TezError(
-                "resolves outside the bundle (symlink); refusing to read it",
-                file=f"{self.label}:{rel}",
-            )
-        info = real.stat()
-        if not stat.S_ISREG(info.st_mode):
-            raise TezError("is not a regular file", file=f"{self.label}:{rel}")
-        self._account(rel, info.st_size)
-        with real.open("rb") as handle:
-            data = handle.read(self.limits.max_file_bytes + 1)
-        if len(data) > self.limits.max_file_bytes:  # grew while reading
-            raise TezError(
-                "file grew past the per-file limit while reading", file=f"{self.label}:{rel}"
-            )
-        return data
-
-
-class _ZipReader(_Reader):
-    def __init__(self, path: Path, limits: Limits) -> None:
-        super().__init__(str(path), limits)
-        try:
-            self.zf = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise TezError(f"not a readable .tez (zip) archive: {exc}", file=str(path)) from None
-        infos = self.zf.infolist()
-        if len(infos) > limits.max_entries:
-            raise TezError(
-                f"archive has {len(infos)} entries, over {limits.max_entries}", file=self.label
-            )
-        self.infos: dict[str, zipfile.ZipInfo] = {}
-        declared = 0
-        for info in infos:
-            name = self._check_entry(info)
-            if name is None:
-                continue
-            if name in self.infos:
-                raise TezError(
-                    f"archive entry '{name}' appears twice; refusing it", file=self.label
-                )
-            if info.file_size > limits.max_file_bytes:
-                raise TezError(
-                    f"entry '{name}' declares {info.file_size} bytes, over the per-file limit of "
-                    f"{limits.max_file_bytes}",
-                    file=self.label,
-                )
-            declared += info.file_size
-            self.infos[name] = info
-        if declared > limits.max_total_bytes:
-            raise TezError(
-                f"archive declares {declared} bytes, over the total limit of "
-                f"{limits.max_total_bytes}",
-                file=self.label,
-            )
-
-    def _check_entry(self, info: zipfile.ZipInfo) -> str | None:
-        raw = info.filename
-        mode = (info.external_attr >> 16) & 0xFFFF
-        if stat.S_ISLNK(mode):
-            raise TezError(
-                f"archive entry '{raw}' is a symlink; refusing the bundle", file=self.label
-            )
-        try:
-            name = safe_relpath(raw.rstrip("/") or raw, what=f"archive entry '{raw}'")
-        except TezError as exc:
-            raise TezError(f"{exc} (zip slip)", file=self.label) from None
-        if info.is_dir():
-            return None
-        if info.flag_bits & 0x1:
-            raise TezError(f"archive entry '{name}' is encrypted", file=self.label)
-        return name
-
-    def names(self) -> tuple[str, ...]:
-        return tuple(sorted(self.infos))
-
-    def read(self, rel: str) -> bytes:
-        info = self.infos.get(rel)
-        if info is None:
-            raise TezError("file not found in the bundle", file=f"{self.label}:{rel}")
-        self._account(rel, info.file_size)
-        try:
-            with self.zf.open(info) as handle:
-                data = handle.read(self.limits.max_file_bytes + 1)
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
-            raise TezError(f"cannot decompress: {exc}", file=f"{self.label}:{rel}") from None
-        if len(data) > self.limits.max_file_bytes:
-            raise TezError(
-                f"decompresses past the per-file limit of {self.limits.max_file_bytes} bytes",
-                file=f"{self.label}:{rel}",
-            )
-        return data
-
-
-class _PrefixedReader(_Reader):
-    """A zip whose bundle sits in one top-level folder."""
-
-    def __init__(self, inner: _Reader, prefix: str) -> None:
-        super().__init__(inner.label, inner.limits)
-        self.inner = inner
-        self.prefix = prefix
-
-    def names(self) -> tuple[str, ...]:
-        cut = len(self.prefix) + 1
-        return tuple(n[cut:] for n in self.inner.names() if n.startswith(self.prefix + "/"))
-
-    def read(self, rel: str) -> bytes:
-        return self.inner.read(f"{self.prefix}/{rel}")
-
-
 # --------------------------------------------------------------------------- loading
 
 
@@ -310,29 +109,33 @@ def is_text_file(path: str, mime: str | None) -> bool:
     return PurePosixPath(path).suffix.lower() in TEXT_SUFFIXES
 
 
-def open_bundle(path: str | Path, *, limits: Limits | None = None) -> Bundle:
-    """Load a bundle directory or ``.tez`` zip; TezError for anything unsafe or unusable."""
-    source = Path(path)
-    limits = limits or Limits()
-    reader: _Reader
+def _open_reader(source: Path, limits: Limits) -> tuple[Reader, Literal["directory", "zip"], str]:
+    """A reader of the bundle at ``source``, its kind, and the top-level folder of a zip whose
+    bundle sits in one (else "")."""
+    reader: Reader
     if source.is_dir():
-        reader = _DirReader(source, limits)
+        reader = DirReader(source, limits)
         kind: Literal["directory", "zip"] = "directory"
     elif source.is_file():
-        reader = _ZipReader(source, limits)
+        reader = ZipReader(source, limits)
         kind = "zip"
     else:
         raise TezError("no such bundle (expected a directory or a .tez file)", file=str(source))
-    prefix = ""
     names = reader.names()
-    if "manifest.json" not in names:
-        tops = {n.split("/", 1)[0] for n in names}
-        if kind == "zip" and len(tops) == 1 and f"{next(iter(tops))}/manifest.json" in names:
-            prefix = next(iter(tops))
-            reader = _PrefixedReader(reader, prefix)
-            names = reader.names()
-        else:
-            raise TezError("bundle has no manifest.json at its root", file=str(source))
+    if "manifest.json" in names:
+        return reader, kind, ""
+    tops = {n.split("/", 1)[0] for n in names}
+    if kind == "zip" and len(tops) == 1 and f"{next(iter(tops))}/manifest.json" in names:
+        prefix = next(iter(tops))
+        return PrefixedReader(reader, prefix), kind, prefix
+    raise TezError("bundle has no manifest.json at its root", file=str(source))
+
+
+def open_bundle(path: str | Path, *, limits: Limits | None = None) -> Bundle:
+    """Load a bundle directory or ``.tez`` zip; TezError for anything unsafe or unusable."""
+    source = Path(path)
+    reader, kind, prefix = _open_reader(source, limits or Limits())
+    names = reader.names()
     manifest_bytes = reader.read("manifest.json")
     manifest = _parse_manifest(manifest_bytes, f"{source}:manifest.json")
     warnings = manifest_warnings(manifest)
@@ -386,7 +189,7 @@ def _check_major_version(manifest: dict[str, Any], source: Path) -> None:
 
 
 def _load_item(
-    entry: ItemEntry, reader: _Reader, names: set[str], source: Path, warnings: list[str]
+    entry: ItemEntry, reader: Reader, names: set[str], source: Path, warnings: list[str]
 ) -> ContextItem:
     if entry.file is None:
         warnings.append(
@@ -418,7 +221,7 @@ def _load_item(
 
 
 def _load_synthesis(
-    manifest: dict[str, Any], reader: _Reader, names: set[str], source: Path, warnings: list[str]
+    manifest: dict[str, Any], reader: Reader, names: set[str], source: Path, warnings: list[str]
 ) -> tuple[str | None, str | None]:
     synthesis = manifest.get("synthesis")
     declared = synthesis.get("file") if isinstance(synthesis, dict) else None

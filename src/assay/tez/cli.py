@@ -152,8 +152,8 @@ def _write_plan(
 
 def _standalone(evaluation: Evaluation, target: Path, notes: list[str]) -> TezitEvalReport:
     """The ``--tezit-eval-out`` report, checked against the enterprise schema before writing."""
+    from assay.tez.documents import tezit_report
     from assay.tez.schemas import ENTERPRISE_SCHEMA, check_document
-    from assay.tez.writer import tezit_report
 
     standalone, vacuous = tezit_report(
         evaluation.session.session_id, evaluation.scores, model=evaluation.evaluator.model

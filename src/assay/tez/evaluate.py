@@ -21,6 +21,7 @@ from assay.tez.addendum import (
     threshold_alerts,
 )
 from assay.tez.bundle import Bundle
+from assay.tez.documents import running_aggregates
 from assay.tez.records import (
     AggregateSessionScores,
     CitationCheck,
@@ -35,7 +36,6 @@ from assay.tez.records import (
 from assay.tez.scoring import ClaimVerdict, TurnScore
 from assay.tez.session import Expectation
 from assay.tez.support import DEFAULT_TAU
-from assay.tez.writer import running_aggregates
 
 METHODS = ("automated_heuristic", "llm_as_judge", "nli_based", "human_in_loop", "hybrid")
 HEURISTIC_MODEL = "assay-tez-heuristic"
