@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 
 from assay.report.compliance import junit_suite
 from assay.report.model import FailingRow, Report, Row
@@ -61,68 +62,10 @@ def render_junit(report: Report) -> str:
     )
     root = ET.Element("testsuites", name=f"assay: {dataset}")
     totals = {"tests": 0, "failures": 0, "errors": 0}
-    names = [m.name for m in report.metrics]
     thresholds = {m.name: m.threshold for m in report.metrics}
     texts = {(r.sample_id, r.repetition, r.metric): r for r in report.failing_rows}
-    for metric in names:
-        suite = ET.SubElement(root, "testsuite", name=f"{dataset} / {_text(metric)}")
-        properties = ET.SubElement(suite, "properties")
-        for key, value in (
-            ("run_id", report.run.run_id),
-            ("dataset", report.dataset.name),
-            ("metric", metric),
-            ("pass_threshold", str(thresholds[metric])),
-            ("assay_version", report.run.assay_version),
-        ):
-            ET.SubElement(properties, "property", name=key, value=_text(value))
-        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        classname = f"assay.{dataset}.{_text(metric)}"
-        for row in report.rows:
-            if SUT_KEY not in row.errors and metric not in row.errors and metric not in row.scores:
-                continue  # a tag-scoped metric that does not apply to this sample: no test case
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                name=_text(_case_name(row, repetitions)),
-                classname=classname,
-                time="0",
-            )
-            counts["tests"] += 1
-            if SUT_KEY in row.errors:
-                message = _text(row.errors[SUT_KEY])
-                error = ET.SubElement(
-                    case,
-                    "error",
-                    message=f"system under test failed: {message}",
-                    type="system-under-test",
-                )
-                error.text = message
-                counts["errors"] += 1
-            elif metric in row.errors:
-                message = _text(row.errors[metric])
-                error = ET.SubElement(
-                    case, "error", message=f"metric failed: {message}", type="metric-error"
-                )
-                error.text = message
-                counts["errors"] += 1
-            elif metric in row.scores:
-                score = row.scores[metric].score
-                if not passes(score, thresholds[metric]):
-                    shown = texts.get((row.id, row.repetition, metric))
-                    failure = ET.SubElement(
-                        case,
-                        "failure",
-                        message=_text(_assertion(metric, score, thresholds[metric], shown)),
-                        type="below-threshold",
-                    )
-                    failure.text = _text(_details(score, thresholds[metric], shown))
-                    counts["failures"] += 1
-        suite.set("tests", str(counts["tests"]))
-        suite.set("failures", str(counts["failures"]))
-        suite.set("errors", str(counts["errors"]))
-        suite.set("skipped", str(counts["skipped"]))
-        suite.set("time", "0")
-        suite.set("timestamp", _text(report.run.started_at))
+    for metric in [m.name for m in report.metrics]:
+        counts = _suite(root, report, metric, thresholds[metric], texts, repetitions=repetitions)
         for key in totals:
             totals[key] += counts[key]
     for name, count in totals.items():
@@ -131,3 +74,85 @@ def render_junit(report: Report) -> str:
     root.set("time", f"{report.run.duration_seconds:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite(
+    root: ET.Element,
+    report: Report,
+    metric: str,
+    threshold: float,
+    texts: Mapping[tuple[str, int, str], FailingRow],
+    *,
+    repetitions: int,
+) -> dict[str, int]:
+    """One metric's ``<testsuite>``: a case per row the metric applies to; its counts."""
+    dataset = _text(report.dataset.name)
+    suite = ET.SubElement(root, "testsuite", name=f"{dataset} / {_text(metric)}")
+    _properties(suite, report, metric, threshold)
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    classname = f"assay.{dataset}.{_text(metric)}"
+    for row in report.rows:
+        if SUT_KEY not in row.errors and metric not in row.errors and metric not in row.scores:
+            continue  # a tag-scoped metric that does not apply to this sample: no test case
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            name=_text(_case_name(row, repetitions)),
+            classname=classname,
+            time="0",
+        )
+        counts["tests"] += 1
+        outcome = _outcome(
+            case, row, metric, threshold, texts.get((row.id, row.repetition, metric))
+        )
+        if outcome is not None:
+            counts[outcome] += 1
+    for key, count in counts.items():
+        suite.set(key, str(count))
+    suite.set("time", "0")
+    suite.set("timestamp", _text(report.run.started_at))
+    return counts
+
+
+def _properties(suite: ET.Element, report: Report, metric: str, threshold: float) -> None:
+    """The suite's ``<properties>``: which run, dataset, metric and threshold it is."""
+    properties = ET.SubElement(suite, "properties")
+    for key, value in (
+        ("run_id", report.run.run_id),
+        ("dataset", report.dataset.name),
+        ("metric", metric),
+        ("pass_threshold", str(threshold)),
+        ("assay_version", report.run.assay_version),
+    ):
+        ET.SubElement(properties, "property", name=key, value=_text(value))
+
+
+def _outcome(
+    case: ET.Element, row: Row, metric: str, threshold: float, shown: FailingRow | None
+) -> str | None:
+    """Mark a case errored or failed; which of the two counts it (None when it passed)."""
+    if SUT_KEY in row.errors:
+        message = _text(row.errors[SUT_KEY])
+        error = ET.SubElement(
+            case, "error", message=f"system under test failed: {message}", type="system-under-test"
+        )
+        error.text = message
+        return "errors"
+    if metric in row.errors:
+        message = _text(row.errors[metric])
+        error = ET.SubElement(
+            case, "error", message=f"metric failed: {message}", type="metric-error"
+        )
+        error.text = message
+        return "errors"
+    score = row.scores[metric].score
+    if passes(score, threshold):
+        return None
+    failure = ET.SubElement(
+        case,
+        "failure",
+        message=_text(_assertion(metric, score, threshold, shown)),
+        type="below-threshold",
+    )
+    failure.text = _text(_details(score, threshold, shown))
+    return "failures"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 
 from assay.report.compliance import markdown_lines
-from assay.report.model import ComparisonSummary, Report
+from assay.report.model import ComparisonSummary, FailingRow, Report
 
 _MAX_FAILURES = 200
 
@@ -87,38 +87,72 @@ def _conversation_lines(report: Report) -> list[str]:
 
 
 def render_markdown(report: Report) -> str:
+    """The whole report as Markdown, sections in a fixed order."""
+    out = [
+        *_header(report),
+        *_summary(report),
+        *_metric_lines(report),
+        *_usage_lines(report),
+        *_sampling(report),
+        *markdown_lines(report.adversarial),
+        *_conversation_lines(report),
+        *_cohort_lines(report),
+        *_histograms(report),
+        *(_comparison(report.comparison) if report.comparison is not None else []),
+        *_gate(report),
+        *_failing_rows(report),
+        *_errors(report),
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _header(report: Report) -> list[str]:
+    """Title, what ran, and the run's halt reason and warnings."""
     s = report.summary
-    out: list[str] = [f"# Eval report — {cell(report.dataset.name)}", ""]
-    out.append(
+    out = [
+        f"# Eval report — {cell(report.dataset.name)}",
+        "",
         f"_Run {cell(report.run.run_id)} completed in {report.run.duration_seconds:.2f}s over "
         f"{s.total_samples} samples ({s.total_executions} executions: {s.failed_rows or 0} failed, "
-        f"{s.errored_rows or 0} errored)._"
-    )
+        f"{s.errored_rows or 0} errored)._",
+    ]
     if report.run.halted:
         out += ["", f"**Run halted:** {cell(report.run.halt_reason or 'stopped early')}"]
     for warning in report.warnings:
         out += ["", f"> warning: {cell(warning)}"]
+    return out
 
-    out += ["", "## Summary", "", "| field | value |", "| --- | --- |"]
-    out.append(
+
+def _summary(report: Report) -> list[str]:
+    """The summary table: what was tested, counts, pass-rate, providers."""
+    s = report.summary
+    out = [
+        "",
+        "## Summary",
+        "",
+        "| field | value |",
+        "| --- | --- |",
         f"| system under test | {cell(report.run.system_under_test.kind)} "
-        f"{cell(report.run.system_under_test.target or '')} |"
-    )
-    out.append(f"| samples | {s.total_samples} |")
-    out.append(f"| executions | {s.total_executions} |")
-    out.append(f"| repetitions | {report.run.repetitions} |")
-    out.append(f"| failed executions (a score below its threshold) | {s.failed_rows or 0} |")
-    out.append(
+        f"{cell(report.run.system_under_test.target or '')} |",
+        f"| samples | {s.total_samples} |",
+        f"| executions | {s.total_executions} |",
+        f"| repetitions | {report.run.repetitions} |",
+        f"| failed executions (a score below its threshold) | {s.failed_rows or 0} |",
         f"| errored (system under test / metric could not score) | {s.sut_failures} / "
-        f"{s.metric_failures} |"
-    )
-    out.append(f"| pass-rate (every metric at or above its threshold) | {fmt(s.pass_rate)} |")
+        f"{s.metric_failures} |",
+        f"| pass-rate (every metric at or above its threshold) | {fmt(s.pass_rate)} |",
+    ]
     if report.run.embedding_provider:
         out.append(f"| embedding provider | {cell(report.run.embedding_provider)} |")
     if report.run.judge_model:
         out.append(f"| judge model | {cell(report.run.judge_model)} |")
+    return out
 
-    out += [
+
+def _metric_lines(report: Report) -> list[str]:
+    """Per-metric aggregates and the macro-F1 over them."""
+    s = report.summary
+    out = [
         "",
         "## Per-metric aggregates",
         "",
@@ -135,52 +169,63 @@ def render_markdown(report: Report) -> str:
     out += ["", f"## Macro-F1 (avg pass-rate across all metrics): {fmt(s.macro_f1)}"]
     if s.macro_f1_excluded:
         out += ["", f"_Left out (no score at all): {cell(', '.join(s.macro_f1_excluded))}._"]
+    return out
 
+
+def _usage_lines(report: Report) -> list[str]:
+    """Provider calls, tokens and cost (nothing when no provider was called)."""
     usage = report.usage
-    if usage.calls:
-        cost = "unpriced" if usage.cost_usd is None else f"${usage.cost_usd:.6f}"
-        if usage.unpriced_models:
-            cost += f" (unpriced: {cell(', '.join(usage.unpriced_models))})"
-        out += [
-            "",
-            "## Usage summary",
-            "",
-            "| calls | cached | prompt tokens | completion tokens | total tokens | mean latency ms "
-            "| cost |",
-            "| --- | --- | --- | --- | --- | --- | --- |",
-            f"| {usage.calls} | {usage.cached_calls} | {usage.prompt_tokens} | "
-            f"{usage.completion_tokens} | "
-            f"{usage.total_tokens} | {fmt(usage.latency_ms_mean, 2)} | {cost} |",
-        ]
+    if not usage.calls:
+        return []
+    cost = "unpriced" if usage.cost_usd is None else f"${usage.cost_usd:.6f}"
+    if usage.unpriced_models:
+        cost += f" (unpriced: {cell(', '.join(usage.unpriced_models))})"
+    return [
+        "",
+        "## Usage summary",
+        "",
+        "| calls | cached | prompt tokens | completion tokens | total tokens | mean latency ms "
+        "| cost |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        f"| {usage.calls} | {usage.cached_calls} | {usage.prompt_tokens} | "
+        f"{usage.completion_tokens} | "
+        f"{usage.total_tokens} | {fmt(usage.latency_ms_mean, 2)} | {cost} |",
+    ]
 
-    if report.repetitions is not None:
-        reps = report.repetitions
-        out += [
-            "",
-            "## Sampling",
-            "",
-            f"{reps.count} repetitions per sample; {len(reps.unstable_samples)} unstable samples.",
-        ]
-        if reps.unstable_samples:
-            out += [
-                "",
-                "### Unstable samples",
-                "",
-                "| sample | passed | pass-rate | 95% interval |",
-                "| --- | --- | --- | --- |",
-            ]
-            for agg in reps.samples:
-                if agg.unstable:
-                    out.append(
-                        f"| {cell(agg.id)} | {agg.passed}/{agg.repetitions} | {fmt(agg.pass_rate)} "
-                        "| "
-                        f"{fmt(agg.pass_rate_ci.low)}–{fmt(agg.pass_rate_ci.high)} |"
-                    )
 
-    out += markdown_lines(report.adversarial)
-    out += _conversation_lines(report)
-
+def _sampling(report: Report) -> list[str]:
+    """Repetitions per sample and the samples whose verdict flips between them."""
+    reps = report.repetitions
+    if reps is None:
+        return []
+    out = [
+        "",
+        "## Sampling",
+        "",
+        f"{reps.count} repetitions per sample; {len(reps.unstable_samples)} unstable samples.",
+    ]
+    if not reps.unstable_samples:
+        return out
     out += [
+        "",
+        "### Unstable samples",
+        "",
+        "| sample | passed | pass-rate | 95% interval |",
+        "| --- | --- | --- | --- |",
+    ]
+    for agg in reps.samples:
+        if agg.unstable:
+            out.append(
+                f"| {cell(agg.id)} | {agg.passed}/{agg.repetitions} | {fmt(agg.pass_rate)} "
+                "| "
+                f"{fmt(agg.pass_rate_ci.low)}–{fmt(agg.pass_rate_ci.high)} |"
+            )
+    return out
+
+
+def _cohort_lines(report: Report) -> list[str]:
+    """Each tag cohort's metrics (those that apply to it), with pass-rate intervals."""
+    out = [
         "",
         "## Cohorts by metadata.tags",
         "",
@@ -198,26 +243,29 @@ def render_markdown(report: Report) -> str:
                 f"| {label} | {cohort.samples} | {cell(cm.name)} | {fmt(cm.mean)} "
                 f"| {fmt(cm.pass_rate)} | {interval} |"
             )
+    return out
 
-    out += ["", "## Score histograms"]
+
+def _histograms(report: Report) -> list[str]:
+    """One bucket table per metric; the last bucket includes its upper bound."""
+    out = ["", "## Score histograms"]
     for m in report.metrics:
         out += ["", f"### {cell(m.name)}", "", "| bucket | count |", "| --- | --- |"]
         last = len(m.histogram) - 1
         for i, bucket in enumerate(m.histogram):
             label = f"{bucket.lower:.1f}-{bucket.upper:.1f}" + (" inclusive" if i == last else "")
             out.append(f"| {label} | {bucket.count} |")
+    return out
 
-    if report.comparison is not None:
-        out += _comparison(report.comparison)
 
-    if report.gate is not None:
-        out += ["", "## Gate", "", f"**{'passed' if report.gate.get('passed') else 'FAILED'}**"]
-        for failure in report.gate.get("failures", []):
-            out.append(f"- {cell(failure.get('message', ''))}")
-
-    out += _failing_rows(report)
-    out += _errors(report)
-    return "\n".join(out) + "\n"
+def _gate(report: Report) -> list[str]:
+    """The gate's verdict and each failed rule (nothing when no gate ran)."""
+    if report.gate is None:
+        return []
+    out = ["", "## Gate", "", f"**{'passed' if report.gate.get('passed') else 'FAILED'}**"]
+    for failure in report.gate.get("failures", []):
+        out.append(f"- {cell(failure.get('message', ''))}")
+    return out
 
 
 def _errors(report: Report) -> list[str]:
@@ -264,17 +312,21 @@ def _failing_rows(report: Report) -> list[str]:
         "actual |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for r in rows[:_MAX_FAILURES]:
-        rep = f" (rep {r.repetition})" if report.run.repetitions > 1 else ""
-        actual = r.actual
-        if r.tools is not None:
-            actual = f"{actual or ''} [tools: {' → '.join(r.tools) or 'none'}]"
-        texts = " | ".join(cell(t) if t is not None else "" for t in (r.input, r.expected, actual))
-        out.append(
-            f"| {cell(r.sample_id)}{rep} | {cell(', '.join(r.tags))} | {cell(r.metric)} | "
-            f"{r.status} | {fmt(r.score)} | {fmt(r.threshold, 2)} | {cell(r.reason)} | {texts} |"
-        )
+    out += [_failing_row(r, repeated=report.run.repetitions > 1) for r in rows[:_MAX_FAILURES]]
     more = len(rows) - min(len(rows), _MAX_FAILURES) + report.failing_rows_omitted
     if more:
         out.append(f"\n… and {more} more (see the JSON report)")
     return out
+
+
+def _failing_row(r: FailingRow, *, repeated: bool) -> str:
+    """One failed or errored row; the tools called follow the actual output."""
+    rep = f" (rep {r.repetition})" if repeated else ""
+    actual = r.actual
+    if r.tools is not None:
+        actual = f"{actual or ''} [tools: {' → '.join(r.tools) or 'none'}]"
+    texts = " | ".join(cell(t) if t is not None else "" for t in (r.input, r.expected, actual))
+    return (
+        f"| {cell(r.sample_id)}{rep} | {cell(', '.join(r.tags))} | {cell(r.metric)} | "
+        f"{r.status} | {fmt(r.score)} | {fmt(r.threshold, 2)} | {cell(r.reason)} | {texts} |"
+    )
