@@ -169,3 +169,18 @@ def test_lexical_batch_matches_score(metric: Any) -> None:
 
     samples, outputs = lexical_rows()
     assert_same_as_rows(resolve(metric), samples, outputs)
+
+
+def test_regex_batch_matches_score() -> None:
+    from assay.metrics.lexical import Regex
+
+    patterns = ["/ORD-\\d{3}/", "/refund/i", "/^a/", "/(a)\\1/", "/x$/D", "no delimiter", "/(/"]
+    texts = ["ORD-123", "REFUND now", "abc", "aa", "x\n", "café ORD-999", "", "bab"]
+    rows = [(p, t) for p in patterns for t in texts] + [(None, "x"), (3, "3"), ("", "")]
+    samples = [Sample(id=str(n), input={}, expected_output=p) for n, (p, _) in enumerate(rows)]
+    outputs = [Output(t) for _, t in rows]
+    metric = Regex()
+    assert_same_as_rows(metric, samples, outputs)
+    column = metric.score_batch(samples, outputs)
+    assert {column.details_at(i).get("engine") for i in range(len(rows))} >= {"re2", "backtracking"}
+    assert len(column.errors) == len(texts) * 2 + 3

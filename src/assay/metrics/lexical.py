@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import regex
@@ -16,6 +17,7 @@ from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
 
 if TYPE_CHECKING:
     from assay.dataset import Sample
+    from assay.metrics.pattern import Pattern
     from assay.outputs import Output
 
 _TOKEN = re.compile(r"[^\W_]+")
@@ -99,12 +101,12 @@ def _match_column(
 
 
 _BRACKETS = {"(": ")", "[": "]", "{": "}", "<": ">"}
-_FLAGS = {
-    "i": regex.IGNORECASE,
-    "m": regex.MULTILINE,
-    "s": regex.DOTALL,
-    "x": regex.VERBOSE,
-    "u": regex.UNICODE,
+_FLAGS = {  # plain ints: or-ing RegexFlag members goes through enum's Python code
+    "i": int(regex.IGNORECASE),
+    "m": int(regex.MULTILINE),
+    "s": int(regex.DOTALL),
+    "x": int(regex.VERBOSE),
+    "u": int(regex.UNICODE),
 }
 
 
@@ -160,11 +162,36 @@ class Regex:
             raise MetricConfigError("regex timeout_s must be in (0, 60] seconds")
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
-        from assay.metrics.pattern import compile_pattern, match
-
-        pattern = compile_pattern(*parse_delimited(expected_string(sample, self.name)))
-        found, engine = match(pattern, output.text, self.timeout_s)
+        found, engine = _compiled(expected_string(sample, self.name)).find(
+            output.text, self.timeout_s
+        )
         return MetricScore(1.0 if found else 0.0, {"match": found, "engine": engine})
+
+    def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
+        """As ``score`` row by row: one parse and compile per distinct pattern in the batch."""
+        size = len(samples)
+        builder = ColumnBuilder(size)
+        matches: list[bool | None] = [None] * size
+        engines: list[str | None] = [None] * size
+        for index, (sample, output) in enumerate(zip(samples, outputs)):
+            try:
+                pattern = _compiled(expected_string(sample, self.name))
+                found, engine = pattern.find(output.text, self.timeout_s)
+            except MetricError as exc:  # never run twice: a hostile pattern costs its bound once
+                builder.fail(index, str(exc))
+                continue
+            builder.values[index] = 1.0 if found else 0.0
+            matches[index], engines[index] = found, engine
+        builder.put_column("match", matches)
+        builder.put_column("engine", engines)
+        return builder.build()
+
+
+@lru_cache(maxsize=4096)  # a memo of a pure function: one parse and compile per distinct pattern
+def _compiled(delimited: str) -> Pattern:
+    from assay.metrics.pattern import compile_pattern
+
+    return compile_pattern(*parse_delimited(delimited))
 
 
 def rouge_l_counts(reference: list[str], candidate: list[str]) -> int:

@@ -45,6 +45,7 @@ _VERBOSE = int(regex.X)
 _FLAG_PREFIX = ((_IGNORECASE, "i"), (_MULTILINE, "m"), (_DOTALL, "s"))
 # What the spelling must look at; everything between two of these is copied as it is.
 _SPECIAL = re.compile(r"\\.?|[\[\]${(]", re.DOTALL)
+_START, _ANYWHERE = re2._Anchor.ANCHOR_START, re2._Anchor.UNANCHORED
 
 
 @lru_cache(maxsize=1)  # one immutable-by-convention options object for every compile
@@ -63,6 +64,10 @@ class Pattern:
     flags: int
     anchored: bool
     program: Any  # a compiled RE2 for ASCII text, or None: the backtracking worker runs it
+
+    def find(self, text: str, timeout_s: float) -> tuple[bool, str]:
+        """``(matched, engine)`` for ``text``: :func:`match` on this pattern."""
+        return match(self, text, timeout_s)
 
 
 @lru_cache(maxsize=4096)  # a memo of a pure function: one compile per distinct pattern
@@ -98,7 +103,7 @@ def match(pattern: Pattern, text: str, timeout_s: float) -> tuple[bool, str]:
             program = None
     if program is None:
         return _backtrack(pattern, text, timeout_s), "backtracking"
-    anchor = re2._Anchor.ANCHOR_START if pattern.anchored else re2._Anchor.UNANCHORED
+    anchor = _START if pattern.anchored else _ANYWHERE
     return program.Match(anchor, data, 0, len(data))[0][0] >= 0, "re2"
 
 
