@@ -1,9 +1,10 @@
 """The OpenAI-compatible chat client used by the judge metrics (OpenAI, vLLM, Ollama, ...).
 
-Requests go through the ``openai`` SDK (``AsyncOpenAI`` with a configurable ``base_url``), with
-the SDK's retries off so :mod:`assay.providers.transport` can count them and honour Retry-After.
-Replies are parsed here, strictly, from the raw HTTP body: a reply with no text is a provider
-failure, never an empty answer. A caller-supplied ``accept`` function validates the text;
+Requests are JSON POSTs to ``{base_url}/chat/completions`` through the endpoint's
+:class:`~assay.providers.endpoint.JSONClient` and its limiter, so
+:mod:`assay.providers.transport` counts retries and honours Retry-After. Replies are parsed
+here, strictly, from the raw HTTP body: a reply with no text is a provider failure, never an
+empty answer. A caller-supplied ``accept`` function validates the text;
 only accepted replies are cached, so a malformed judge answer is never replayed from cache.
 """
 
@@ -21,6 +22,7 @@ from assay.bounded import loads_json
 from assay.errors import ProviderError, ReplyRejected
 from assay.limiter import Limiter
 from assay.providers.cache import ProviderCache, cache_key
+from assay.providers.endpoint import JSONClient
 from assay.providers.pricing import cost_usd
 from assay.providers.settings import ProviderSettings
 from assay.providers.transport import call_provider, endpoint_host
@@ -108,7 +110,7 @@ class ChatProvider:
         settings: ProviderSettings,
         model: str,
         *,
-        client: Any,
+        client: JSONClient,
         limiter: Limiter,
         cache: ProviderCache,
     ) -> None:
@@ -153,58 +155,60 @@ class ChatProvider:
         is lost: the caller gets ``RejectedReply.usage`` for a reply that arrived but was
         rejected) and never caches a failure.
         """
-        key = self.key(messages, params, template_version)
+        cache = self._cache
+        key = self.key(messages, params, template_version) if cache.reads or cache.writes else ""
+        if cache.reads:
+            replayed = self._replay(key, accept)
+            if replayed is not None:
+                return replayed
+        content, usage, retries = await self._ask(messages, params, what)
+        try:
+            value = accept(content)
+        except ReplyRejected as exc:
+            raise RejectedReply(exc.reason, content=content, usage=(usage,)) from None
+        if cache.writes:
+            cache.put(key, "chat", self.model, json.dumps({"content": content}).encode("utf-8"))
+        return value, ChatReply(content, (usage,), False, retries)
+
+    def _replay(self, key: str, accept: Callable[[str], T]) -> tuple[T, ChatReply] | None:
+        """The cached, still-accepted reply for ``key``, or None (an unreadable entry is
+        ignored and overwritten by the fresh answer)."""
         started = time.perf_counter()
-        hit = self._cache.get(key) if self._cache.reads else None
-        if hit is not None:
-            try:
-                content = json.loads(hit)["content"]
-                value = accept(content)
-            except (ValueError, KeyError, TypeError, ReplyRejected):
-                pass  # an unreadable entry is ignored and overwritten below
-            else:
-                latency = (time.perf_counter() - started) * 1000
-                return value, ChatReply(content, (cached_record(self.model, latency),), True, 0)
+        hit = self._cache.get(key)
+        if hit is None:
+            return None
+        try:
+            content = json.loads(hit)["content"]
+            value = accept(content)
+        except (ValueError, KeyError, TypeError, ReplyRejected):
+            return None
+        latency = (time.perf_counter() - started) * 1000
+        return value, ChatReply(content, (cached_record(self.model, latency),), True, 0)
 
-        sent_at = [0.0]
+    async def _ask(
+        self, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any], what: str
+    ) -> tuple[str, UsageRecord, int]:
+        """(reply text, usage, retries) of one request through the endpoint's limiter.
 
-        async def send() -> Any:
+        A reply without text raises :class:`RejectedReply` with the usage it cost.
+        """
+        payload = json.dumps(
+            {"model": self.model, "messages": [dict(m) for m in messages], **params}
+        ).encode("utf-8")
+        sent_at = 0.0
+
+        async def send() -> httpx.Response:
+            nonlocal sent_at
             self.calls += 1
-            sent_at[0] = (
-                time.perf_counter()
-            )  # latency: the answered attempt, not queueing or backoff
-            # The SDK's documented raw call: the same request, auth, errors and timeouts as
-            # chat.completions.create, without re-walking the plain-JSON body against the
-            # SDK's TypedDicts (about a third of the client's CPU per call).
-            body = {"model": self.model, "messages": [dict(m) for m in messages], **params}
-            return await self._client.post("/chat/completions", body=body, cast_to=httpx.Response)
+            sent_at = time.perf_counter()  # latency: the answered attempt, not queueing/backoff
+            return await self._client.post("chat/completions", payload)
 
-        raw, retries = await call_provider(
+        response, retries = await call_provider(
             send, what=what, host=self.host, settings=self.settings, limiter=self._limiter
         )
-        latency = (time.perf_counter() - sent_at[0]) * 1000
-        body = await _read_body(raw, what=what, host=self.host)
-        content, tokens = parse_completion(body, what=what, host=self.host)
-        if tokens is None:
-            usage = record(
-                model=self.model,
-                prompt_tokens=0,
-                completion_tokens=0,
-                latency_ms=latency,
-                cost_usd=None,
-            )
-        else:
-            usage = record(
-                model=self.model,
-                **tokens,
-                latency_ms=latency,
-                cost_usd=cost_usd(
-                    self.model,
-                    tokens["prompt_tokens"],
-                    tokens["completion_tokens"],
-                    self.settings.prices,
-                ),
-            )
+        latency = (time.perf_counter() - sent_at) * 1000
+        content, tokens = parse_completion(response.content, what=what, host=self.host)
+        usage = self._usage(tokens, latency)
         if content is None:
             raise RejectedReply(
                 f"{what} to {self.host}: response is missing choices[0].message.content (or it is "
@@ -213,16 +217,26 @@ class ChatProvider:
                 usage=(usage,),
                 reaskable=False,
             )
-        try:
-            value = accept(content)
-        except ReplyRejected as exc:
-            raise RejectedReply(exc.reason, content=content, usage=(usage,)) from None
-        self._cache.put(key, "chat", self.model, json.dumps({"content": content}).encode("utf-8"))
-        return value, ChatReply(content, (usage,), False, retries)
+        return content, usage, retries
+
+    def _usage(self, tokens: Tokens | None, latency_ms: float) -> UsageRecord:
+        """The usage record of one answered request (unpriced when it reported no tokens)."""
+        if tokens is None:
+            return record(
+                model=self.model,
+                prompt_tokens=0,
+                completion_tokens=0,
+                latency_ms=latency_ms,
+                cost_usd=None,
+            )
+        cost = cost_usd(
+            self.model, tokens["prompt_tokens"], tokens["completion_tokens"], self.settings.prices
+        )
+        return record(model=self.model, **tokens, latency_ms=latency_ms, cost_usd=cost)
 
 
 async def _read_body(raw: Any, *, what: str, host: str) -> bytes:
-    """The raw HTTP body of a raw-response result (read errors are provider errors)."""
+    """The raw HTTP body of an SDK raw-response result (read errors are provider errors)."""
     response = getattr(raw, "http_response", raw)
     try:
         content = response.content

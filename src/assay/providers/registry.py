@@ -18,9 +18,10 @@ from assay.limiter import Limiter
 from assay.providers.cache import close_all, open_cache
 from assay.providers.chat import ChatProvider
 from assay.providers.embeddings import MemoEmbedder, OpenAIEmbedder
+from assay.providers.endpoint import NO_KEY_PLACEHOLDER, Endpoint
 from assay.providers.settings import ProviderSettings, current
 
-NO_KEY_PLACEHOLDER = "assay-no-key"  # keyless endpoints (vLLM, Ollama) still get a bearer header
+__all__ = ["NO_KEY_PLACEHOLDER", "aclose", "chat_provider", "embedder", "reset"]
 
 _per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
     weakref.WeakKeyDictionary()
@@ -29,7 +30,9 @@ _per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, 
 
 def _detach_clients(state: dict[tuple[Any, ...], Any]) -> list[Any]:
     """Remove every provider from ``state``; return the HTTP clients that need closing."""
-    clients = [value[0] for key, value in list(state.items()) if key[0] == "endpoint"]
+    clients = [
+        c for key, value in list(state.items()) if key[0] == "endpoint" for c in value.clients()
+    ]
     clients += state.pop(("closer-retired",), [])
     for key in [key for key in state if not key[0].startswith("closer")]:
         del state[key]
@@ -73,23 +76,14 @@ def _state() -> dict[tuple[Any, ...], Any]:
     return state
 
 
-def _endpoint(settings: ProviderSettings) -> tuple[Any, Limiter]:
-    """The AsyncOpenAI client and the adaptive limiter for the settings' endpoint."""
+def _endpoint(settings: ProviderSettings) -> tuple[Endpoint, Limiter]:
+    """The endpoint of the settings (its clients, made on first use) and its adaptive limiter."""
     state = _state()
     key = ("endpoint", id(settings))
     found = state.get(key)
     if found is None:
-        from openai import AsyncOpenAI
-
-        api_key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
-        client = AsyncOpenAI(
-            api_key=api_key or NO_KEY_PLACEHOLDER,
-            base_url=settings.base_url or "https://api.openai.com/v1",
-            timeout=settings.timeout_s,
-            max_retries=0,
-        )
-        found = state[key] = (client, Limiter(settings.max_concurrency), settings)
-    return found[0], found[1]
+        found = state[key] = Endpoint(settings)
+    return found, found.limiter
 
 
 def chat_provider(
@@ -102,10 +96,10 @@ def chat_provider(
     key = ("chat", id(settings), model)
     provider = state.get(key)
     if provider is None:
-        client, limiter = _endpoint(settings)
+        endpoint, limiter = _endpoint(settings)
         cache = open_cache(settings.cache_dir, settings.cache_mode)
         provider = state[key] = ChatProvider(
-            settings, model, client=client, limiter=limiter, cache=cache
+            settings, model, client=endpoint.json, limiter=limiter, cache=cache
         )
     return provider
 
@@ -136,10 +130,10 @@ def _make_embedder(settings: ProviderSettings, model: str, dimensions: int | Non
         from assay.providers.local import LocalEmbedder
 
         return LocalEmbedder(model)
-    client, limiter = _endpoint(settings)
+    endpoint, limiter = _endpoint(settings)
     cache = open_cache(settings.cache_dir, settings.cache_mode)
     return OpenAIEmbedder(
-        settings, model, client=client, limiter=limiter, cache=cache, dimensions=dimensions
+        settings, model, client=endpoint.sdk, limiter=limiter, cache=cache, dimensions=dimensions
     )
 
 

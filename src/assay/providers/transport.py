@@ -1,20 +1,22 @@
 """Provider requests through the shared retry stack (:mod:`assay.limiter`).
 
-The ``openai`` SDK's own retries are switched off (``max_retries=0`` in the registry): its
-backoff cannot tell the endpoint's other requests to pause or to send fewer at once, and its
-attempts are invisible to the usage count. Here each SDK failure becomes a
-:class:`~assay.limiter.Refusal` (connection errors, timeouts, HTTP 429 and 5xx are tried again)
-or a :class:`~assay.errors.ProviderError` at once (other 4xx, anything unexpected). Messages
-name the request, the endpoint host and the status, never the key or the response body.
+Chat requests go out through ``httpx`` (:mod:`assay.providers.endpoint`), embeddings through
+the ``openai`` SDK with its own retries switched off: its backoff cannot tell the endpoint's
+other requests to pause or to send fewer at once, and its attempts are invisible to the usage
+count. Here each failure of either becomes a :class:`~assay.limiter.Refusal` (connection
+errors, timeouts, HTTP 429 and 5xx are tried again) or a :class:`~assay.errors.ProviderError`
+at once (other 4xx, anything unexpected). Messages name the request, the endpoint host and the
+status, never the key or the response body.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import sys
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-import openai
+import httpx
 
 from assay.errors import GaveUp, ProviderError
 from assay.limiter import (
@@ -30,6 +32,15 @@ from assay.providers.settings import ProviderSettings
 
 T = TypeVar("T")
 DEFAULT_HOST = "api.openai.com"
+
+
+class StatusFailure(Exception):
+    """A non-2xx HTTP answer: its status and headers only (the body may echo the key)."""
+
+    def __init__(self, status: int, headers: Mapping[str, str]) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.headers = headers
 
 
 def endpoint_host(base_url: str | None) -> str:
@@ -50,26 +61,50 @@ def policy_of(settings: ProviderSettings) -> RetryPolicy:
     )
 
 
+def _status_of(exc: Exception) -> tuple[int, Mapping[str, str]] | None:
+    """The HTTP status and headers of a status failure (ours or the SDK's), else None."""
+    if isinstance(exc, StatusFailure):
+        return exc.status, exc.headers
+    openai = sys.modules.get("openai")  # not loaded: the failure cannot be one of its errors
+    if openai is not None and isinstance(exc, openai.APIStatusError):
+        return exc.status_code, exc.response.headers
+    return None
+
+
+def _is_timeout(exc: Exception) -> bool:
+    openai = sys.modules.get("openai")
+    sdk_timeout = openai is not None and isinstance(exc, openai.APITimeoutError)
+    return sdk_timeout or isinstance(exc, httpx.TimeoutException)
+
+
+def _is_connection_failure(exc: Exception) -> bool:
+    openai = sys.modules.get("openai")
+    sdk_failure = openai is not None and isinstance(exc, openai.APIConnectionError)
+    return sdk_failure or isinstance(exc, httpx.TransportError)
+
+
 def classifier(what: str, host: str, timeout_s: float) -> Classify:
-    """Maps the SDK's failures for one kind of request to refusals or provider errors."""
+    """Maps httpx's and the SDK's failures for one kind of request to refusals or errors."""
 
     def classify(exc: Exception) -> Refusal | None:
         if isinstance(exc, ProviderError):
             return None
-        if isinstance(exc, openai.APITimeoutError):
+        if _is_timeout(exc):
             return Refusal(f"{what} to {host} timed out after {timeout_s:g}s")
-        if isinstance(exc, openai.APIConnectionError):
+        if _is_connection_failure(exc):
             return Refusal(f"{what} to {host} failed: connection error")
-        if not isinstance(exc, openai.APIStatusError):
+        answer = _status_of(exc)
+        if answer is None:
             raise ProviderError(f"{what} to {host} failed: {type(exc).__name__}") from None
-        status = exc.status_code
+        status, headers = answer
         message = f"{what} to {host} failed: HTTP {status}"
         if status != 429 and status < 500:
             raise ProviderError(message, status=status, retryable=False) from None
-        headers = exc.response.headers
-        overloaded = is_overload(status, headers)
         return Refusal(
-            message, status, overloaded=overloaded, retry_after=retry_after_seconds(headers)
+            message,
+            status,
+            overloaded=is_overload(status, headers),
+            retry_after=retry_after_seconds(headers),
         )
 
     return classify

@@ -1,0 +1,105 @@
+"""One OpenAI-compatible endpoint: its limiter, a lean JSON client, and the SDK on demand.
+
+Chat requests are plain JSON POSTs: :class:`JSONClient` sends them with ``httpx`` over
+:class:`~assay.providers.pool.ConnectionPool` (keep-alive connections, as many kept as the
+endpoint's concurrency). It sends what the ``openai`` SDK sends for a request (bearer key,
+JSON content type, ``OpenAI-Organization`` / ``OpenAI-Project`` from ``OPENAI_ORG_ID`` /
+``OPENAI_PROJECT_ID``) without the SDK's per-request machinery or its import (over a second of
+CPU at start-up). Embeddings still use the SDK client, created on first use.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import httpx
+
+from assay.limiter import Limiter
+from assay.providers.pool import ConnectionPool
+from assay.providers.settings import ProviderSettings
+from assay.providers.transport import StatusFailure
+
+NO_KEY_PLACEHOLDER = "assay-no-key"  # keyless endpoints (vLLM, Ollama) still get a bearer header
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_ENV_HEADERS = (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project"))
+
+
+def _api_key(settings: ProviderSettings) -> str:
+    key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+    return key or NO_KEY_PLACEHOLDER
+
+
+class JSONClient:
+    """POSTs JSON bodies to one endpoint; a non-2xx answer raises :class:`StatusFailure`."""
+
+    def __init__(self, *, base_url: str, api_key: str, timeout_s: float, keep: int) -> None:
+        headers = {
+            "Authorization": f"Bearer {api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": "assay",
+        }
+        headers.update({name: os.environ[var] for var, name in _ENV_HEADERS if os.environ.get(var)})
+        self._base = base_url.rstrip("/") + "/"
+        self._urls: dict[str, httpx.URL] = {}  # parsed once: httpx re-parses a str per request
+        self._http = httpx.AsyncClient(
+            headers=headers,
+            timeout=timeout_s,
+            transport=ConnectionPool(keep=keep),
+        )
+
+    async def post(self, path: str, payload: bytes) -> httpx.Response:
+        """The endpoint's answer to ``payload`` at ``path`` (relative to the base URL)."""
+        url = self._urls.get(path)
+        if url is None:
+            url = self._urls[path] = httpx.URL(self._base + path)
+        response = await self._http.post(url, content=payload)
+        if not 200 <= response.status_code < 300:
+            raise StatusFailure(response.status_code, response.headers)
+        return response
+
+    def is_closed(self) -> bool:
+        return self._http.is_closed
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+
+class Endpoint:
+    """The limiter every request to the endpoint shares, and its clients (made on first use)."""
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self.settings = settings
+        self.limiter = Limiter(settings.max_concurrency)
+        self._json: JSONClient | None = None
+        self._sdk: Any = None
+
+    @property
+    def json(self) -> JSONClient:
+        if self._json is None:
+            self._json = JSONClient(
+                base_url=self.settings.base_url or DEFAULT_BASE_URL,
+                api_key=_api_key(self.settings),
+                timeout_s=self.settings.timeout_s,
+                keep=self.settings.max_concurrency,
+            )
+        return self._json
+
+    @property
+    def sdk(self) -> Any:
+        """The ``openai`` SDK's ``AsyncOpenAI`` client, its own retries off (the limiter's)."""
+        if self._sdk is None:
+            from openai import AsyncOpenAI
+
+            self._sdk = AsyncOpenAI(
+                api_key=_api_key(self.settings),
+                base_url=self.settings.base_url or DEFAULT_BASE_URL,
+                timeout=self.settings.timeout_s,
+                max_retries=0,
+            )
+        return self._sdk
+
+    def clients(self) -> list[Any]:
+        """The clients opened so far (each has an async ``close()``)."""
+        return [client for client in (self._json, self._sdk) if client is not None]
