@@ -9,8 +9,6 @@ Neither keeps state between samples except ``bertscore-like``'s optional IDF tab
 from __future__ import annotations
 
 import contextlib
-import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -26,6 +24,7 @@ from assay.metrics.base import (
     unique,
 )
 from assay.metrics.lexical import tokenize
+from assay.metrics.vectors import check_vectors, cosine, greedy_match, idf_table
 
 if TYPE_CHECKING:
     from assay.dataset import Sample
@@ -68,45 +67,6 @@ def check_text(text: str, field: str, metric: str) -> str:
             f"{field} must be valid UTF-8 text for {metric} (it contains a lone surrogate)"
         ) from None
     return text
-
-
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    """Cosine similarity in float64; 0.0 (not NaN) when either vector has zero norm."""
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    norm = float(np.linalg.norm(a64) * np.linalg.norm(b64))
-    if norm <= 0.0 or not math.isfinite(norm):
-        return 0.0
-    return float(np.dot(a64, b64) / norm)
-
-
-def cosine_matrix(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Pairwise cosine similarities (rows x cols); zero-norm vectors give 0."""
-    r = rows.astype(np.float64)
-    c = cols.astype(np.float64)
-    rn = np.linalg.norm(r, axis=1, keepdims=True)
-    cn = np.linalg.norm(c, axis=1, keepdims=True)
-    r = np.divide(r, rn, out=np.zeros_like(r), where=rn > 0)
-    c = np.divide(c, cn, out=np.zeros_like(c), where=cn > 0)
-    sims: np.ndarray = r @ c.T
-    return sims
-
-
-def _check_vectors(vectors: Sequence[np.ndarray], expected: int, metric: str) -> None:
-    if len(vectors) != expected:
-        raise MetricError(
-            f"{metric} embedding client returned {len(vectors)} vector(s); expected {expected}"
-        )
-    for vector in vectors:
-        if vector.ndim != 1 or vector.shape[0] == 0:
-            raise MetricError(f"{metric} embeddings must be non-empty vectors")
-    dims = [v.shape[0] for v in vectors]
-    if len(set(dims)) > 1:
-        first = dims[0]
-        other = next(d for d in dims if d != first)
-        raise MetricError(
-            f"cannot compute {metric} cosine similarity on vectors of different dimensionality "
-            f"({first} vs {other})"
-        )
 
 
 # --------------------------------------------------------------------------- cosine-embedding
@@ -172,7 +132,7 @@ class CosineEmbedding:
             raise _provider_failure(exc, "embeddings request") from None
         usage = _usage(result.usage)
         try:
-            _check_vectors(result.vectors, 2, self.name)
+            check_vectors(result.vectors, 2, self.name)
         except MetricError as exc:
             raise MetricError(str(exc), usage=usage or ()) from None
         e, a = result.vectors
@@ -189,38 +149,6 @@ class CosineEmbedding:
 
 
 # --------------------------------------------------------------------------- bertscore-like
-
-
-def idf_table(documents: Sequence[Sequence[str]]) -> tuple[dict[str, float], float]:
-    """BERTScore's IDF over reference documents: log((M + 1) / (df + 1)); unseen: log(M + 1)."""
-    m = len(documents)
-    df: Counter[str] = Counter()
-    for tokens in documents:
-        df.update(set(tokens))
-    return {token: math.log((m + 1) / (count + 1)) for token, count in df.items()}, math.log(m + 1)
-
-
-def greedy_match(
-    expected: np.ndarray,
-    actual: np.ndarray,
-    expected_weights: np.ndarray | None = None,
-    actual_weights: np.ndarray | None = None,
-) -> tuple[float, float, float]:
-    """BERTScore greedy matching: (precision, recall, F1) from token vectors.
-
-    Precision averages, over the actual tokens, each one's best cosine against the expected
-    tokens; recall does the reverse. Best matches below 0 count as 0. Weights (IDF) turn the
-    means into weighted means.
-    """
-    sims = cosine_matrix(actual, expected)  # (n_actual, n_expected)
-    best_actual = np.maximum(sims.max(axis=1), 0.0)
-    best_expected = np.maximum(sims.max(axis=0), 0.0)
-    wa = np.ones(len(best_actual)) if actual_weights is None else actual_weights
-    we = np.ones(len(best_expected)) if expected_weights is None else expected_weights
-    precision = float(np.dot(wa, best_actual) / wa.sum()) if wa.sum() > 0 else 0.0
-    recall = float(np.dot(we, best_expected) / we.sum()) if we.sum() > 0 else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    return precision, recall, f1
 
 
 @dataclass(frozen=True)
@@ -346,13 +274,7 @@ class BertScoreLike:
         contextual = self._contextual(embedder)
         expected_tokens = self._tokens(expected, embedder, contextual)
         actual_tokens = self._tokens(actual, embedder, contextual)
-        cap = self._cap(embedder, contextual)
-        for label, tokens in (("expected_output", expected_tokens), ("output", actual_tokens)):
-            if len(tokens) > cap:
-                raise MetricError(
-                    f"{label} has {len(tokens)} tokens; bertscore-like supports at most {cap} "
-                    "tokens per field"
-                )
+        _check_lengths(expected_tokens, actual_tokens, self._cap(embedder, contextual))
         base: dict[str, Any] = {
             "mode": "contextual" if contextual else "isolated",
             "expected_tokens": len(expected_tokens),
@@ -360,43 +282,18 @@ class BertScoreLike:
             "idf": self.idf,
         }
         if not expected_tokens or not actual_tokens:
-            both = not expected_tokens and not actual_tokens
-            value = 1.0 if both else 0.0
-            return MetricScore(
-                value,
-                {
-                    **base,
-                    "precision": value,
-                    "recall": value,
-                    "raw_score": value,
-                    "clamped_score": value,
-                },
-            )
-        usage: tuple[dict[str, Any], ...] | None = None
+            value = 1.0 if not expected_tokens and not actual_tokens else 0.0
+            return _empty_score(base, value)
         if contextual:
-            try:
-                pair = await embedder.embed_tokens([expected, actual])  # type: ignore[attr-defined]
-            except ProviderError as exc:
-                raise _provider_failure(exc, "local token embedding") from None
-            e_matrix, a_matrix = pair[0].vectors, pair[1].vectors
-            expected_tokens, actual_tokens = list(pair[0].tokens), list(pair[1].tokens)
+            matched = await _contextual_vectors(embedder, expected, actual)
         else:
-            vocabulary = unique(expected_tokens + actual_tokens)
-            try:
-                result = await embedder.embed(vocabulary)
-            except ProviderError as exc:
-                raise _provider_failure(exc, "embeddings request") from None
-            usage = _usage(result.usage)
-            try:
-                _check_vectors(result.vectors, len(vocabulary), self.name)
-            except MetricError as exc:
-                raise MetricError(str(exc), usage=usage or ()) from None
-            index = {token: vector for token, vector in zip(vocabulary, result.vectors)}
-            e_matrix = np.stack([index[t] for t in expected_tokens])
-            a_matrix = np.stack([index[t] for t in actual_tokens])
-            base["embedded_tokens"] = len(vocabulary)
+            matched = await self._isolated_vectors(embedder, expected_tokens, actual_tokens)
+            base["embedded_tokens"] = matched.embedded
         precision, recall, f1 = greedy_match(
-            e_matrix, a_matrix, self._weights(expected_tokens), self._weights(actual_tokens)
+            matched.expected,
+            matched.actual,
+            self._weights(matched.expected_tokens),
+            self._weights(matched.actual_tokens),
         )
         value = clamp01(f1)
         details = {
@@ -406,4 +303,72 @@ class BertScoreLike:
             "raw_score": round(f1, 10),
             "clamped_score": value,
         }
-        return MetricScore(value, details, usage=usage)
+        return MetricScore(value, details, usage=matched.usage)
+
+    async def _isolated_vectors(
+        self, embedder: MemoEmbedder, expected_tokens: list[str], actual_tokens: list[str]
+    ) -> _TokenVectors:
+        """Each distinct word embedded on its own, then stacked in token order."""
+        vocabulary = unique(expected_tokens + actual_tokens)
+        try:
+            result = await embedder.embed(vocabulary)
+        except ProviderError as exc:
+            raise _provider_failure(exc, "embeddings request") from None
+        usage = _usage(result.usage)
+        try:
+            check_vectors(result.vectors, len(vocabulary), self.name)
+        except MetricError as exc:
+            raise MetricError(str(exc), usage=usage or ()) from None
+        index = {token: vector for token, vector in zip(vocabulary, result.vectors)}
+        return _TokenVectors(
+            expected=np.stack([index[t] for t in expected_tokens]),
+            actual=np.stack([index[t] for t in actual_tokens]),
+            expected_tokens=expected_tokens,
+            actual_tokens=actual_tokens,
+            usage=usage,
+            embedded=len(vocabulary),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _TokenVectors:
+    """Token vectors of both texts (rows in token order) and what embedding them cost."""
+
+    expected: np.ndarray
+    actual: np.ndarray
+    expected_tokens: list[str]
+    actual_tokens: list[str]
+    usage: tuple[dict[str, Any], ...] | None = None
+    embedded: int | None = None
+
+
+async def _contextual_vectors(embedder: MemoEmbedder, expected: str, actual: str) -> _TokenVectors:
+    """Contextual token states of both texts from the local model, with its word pieces."""
+    try:
+        pair = await embedder.embed_tokens([expected, actual])  # type: ignore[attr-defined]
+    except ProviderError as exc:
+        raise _provider_failure(exc, "local token embedding") from None
+    return _TokenVectors(
+        expected=pair[0].vectors,
+        actual=pair[1].vectors,
+        expected_tokens=list(pair[0].tokens),
+        actual_tokens=list(pair[1].tokens),
+    )
+
+
+def _check_lengths(expected_tokens: Sequence[str], actual_tokens: Sequence[str], cap: int) -> None:
+    """MetricError when either text has more tokens than the metric embeds per field."""
+    for label, tokens in (("expected_output", expected_tokens), ("output", actual_tokens)):
+        if len(tokens) > cap:
+            raise MetricError(
+                f"{label} has {len(tokens)} tokens; bertscore-like supports at most {cap} "
+                "tokens per field"
+            )
+
+
+def _empty_score(base: dict[str, Any], value: float) -> MetricScore:
+    """The score when a text has no tokens: 1.0 when both are empty, else 0.0."""
+    return MetricScore(
+        value,
+        {**base, "precision": value, "recall": value, "raw_score": value, "clamped_score": value},
+    )

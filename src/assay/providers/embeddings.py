@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import math
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -23,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from assay.bounded import loads_json
 from assay.errors import ProviderError
 from assay.limiter import Limiter
 from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.chat import PROVIDER_KIND, _read_body
+from assay.providers.embedding_body import parse_embeddings
 from assay.providers.pricing import cost_usd
 from assay.providers.settings import ProviderSettings
 from assay.providers.transport import call_provider, endpoint_host
@@ -243,73 +242,6 @@ class MemoEmbedder:
                 error.usage = tuple(usage)
                 raise error
             raise error
-
-
-def _vector(raw: Any) -> Vector | None:
-    if not isinstance(raw, list) or not raw:
-        return None
-    for value in raw:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-        ):
-            return None
-    return np.asarray(raw, dtype=np.float32)
-
-
-def parse_embeddings(
-    body: bytes, expected: int, *, what: str, host: str
-) -> tuple[list[Vector], dict[str, int] | None]:
-    """Vectors (in input order) and token usage from an embeddings body, strictly checked."""
-    data = loads_json(
-        body,
-        lambda _: ProviderError(f"{what} to {host} returned a malformed response (not valid JSON)"),
-    )
-    items = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        raise ProviderError(f"{what} to {host} returned a malformed response (no 'data' list)")
-    if len(items) != expected:
-        raise ProviderError(
-            f"{what} to {host}: response returned {len(items)} vector(s); expected {expected}"
-        )
-    ordered: list[Vector | None] = [None] * expected
-    for position, item in enumerate(items):
-        index = item.get("index", position) if isinstance(item, dict) else None
-        if (
-            isinstance(index, bool)
-            or not isinstance(index, int)
-            or not 0 <= index < expected
-            or ordered[index] is not None
-        ):
-            raise ProviderError(
-                f"{what} to {host} returned a malformed response (bad or repeated 'index')"
-            )
-        vector = _vector(item.get("embedding"))
-        if vector is None:
-            raise ProviderError(
-                f"{what} to {host} returned a malformed response (embedding {index} is not a "
-                "non-empty list of finite numbers)"
-            )
-        ordered[index] = vector
-    vectors = [v for v in ordered if v is not None]
-    dims = {v.shape[0] for v in vectors}
-    if len(dims) > 1:
-        low, high = min(dims), max(dims)
-        raise ProviderError(
-            f"{what} to {host} returned vectors of different dimensionality ({low} vs {high})"
-        )
-    usage = data.get("usage")
-    tokens = None
-    if isinstance(usage, dict):
-        prompt = usage.get("prompt_tokens")
-        total = usage.get("total_tokens", prompt)
-        if isinstance(prompt, int) and not isinstance(prompt, bool) and prompt >= 0:
-            tokens = {
-                "prompt_tokens": prompt,
-                "total_tokens": total if isinstance(total, int) and total >= 0 else prompt,
-            }
-    return vectors, tokens
 
 
 class OpenAIEmbedder(MemoEmbedder):
