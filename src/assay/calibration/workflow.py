@@ -28,7 +28,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from assay.calibration.compute import LENGTH_BIAS_RHO, compute_agreement
+from assay.calibration.caveats import LENGTH_BIAS_RHO
+from assay.calibration.compute import compute_agreement
 from assay.calibration.model import FAILED, MET, MISSING, UNMET, Criterion, LabelSet
 from assay.calibration.result import CalibrationResult, JudgeRun
 from assay.calibration.scoring import ABSTAIN_POLICIES, is_abstain_policy, weighted_scores
