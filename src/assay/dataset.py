@@ -1,20 +1,19 @@
-"""Golden datasets: samples, the dataset document, and its YAML/JSON/JSONL loaders.
+"""Golden datasets: samples, the dataset document, and loading it from YAML, JSON or JSONL.
 
 assay reads its own ``assay.dataset.v1`` files and padosoft's ``eval-harness.dataset.v1``
 files unchanged. Validation is strict and every error names the file, the sample (index or
-id) and the field, so a user can fix a 5,000-sample file without guessing.
+id) and the field, so a user can fix a 5,000-sample file without guessing. Files are read and
+parsed by :mod:`assay.documents` (its readers stay importable from here).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
-import pydantic_core
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -24,13 +23,19 @@ from pydantic import (
     model_validator,
 )
 
-from assay.bounded import json_depth_problem, loads_json, yaml_depth_problem
-from assay.errors import DatasetError, InputError
+from assay.dataset_errors import describe, translate
+
+# Re-exported: callers read and parse their files through assay.dataset.
+from assay.documents import MAX_DATASET_BYTES as MAX_DATASET_BYTES
+from assay.documents import iter_jsonl as iter_jsonl
+from assay.documents import parse_document as parse_document
+from assay.documents import parse_jsonl_line as parse_jsonl_line
+from assay.documents import read_text as read_text
+from assay.errors import DatasetError
 
 DATASET_SCHEMA: Final = "assay.dataset.v1"
 LEGACY_DATASET_SCHEMA: Final = "eval-harness.dataset.v1"
 SUPPORTED_DATASET_SCHEMAS = (DATASET_SCHEMA, LEGACY_DATASET_SCHEMA)
-MAX_DATASET_BYTES = 512 * 1024 * 1024
 
 
 METADATA_KEYS: dict[str, Any] = {
@@ -289,192 +294,14 @@ def row_hash(input_: Any, expected: Any) -> str:
     ).hexdigest()
 
 
-# --------------------------------------------------------------------------- YAML / JSON
-
-
-# libyaml's C loader when PyYAML was built with it; the checker sees the pure-Python one.
-if TYPE_CHECKING:
-    _SafeLoader = yaml.SafeLoader
-else:
-    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _VerbatimIdLoader(_SafeLoader):
-    """Safe YAML loader that keeps ``id:`` scalars exactly as written (``007`` stays ``"007"``)."""
-
-
-_NUMERIC_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
-
-
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
-    loader.flatten_mapping(node)
-    result: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
-        if isinstance(key_node, yaml.ScalarNode) and key_node.tag in _NUMERIC_TAGS:
-            # Numeric-looking keys stay as written, as in JSON: the saved-outputs mapping
-            # ``outputs: {007: ...}`` must answer sample "007", not 7 (or octal 0042 -> 34).
-            key: Any = key_node.value
-        else:
-            key = loader.construct_object(key_node, deep=True)
-        if (
-            key == "id"
-            and isinstance(value_node, yaml.ScalarNode)
-            and value_node.tag in _NUMERIC_TAGS
-        ):
-            value: Any = value_node.value
-        else:
-            value = loader.construct_object(value_node, deep=True)
-        try:
-            result[key] = value
-        except TypeError as exc:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"unhashable mapping key {key!r}", key_node.start_mark
-            ) from exc
-    return result
-
-
-_VerbatimIdLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
-
-
-def read_text(path: Path, error: type[InputError] = DatasetError) -> str:
-    """Read a UTF-8 file with errors that name it (missing, too large, not UTF-8)."""
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise error(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
-    if size > MAX_DATASET_BYTES:
-        raise error(f"file is {size} bytes; the limit is {MAX_DATASET_BYTES}", file=str(path))
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise error(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise error(f"not valid UTF-8 (byte {exc.start}, line {line})", file=str(path)) from None
-
-
-def parse_document(text: str, path: Path, error: type[InputError] = DatasetError) -> Any:
-    """Parse YAML or JSON by extension; unknown extensions try JSON, then YAML.
-
-    Depth is checked before the recursive parts of either parser run (:mod:`assay.bounded`).
-    """
-    suffix = path.suffix.lower()
-    if suffix == ".json":
-        return _parse_json(text, path, error)
-    if suffix in (".yml", ".yaml"):
-        return _parse_yaml(text, path, error)
-    try:
-        return _parse_json(text, path, error)
-    except error:
-        return _parse_yaml(text, path, error)
-
-
-def _parse_json(text: str, path: Path, error: type[InputError]) -> Any:
-    return loads_json(text, lambda message: error(message, file=str(path)))
-
-
-def _check_expansion(data: Any, text: str, path: Path, error: type[InputError]) -> None:
-    """Refuse YAML whose aliases expand it far beyond its size (a 'billion laughs' document).
-
-    Aliases share objects, so loading is cheap, but every later walk (validation, hashing,
-    reports) would expand them. Counting values with a budget proportional to the text bounds
-    this check itself.
-    """
-    budget = len(text) + 1_000_000
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        budget -= 1
-        if budget < 0:
-            raise error(
-                "the document expands to far more values than its size (YAML aliases nested too "
-                "deeply?)",
-                file=str(path),
-            )
-        if isinstance(item, dict):
-            stack.extend(item.values())
-            stack.extend(item.keys())
-        elif isinstance(item, list):
-            stack.extend(item)
-
-
-def _parse_yaml(text: str, path: Path, error: type[InputError]) -> Any:
-    try:
-        problem = yaml_depth_problem(text, _VerbatimIdLoader)
-        if problem is not None:
-            raise error(problem, file=str(path))
-        data = yaml.load(text, Loader=_VerbatimIdLoader)  # safe loader subclass
-        if "&" in text and "*" in text:  # only anchors can create aliases
-            _check_expansion(data, text, path, error)
-        return data
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise error(f"not valid YAML: {problem}{where}", file=str(path)) from None
-    except RecursionError:
-        raise error("YAML is nested too deeply", file=str(path)) from None
-    except (ValueError, OverflowError):  # an integer past Python's digit limit
-        raise error("not valid YAML: a number is too long to read", file=str(path)) from None
-
-
-def iter_jsonl(text: str, path: Path, error: type[InputError]) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, value)`` for each non-blank JSONL line."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            yield number, parse_jsonl_line(line, number, path, error)
-
-
-def parse_jsonl_line(line: str, number: int, path: Path, error: type[InputError]) -> Any:
-    """The value of one JSONL line, or ``error`` naming the file and line."""
-    problem = json_depth_problem(line)
-    if problem is not None:
-        raise error(f"line {number}: {problem}", file=str(path))
-    try:
-        return pydantic_core.from_json(line)  # ~3x faster than json.loads per line
-    except ValueError:
-        try:
-            json.loads(line)  # the stdlib words the problem better
-            message = "not valid JSON"
-        except json.JSONDecodeError as exc:
-            message = f"{exc.msg} (column {exc.colno})"
-        except (ValueError, RecursionError):
-            message = "a number is too long to read, or the line is nested too deeply"
-        raise error(f"line {number} is not valid JSON: {message}", file=str(path)) from None
-
-
 # --------------------------------------------------------------------------- validation
-
-
-def _sample_label(raw_samples: Any, index: int) -> str | int:
-    if isinstance(raw_samples, list) and 0 <= index < len(raw_samples):
-        item = raw_samples[index]
-        if isinstance(item, Mapping):
-            sid = item.get("id")
-            if isinstance(sid, (str, int)) and not isinstance(sid, bool) and str(sid):
-                return str(sid)
-    return index
-
-
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    return type(value).__name__
 
 
 def dataset_from_data(data: Any, *, source: str = "<dataset>") -> Dataset:
     """Validate a parsed document into a :class:`Dataset` with precise error messages."""
     if not isinstance(data, Mapping):
         raise DatasetError(
-            f"the document must be a mapping with 'name' and 'samples'; got {_describe(data)}",
+            f"the document must be a mapping with 'name' and 'samples'; got {describe(data)}",
             file=source,
         )
     version = data.get("schema_version", DATASET_SCHEMA)
@@ -490,7 +317,9 @@ def dataset_from_data(data: Any, *, source: str = "<dataset>") -> Dataset:
     try:
         return Dataset.model_validate(dict(data))
     except ValidationError as exc:
-        raise _translate(exc, raw_samples, source, DatasetError) from None
+        raise translate(
+            exc, raw_samples, source, DatasetError, supported_schemas=SUPPORTED_DATASET_SCHEMAS
+        ) from None
 
 
 def _check_duplicate_ids(raw_samples: list[Any], source: str) -> None:
@@ -510,37 +339,6 @@ def _check_duplicate_ids(raw_samples: list[Any], source: str) -> None:
                 field="id",
             )
         seen[key] = index
-
-
-def _translate(
-    exc: ValidationError, raw_samples: Any, source: str, error: type[InputError]
-) -> InputError:
-    first = exc.errors()[0]
-    loc = list(first["loc"])
-    sample: str | int | None = None
-    if len(loc) >= 2 and loc[0] == "samples" and isinstance(loc[1], int):
-        sample = _sample_label(raw_samples, loc[1])
-        loc = loc[2:]
-    field = ".".join(str(part) for part in loc) or None
-    message = first["msg"]
-    if first["type"] == "missing":
-        message = "required field is missing"
-    elif first["type"] == "extra_forbidden":
-        message = "unknown field (check the spelling; see docs/datasets.md)"
-    elif first["type"] in ("dict_type", "model_type"):
-        message = f"must be a mapping; got {_describe(first.get('input'))}"
-    elif first["type"] == "list_type":
-        message = f"must be a list; got {_describe(first.get('input'))}"
-    elif first["type"] == "too_short" and field == "samples":
-        message = "must declare at least one sample"
-    elif first["type"] == "value_error":
-        message = message.removeprefix("Value error, ")
-    elif first["type"] == "literal_error" and field == "schema_version":
-        message = f"unsupported value; supported: {', '.join(SUPPORTED_DATASET_SCHEMAS)}"
-    extra = len(exc.errors()) - 1
-    if extra:
-        message += f" (and {extra} more error{'s' if extra > 1 else ''})"
-    return error(message, file=source, sample=sample, field=field)
 
 
 def load_dataset(path: str | Path) -> Dataset:

@@ -8,7 +8,7 @@ use padosoft's ``outputs`` wrapper (JSON or YAML) or JSONL with one ``{id, outpu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -245,10 +245,11 @@ def load_outputs(path: str | Path) -> Mapping[str, Output]:
     A large JSONL file is indexed, not held: each output is read when it is looked up
     (:mod:`assay.outputs_stream`).
     """
-    from assay.dataset import iter_jsonl, parse_document, read_text
+    from assay.documents import read_text
 
     path = Path(path)
-    if path.suffix.lower() == ".jsonl":
+    jsonl = path.suffix.lower() == ".jsonl"
+    if jsonl:
         from assay.outputs_stream import stream_outputs
 
         streamed = stream_outputs(path)
@@ -256,33 +257,31 @@ def load_outputs(path: str | Path) -> Mapping[str, Output]:
             return streamed
     text = read_text(path, OutputsError)
     outputs: dict[str, Output] = {}
+    entries = _jsonl_entries(text, path) if jsonl else _document_entries(text, path)
+    for sample_id, entry, where in entries:
+        _add(outputs, sample_id, entry, where=where, path=path)
+    return outputs
 
-    def add(sample_id: Any, entry: Any, where: str) -> None:
-        if (
-            isinstance(sample_id, bool)
-            or not isinstance(sample_id, (str, int))
-            or str(sample_id) == ""
-        ):
-            raise OutputsError(f"{where} needs a non-empty string 'id'", file=str(path), field="id")
-        key = str(sample_id)
-        if isinstance(entry, Mapping) and "turns" in entry and "output" not in entry:
-            for number, reply in enumerate(_turn_entries(entry["turns"], where, path), start=1):
-                add(f"{key}#{number}", reply, f"{where}.turns[{number - 1}]")
-            return
-        if key in outputs:
+
+_Entry = tuple[Any, Any, str]  # (id as written, the saved output, where it is in the file)
+
+
+def _jsonl_entries(text: str, path: Path) -> Iterator[_Entry]:
+    """One entry per JSONL line: ``{"id": ..., "output": ...}``."""
+    from assay.documents import iter_jsonl
+
+    for number, value in iter_jsonl(text, path, OutputsError):
+        if not isinstance(value, Mapping):
             raise OutputsError(
-                f"duplicate id {key!r} ({where})", file=str(path), sample=key, field="id"
+                f"line {number} must be an object with 'id' and 'output'", file=str(path)
             )
-        outputs[key] = _entry_output(entry, sample_id=key, path=path)
+        yield value.get("id"), {k: v for k, v in value.items() if k != "id"}, f"line {number}"
 
-    if path.suffix.lower() == ".jsonl":
-        for number, value in iter_jsonl(text, path, OutputsError):
-            if not isinstance(value, Mapping):
-                raise OutputsError(
-                    f"line {number} must be an object with 'id' and 'output'", file=str(path)
-                )
-            add(value.get("id"), {k: v for k, v in value.items() if k != "id"}, f"line {number}")
-        return outputs
+
+def _document_entries(text: str, path: Path) -> Iterator[_Entry]:
+    """The entries of a JSON or YAML ``outputs`` wrapper: a mapping of id to output, or a list
+    of entries with an ``id``."""
+    from assay.documents import parse_document
 
     data = parse_document(text, path, OutputsError)
     if not isinstance(data, Mapping) or "outputs" not in data:
@@ -292,7 +291,7 @@ def load_outputs(path: str | Path) -> Mapping[str, Output]:
     body = data["outputs"]
     if isinstance(body, Mapping):
         for key, entry in body.items():
-            add(key, entry, f"outputs.{key}")
+            yield key, entry, f"outputs.{key}"
     elif isinstance(body, list):
         for index, entry in enumerate(body):
             if not isinstance(entry, Mapping):
@@ -300,14 +299,33 @@ def load_outputs(path: str | Path) -> Mapping[str, Output]:
                     f"outputs[{index}] must be an object with 'id' and 'actual_output'",
                     file=str(path),
                 )
-            add(entry.get("id"), {k: v for k, v in entry.items() if k != "id"}, f"outputs[{index}]")
+            yield (
+                entry.get("id"),
+                {k: v for k, v in entry.items() if k != "id"},
+                f"outputs[{index}]",
+            )
     else:
         raise OutputsError(
             "'outputs' must be a mapping of id to text or a list of entries",
             file=str(path),
             field="outputs",
         )
-    return outputs
+
+
+def _add(outputs: dict[str, Output], sample_id: Any, entry: Any, *, where: str, path: Path) -> None:
+    """Add one saved output; a conversation's replies become ``id#1``, ``id#2``, ..."""
+    if isinstance(sample_id, bool) or not isinstance(sample_id, (str, int)) or str(sample_id) == "":
+        raise OutputsError(f"{where} needs a non-empty string 'id'", file=str(path), field="id")
+    key = str(sample_id)
+    if isinstance(entry, Mapping) and "turns" in entry and "output" not in entry:
+        for number, reply in enumerate(_turn_entries(entry["turns"], where, path), start=1):
+            _add(outputs, f"{key}#{number}", reply, where=f"{where}.turns[{number - 1}]", path=path)
+        return
+    if key in outputs:
+        raise OutputsError(
+            f"duplicate id {key!r} ({where})", file=str(path), sample=key, field="id"
+        )
+    outputs[key] = _entry_output(entry, sample_id=key, path=path)
 
 
 def _turn_entries(raw: Any, where: str, path: Path) -> list[Any]:

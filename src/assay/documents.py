@@ -1,0 +1,176 @@
+"""Input documents: UTF-8 text under a size cap, YAML or JSON, and JSONL line by line.
+
+Datasets, saved outputs, calibration labels and Tez sessions are all read through these, so
+every file gets the same guards: a byte cap, strict UTF-8 with the line of a bad byte, nesting
+depth checked before either parser recurses (:mod:`assay.bounded`), YAML alias expansion
+bounded by the document's size, and ``id`` values and numeric keys kept exactly as written.
+Errors are raised as the caller's :class:`~assay.errors.InputError` subclass, naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pydantic_core
+import yaml
+
+from assay.bounded import json_depth_problem, loads_json, yaml_depth_problem
+from assay.errors import DatasetError, InputError
+
+MAX_DATASET_BYTES = 512 * 1024 * 1024
+
+
+# libyaml's C loader when PyYAML was built with it; the checker sees the pure-Python one.
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _VerbatimIdLoader(_SafeLoader):
+    """Safe YAML loader that keeps ``id:`` scalars exactly as written (``007`` stays ``"007"``)."""
+
+
+_NUMERIC_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    loader.flatten_mapping(node)
+    result: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.tag in _NUMERIC_TAGS:
+            # Numeric-looking keys stay as written, as in JSON: the saved-outputs mapping
+            # ``outputs: {007: ...}`` must answer sample "007", not 7 (or octal 0042 -> 34).
+            key: Any = key_node.value
+        else:
+            key = loader.construct_object(key_node, deep=True)
+        if (
+            key == "id"
+            and isinstance(value_node, yaml.ScalarNode)
+            and value_node.tag in _NUMERIC_TAGS
+        ):
+            value: Any = value_node.value
+        else:
+            value = loader.construct_object(value_node, deep=True)
+        try:
+            result[key] = value
+        except TypeError as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"unhashable mapping key {key!r}", key_node.start_mark
+            ) from exc
+    return result
+
+
+_VerbatimIdLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+
+
+def read_text(path: Path, error: type[InputError] = DatasetError) -> str:
+    """Read a UTF-8 file with errors that name it (missing, too large, not UTF-8)."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise error(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
+    if size > MAX_DATASET_BYTES:
+        raise error(f"file is {size} bytes; the limit is {MAX_DATASET_BYTES}", file=str(path))
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise error(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise error(f"not valid UTF-8 (byte {exc.start}, line {line})", file=str(path)) from None
+
+
+def parse_document(text: str, path: Path, error: type[InputError] = DatasetError) -> Any:
+    """Parse YAML or JSON by extension; unknown extensions try JSON, then YAML.
+
+    Depth is checked before the recursive parts of either parser run (:mod:`assay.bounded`).
+    """
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return _parse_json(text, path, error)
+    if suffix in (".yml", ".yaml"):
+        return _parse_yaml(text, path, error)
+    try:
+        return _parse_json(text, path, error)
+    except error:
+        return _parse_yaml(text, path, error)
+
+
+def _parse_json(text: str, path: Path, error: type[InputError]) -> Any:
+    return loads_json(text, lambda message: error(message, file=str(path)))
+
+
+def _check_expansion(data: Any, text: str, path: Path, error: type[InputError]) -> None:
+    """Refuse YAML whose aliases expand it far beyond its size (a 'billion laughs' document).
+
+    Aliases share objects, so loading is cheap, but every later walk (validation, hashing,
+    reports) would expand them. Counting values with a budget proportional to the text bounds
+    this check itself.
+    """
+    budget = len(text) + 1_000_000
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise error(
+                "the document expands to far more values than its size (YAML aliases nested too "
+                "deeply?)",
+                file=str(path),
+            )
+        if isinstance(item, dict):
+            stack.extend(item.values())
+            stack.extend(item.keys())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _parse_yaml(text: str, path: Path, error: type[InputError]) -> Any:
+    try:
+        problem = yaml_depth_problem(text, _VerbatimIdLoader)
+        if problem is not None:
+            raise error(problem, file=str(path))
+        data = yaml.load(text, Loader=_VerbatimIdLoader)  # safe loader subclass
+        if "&" in text and "*" in text:  # only anchors can create aliases
+            _check_expansion(data, text, path, error)
+        return data
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise error(f"not valid YAML: {problem}{where}", file=str(path)) from None
+    except RecursionError:
+        raise error("YAML is nested too deeply", file=str(path)) from None
+    except (ValueError, OverflowError):  # an integer past Python's digit limit
+        raise error("not valid YAML: a number is too long to read", file=str(path)) from None
+
+
+def iter_jsonl(text: str, path: Path, error: type[InputError]) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, value)`` for each non-blank JSONL line."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            yield number, parse_jsonl_line(line, number, path, error)
+
+
+def parse_jsonl_line(line: str, number: int, path: Path, error: type[InputError]) -> Any:
+    """The value of one JSONL line, or ``error`` naming the file and line."""
+    problem = json_depth_problem(line)
+    if problem is not None:
+        raise error(f"line {number}: {problem}", file=str(path))
+    try:
+        return pydantic_core.from_json(line)  # ~3x faster than json.loads per line
+    except ValueError:
+        try:
+            json.loads(line)  # the stdlib words the problem better
+            message = "not valid JSON"
+        except json.JSONDecodeError as exc:
+            message = f"{exc.msg} (column {exc.colno})"
+        except (ValueError, RecursionError):
+            message = "a number is too long to read, or the line is nested too deeply"
+        raise error(f"line {number} is not valid JSON: {message}", file=str(path)) from None
