@@ -1,14 +1,17 @@
 """Ranking metrics on 10,000 queries x 100 documents: assay vs pytrec_eval (and ranx if installed).
 
-End to end, both sides start from the same plain Python dicts: relevance judgements
+End to end, every side starts from the same plain Python dicts: relevance judgements
 ``{qid: {doc: gain}}`` and rankings ``{qid: [doc, ...]}`` (best first). pytrec_eval needs a run
-with scores, so building that dict is part of its time; assay needs a Sample and an Output per
-query, so building those is part of its time. The four metrics are hit@k (success), recall@k,
-MRR (recip_rank) and nDCG@k (ndcg_cut, linear gains). assay is timed twice: one ``score()`` call
-per (query, metric), and ``score_batch()`` over all queries per metric (the runner's batch path),
-when the metrics offer it. ranx (``pip install ranx``; its numba kernels are compiled before
-timing, so it is timed warm) is compared when installed. The script checks that every side gives
-the same numbers before it prints timings. Run:  python benchmarks/bench_ranking.py [--queries N]
+with scores, so building that dict is part of its time. The four metrics are hit@k (success),
+recall@k, MRR (recip_rank) and nDCG@k (ndcg_cut, linear gains). assay is timed three ways: one
+``score()`` call per (query, metric) and ``score_batch()`` over all queries per metric (the
+runner's batch path), both from a Sample and an Output (with a ``Retrieved`` per document) per
+query, whose building is part of their time; and ``score_rankings()`` straight from the dicts'
+values (plain lists, the input pytrec_eval and ranx get too). ranx (``pip install ranx``; its
+numba kernels are compiled before timing, so it is timed warm) is compared when installed. The
+script checks that every side gives the same numbers before it prints timings. Run:
+
+    python benchmarks/bench_ranking.py [--queries N] [--repeat R]
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import pytrec_eval
 from timing import race
 
 from assay.dataset import Sample
-from assay.metrics.retrieval import MRR, HitAtK, NDCGAtK, RecallAtK
+from assay.metrics.retrieval import MRR, HitAtK, NDCGAtK, RecallAtK, score_rankings
 from assay.outputs import Output, Retrieved
 
 Qrels = dict[str, dict[str, int]]
@@ -93,10 +96,17 @@ def main() -> None:
         columns = [m.score_batch(samples, outputs).values.tolist() for m in metrics]  # type: ignore[attr-defined]
         return {s.id: dict(zip(names, row)) for s, row in zip(samples, zip(*columns))}
 
+    def run_lists() -> dict[str, dict[str, float]]:
+        qids = list(rankings)
+        columns = score_rankings(metrics, [qrels[q] for q in qids], list(rankings.values()))
+        rows = zip(*(c.values.tolist() for c in columns))
+        return {qid: dict(zip(names, row)) for qid, row in zip(qids, rows)}
+
     theirs = run_pytrec_eval()
     candidates = {"trec": run_pytrec_eval, "assay": run_assay}
     if batched:
         candidates["batch"] = run_batch
+    candidates["lists"] = run_lists
     ranx_run = ranx_candidate(qrels, rankings, k, names)
     if ranx_run is not None:
         candidates["ranx"] = ranx_run
@@ -109,8 +119,8 @@ def main() -> None:
                 f"{label} differs from pytrec_eval by {diff:g}; timings not comparable"
             )
         worst = max(worst, diff)
-    prebuilt = build()
     on = race(args.repeat, candidates)
+    prebuilt = build()  # only after the GC-on rounds: its million live objects would slow them
     off = race(
         args.repeat,
         {**candidates, "build": build, "metrics": lambda: score(prebuilt)},
@@ -138,7 +148,12 @@ def main() -> None:
         f"  the 4 metric calls per query                    {metrics_s:8.3f} s   "
         f"({metrics_s / n / 4 * 1e6:.1f} us per call)"
     )
-    for label, key in (("assay score_batch", "batch"), ("ranx (warm)", "ranx")):
+    labels = (
+        ("assay score_batch", "batch"),
+        ("assay score_rankings (lists)", "lists"),
+        ("ranx (warm)", "ranx"),
+    )
+    for label, key in labels:
         if key not in on:
             print(f"  {label}: not available, skipped")
             continue
@@ -147,11 +162,13 @@ def main() -> None:
             f"pytrec_eval / it: {trec_s / on[key]:.2f} (GC on), {trec_nogc_s / off[key]:.2f} "
             "(paused)"
         )
-    if "batch" in on and "ranx" in on:
-        print(
-            f"  ranx / assay score_batch: {on['ranx'] / on['batch']:.2f} (GC on), "
-            f"{off['ranx'] / off['batch']:.2f} (paused)"
-        )
+    if "ranx" in on:
+        for label, key in (("score_batch", "batch"), ("score_rankings", "lists")):
+            if key in on:
+                print(
+                    f"  ranx / assay {label}: {on['ranx'] / on[key]:.2f} (GC on), "
+                    f"{off['ranx'] / off[key]:.2f} (paused)"
+                )
 
 
 def ranx_candidate(qrels: Qrels, rankings: Rankings, k: int, names: tuple[str, ...]) -> Any:

@@ -184,3 +184,35 @@ def test_regex_batch_matches_score() -> None:
     column = metric.score_batch(samples, outputs)
     assert {column.details_at(i).get("engine") for i in range(len(rows))} >= {"re2", "backtracking"}
     assert len(column.errors) == len(texts) * 2 + 3
+
+
+def test_score_rankings_from_plain_lists_matches_score() -> None:
+    """The plain-list entry point: the same column as score() on a Sample and an Output."""
+    from assay.metrics.retrieval import score_rankings
+
+    rng = random.Random(8)
+    queries = random_queries(rng, 400)
+    relevance: list[Any] = [
+        json.dumps(q) if n % 3 == 0 else q for n, (q, _, _) in enumerate(queries)
+    ]
+    rankings: list[Any] = [r + r[:2] for _, r, _ in queries]  # repeats keep their first rank
+    relevance += [None, {"a": 0}, ["a"], ["a"], {"a": 1e308, "b": 1e308}, ["a"]]
+    rankings += [["a"], ["a"], ["", "a"], [{"id": "a", "text": "A"}, 7], ["a", "b"], []]
+    metrics = [*RANKING, NDCGAtK(k=2, gain="exponential"), NDCGAtK(k=30)]
+    columns = score_rankings(metrics, relevance, rankings)
+    samples = [Sample(id=str(n), input={}, expected_output=r) for n, r in enumerate(relevance)]
+    outputs = [Output(json.dumps(r)) for r in rankings]
+    for metric, column in zip(metrics, columns):
+        assert len(column) == len(samples)
+        for index, (sample, output) in enumerate(zip(samples, outputs)):
+            try:
+                expected = metric.score(sample, output)
+            except AssayError:
+                assert index in column.errors and math.isnan(column.values[index])
+                continue
+            assert float(column.values[index]).hex() == expected.value.hex(), (metric, index)
+            assert column.details_at(index) == dict(expected.details), (metric, index)
+    assert (
+        columns[0].errors[400]
+        == "relevance[400] must list relevant ids or map id -> gain; got null"
+    )

@@ -1,0 +1,128 @@
+"""A batch of ranking judgements read once: per row its gains, its ranked ids and its k.
+
+The ranking metrics of one batch share one :class:`Judged` (a per-thread memo keyed on the
+identity of the batch's samples and outputs, element by element, so that the runner's
+per-metric lists of the same executions hit it). Rows that cannot be read keep the message
+``score()`` would raise, in the order ``score()`` checks: the gains, then the ranking, then k.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from assay.errors import MetricError
+from assay.metrics.base import positive_int_option
+from assay.metrics.memo import LastParsed
+from assay.metrics.ranked_list import ranked_ids
+from assay.metrics.relevance import DEFAULT_K, gains, parse_gains
+from assay.outputs import parse_retrieved
+
+if TYPE_CHECKING:
+    from assay.dataset import Sample
+    from assay.outputs import Output
+
+_STR = frozenset({str})
+_ID = operator.attrgetter("id")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The readable rows of a batch (``rows``, their gains, ids and ``metadata.k``) and why
+    the others cannot be scored (``errors``; ``k_errors``: only metrics that use k fail)."""
+
+    size: int
+    rows: list[int]
+    relevance: list[dict[str, float]]
+    ids: list[list[str]]
+    metadata_k: list[int | None]
+    errors: dict[int, str]
+    k_errors: dict[int, str]
+    derived: dict[Any, Any] = field(default_factory=dict)  # per-option tables built from it
+
+    def ks(self, option: int | None) -> tuple[list[int], list[int], list[int]]:
+        """(batch rows, their positions in ``rows``, their k) of the rows that have a valid k."""
+        default = option if option is not None else DEFAULT_K
+        if not self.k_errors:
+            ks = [default if k is None else k for k in self.metadata_k]
+            return self.rows, list(range(len(self.rows))), ks
+        kept = [i for i, row in enumerate(self.rows) if row not in self.k_errors]
+        ks = [default if (k := self.metadata_k[i]) is None else k for i in kept]
+        return [self.rows[i] for i in kept], kept, ks
+
+
+_LAST: LastParsed[Judged] = LastParsed()
+
+
+def judged_batch(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged:
+    """The batch's judgements, shared by the ranking metrics that score the same executions."""
+    memo = _LAST
+    source = memo.source
+    if (
+        memo.value is not None
+        and isinstance(source, tuple)
+        and _same(source[0], samples)
+        and _same(source[1], outputs)
+    ):
+        return memo.value
+    return memo.remember((samples, outputs), _judge(samples, outputs))
+
+
+def _same(cached: Sequence[Any], given: Sequence[Any]) -> bool:
+    return cached is given or (len(cached) == len(given) and all(map(operator.is_, cached, given)))
+
+
+def _judge(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged:
+    judged = Judged(len(samples), [], [], [], [], {}, {})
+    for index, (sample, output) in enumerate(zip(samples, outputs)):
+        try:
+            relevance, ids = gains(sample), ranked_ids(output)
+        except MetricError as exc:
+            judged.errors[index] = str(exc)
+            continue
+        k = sample.metadata.get("k")
+        if k is not None:
+            try:
+                k = positive_int_option(k, "metadata.k")
+            except MetricError as exc:
+                judged.k_errors[index], k = str(exc), None
+        _keep(judged, index, relevance, ids, k)
+    return judged
+
+
+def _keep(judged: Judged, index: int, relevance: dict[str, float], ids: list[str], k: Any) -> None:
+    judged.rows.append(index)
+    judged.relevance.append(relevance)
+    judged.ids.append(ids)
+    judged.metadata_k.append(k)
+
+
+def judged_lists(relevance: Sequence[Any], rankings: Sequence[Any]) -> Judged:
+    """Judgements from plain per-query lists: relevance as ``expected_output`` takes it, and
+    rankings of ids (or ``{id, text}`` objects) best first."""
+    if len(relevance) != len(rankings):
+        raise ValueError("relevance and rankings must have one entry per query each")
+    judged = Judged(len(relevance), [], [], [], [], {}, {})
+    for index, (raw, ranking) in enumerate(zip(relevance, rankings)):
+        try:
+            gain = parse_gains(raw, f"relevance[{index}]")
+            ids = plain_ids(ranking, f"rankings[{index}]")
+        except MetricError as exc:
+            judged.errors[index] = str(exc)
+            continue
+        _keep(judged, index, gain, ids, None)
+    return judged
+
+
+def plain_ids(ranking: Any, where: str) -> list[str]:
+    """Ranked ids, best first; a repeated id keeps its first rank (as ``retrieved`` does)."""
+    if isinstance(ranking, (list, tuple)) and {*map(type, ranking)} == _STR:
+        first = dict.fromkeys(ranking)
+        if "" not in first:
+            return list(first)
+    try:
+        return list(map(_ID, parse_retrieved(ranking, where=where)))
+    except ValueError as exc:
+        raise MetricError(str(exc)) from None
