@@ -11,6 +11,7 @@ Used by the pytest fixture ``openai_server`` (tests/conftest.py) and by benchmar
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -91,6 +92,31 @@ def judge_reply(request: dict[str, Any]) -> str:
     return json.dumps({"score": 1.0, "reason": "default verdict"})
 
 
+def chat_completion(request: dict[str, Any], content: str, usage: bool = True) -> bytes:
+    """A ``chat.completion`` body answering ``request`` with ``content`` (token counts: chars/4)."""
+    prompt = sum(len(str(m.get("content", ""))) for m in request.get("messages", []))
+    body: dict[str, Any] = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "unknown"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    if usage:
+        body["usage"] = {
+            "prompt_tokens": max(1, prompt // 4),
+            "completion_tokens": max(1, len(content) // 4),
+            "total_tokens": max(1, prompt // 4) + max(1, len(content) // 4),
+        }
+    return json.dumps(body).encode()
+
+
 class OpenAIServer:
     """The scriptable server; ``url`` is the base URL to hand to the client (ends in /v1)."""
 
@@ -162,34 +188,13 @@ class OpenAIServer:
     def default_body(self, path: str, request: dict[str, Any]) -> tuple[int, bytes]:
         model = request.get("model", "unknown")
         if path == CHAT:
-            content = self.chat_reply(request)
-            prompt = sum(len(str(m.get("content", ""))) for m in request.get("messages", []))
-            body: dict[str, Any] = {
-                "id": "chatcmpl-test",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
-                    }
-                ],
-            }
-            if self.report_usage:
-                body["usage"] = {
-                    "prompt_tokens": max(1, prompt // 4),
-                    "completion_tokens": max(1, len(content) // 4),
-                    "total_tokens": max(1, prompt // 4) + max(1, len(content) // 4),
-                }
-            return 200, json.dumps(body).encode()
+            return 200, chat_completion(request, self.chat_reply(request), self.report_usage)
         if path == EMBEDDINGS:
             inputs = request.get("input", [])
             inputs = [inputs] if isinstance(inputs, str) else list(inputs)
             vectors = self.embed(inputs)
             tokens = sum(max(1, len(str(t).split())) for t in inputs)
-            body = {
+            body: dict[str, Any] = {
                 "object": "list",
                 "model": model,
                 "data": [
@@ -276,19 +281,82 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Exchange(asyncio.Protocol):
+    """One keep-alive connection of :func:`serve`: HTTP/1.1 requests framed by Content-Length."""
+
+    def __init__(self, latency_s: float, calls: dict[str, int]) -> None:
+        self.latency_s = latency_s
+        self.calls = calls
+        self.buffer = bytearray()
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while (end := self.buffer.find(b"\r\n\r\n")) >= 0:
+            lines = bytes(self.buffer[:end]).decode("latin-1").split("\r\n")
+            method, target, _ = lines[0].split(" ", 2)
+            headers = dict(line.split(":", 1) for line in lines[1:])
+            lengths = [v for k, v in headers.items() if k.strip().lower() == "content-length"]
+            size = int(lengths[0]) if lengths else 0
+            if len(self.buffer) < end + 4 + size:
+                return  # the rest of the body is still on its way
+            body = bytes(self.buffer[end + 4 : end + 4 + size])
+            del self.buffer[: end + 4 + size]
+            self.answer(method, target.split("?", 1)[0], body)
+
+    def answer(self, method: str, path: str, body: bytes) -> None:
+        if method == "GET" and path in ("/_stats", "/_reset"):
+            if path == "/_reset":
+                self.calls.clear()
+            self.send(200, json.dumps({"calls": dict(self.calls)}).encode())
+        elif method == "POST" and path == CHAT:
+            self.calls[CHAT] += 1
+            reply = chat_completion(json.loads(body), judge_reply({}))
+            asyncio.get_running_loop().call_later(self.latency_s, self.send, 200, reply)
+        else:
+            self.send(404, b'{"error": {"message": "not found"}}')
+
+    def send(self, status: int, body: bytes) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return
+        reason = {200: "OK", 404: "Not Found"}[status]
+        head = (
+            f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        )
+        self.transport.write(head.encode("latin-1") + body)
+
+
 def serve(latency_ms: float, ready: Any) -> None:
-    """Run a server until killed (for a separate process); puts its URL on ``ready``."""
-    server = OpenAIServer()
-    server.latency_s = latency_ms / 1000.0
-    server.start()
-    ready.put(server.url)
-    threading.Event().wait()
+    """Serve chat completions until killed (for a separate process); puts the URL on ``ready``.
+
+    A single-threaded asyncio server for benchmarks: the same OpenAI protocol over HTTP/1.1
+    keep-alive connections, each answer sent ``latency_ms`` after its request arrived, at a
+    small fraction of the threaded :class:`OpenAIServer`'s CPU per request (which competes
+    with the client on a small machine). Requests are answered in arrival order, with the
+    default judge verdict; ``/_stats`` and ``/_reset`` as on :class:`OpenAIServer`.
+    """
+
+    async def main() -> None:
+        calls: dict[str, int] = defaultdict(int)
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(
+            lambda: _Exchange(latency_ms / 1000.0, calls), "127.0.0.1", 0, backlog=1024
+        )
+        host, port = server.sockets[0].getsockname()[:2]
+        ready.put(f"http://{host}:{port}/v1")
+        await server.serve_forever()
+
+    asyncio.run(main())
 
 
 class RemoteServer:
-    """The loopback server in a child process; call counts come from ``/_stats``.
-
-    A child process has no GIL contention with the client.
+    """The benchmarks' loopback server (:func:`serve`) in a child process; call counts come
+    from ``/_stats``. A child process has no GIL contention with the client.
     """
 
     def __init__(self, latency_ms: float) -> None:

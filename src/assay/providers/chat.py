@@ -16,13 +16,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, TypeVar
 
-import httpx
-
 from assay.bounded import loads_json
 from assay.errors import ProviderError, ReplyRejected
 from assay.limiter import Limiter
 from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.endpoint import JSONClient
+from assay.providers.pool import Reply
 from assay.providers.pricing import cost_usd
 from assay.providers.settings import ProviderSettings
 from assay.providers.transport import call_provider, endpoint_host
@@ -197,17 +196,17 @@ class ChatProvider:
         ).encode("utf-8")
         sent_at = 0.0
 
-        async def send() -> httpx.Response:
+        async def send() -> Reply:
             nonlocal sent_at
             self.calls += 1
             sent_at = time.perf_counter()  # latency: the answered attempt, not queueing/backoff
             return await self._client.post("chat/completions", payload)
 
-        response, retries = await call_provider(
+        reply, retries = await call_provider(
             send, what=what, host=self.host, settings=self.settings, limiter=self._limiter
         )
         latency = (time.perf_counter() - sent_at) * 1000
-        content, tokens = parse_completion(response.content, what=what, host=self.host)
+        content, tokens = parse_completion(reply.body, what=what, host=self.host)
         usage = self._usage(tokens, latency)
         if content is None:
             raise RejectedReply(

@@ -1,11 +1,12 @@
 """One OpenAI-compatible endpoint: its limiter, a lean JSON client, and the SDK on demand.
 
-Chat requests are plain JSON POSTs: :class:`JSONClient` sends them with ``httpx`` over
+Chat requests are plain JSON POSTs: :class:`JSONClient` sends them over
 :class:`~assay.providers.pool.ConnectionPool` (keep-alive connections, as many kept as the
-endpoint's concurrency). It sends what the ``openai`` SDK sends for a request (bearer key,
-JSON content type, ``OpenAI-Organization`` / ``OpenAI-Project`` from ``OPENAI_ORG_ID`` /
-``OPENAI_PROJECT_ID``) without the SDK's per-request machinery or its import (over a second of
-CPU at start-up). Embeddings still use the SDK client, created on first use.
+endpoint's concurrency; through ``httpx`` when the environment names a proxy). It sends what
+the ``openai`` SDK sends for a request (bearer key, JSON content type, ``OpenAI-Organization``
+/ ``OpenAI-Project`` from ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID``) without the SDK's
+per-request machinery or its import (over a second of CPU at start-up). Embeddings still use
+the SDK client, created on first use.
 """
 
 from __future__ import annotations
@@ -13,10 +14,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import httpx
-
 from assay.limiter import Limiter
-from assay.providers.pool import ConnectionPool
+from assay.providers.pool import ConnectionPool, ProxiedClient, Reply, proxied
 from assay.providers.settings import ProviderSettings
 from assay.providers.transport import StatusFailure
 
@@ -41,29 +40,21 @@ class JSONClient:
             "User-Agent": "assay",
         }
         headers.update({name: os.environ[var] for var, name in _ENV_HEADERS if os.environ.get(var)})
-        self._base = base_url.rstrip("/") + "/"
-        self._urls: dict[str, httpx.URL] = {}  # parsed once: httpx re-parses a str per request
-        self._http = httpx.AsyncClient(
-            headers=headers,
-            timeout=timeout_s,
-            transport=ConnectionPool(keep=keep),
-        )
+        kind = ProxiedClient if proxied() else ConnectionPool
+        self._http = kind(base_url, headers=headers, timeout_s=timeout_s, keep=keep)
 
-    async def post(self, path: str, payload: bytes) -> httpx.Response:
+    async def post(self, path: str, payload: bytes) -> Reply:
         """The endpoint's answer to ``payload`` at ``path`` (relative to the base URL)."""
-        url = self._urls.get(path)
-        if url is None:
-            url = self._urls[path] = httpx.URL(self._base + path)
-        response = await self._http.post(url, content=payload)
-        if not 200 <= response.status_code < 300:
-            raise StatusFailure(response.status_code, response.headers)
-        return response
+        reply = await self._http.post(path, payload)
+        if not 200 <= reply.status < 300:
+            raise StatusFailure(reply.status, reply.headers)
+        return reply
 
     def is_closed(self) -> bool:
-        return self._http.is_closed
+        return self._http.is_closed()
 
     async def close(self) -> None:
-        await self._http.aclose()
+        await self._http.close()
 
 
 class Endpoint:

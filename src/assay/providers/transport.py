@@ -1,6 +1,6 @@
 """Provider requests through the shared retry stack (:mod:`assay.limiter`).
 
-Chat requests go out through ``httpx`` (:mod:`assay.providers.endpoint`), embeddings through
+Chat requests go out through :mod:`assay.providers.pool`, embeddings through
 the ``openai`` SDK with its own retries switched off: its backoff cannot tell the endpoint's
 other requests to pause or to send fewer at once, and its attempts are invisible to the usage
 count. Here each failure of either becomes a :class:`~assay.limiter.Refusal` (connection
@@ -16,8 +16,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-import httpx
-
 from assay.errors import GaveUp, ProviderError
 from assay.limiter import (
     Classify,
@@ -28,6 +26,7 @@ from assay.limiter import (
     is_overload,
     retry_after_seconds,
 )
+from assay.providers.pool import ConnectionFailure, TimedOut
 from assay.providers.settings import ProviderSettings
 
 T = TypeVar("T")
@@ -74,17 +73,17 @@ def _status_of(exc: Exception) -> tuple[int, Mapping[str, str]] | None:
 def _is_timeout(exc: Exception) -> bool:
     openai = sys.modules.get("openai")
     sdk_timeout = openai is not None and isinstance(exc, openai.APITimeoutError)
-    return sdk_timeout or isinstance(exc, httpx.TimeoutException)
+    return sdk_timeout or isinstance(exc, TimedOut)
 
 
 def _is_connection_failure(exc: Exception) -> bool:
     openai = sys.modules.get("openai")
     sdk_failure = openai is not None and isinstance(exc, openai.APIConnectionError)
-    return sdk_failure or isinstance(exc, httpx.TransportError)
+    return sdk_failure or isinstance(exc, ConnectionFailure)
 
 
 def classifier(what: str, host: str, timeout_s: float) -> Classify:
-    """Maps httpx's and the SDK's failures for one kind of request to refusals or errors."""
+    """Maps the pool's and the SDK's failures for one kind of request to refusals or errors."""
 
     def classify(exc: Exception) -> Refusal | None:
         if isinstance(exc, ProviderError):

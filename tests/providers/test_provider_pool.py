@@ -1,0 +1,208 @@
+"""The lean HTTP/1.1 client (providers/pool.py) against raw scripted servers on loopback.
+
+Each server answers every request on a connection with the next scripted byte string, so the
+framings a real endpoint may use (Content-Length, chunked, close-delimited, interim 1xx) and the
+broken ones are all exercised over a real socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from assay.providers import pool
+from assay.providers.pool import ConnectionFailure, ConnectionPool, TimedOut
+
+Script = list[bytes | None]  # None: close the connection without answering
+
+
+class RawServer:
+    """Reads one request (head + Content-Length body) at a time and writes the next answer;
+    closes the connection after an answer without a length (its body ends at the close)."""
+
+    def __init__(self, answers: Script, *, delay_s: float = 0.0) -> None:
+        self.answers = list(answers)
+        self.delay_s = delay_s
+        self.requests: list[bytes] = []
+        self.connections = 0
+        self.server: asyncio.Server | None = None
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while self.answers:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(
+                    int(line.split(b":", 1)[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+                self.requests.append(head + await reader.readexactly(length))
+                answer = self.answers.pop(0)
+                await asyncio.sleep(self.delay_s)
+                if answer is None:
+                    break
+                writer.write(answer)
+                await writer.drain()
+                if b"Content-Length" not in answer and b"chunked" not in answer:
+                    break  # a close-delimited body ends when the connection does
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        host, port = self.server.sockets[0].getsockname()[:2]
+        return f"http://{host}:{port}/v1"
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[object]:
+    servers: list[asyncio.Server] = []
+    clients: list[ConnectionPool] = []
+
+    async def start(answers: Script, *, delay_s: float = 0.0, timeout_s: float = 5.0):
+        raw = RawServer(answers, delay_s=delay_s)
+        raw.server = await asyncio.start_server(raw.handle, "127.0.0.1", 0)
+        servers.append(raw.server)
+        client = ConnectionPool(
+            raw.url, headers={"Authorization": "Bearer k"}, timeout_s=timeout_s, keep=2
+        )
+        clients.append(client)
+        return raw, client
+
+    yield start
+    for client in clients:
+        await client.close()
+    for server in servers:
+        server.close()
+
+
+def ok(body: bytes, *extra: bytes) -> bytes:
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: " + str(len(body)).encode() + b"\r\n"
+    return head + b"".join(e + b"\r\n" for e in extra) + b"\r\n" + body
+
+
+async def test_the_request_is_a_well_formed_post_under_the_base_path(serve) -> None:
+    raw, client = await serve([ok(b'{"a": 1}')])
+    reply = await client.post("chat/completions", b'{"q": "x"}')
+    assert (reply.status, reply.body) == (200, b'{"a": 1}')
+    request = raw.requests[0]
+    head, body = request.split(b"\r\n\r\n", 1)
+    lines = head.decode().split("\r\n")
+    assert lines[0] == "POST /v1/chat/completions HTTP/1.1"
+    assert f"Host: {raw.url.removeprefix('http://').removesuffix('/v1')}" in lines
+    assert "Authorization: Bearer k" in lines and "Content-Length: 10" in lines
+    assert body == b'{"q": "x"}'
+
+
+async def test_keep_alive_reuses_one_connection(serve) -> None:
+    raw, client = await serve([ok(b"1"), ok(b"2"), ok(b"3")])
+    bodies = [(await client.post("x", b"")).body for _ in range(3)]
+    assert bodies == [b"1", b"2", b"3"] and raw.connections == 1
+
+
+async def test_chunked_bodies_with_extensions_and_trailers(serve) -> None:
+    chunked = (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: t\r\n\r\n"
+    )
+    raw, client = await serve([chunked, ok(b"next")])
+    assert (await client.post("x", b"")).body == b"hello, world"
+    assert (await client.post("x", b"")).body == b"next"
+    assert raw.connections == 1  # the chunked answer left the connection reusable
+
+
+async def test_interim_answers_are_skipped(serve) -> None:
+    _, client = await serve([b"HTTP/1.1 100 Continue\r\n\r\n" + ok(b"final")])
+    reply = await client.post("x", b"")
+    assert (reply.status, reply.body) == (200, b"final")
+
+
+async def test_headers_are_lower_case_and_repeated_ones_joined(serve) -> None:
+    answer = ok(b"{}", b"Retry-After: 3", b"X-Many: a", b"X-Many: b")
+    _, client = await serve([answer])
+    reply = await client.post("x", b"")
+    assert reply.headers["retry-after"] == "3" and reply.headers["x-many"] == "a, b"
+
+
+async def test_connection_close_and_close_delimited_bodies_open_a_new_connection(serve) -> None:
+    closing = b"HTTP/1.1 503 Busy\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"
+    _, client = await serve([closing, None])
+    assert (await client.post("x", b"")).status == 503
+    _, client2 = await serve([b"HTTP/1.0 200 OK\r\n\r\nuntil the end", None])
+    assert (await client2.post("x", b"")).body == b"until the end"
+    assert client._idle == [] and client2._idle == []
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        None,  # dropped without an answer
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",  # closed mid-body
+        b"SMTP ready\r\n\r\n",  # not HTTP
+        b"HTTP/1.1 abc OK\r\n\r\n",  # no status code
+        b"HTTP/1.1 200 OK\r\nContent-Length: 1, 2\r\n\r\n12",  # conflicting lengths
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",  # bad chunk size
+        b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",
+    ],
+)
+async def test_broken_answers_are_connection_failures(serve, answer: bytes | None) -> None:
+    _, client = await serve([answer])
+    with pytest.raises(ConnectionFailure) as info:
+        await client.post("x", b"")
+    assert not isinstance(info.value, TimedOut)
+    assert client._idle == []
+
+
+async def test_a_slow_answer_times_out(serve) -> None:
+    _, client = await serve([ok(b"late")], delay_s=1.0, timeout_s=0.1)
+    with pytest.raises(TimedOut):
+        await client.post("x", b"")
+
+
+async def test_a_refused_connection_is_a_connection_failure() -> None:
+    listener = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    listener.close()
+    await listener.wait_closed()
+    client = ConnectionPool(f"http://127.0.0.1:{port}/v1", headers={}, timeout_s=2, keep=1)
+    with pytest.raises(ConnectionFailure, match="cannot connect"):
+        await client.post("x", b"")
+
+
+async def test_a_closed_pool_refuses_requests(serve) -> None:
+    _, client = await serve([ok(b"1")])
+    await client.close()
+    assert client.is_closed()
+    with pytest.raises(ConnectionFailure):
+        await client.post("x", b"")
+
+
+def test_a_proxy_in_the_environment_is_noticed(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("ALL_PROXY", raising=False)
+    assert not pool.proxied()
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    assert pool.proxied()
+
+
+async def test_the_proxied_client_speaks_through_httpx(serve) -> None:
+    raw, _ = await serve([ok(b'{"via": "httpx"}', b"Retry-After: 1")])
+    client = pool.ProxiedClient(raw.url, headers={"Authorization": "Bearer k"}, timeout_s=5, keep=1)
+    try:
+        reply = await client.post("chat/completions", b"{}")
+    finally:
+        await client.close()
+    assert (reply.status, reply.body, reply.headers["retry-after"]) == (
+        200,
+        b'{"via": "httpx"}',
+        "1",
+    )
+    assert raw.requests[0].startswith(b"POST /v1/chat/completions HTTP/1.1")
+    assert client.is_closed()
