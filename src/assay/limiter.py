@@ -3,7 +3,8 @@
 A :class:`Limiter` hands out slots and adapts how many may be held at once (AIMD); an optional
 ``rpm`` spaces call starts evenly. :func:`call_limited` runs one call in a slot and tries it
 again after a refusal: the server's wait (``retry-after-ms``, ``Retry-After`` in seconds or as
-an HTTP date, read by :func:`retry_after_seconds`) when it sent one, else exponential backoff
+an HTTP date, read by :func:`assay.retry_after.retry_after_seconds`, re-exported here) when it
+sent one, else exponential backoff
 with jitter (:class:`RetryPolicy`). A ``classify`` function says which failures are worth
 another try; the default retries :class:`~assay.errors.RateLimited` only (what an HTTP system
 under test raises), the provider layer passes one for the ``openai`` SDK's errors.
@@ -40,13 +41,13 @@ import asyncio
 import contextlib
 import math
 import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from typing import Final, Generic, TypeVar
 
 from assay.errors import GaveUp, RateLimited
+from assay.retry_after import is_overload as is_overload
+from assay.retry_after import retry_after_seconds as retry_after_seconds
 
 T = TypeVar("T")
 Clock = Callable[[], float]
@@ -61,59 +62,6 @@ MAX_RETRIES: Final = 8
 PROVIDER_MAX_RETRIES: Final = 3
 _PAUSE_RECHECK_S: Final = 0.25  # a pause can be lifted by a clock the loop does not drive
 _MAX_DOUBLINGS: Final = 60  # 2**60 x any base is past every cap; keeps floats finite
-
-
-# --------------------------------------------------------------------------- server hints
-
-
-def retry_after_seconds(
-    headers: Mapping[str, str] | None, *, now: datetime | None = None
-) -> float | None:
-    """The server's wait in seconds: ``retry-after-ms`` first, then ``Retry-After``.
-
-    ``Retry-After`` is delta seconds or an HTTP date (a date in the past is 0). Negative,
-    non-finite or unreadable values give ``None`` (no hint, so the caller backs off itself).
-    ``headers`` is any mapping; HTTP libraries' header maps ignore the name's case.
-    """
-    if headers is None:
-        return None
-    millis = _seconds(headers.get("retry-after-ms"))
-    if millis is not None:
-        return millis / 1000.0
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    seconds = _seconds(raw)
-    return seconds if seconds is not None else _until(raw, now)
-
-
-def _seconds(raw: str | None) -> float | None:
-    """A non-negative finite number, or None."""
-    if raw is None:
-        return None
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        return None
-    return value if math.isfinite(value) and value >= 0 else None
-
-
-def _until(raw: str, now: datetime | None) -> float | None:
-    """Seconds from ``now`` to an HTTP date (0 when it has passed), or None if not a date."""
-    try:
-        when = parsedate_to_datetime(raw.strip())
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    reference = now if now is not None else datetime.now(timezone.utc)
-    return max(0.0, (when - reference).total_seconds())
-
-
-def is_overload(status: int, headers: Mapping[str, str]) -> bool:
-    """HTTP 429, or 503 that carries a wait: the server asks for fewer calls, not a fix."""
-    waits = "retry-after" in headers or "retry-after-ms" in headers
-    return status == 429 or (status == 503 and waits)
 
 
 # --------------------------------------------------------------------------- retry policy

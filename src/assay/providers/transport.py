@@ -23,11 +23,10 @@ from assay.limiter import (
     Refusal,
     RetryPolicy,
     call_limited,
-    is_overload,
-    retry_after_seconds,
 )
 from assay.providers.pool import ConnectionFailure, TimedOut
 from assay.providers.settings import ProviderSettings
+from assay.retry_after import is_overload, retry_after_seconds
 
 T = TypeVar("T")
 DEFAULT_HOST = "api.openai.com"
