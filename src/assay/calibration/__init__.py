@@ -17,7 +17,7 @@ _EXPORTS = {
     "Aggregation": "assay.calibration.aggregate",
     "consensus": "assay.calibration.aggregate",
     "compute_agreement": "assay.calibration.compute",
-    "labels_from_data": "assay.calibration.loaders",
+    "labels_from_data": "assay.calibration.documents",
     "load_criteria": "assay.calibration.loaders",
     "load_labels": "assay.calibration.loaders",
     "Criterion": "assay.calibration.model",
@@ -50,7 +50,8 @@ __all__ = [
 if TYPE_CHECKING:
     from assay.calibration.aggregate import Aggregation, consensus
     from assay.calibration.compute import compute_agreement
-    from assay.calibration.loaders import labels_from_data, load_criteria, load_labels
+    from assay.calibration.documents import labels_from_data
+    from assay.calibration.loaders import load_criteria, load_labels
     from assay.calibration.model import Criterion, LabelsDocument, LabelSet, Option, Verdict
     from assay.calibration.result import CALIBRATION_SCHEMA, CalibrationResult
     from assay.calibration.scoring import weighted_scores

@@ -1,0 +1,122 @@
+"""Labels CSV files: long (``item_id,criterion,rater,label``; the rater ``human`` is the ground
+truth) or wide (``item_id,criterion,human,<judge>,...``). A cell starting with ``error:`` is a
+failed judgment; an empty cell is missing. Criteria not passed in are inferred from the labels.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from assay.calibration.documents import labels_from_items
+from assay.calibration.inference import collect_from_items, infer_criteria
+from assay.calibration.model import Criterion, LabelSet
+from assay.errors import CalibrationError
+
+HUMAN_RATER = "human"
+_ID_COLUMNS = ("item_id", "id", "item")
+
+
+def labels_from_csv(text: str, source: str, declared: list[Criterion] | None) -> LabelSet:
+    """Read a long or wide labels CSV; ``declared`` criteria replace the inferred ones."""
+    reader = csv.DictReader(io.StringIO(text))
+    columns = _Columns.of(reader.fieldnames or [], source)
+    rows = _items(reader, columns, source)
+    notes: list[str] = []
+    if declared is not None:
+        criteria = declared
+    else:
+        criteria, notes = infer_criteria(collect_from_items(rows, source))
+    data = {"criteria": [c.model_dump(exclude_none=True) for c in criteria], "items": rows}
+    return labels_from_items(data, rows, source=source, notes=notes)
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """Where the item id, criterion and (long form) rater and label live in a row."""
+
+    header: list[str]
+    id_col: str
+    crit_col: str
+    rater_col: str | None  # None in the wide form, where every other column is a rater
+    label_col: str | None
+
+    @classmethod
+    def of(cls, fieldnames: Sequence[str], source: str) -> _Columns:
+        """Find the columns in the header; CalibrationError when it fits neither form."""
+        header = [h.strip() for h in fieldnames]
+        lowered = [h.lower() for h in header]
+        id_col = next((header[lowered.index(k)] for k in _ID_COLUMNS if k in lowered), None)
+        if id_col is None or "criterion" not in lowered:
+            raise CalibrationError(
+                "a labels CSV needs an item_id column and a criterion column",
+                file=source,
+                field="header",
+            )
+        crit_col = header[lowered.index("criterion")]
+        if "rater" in lowered and "label" in lowered:
+            rater, label = header[lowered.index("rater")], header[lowered.index("label")]
+            return cls(header, id_col, crit_col, rater, label)
+        if HUMAN_RATER not in lowered:
+            raise CalibrationError(
+                "a labels CSV needs either rater+label columns (long form) or a human column "
+                "(wide form)",
+                file=source,
+                field="header",
+            )
+        return cls(header, id_col, crit_col, None, None)
+
+    def pairs(self, row: dict[str, str]) -> list[tuple[str, str]]:
+        """The (rater, label) pairs of one row."""
+        if self.rater_col is not None and self.label_col is not None:
+            return [(row[self.rater_col].strip(), row[self.label_col].strip())]
+        return [
+            (h, row.get(h, "").strip())
+            for h in self.header
+            if h not in (self.id_col, self.crit_col)
+        ]
+
+
+def _items(
+    reader: Iterable[dict[str | Any, str | Any]], columns: _Columns, source: str
+) -> list[dict[str, Any]]:
+    """The rows grouped into items (``id``, ``human``, ``judges``) in order of first appearance."""
+    items: dict[str, dict[str, Any]] = {}
+    for line, raw_row in enumerate(reader, start=2):
+        row = {(k or "").strip(): (v if v is not None else "") for k, v in raw_row.items()}
+        item_id = row.get(columns.id_col, "").strip()
+        criterion = row.get(columns.crit_col, "").strip()
+        if not item_id or not criterion:
+            raise CalibrationError(
+                f"line {line}: item_id and criterion must not be empty", file=source
+            )
+        item = items.setdefault(item_id, {"id": item_id, "human": {}, "judges": {}})
+        for rater, label in columns.pairs(row):
+            _put(item, rater, criterion, label, line=line, source=source)
+    if not items:
+        raise CalibrationError("no rows", file=source)
+    return list(items.values())
+
+
+def _put(
+    item: dict[str, Any], rater: str, criterion: str, label: str, *, line: int, source: str
+) -> None:
+    """Store one rater's label for ``criterion``; a second non-empty label is an error."""
+    if not rater:
+        raise CalibrationError(f"line {line}: empty rater name", file=source)
+    cell: Any = (
+        None if not label else ({"error": label} if label.lower().startswith("error:") else label)
+    )
+    target = item["human"] if rater.lower() == HUMAN_RATER else item["judges"].setdefault(rater, {})
+    if criterion in target and cell is not None and target[criterion] is not None:
+        raise CalibrationError(
+            f"line {line}: a second label for this item, criterion and rater",
+            file=source,
+            sample=item["id"],
+            field=f"{rater}.{criterion}",
+        )
+    if cell is not None or criterion not in target:
+        target[criterion] = cell
