@@ -24,9 +24,9 @@ from assay.report.aggregate import ReportBuilder
 from assay.report.conversations import ConversationCollector
 from assay.report.failing import DEFAULT_TEXT_LIMIT, REDACTED, FailingRowCollector
 from assay.report.model import DatasetInfo, Report, RunInfo
-from assay.results import ExecutionResult
+from assay.results import ExecutionResult, row_document
 from assay.runner import Execution, Runner, iter_plan, never_stop
-from assay.store import RunStore, new_run_id
+from assay.store import RunStore, encode_json, new_run_id
 from assay.sut import SystemUnderTest
 
 ProgressHook = Callable[[int], None]
@@ -155,6 +155,9 @@ def evaluate(
                 position=position,
                 tags=tags,
                 row_hash=row_hash,
+                row=encode_json(
+                    row_document(result, tags, row_hash, metric_names, options.thresholds)
+                ),
             )
         builder.add(result, tags, row_hash, position)
         conversations.add(result, sample, position)

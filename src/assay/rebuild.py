@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Protocol
 
 from assay.report.aggregate import ReportBuilder, make_row
 from assay.report.model import (
@@ -13,7 +14,8 @@ from assay.report.model import (
     RunInfo,
     SystemUnderTestInfo,
 )
-from assay.store import RunStore
+from assay.results import ExecutionResult
+from assay.store import ROW_PREFIX, RunStore, decode_json
 
 
 def rows_from_store(store: RunStore, run_id: str, metric_names: list[str]) -> Iterator[Row]:
@@ -21,6 +23,36 @@ def rows_from_store(store: RunStore, run_id: str, metric_names: list[str]) -> It
     thresholds = dict(store.get_run(run_id).config.get("thresholds", {}))
     for result, tags, row_hash in store.iter_results(run_id):
         yield make_row(result, tags, row_hash, metric_names, thresholds)
+
+
+def row_json_from_store(store: RunStore, run_id: str, metric_names: list[str]) -> Iterator[bytes]:
+    """A stored run's report rows as JSON, in dataset order: the stored bytes where the store
+    kept the row itself, else the row rebuilt from the stored result (one with usage)."""
+    thresholds = dict(store.get_run(run_id).config.get("thresholds", {}))
+    serialize = Row.__pydantic_serializer__.to_json
+    for sample_id, repetition, tags, row_hash, stored in store.iter_stored(run_id):
+        raw = stored.encode("utf-8") if isinstance(stored, str) else stored
+        if raw.startswith(ROW_PREFIX):
+            yield raw
+            continue
+        result = ExecutionResult.from_json(sample_id, repetition, decode_json(raw))
+        yield serialize(make_row(result, decode_json(tags), row_hash, metric_names, thresholds))
+
+
+class RowSource(Protocol):
+    """A stored run's rows on demand: as models, or (``encoded``) as JSON bytes."""
+
+    def __call__(self, encoded: bool = False) -> Iterable[Row | bytes]: ...
+
+
+def stored_rows(store: RunStore, run_id: str, metric_names: list[str]) -> RowSource:
+    """The rows of a stored run, read from the store each time they are asked for."""
+
+    def rows(encoded: bool = False) -> Iterable[Row | bytes]:
+        source = row_json_from_store if encoded else rows_from_store
+        return source(store, run_id, metric_names)
+
+    return rows
 
 
 def builder_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -> ReportBuilder:

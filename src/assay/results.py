@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 DEFAULT_THRESHOLD = 0.5
 SUT_STAGE = "system-under-test"
+NO_SCORE = "metric produced no score"
 
 Thresholds = Mapping[str, float]
 
@@ -107,8 +108,16 @@ class ExecutionResult:
             },
         }
 
+    @property
+    def has_usage(self) -> bool:
+        """Whether the system under test or any metric reported provider usage."""
+        return bool(self.sut_usage) or any(s.usage for s in self.scores.values())
+
     @classmethod
     def from_json(cls, sample_id: str, repetition: int, data: Mapping[str, Any]) -> ExecutionResult:
+        """Back from :meth:`to_json`, or from a stored report row (:func:`row_document`)."""
+        if "row_hash" in data:
+            return cls._from_row(sample_id, repetition, data)
         return cls(
             sample_id,
             repetition,
@@ -121,3 +130,61 @@ class ExecutionResult:
             data.get("sut_error"),
             tuple(data.get("sut_usage") or ()),
         )
+
+    @classmethod
+    def _from_row(cls, sample_id: str, repetition: int, row: Mapping[str, Any]) -> ExecutionResult:
+        """A result stored as its report row (it had no usage to keep): scores, then errors."""
+        errors = dict(row.get("errors") or {})
+        sut_error = errors.pop(SUT_STAGE, None)
+        scores = {
+            name: ScoreResult(s["score"], s.get("details") or {})
+            for name, s in (row.get("scores") or {}).items()
+        }
+        for name, message in errors.items():
+            scores[name] = ScoreResult(None, error=message)
+        return cls(sample_id, repetition, scores, sut_error)
+
+
+def row_document(
+    result: ExecutionResult,
+    tags: list[str],
+    row_hash: str,
+    metric_names: Sequence[str],
+    thresholds: Thresholds | None = None,
+) -> dict[str, Any]:
+    """The report row of one execution as plain JSON values, keys in the report's order.
+
+    The one definition of a row (``assay.report.model.Row`` validates the same keys): its scores
+    and errors, no input, expected or metadata. A score is listed under ``scores`` with whether
+    it passed its metric's threshold; a metric that could not score is listed under ``errors``.
+    """
+    errors: dict[str, str] = {}
+    if result.sut_error is not None:
+        errors[SUT_STAGE] = result.sut_error
+    scores: dict[str, dict[str, Any]] = {}
+    all_pass = True
+    for name in metric_names:
+        outcome = result.scores.get(name)
+        if outcome is None:
+            continue
+        value = outcome.value
+        if outcome.error is not None or value is None:
+            errors[name] = outcome.error or NO_SCORE
+            continue
+        passed = passes(value, threshold_for(thresholds, name))
+        all_pass = all_pass and passed
+        details = outcome.details
+        scores[name] = {
+            "score": value,
+            "passed": passed,
+            "details": details if type(details) is dict else dict(details),
+        }
+    return {
+        "id": result.sample_id,
+        "row_hash": row_hash,
+        "repetition": result.repetition,
+        "tags": tags,
+        "passed": not errors and all_pass,
+        "scores": scores,
+        "errors": errors,
+    }

@@ -5,14 +5,17 @@ from __future__ import annotations
 import random
 import shlex
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from assay.console import EXIT_GATE_FAILED, EXIT_OK, fail, warn
+
+if TYPE_CHECKING:
+    from assay.rebuild import RowSource
 
 
 def register(app: typer.Typer) -> None:
@@ -40,9 +43,6 @@ def _write(text: str | Iterable[bytes], out: Path | None) -> None:
     write_atomic(out, text)
 
 
-RowSource = Callable[[], Iterable[Any]]
-
-
 def render(
     report_obj: Any, fmt: str, comparison: Any = None, rows: RowSource | None = None
 ) -> str | Iterable[bytes]:
@@ -53,7 +53,7 @@ def render(
     if fmt == "json":
         from assay.report.json_stream import iter_json
 
-        return iter_json(report_obj, rows() if rows is not None else None)
+        return iter_json(report_obj, rows(encoded=True) if rows is not None else None)
     if fmt == "md":
         from assay.report.markdown import render_markdown
 
@@ -878,10 +878,9 @@ def _finish_run(
 
     rows: RowSource | None = None
     if store is not None:
-        from assay.rebuild import rows_from_store
+        from assay.rebuild import stored_rows
 
-        def rows() -> Iterable[Any]:
-            return rows_from_store(store, report_obj.run.run_id, metric_names)
+        rows = stored_rows(store, report_obj.run.run_id, metric_names)
 
     _write(render(report_obj, fmt, comparison, rows), out)
     for extra_fmt, extra_path in extra_reports:
@@ -1106,7 +1105,7 @@ def report(
     ] = None,
 ) -> None:
     """Render a stored run again, without rerunning anything."""
-    from assay.rebuild import report_from_store, rows_from_store
+    from assay.rebuild import report_from_store, stored_rows
     from assay.store import RunStore
 
     if fmt not in _FORMATS:
@@ -1122,7 +1121,7 @@ def report(
                 report_obj,
                 fmt,
                 None,
-                (lambda: rows_from_store(store, resolved, names)) if streamable else None,
+                stored_rows(store, resolved, names) if streamable else None,
             ),
             out,
         )

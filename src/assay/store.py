@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS executions (
     result TEXT NOT NULL,
     PRIMARY KEY (run_id, sample_id, repetition)
 );
+CREATE INDEX IF NOT EXISTS executions_order ON executions (run_id, position, repetition);
 CREATE TABLE IF NOT EXISTS gates (
     run_id TEXT PRIMARY KEY,
     passed INTEGER NOT NULL,
@@ -63,8 +64,11 @@ CREATE TABLE IF NOT EXISTS compliance (
 
 # pydantic-core's encoder and decoder (Rust) are ~3x faster than the stdlib's on these small
 # per-execution documents; values are already checked finite by MetricScore and check_details.
-_encode = pydantic_core.to_json
-_decode = pydantic_core.from_json
+_encode = encode_json = pydantic_core.to_json
+_decode = decode_json = pydantic_core.from_json
+# How a result stored as its report row starts (the row's first key); a full result document
+# starts with "sut_error".
+ROW_PREFIX: Final = b'{"id":'
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
@@ -219,8 +223,14 @@ class RunStore:
         position: int,
         tags: list[str],
         row_hash: str,
+        row: bytes | None = None,
     ) -> None:
-        """Store one finished execution (replacing an earlier attempt at the same one)."""
+        """Store one finished execution (replacing an earlier attempt at the same one).
+
+        ``row`` is the execution's report row as JSON (:func:`assay.results.row_document`).
+        A result without provider usage is stored as that row, so a report is written from the
+        stored bytes as they are; one with usage keeps its full result document.
+        """
         has_error = result.sut_error is not None or any(
             s.error is not None for s in result.scores.values()
         )
@@ -238,7 +248,7 @@ class RunStore:
                 row_hash,
                 int(has_error),
                 _encode(output) if output is not None else None,
-                _encode(result.to_json()),
+                row if row is not None and not result.has_usage else _encode(result.to_json()),
             )
         )
         self._pending += 1
@@ -272,15 +282,19 @@ class RunStore:
             query += " AND has_error = 0"
         return {(r[0], r[1]) for r in self.db.execute(query, (run_id,))}
 
-    def iter_results(self, run_id: str) -> Iterator[tuple[ExecutionResult, list[str], str]]:
-        """Stored executions in dataset order, with each sample's tags and row hash."""
+    def iter_stored(self, run_id: str) -> Iterator[tuple[str, int, bytes, str, bytes]]:
+        """Stored executions in dataset order, undecoded: (sample id, repetition, tags JSON,
+        row hash, result JSON). The order comes from an index, so nothing is sorted in memory."""
         self.flush()
-        cursor = self.db.execute(
+        yield from self.db.execute(
             "SELECT sample_id, repetition, tags, row_hash, result FROM executions "
             "WHERE run_id = ? ORDER BY position, repetition",
             (run_id,),
         )
-        for sample_id, repetition, tags, row_hash, result in cursor:
+
+    def iter_results(self, run_id: str) -> Iterator[tuple[ExecutionResult, list[str], str]]:
+        """Stored executions in dataset order, with each sample's tags and row hash."""
+        for sample_id, repetition, tags, row_hash, result in self.iter_stored(run_id):
             yield (
                 ExecutionResult.from_json(sample_id, repetition, _decode(result)),
                 _decode(tags),

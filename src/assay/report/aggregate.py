@@ -44,16 +44,16 @@ from assay.report.statistics import (
 )
 from assay.report.usage import UsageAccumulator
 from assay.results import (
+    NO_SCORE,
     SUT_STAGE,
     ExecutionResult,
     Thresholds,
     passes,
+    row_document,
     threshold_for,
 )
 
 # --------------------------------------------------------------------------- builder
-
-NO_SCORE = "metric produced no score"
 
 
 def make_row(
@@ -63,44 +63,10 @@ def make_row(
     metric_names: Sequence[str],
     thresholds: Thresholds | None = None,
 ) -> Row:
-    """The report row of one execution: its scores and errors, no input, expected or metadata."""
-    errors: dict[str, str] = {}
-    if result.sut_error is not None:
-        errors[SUT_STAGE] = result.sut_error
-    scores: dict[str, RowScore] = {}
-    for name in metric_names:
-        outcome = result.scores.get(name)
-        if outcome is None:
-            continue
-        value = outcome.value
-        if outcome.error is not None or value is None:
-            errors[name] = outcome.error or NO_SCORE
-            continue
-        scores[name] = trusted(
-            RowScore,
-            {
-                "score": value,
-                "passed": passes(value, threshold_for(thresholds, name)),
-                "details": _as_dict(outcome.details),
-            },
-        )
-    return trusted(
-        Row,
-        {
-            "id": result.sample_id,
-            "row_hash": row_hash,
-            "repetition": result.repetition,
-            "tags": tags,
-            "passed": not errors and all(score.passed for score in scores.values()),
-            "scores": scores,
-            "errors": errors,
-        },
-    )
-
-
-def _as_dict(details: Mapping[str, Any]) -> dict[str, Any]:
-    # Details are immutable by contract; share the metric's dict instead of copying 400k of them.
-    return details if type(details) is dict else dict(details)
+    """The report row of one execution (:func:`assay.results.row_document`) as a model."""
+    fields = row_document(result, tags, row_hash, metric_names, thresholds)
+    fields["scores"] = {name: trusted(RowScore, s) for name, s in fields["scores"].items()}
+    return trusted(Row, fields)
 
 
 def _in_order(items: list[Any], keys: list[tuple[int, int]]) -> list[Any]:

@@ -16,10 +16,11 @@ _ROW_SERIALIZER = Row.__pydantic_serializer__
 _CHUNK = 512
 
 
-def iter_json(report: Report, rows: Iterable[Row] | None = None) -> Iterator[bytes]:
+def iter_json(report: Report, rows: Iterable[Row | bytes] | None = None) -> Iterator[bytes]:
     """The report's JSON, piece by piece.
 
-    ``rows`` (e.g. streamed from the store) replace ``report.rows``.
+    ``rows`` (e.g. streamed from the store) replace ``report.rows``; a row already encoded as
+    JSON bytes (:func:`assay.rebuild.row_json_from_store`) is written as it is.
     """
     rows = report.rows if rows is None else rows
     head = report.model_copy(update={"rows": []})
@@ -31,7 +32,7 @@ def iter_json(report: Report, rows: Iterable[Row] | None = None) -> Iterator[byt
     buffer: list[bytes] = []
     separator = b"\n    "
     for row in rows:
-        buffer.append(separator + _ROW_SERIALIZER.to_json(row))
+        buffer.append(separator + (row if isinstance(row, bytes) else _ROW_SERIALIZER.to_json(row)))
         separator = b",\n    "
         if len(buffer) >= _CHUNK:
             yield b"".join(buffer)

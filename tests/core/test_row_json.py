@@ -1,0 +1,91 @@
+"""A report row written once, as JSON, when its execution finishes (assay.results.row_document).
+
+The stored bytes are written into JSON reports as they are, so they must equal what the report
+model itself serializes for the same row after full validation, for any scores, details, tags
+and errors; and a result stored as its row must read back as the same result.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pydantic_core
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assay.report.aggregate import make_row
+from assay.report.model import Row
+from assay.results import SUT_STAGE, ExecutionResult, ScoreResult, row_document
+
+_text = st.text(max_size=12)
+_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**40), 2**40),
+    st.floats(allow_nan=False, allow_infinity=False),
+    _text,
+)
+_details = st.dictionaries(
+    _text, st.recursive(_leaf, lambda inner: st.lists(inner, max_size=3), max_leaves=6), max_size=4
+)
+_outcome = st.one_of(
+    st.builds(lambda v, d: ScoreResult(v, d), st.floats(0.0, 1.0), _details),
+    st.builds(lambda e: ScoreResult(None, error=e), _text.filter(bool)),
+    st.just(ScoreResult(None)),
+)
+METRICS = ["exact-match", "rouge-l", "ünïcode"]
+
+
+@st.composite
+def results(draw: st.DrawFn) -> ExecutionResult:
+    names = draw(st.lists(st.sampled_from(METRICS), unique=True))
+    scores = {name: draw(_outcome) for name in names}
+    sut_error = draw(st.one_of(st.none(), _text))
+    return ExecutionResult(draw(_text), draw(st.integers(0, 5)), scores, sut_error)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    result=results(),
+    tags=st.lists(_text, max_size=3),
+    thresholds=st.dictionaries(st.sampled_from(METRICS), st.floats(0.0, 1.0), max_size=3),
+)
+def test_row_bytes_equal_the_validated_model(
+    result: ExecutionResult, tags: list[str], thresholds: dict[str, float]
+) -> None:
+    written = pydantic_core.to_json(row_document(result, tags, "h", METRICS, thresholds))
+    validated = Row.model_validate(json.loads(written))
+    assert written == validated.__pydantic_serializer__.to_json(validated)
+    assert written == Row.__pydantic_serializer__.to_json(
+        make_row(result, tags, "h", METRICS, thresholds)
+    )
+
+
+def test_row_passes_by_threshold_and_lists_errors() -> None:
+    result = ExecutionResult(
+        "q1",
+        0,
+        {"a": ScoreResult(0.6), "b": ScoreResult(0.6), "c": ScoreResult(None, error="boom")},
+    )
+    row = row_document(result, ["t"], "h", ["a", "b", "c"], {"b": 0.7})
+    assert row["scores"]["a"]["passed"] is True
+    assert row["scores"]["b"]["passed"] is False
+    assert row["errors"] == {"c": "boom"}
+    assert row["passed"] is False
+
+
+def test_a_result_stored_as_its_row_reads_back() -> None:
+    result = ExecutionResult(
+        "q1",
+        2,
+        {"a": ScoreResult(0.25, {"k": [1, "x"]}), "b": ScoreResult(None, error="bad")},
+        sut_error=None,
+    )
+    row = json.loads(pydantic_core.to_json(row_document(result, [], "h", ["a", "b"])))
+    back = ExecutionResult.from_json("q1", 2, row)
+    assert back.scores["a"].value == 0.25 and back.scores["a"].details == {"k": [1, "x"]}
+    assert back.scores["b"].value is None and back.scores["b"].error == "bad"
+    failed = ExecutionResult("q2", 0, {}, sut_error="timeout")
+    row = json.loads(pydantic_core.to_json(row_document(failed, [], "h", ["a"])))
+    assert row["errors"] == {SUT_STAGE: "timeout"}
+    assert ExecutionResult.from_json("q2", 0, row).sut_error == "timeout"
