@@ -74,13 +74,18 @@ class JsonlSamples(Sequence[Sample]):
         try:
             for number, (offset, line) in enumerate(iter_lines(path, start), start=1):
                 if line.strip():
-                    sample = _sample(line, number, path)
-                    if sample.turns:  # conversations expand into turns: load the file whole
-                        return None
+                    sample_id, metadata = _checked(line, number, path)
                     offsets.append(offset)
-                    hashes.append(hash(sample.id))
-                    keys.update(sample.metadata)
-        except (UnusualLineBreaks, UnicodeDecodeError, DatasetError, ValidationError, OSError):
+                    hashes.append(hash(sample_id))
+                    keys.update(metadata)
+        except (
+            UnusualLineBreaks,
+            UnicodeDecodeError,
+            DatasetError,
+            ValidationError,
+            OSError,
+            _Conversation,
+        ):
             return None
         if not offsets or has_duplicates(hashes):
             return None
@@ -123,6 +128,42 @@ class JsonlSamples(Sequence[Sample]):
 
     def __repr__(self) -> str:
         return f"JsonlSamples({str(self.path)!r}, {len(self)} samples)"
+
+
+class _Conversation(Exception):
+    """A sample with ``turns``: conversations expand into turns, so the file is loaded whole."""
+
+
+_SAMPLE_KEYS = frozenset({"id", "input", "expected_output", "metadata"})
+
+
+def _checked(line: str, number: int, path: Path) -> tuple[str, dict[str, Any]]:
+    """A line's sample id and metadata, once the line is known to validate as a sample.
+
+    The common shape (a string or integer id, an object input, an expected output, an object
+    metadata, nothing else) is valid by construction and is only looked at; anything else goes
+    through the model, which raises for what it rejects.
+    """
+    value: Any = parse_jsonl_line(line, number, path, DatasetError)
+    if _plain_sample(value):
+        return str(value["id"]), value.get("metadata", {})
+    sample = Sample.model_validate(value)
+    if sample.turns:
+        raise _Conversation
+    return sample.id, sample.metadata
+
+
+def _plain_sample(value: Any) -> bool:
+    """Whether a parsed line has the shape :class:`Sample` accepts as it is (see _checked)."""
+    if type(value) is not dict or not value.keys() <= _SAMPLE_KEYS:
+        return False
+    sample_id = value.get("id")
+    return (
+        ((type(sample_id) is str and sample_id != "") or type(sample_id) is int)
+        and type(value.get("input")) is dict
+        and "expected_output" in value
+        and type(value.get("metadata", {})) is dict
+    )
 
 
 def _sample(line: str, number: int, path: Path) -> Sample:

@@ -41,6 +41,9 @@ def _entry(value: Any) -> tuple[str, Output]:
     sample_id = value.get("id")
     if isinstance(sample_id, bool) or not isinstance(sample_id, (str, int)) or str(sample_id) == "":
         raise ValueError("no id")
+    text = value.get("output")
+    if len(value) == 2 and type(text) is str:  # {"id", "output": text}: the common line
+        return str(sample_id), Output(text)
     return str(sample_id), coerce_output({k: v for k, v in value.items() if k != "id"})
 
 

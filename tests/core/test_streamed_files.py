@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay import dataset_stream, outputs_stream
 from assay.cli import main
@@ -226,3 +228,52 @@ def test_line_reader_reads_any_order(tmp_path: Path) -> None:
     assert [reader.line_at(lines[i][0]) for i in order] == [text for _, text in lines]
     random.Random(5).shuffle(order)
     assert [reader.line_at(lines[i][0]) for i in order] == [lines[i][1] for i in order]
+
+
+_json_leaf = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False), st.text(max_size=4)
+)
+_json_value = st.recursive(
+    _json_leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_sample_like = st.one_of(
+    st.dictionaries(
+        st.sampled_from(["id", "input", "expected_output", "metadata", "turns", "other"]),
+        _json_value,
+        max_size=5,
+    ),
+    st.fixed_dictionaries(
+        {
+            "id": st.one_of(st.text(max_size=3), st.integers(), st.booleans(), st.none()),
+            "input": st.one_of(_json_value, st.dictionaries(st.text(max_size=3), _json_value)),
+        },
+        optional={
+            "expected_output": _json_value,
+            "metadata": st.one_of(_json_value, st.dictionaries(st.text(max_size=3), _json_value)),
+            "other": _json_value,
+        },
+    ),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_sample_like)
+def test_the_plain_shape_check_accepts_only_valid_samples(value: dict[str, Any]) -> None:
+    """The index pass skips the model for lines of the plain shape: each such line must be a
+    sample the model accepts, with the same id (the model stays the reference)."""
+    from pydantic import ValidationError
+
+    from assay.dataset import Sample
+    from assay.dataset_stream import _plain_sample
+
+    if not _plain_sample(value):
+        return
+    try:
+        sample = Sample.model_validate(value)
+    except ValidationError as exc:  # pragma: no cover - the failure this test looks for
+        raise AssertionError(f"plain shape but invalid: {value!r}") from exc
+    assert sample.id == str(value["id"]) and sample.metadata == value.get("metadata", {})
