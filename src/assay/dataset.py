@@ -283,9 +283,15 @@ def normalise_tags(raw: Any) -> list[str]:
     return list(seen)
 
 
+# One encoder, configured once (json.dumps builds a new one per call): it holds no state.
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
+
+
 def canonical_json(value: Any) -> str:
     """Compact JSON with sorted keys: the byte form that row hashes are taken over."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _CANONICAL.encode(value)
 
 
 def row_hash(input_: Any, expected: Any) -> str:

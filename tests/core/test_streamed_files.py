@@ -277,3 +277,20 @@ def test_the_plain_shape_check_accepts_only_valid_samples(value: dict[str, Any])
     except ValidationError as exc:  # pragma: no cover - the failure this test looks for
         raise AssertionError(f"plain shape but invalid: {value!r}") from exc
     assert sample.id == str(value["id"]) and sample.metadata == value.get("metadata", {})
+
+
+_BREAK_PIECES = [b"a", b"\n", b"\r", b"\r\n", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e"]
+_BREAK_PIECES += [b"\xc2", b"\x85", b"\xe2", b"\x80", b"\xa8", b"\xa9", b"\xe2\x80\xa9"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_BREAK_PIECES), max_size=10))
+def test_unusual_line_breaks_are_found_as_a_regex_finds_them(pieces: list[bytes]) -> None:
+    """The substring checks agree with the plain regex they replace, on every mix of breaks."""
+    import re
+
+    from assay.jsonl_lines import has_other_breaks
+
+    reference = re.compile(rb"\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
+    body = b"".join(pieces)
+    assert has_other_breaks(body) == bool(reference.search(body))
