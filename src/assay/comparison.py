@@ -128,18 +128,13 @@ def compare_reports(
     ref_views = sample_views(reference, join_key)
     joined = [(cur_views[key], ref_views[key]) for key in cur_views if key in ref_views]
     metrics, warnings = _metric_names(current, reference)
-    if current.dataset.name != reference.dataset.name:
-        warnings.append(
-            f"datasets differ: current '{current.dataset.name}', "
-            f"reference '{reference.dataset.name}'"
-        )
+    warnings += _dataset_differs(current, reference)
     cells = cells_of(current, reference, metrics, joined)
     overall, by_cohort = tested(cells, alpha=alpha, seed=seed, resamples=resamples)
     regressions = [found for item in overall + by_cohort for found in _regressions(item, alpha)]
     warnings += _too_few_pairs(overall, alpha) + _undetectable_drops(overall, alpha)
     reason = _incomparable(joined, metrics)
-    if reason:
-        warnings.append(reason)
+    warnings += [reason] if reason else []
     flipped, failing = flips(joined, metrics), new_failures(joined, metrics)
     return Comparison(
         dataset=current.dataset.name,
@@ -165,6 +160,15 @@ def compare_reports(
         reference_aggregates=_aggregates(reference),
         current_aggregates=_aggregates(current),
     )
+
+
+def _dataset_differs(current: Report, reference: Report) -> list[str]:
+    """A warning when the two reports ran different datasets (rows may still join)."""
+    if current.dataset.name == reference.dataset.name:
+        return []
+    return [
+        f"datasets differ: current '{current.dataset.name}', reference '{reference.dataset.name}'"
+    ]
 
 
 def _ref(key: str, view: SampleView) -> SampleRef:

@@ -138,8 +138,30 @@ class MemoEmbedder:
     async def _resolve(
         self, by_key: dict[str, str], *, defer: bool
     ) -> tuple[dict[str, Vector], list[UsageRecord], bool]:
+        """Vectors by key from the memo, the cache, requests in flight and new requests; the
+        usage this caller accounts for; whether any came without a new request."""
         found: dict[str, Vector] = {}
         usage: list[UsageRecord] = []
+        local, waiting, missing = self._partition(by_key, found, usage, defer=defer)
+        if missing:
+            missing, hit = self._from_cache(missing, found, usage, defer=defer)
+            local = local or hit
+        if missing:
+            await self._fetch_missing(missing, by_key, found, usage, defer)
+        for key in waiting:
+            await self._join(key, by_key, found, usage, defer=defer)
+            local = True
+        return found, usage, local
+
+    def _partition(
+        self,
+        by_key: dict[str, str],
+        found: dict[str, Vector],
+        usage: list[UsageRecord],
+        *,
+        defer: bool,
+    ) -> tuple[bool, list[str], list[str]]:
+        """Serve what the memo holds; the keys already in flight, and the ones still missing."""
         local = False
         waiting: list[str] = []
         missing: list[str] = []
@@ -154,37 +176,47 @@ class MemoEmbedder:
                 waiting.append(key)
             else:
                 missing.append(key)
-        if missing:
-            started = time.perf_counter()
-            hits = self._cache_get(missing)
-            if hits:
-                local = True
-                for key, vector in hits.items():
-                    self._memo.put(key, vector)
-                    found[key] = vector
-                missing = [key for key in missing if key not in hits]
-                if not missing and not defer and self.bills:
-                    usage.append(cached_record(self.model, (time.perf_counter() - started) * 1000))
-        if missing:
-            await self._fetch_missing(missing, by_key, found, usage, defer)
-        for key in waiting:
-            future = self._inflight.get(key)
-            vector = None
-            if future is not None:
-                try:
-                    vector = await asyncio.shield(future)
-                except ProviderError as exc:
-                    # The request belongs to another caller, which reports its usage.
-                    raise ProviderError(
-                        str(exc), status=exc.status, retryable=exc.retryable
-                    ) from None
-            vector = vector if vector is not None else self._memo.get(key)
-            if vector is None:  # evicted between resolution and now: fetch again
-                await self._fetch_missing([key], by_key, found, usage, defer)
-            else:
-                found[key] = vector
-            local = True
-        return found, usage, local
+        return local, waiting, missing
+
+    def _from_cache(
+        self, missing: list[str], found: dict[str, Vector], usage: list[UsageRecord], *, defer: bool
+    ) -> tuple[list[str], bool]:
+        """Serve what the provider cache holds; the keys still missing, and whether any hit."""
+        started = time.perf_counter()
+        hits = self._cache_get(missing)
+        if not hits:
+            return missing, False
+        for key, vector in hits.items():
+            self._memo.put(key, vector)
+            found[key] = vector
+        missing = [key for key in missing if key not in hits]
+        if not missing and not defer and self.bills:
+            usage.append(cached_record(self.model, (time.perf_counter() - started) * 1000))
+        return missing, True
+
+    async def _join(
+        self,
+        key: str,
+        by_key: dict[str, str],
+        found: dict[str, Vector],
+        usage: list[UsageRecord],
+        *,
+        defer: bool,
+    ) -> None:
+        """Wait for another caller's request of ``key``; fetch it again if it was evicted."""
+        future = self._inflight.get(key)
+        vector = None
+        if future is not None:
+            try:
+                vector = await asyncio.shield(future)
+            except ProviderError as exc:
+                # The request belongs to another caller, which reports its usage.
+                raise ProviderError(str(exc), status=exc.status, retryable=exc.retryable) from None
+        vector = vector if vector is not None else self._memo.get(key)
+        if vector is None:  # evicted between resolution and now: fetch again
+            await self._fetch_missing([key], by_key, found, usage, defer)
+        else:
+            found[key] = vector
 
     async def _fetch_missing(
         self,
@@ -194,6 +226,7 @@ class MemoEmbedder:
         usage: list[UsageRecord],
         defer: bool,
     ) -> None:
+        """Request ``missing`` in batches, concurrently; others asking meanwhile join in."""
         loop = asyncio.get_running_loop()
         futures: dict[str, asyncio.Future[Vector]] = {}
         for key in missing:
@@ -208,29 +241,7 @@ class MemoEmbedder:
                 *(self._fetch([by_key[key] for key in batch]) for batch in batches),
                 return_exceptions=True,
             )
-            error: BaseException | None = None
-            to_cache: list[tuple[str, Vector]] = []
-            for batch, result in zip(batches, results):
-                if isinstance(result, BaseException):
-                    error = error or result
-                    for key in batch:
-                        futures[key].set_exception(result)
-                    continue
-                vectors, rec = result
-                for key, vector in zip(batch, vectors):
-                    self._memo.put(key, vector)
-                    found[key] = vector
-                    futures[key].set_result(vector)
-                    to_cache.append((key, vector))
-                if rec is not None:
-                    if defer:
-                        batch_id = next(self._batch_ids)
-                        self._pending[batch_id] = rec
-                        for key in batch:
-                            self._key_batch[key] = batch_id
-                    else:
-                        usage.append(rec)
-            self._cache_put(to_cache)
+            error = self._settle(batches, results, futures, found, usage, defer=defer)
         finally:
             for key, future in futures.items():
                 if not future.done():
@@ -242,6 +253,49 @@ class MemoEmbedder:
                 error.usage = tuple(usage)
                 raise error
             raise error
+
+    def _settle(
+        self,
+        batches: list[list[str]],
+        results: list[Any],
+        futures: dict[str, asyncio.Future[Vector]],
+        found: dict[str, Vector],
+        usage: list[UsageRecord],
+        *,
+        defer: bool,
+    ) -> BaseException | None:
+        """Resolve every batch's futures with its vectors or its error, memo and cache the
+        vectors, and account for the usage; the first error, if any."""
+        error: BaseException | None = None
+        to_cache: list[tuple[str, Vector]] = []
+        for batch, result in zip(batches, results):
+            if isinstance(result, BaseException):
+                error = error or result
+                for key in batch:
+                    futures[key].set_exception(result)
+                continue
+            vectors, rec = result
+            for key, vector in zip(batch, vectors):
+                self._memo.put(key, vector)
+                found[key] = vector
+                futures[key].set_result(vector)
+                to_cache.append((key, vector))
+            if rec is not None:
+                self._account(rec, batch, usage, defer=defer)
+        self._cache_put(to_cache)
+        return error
+
+    def _account(
+        self, rec: UsageRecord, batch: list[str], usage: list[UsageRecord], *, defer: bool
+    ) -> None:
+        """A batch's usage: this caller's now, or (prefetching) the first consumer's later."""
+        if not defer:
+            usage.append(rec)
+            return
+        batch_id = next(self._batch_ids)
+        self._pending[batch_id] = rec
+        for key in batch:
+            self._key_batch[key] = batch_id
 
 
 class OpenAIEmbedder(MemoEmbedder):
