@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,3 +75,63 @@ def test_changing_any_keyed_field_changes_the_key(field: str, value: object) -> 
     if changed[field] == BASE[field]:
         return
     assert cache_key(changed) != cache_key(BASE)
+
+
+def _rows_on_disk(path: Path) -> int:
+    """Committed rows, read through a second connection (what another process would see)."""
+    with sqlite3.connect(path) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0])
+
+
+def test_deferred_rows_are_read_back_at_once_and_committed_in_batches(tmp_path: Path) -> None:
+    from assay.providers import cache as cache_module
+
+    path = tmp_path / "c.sqlite3"
+    cache = ProviderCache(path)
+    cache.put("first", "chat", "m", b"1")  # an immediate put commits
+    cache.put("k0", "chat", "m", b"v0", defer=True)
+    assert cache.get("k0") == b"v0" and cache.get_many(["k0", "first"]) == {
+        "k0": b"v0",
+        "first": b"1",
+    }
+    assert _rows_on_disk(path) == 1  # not yet committed
+    for i in range(1, cache_module.DEFER_ROWS):
+        cache.put(f"k{i}", "chat", "m", b"v", defer=True)
+    assert _rows_on_disk(path) == 1 + cache_module.DEFER_ROWS  # the 64th row sent the batch
+    cache.put("late", "chat", "m", b"v", defer=True)
+    assert cache.count() == 2 + cache_module.DEFER_ROWS  # count commits what is pending
+    cache.put("last", "chat", "m", b"v", defer=True)
+    cache.close()
+    assert _rows_on_disk(path) == 3 + cache_module.DEFER_ROWS
+    assert ProviderCache(path).get("last") == b"v"
+
+
+def test_a_deferred_row_waits_at_most_half_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.providers import cache as cache_module
+
+    clock = [100.0]
+    monkeypatch.setattr(cache_module.time, "monotonic", lambda: clock[0])
+    path = tmp_path / "c.sqlite3"
+    cache = ProviderCache(path)
+    cache.put("a", "chat", "m", b"1", defer=True)
+    clock[0] += 0.4
+    cache.put("b", "chat", "m", b"2", defer=True)
+    assert not path.exists()  # nothing committed yet: the file is not even created
+    clock[0] += 0.1  # the oldest deferred row is now 0.5 s old
+    cache.put("c", "chat", "m", b"3", defer=True)
+    assert _rows_on_disk(path) == 3
+    cache.close()
+
+
+def test_deferred_rows_respect_the_mode(tmp_path: Path) -> None:
+    off = ProviderCache(tmp_path / "off.sqlite3", mode="off")
+    off.put("k", "chat", "m", b"v", defer=True)
+    off.close()
+    assert not (tmp_path / "off.sqlite3").exists()
+    refresh = ProviderCache(tmp_path / "r.sqlite3", mode="refresh")
+    refresh.put("k", "chat", "m", b"v", defer=True)
+    assert refresh.get("k") is None  # refresh never reads, pending rows included
+    refresh.close()
+    assert ProviderCache(tmp_path / "r.sqlite3").get("k") == b"v"

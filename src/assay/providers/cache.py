@@ -4,10 +4,18 @@ A key is the SHA-256 of canonical JSON over the provider kind, base URL, model, 
 parameter and the prompt-template version, so a changed rubric, seed or model never reuses a
 stale answer. Only successful, validated answers are written; errors never are. Modes:
 ``use`` reads and writes, ``refresh`` writes without reading, ``off`` does neither.
+
+A judge run writes one small answer per call; committing each costs more CPU than the rest of
+the call's bookkeeping, on the event loop. Callers may therefore ``put(..., defer=True)``: the
+row is visible to this object's reads at once and committed with the next batch (64 rows, or
+the first put after half a second), when the cache closes, or at interpreter exit. A crash
+loses at most that batch, which only means asking those questions again.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -21,6 +29,9 @@ from assay.errors import StoreError
 
 CACHE_FILE = "provider-cache.sqlite3"
 CACHE_SCHEMA: Final = "assay.provider-cache.v1"
+DEFER_ROWS: Final = 64  # deferred rows committed together
+DEFER_S: Final = 0.5  # the oldest deferred row waits at most this long (checked on put)
+_Row = tuple[str, str, str, bytes, float]  # key, kind, model, value, created_at
 
 _SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,6 +59,8 @@ class ProviderCache:
         self.mode = mode
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._pending: dict[str, _Row] = {}  # deferred rows, not yet committed
+        self._pending_since = 0.0
 
     @property
     def reads(self) -> bool:
@@ -81,6 +94,11 @@ class ProviderCache:
             return {}
         found: dict[str, bytes] = {}
         with self._lock:
+            pending = [key for key in keys if key in self._pending]
+            found.update((key, self._pending[key][3]) for key in pending)
+            keys = [key for key in keys if key not in self._pending] if pending else keys
+            if not keys:
+                return found
             conn = self._connect()
             try:
                 for start in range(0, len(keys), 500):
@@ -97,37 +115,62 @@ class ProviderCache:
     def get(self, key: str) -> bytes | None:
         return self.get_many([key]).get(key)
 
-    def put_many(self, items: Sequence[tuple[str, str, str, bytes]]) -> None:
-        """Store ``(key, kind, model, value)`` rows (no-op unless the mode writes)."""
+    def put_many(
+        self, items: Sequence[tuple[str, str, str, bytes]], *, defer: bool = False
+    ) -> None:
+        """Store ``(key, kind, model, value)`` rows (no-op unless the mode writes).
+
+        ``defer``: commit with the next batch instead of now (see the module docstring).
+        """
         if not self.writes or not items:
             return
         now = time.time()
+        rows = [(key, kind, model, value, now) for key, kind, model, value in items]
         with self._lock:
-            conn = self._connect()
-            try:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO entries (key, kind, model, value, created_at) VALUES "
-                    "(?, ?, ?, ?, ?)",
-                    [
-                        (key, kind, model, sqlite3.Binary(value), now)
-                        for key, kind, model, value in items
-                    ],
-                )
-                conn.commit()
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot write the provider cache at {self.path}: {exc}") from None
+            if not self._pending:
+                self._pending_since = time.monotonic()
+            self._pending.update((row[0], row) for row in rows)
+            due = len(self._pending) >= DEFER_ROWS
+            if not defer or due or time.monotonic() - self._pending_since >= DEFER_S:
+                self._commit_pending()
 
-    def put(self, key: str, kind: str, model: str, value: bytes) -> None:
-        self.put_many([(key, kind, model, value)])
+    def put(self, key: str, kind: str, model: str, value: bytes, *, defer: bool = False) -> None:
+        self.put_many([(key, kind, model, value)], defer=defer)
+
+    def _commit_pending(self) -> None:
+        """Write the deferred rows in one transaction (the caller holds the lock)."""
+        if not self._pending:
+            return
+        rows, self._pending = list(self._pending.values()), {}
+        conn = self._connect()
+        try:
+            conn.executemany(
+                "INSERT OR REPLACE INTO entries (key, kind, model, value, created_at) VALUES "
+                "(?, ?, ?, ?, ?)",
+                [
+                    (key, kind, model, sqlite3.Binary(value), at)
+                    for key, kind, model, value, at in rows
+                ],
+            )
+            conn.commit()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write the provider cache at {self.path}: {exc}") from None
+
+    def flush(self) -> None:
+        """Commit the deferred rows now."""
+        with self._lock:
+            self._commit_pending()
 
     def count(self) -> int:
         with self._lock:
+            self._commit_pending()
             conn = self._connect()
             return int(conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0])
 
     def stats(self) -> list[tuple[str, str, int, int]]:
         """``(kind, model, entries, value bytes)`` per kind and model, for ``assay cache stats``."""
         with self._lock:
+            self._commit_pending()
             conn = self._connect()
             rows = conn.execute(
                 "SELECT kind, model, COUNT(*), COALESCE(SUM(LENGTH(value)), 0) FROM entries "
@@ -146,6 +189,7 @@ class ProviderCache:
             values.append(model)
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._lock:
+            self._commit_pending()
             conn = self._connect()
             try:
                 deleted = conn.execute(f"DELETE FROM entries{where}", values).rowcount
@@ -156,7 +200,10 @@ class ProviderCache:
             return int(deleted)
 
     def close(self) -> None:
+        """Commit the deferred rows and close the connection (it reopens on next use)."""
         with self._lock:
+            with contextlib.suppress(StoreError):  # closing must not fail: rows only a cache
+                self._commit_pending()
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -178,8 +225,11 @@ def open_cache(cache_dir: str | Path, mode: str) -> ProviderCache:
 
 
 def close_all() -> None:
-    """Close every open cache connection (end of a run, tests)."""
+    """Close every open cache connection, committing deferred rows (end of a run, tests)."""
     with _open_lock:
         for cache in _open.values():
             cache.close()
         _open.clear()
+
+
+atexit.register(close_all)  # deferred rows of caches nobody closed

@@ -22,7 +22,7 @@ from assay.limiter import Limiter
 from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.endpoint import JSONClient
 from assay.providers.pool import Reply
-from assay.providers.pricing import cost_usd
+from assay.providers.pricing import charge, price_for
 from assay.providers.settings import ProviderSettings
 from assay.providers.transport import call_provider, endpoint_host
 from assay.providers.usage import UsageRecord, cached_record, record
@@ -119,6 +119,7 @@ class ChatProvider:
         self._client = client
         self._limiter = limiter
         self._cache = cache
+        self._price = price_for(model, settings.prices)  # the table is fixed per settings
         self.calls = 0  # HTTP requests actually sent (attempts, retries included)
 
     def key(
@@ -166,7 +167,8 @@ class ChatProvider:
         except ReplyRejected as exc:
             raise RejectedReply(exc.reason, content=content, usage=(usage,)) from None
         if cache.writes:
-            cache.put(key, "chat", self.model, json.dumps({"content": content}).encode("utf-8"))
+            value_json = json.dumps({"content": content}).encode("utf-8")
+            cache.put(key, "chat", self.model, value_json, defer=True)
         return value, ChatReply(content, (usage,), False, retries)
 
     def _replay(self, key: str, accept: Callable[[str], T]) -> tuple[T, ChatReply] | None:
@@ -228,9 +230,7 @@ class ChatProvider:
                 latency_ms=latency_ms,
                 cost_usd=None,
             )
-        cost = cost_usd(
-            self.model, tokens["prompt_tokens"], tokens["completion_tokens"], self.settings.prices
-        )
+        cost = charge(self._price, tokens["prompt_tokens"], tokens["completion_tokens"])
         return record(model=self.model, **tokens, latency_ms=latency_ms, cost_usd=cost)
 
 

@@ -61,7 +61,11 @@ def cost_usd(
     model: str, prompt_tokens: int, completion_tokens: int, prices: Mapping[str, ModelPrice]
 ) -> float | None:
     """Dollars for one call, rounded to 8 decimals; ``None`` when the model is unpriced."""
-    price = price_for(model, prices)
+    return charge(price_for(model, prices), prompt_tokens, completion_tokens)
+
+
+def charge(price: ModelPrice | None, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """Dollars for one call at ``price`` (looked up once per model by a client), or ``None``."""
     if price is None:
         return None
     total = prompt_tokens * price.input_per_million + completion_tokens * price.output_per_million
