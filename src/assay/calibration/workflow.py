@@ -20,28 +20,44 @@ scores' own) and self-preference (a judge model that is also the model under tes
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from assay.calibration.caveats import LENGTH_BIAS_RHO
 from assay.calibration.compute import compute_agreement
-from assay.calibration.model import FAILED, MET, MISSING, UNMET, Criterion, LabelSet
+from assay.calibration.labelled import (
+    PASS_CRITERION,
+    Labelled,
+    MetricName,
+    read_labelled,
+    rubric_criteria,
+)
+from assay.calibration.model import FAILED, MET, UNMET, Criterion, LabelSet
 from assay.calibration.result import CalibrationResult, JudgeRun
-from assay.calibration.scoring import ABSTAIN_POLICIES, is_abstain_policy, weighted_scores
+from assay.calibration.scoring import (
+    ABSTAIN_POLICIES,
+    AbstainPolicy,
+    is_abstain_policy,
+    weighted_scores,
+)
 from assay.dataset import Dataset, Sample
-from assay.errors import CalibrationError, MetricError, UsageError
+from assay.errors import MetricError, UsageError
 from assay.outputs import Output
 from assay.providers.usage import total_cost
 
-MetricName = Literal["rubric", "llm-as-judge"]
-PASS_CRITERION = Criterion(
-    name="pass", requirement="judge score >= 0.5 (human: human_pass or human_score >= 0.5)"
-)
+__all__ = [
+    "PASS_CRITERION",
+    "Judged",
+    "MetricName",
+    "calibrate",
+    "calibrate_async",
+    "judge_all",
+    "rubric_criteria",
+]
 
 
 @dataclass(frozen=True)
@@ -52,51 +68,6 @@ class Judged:
     codes: tuple[int, ...] | None
     usage: tuple[Mapping[str, Any], ...]
     error: str | None
-
-
-def _answer(sample: Sample, outputs: Mapping[str, Output] | None, source: str) -> Output:
-    if outputs is not None:
-        found = outputs.get(sample.id)
-        if found is None:
-            raise CalibrationError(
-                "no answer for this sample in the outputs file", file=source, sample=sample.id
-            )
-        return found
-    text = sample.metadata.get("answer")
-    if not isinstance(text, str):
-        raise CalibrationError(
-            "the answer to judge is missing: give metadata.answer (a string) or --outputs FILE",
-            file=source,
-            sample=sample.id,
-            field="metadata.answer",
-        )
-    return Output(text=text)
-
-
-def _has_labels(sample: Sample, metric: MetricName) -> bool:
-    if metric == "rubric":
-        return isinstance(sample.metadata.get("labels"), Mapping) and bool(
-            sample.metadata["labels"]
-        )
-    return sample.metadata.get("human_score") is not None or isinstance(
-        sample.metadata.get("human_pass"), bool
-    )
-
-
-def rubric_criteria(dataset: Dataset, rubric: str | Path | None) -> tuple[Criterion, ...]:
-    """The rubric of a calibration run (``--rubric`` wins over the dataset's ``rubric:``)."""
-    from assay.errors import MetricConfigError
-    from assay.metrics.rubric import parse_rubric, with_na_options
-
-    value: Any = str(rubric) if rubric is not None else dataset.rubric
-    if value is None:
-        raise UsageError(
-            "--metric rubric needs a rubric: pass --rubric FILE or declare 'rubric:' in the dataset"
-        )
-    try:
-        return with_na_options(parse_rubric(value, where="rubric"))
-    except MetricConfigError as exc:
-        raise UsageError(str(exc)) from None
 
 
 async def judge_all(
@@ -126,57 +97,6 @@ async def judge_all(
             return Judged(result.value, None, tuple(result.usage or ()), None)
 
     return list(await asyncio.gather(*(one(s, o) for s, o in zip(samples, answers))))
-
-
-def _human_codes(
-    criteria: Sequence[Criterion], sample: Sample, source: str, metric: MetricName
-) -> list[int]:
-    if metric == "llm-as-judge":
-        passed = sample.metadata.get("human_pass")
-        if passed is None:
-            passed = _human_score(sample, source) >= 0.5
-        elif not isinstance(passed, bool):
-            raise CalibrationError(
-                "must be true or false", file=source, sample=sample.id, field="metadata.human_pass"
-            )
-        return [MET if passed else UNMET]
-    labels = sample.metadata["labels"]
-    names = {c.name for c in criteria}
-    for key in labels:
-        if key not in names:
-            raise CalibrationError(
-                f"unknown criterion {key!r}; the rubric has {', '.join(sorted(names))}",
-                file=source,
-                sample=sample.id,
-                field=f"metadata.labels.{key}",
-            )
-    codes = []
-    for criterion in criteria:
-        raw = labels.get(criterion.name)
-        if raw is None:
-            codes.append(MISSING)
-            continue
-        try:
-            codes.append(criterion.code_of(raw))
-        except ValueError as exc:
-            raise CalibrationError(
-                str(exc), file=source, sample=sample.id, field=f"metadata.labels.{criterion.name}"
-            ) from None
-    return codes
-
-
-def _human_score(sample: Sample, source: str) -> float:
-    raw = sample.metadata.get("human_score")
-    if raw is None:
-        return math.nan
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0.0 <= float(raw) <= 1.0:
-        raise CalibrationError(
-            "must be a number in [0, 1]",
-            file=source,
-            sample=sample.id,
-            field="metadata.human_score",
-        )
-    return float(raw)
 
 
 def _judge_codes(criteria: Sequence[Criterion], judged: Judged) -> list[int]:
@@ -236,62 +156,17 @@ async def calibrate_async(
     keep_distribution: bool = False,
 ) -> CalibrationResult:
     """Run the judge(s) over the human-labelled samples and compute agreement."""
-    from assay.metrics.registry import resolve
     from assay.providers.settings import current
 
-    if metric not in ("rubric", "llm-as-judge"):
-        raise UsageError(f"--metric must be rubric or llm-as-judge; got {metric!r}")
-    if not is_abstain_policy(abstain):
-        raise UsageError(f"--abstain must be one of {', '.join(ABSTAIN_POLICIES)}; got {abstain!r}")
+    policy = _check_options(metric, abstain)
     models = list(dict.fromkeys(judge_models)) or [current().judge_model]
     criteria = rubric_criteria(dataset, rubric) if metric == "rubric" else (PASS_CRITERION,)
-    labelled = [s for s in dataset.samples if _has_labels(s, metric)]
-    if not labelled:
-        where = (
-            "metadata.labels"
-            if metric == "rubric"
-            else "metadata.human_score / metadata.human_pass"
-        )
-        raise CalibrationError(f"no sample carries human labels ({where})", file=source)
-    answers = [_answer(s, outputs, source) for s in labelled]
-    human = np.array(
-        [_human_codes(criteria, s, source, metric) for s in labelled], dtype=np.int16
-    ).T
-    human_scores = np.array([_human_score(s, source) for s in labelled])
-
+    labelled = read_labelled(dataset, criteria, metric=metric, outputs=outputs, source=source)
     runs: dict[str, list[Judged]] = {}
     for model in models:
-        spec: dict[str, Any] = {"name": metric, "model": model}
-        if metric == "rubric":
-            spec.update(rubric=[c.model_dump(exclude_none=True) for c in criteria], abstain=abstain)
-        runs[model] = await judge_all(resolve(spec), labelled, answers, concurrency)
-
-    n_items = len(labelled)
-    votes = np.array(
-        [[_judge_codes(criteria, runs[m][i]) for i in range(n_items)] for m in models],
-        dtype=np.int16,
-    ).transpose(0, 2, 1)  # judges x criteria x items
-    judge_scores = np.array(
-        [[np.nan if r.value is None else r.value for r in runs[m]] for m in models],
-        dtype=np.float64,
-    )  # rubric: NaN, so the score is derived from the verdicts under the same policy
-    errored = np.array([all(runs[m][i].error is not None for m in models) for i in range(n_items)])
-    if metric == "rubric":
-        derived = weighted_scores(criteria, human, abstain)
-        human_scores = np.where(np.isnan(human_scores), derived, human_scores)
-    lengths = np.array([len(a.text.split()) for a in answers], dtype=np.float64)
-    labels = LabelSet(
-        criteria=tuple(criteria),
-        item_ids=tuple(s.id for s in labelled),
-        judges=tuple(models),
-        human=human,
-        votes=votes,
-        item_errored=errored,
-        human_scores=human_scores,
-        judge_scores=judge_scores,
-        lengths=lengths,
-        source=source,
-    )
+        judge = _judge_metric(metric, model, criteria, abstain)
+        runs[model] = await judge_all(judge, labelled.samples, labelled.answers, concurrency)
+    labels = _label_set(criteria, labelled, runs, metric=metric, abstain=policy, source=source)
     result = compute_agreement(
         labels,
         cannot_assess_mode=cannot_assess_mode,
@@ -302,26 +177,97 @@ async def calibrate_async(
         score_abstain=abstain,
         keep_distribution=keep_distribution,
     )
-
     warnings = list(result.warnings)
-    skipped = len(dataset.samples) - n_items
+    skipped = len(dataset.samples) - len(labelled.samples)
     if skipped:
         warnings.insert(0, f"{skipped} sample(s) without human labels were not judged")
-    warnings.extend(_bias_warnings(result, labels, models, answers, model_under_test))
-    usage = [u for m in models for r in runs[m] for u in r.usage]
-    run = JudgeRun(
+    warnings.extend(_bias_warnings(result, labels, models, labelled.answers, model_under_test))
+    run = _judge_run(metric, runs, model_under_test=model_under_test, n_samples=labels.n_items)
+    return result.model_copy(update={"warnings": warnings, "judge_run": run})
+
+
+def _check_options(metric: str, abstain: str) -> AbstainPolicy:
+    """The abstention policy; UsageError on an unknown metric or policy."""
+    if metric not in ("rubric", "llm-as-judge"):
+        raise UsageError(f"--metric must be rubric or llm-as-judge; got {metric!r}")
+    if not is_abstain_policy(abstain):
+        raise UsageError(f"--abstain must be one of {', '.join(ABSTAIN_POLICIES)}; got {abstain!r}")
+    return abstain
+
+
+def _judge_metric(
+    metric: MetricName, model: str, criteria: Sequence[Criterion], abstain: str
+) -> Any:
+    """The metric instance that judges with ``model`` (the rubric and abstain policy given)."""
+    from assay.metrics.registry import resolve
+
+    spec: dict[str, Any] = {"name": metric, "model": model}
+    if metric == "rubric":
+        spec.update(rubric=[c.model_dump(exclude_none=True) for c in criteria], abstain=abstain)
+    return resolve(spec)
+
+
+def _label_set(
+    criteria: Sequence[Criterion],
+    labelled: Labelled,
+    runs: Mapping[str, list[Judged]],
+    *,
+    metric: MetricName,
+    abstain: AbstainPolicy,
+    source: str,
+) -> LabelSet:
+    """The judges' verdicts next to the human labels; a rubric's missing human scores are
+    derived from the human verdicts under the abstention policy."""
+    models = list(runs)
+    n_items = len(labelled.samples)
+    votes = np.array(
+        [[_judge_codes(criteria, runs[m][i]) for i in range(n_items)] for m in models],
+        dtype=np.int16,
+    ).transpose(0, 2, 1)  # judges x criteria x items
+    judge_scores = np.array(
+        [[np.nan if r.value is None else r.value for r in runs[m]] for m in models],
+        dtype=np.float64,
+    )  # rubric: NaN, so the score is derived from the verdicts under the same policy
+    errored = np.array([all(runs[m][i].error is not None for m in models) for i in range(n_items)])
+    human_scores = labelled.human_scores
+    if metric == "rubric":
+        derived = weighted_scores(criteria, labelled.human, abstain)
+        human_scores = np.where(np.isnan(human_scores), derived, human_scores)
+    return LabelSet(
+        criteria=tuple(criteria),
+        item_ids=tuple(s.id for s in labelled.samples),
+        judges=tuple(models),
+        human=labelled.human,
+        votes=votes,
+        item_errored=errored,
+        human_scores=human_scores,
+        judge_scores=judge_scores,
+        lengths=np.array([len(a.text.split()) for a in labelled.answers], dtype=np.float64),
+        source=source,
+    )
+
+
+def _judge_run(
+    metric: MetricName,
+    runs: Mapping[str, list[Judged]],
+    *,
+    model_under_test: str | None,
+    n_samples: int,
+) -> JudgeRun:
+    """What judging cost: calls, cache hits, failures, tokens and dollars over every model."""
+    usage = [u for judged in runs.values() for r in judged for u in r.usage]
+    return JudgeRun(
         metric=metric,
-        judge_models=models,
+        judge_models=list(runs),
         model_under_test=model_under_test,
-        n_samples=n_items,
-        n_failed=sum(1 for m in models for r in runs[m] if r.error is not None),
+        n_samples=n_samples,
+        n_failed=sum(1 for judged in runs.values() for r in judged if r.error is not None),
         n_calls=len(usage),
         n_cached=sum(1 for u in usage if u.get("cached")),
         prompt_tokens=sum(int(u.get("prompt_tokens") or 0) for u in usage),
         completion_tokens=sum(int(u.get("completion_tokens") or 0) for u in usage),
         cost_usd=total_cost(usage),
     )
-    return result.model_copy(update={"warnings": warnings, "judge_run": run})
 
 
 def _bias_warnings(
@@ -331,19 +277,21 @@ def _bias_warnings(
     answers: Sequence[Output],
     model_under_test: str | None,
 ) -> list[str]:
-    from assay.calibration import stats
+    """Per-judge length bias (with the humans' own for comparison) and self-preference."""
+    out = _judge_length_bias(result) if len(models) > 1 else []  # one judge: overall warned
+    human_rho = _human_length_rho(labels)
+    if human_rho is not None and any("length bias" in w for w in [*result.warnings, *out]):
+        out.append(f"for comparison, Spearman(answer words, human score) = {human_rho:+.2f}")
+    return out + _self_preference(models, answers, model_under_test)
 
+
+def _judge_length_bias(result: CalibrationResult) -> list[str]:
+    """A warning per judge whose score correlates significantly with the answer's length."""
     out: list[str] = []
-    assert labels.lengths is not None and labels.human_scores is not None
-    use = ~np.isnan(labels.human_scores)
-    human_rho = stats.correlation(
-        labels.lengths[use], labels.human_scores[use], "spearman"
-    ).coefficient
     for block in result.per_judge:
         lb = block.length_bias
         if (
-            len(models) > 1  # with one judge the overall block already warned
-            and lb is not None
+            lb is not None
             and lb.coefficient is not None
             and lb.p_value is not None
             and abs(lb.coefficient) >= LENGTH_BIAS_RHO
@@ -354,16 +302,29 @@ def _bias_warnings(
                 f"Spearman(answer words, judge score) = {lb.coefficient:+.2f} "
                 f"(p={lb.p_value:.3g})"
             )
-    if human_rho is not None and any("length bias" in w for w in [*result.warnings, *out]):
-        out.append(f"for comparison, Spearman(answer words, human score) = {human_rho:+.2f}")
+    return out
+
+
+def _human_length_rho(labels: LabelSet) -> float | None:
+    """Spearman between answer length and the human score."""
+    from assay.calibration import stats
+
+    assert labels.lengths is not None and labels.human_scores is not None
+    use = ~np.isnan(labels.human_scores)
+    return stats.correlation(labels.lengths[use], labels.human_scores[use], "spearman").coefficient
+
+
+def _self_preference(
+    models: Sequence[str], answers: Sequence[Output], model_under_test: str | None
+) -> list[str]:
+    """A warning per judge model that also produced the answers (or is named under test)."""
+    out: list[str] = []
     under_test = {model_under_test} if model_under_test else set()
     under_test |= {m for m in (_model_of(a) for a in answers) if m}
     for model in models:
-        for sut in sorted(under_test):
-            if _same_model(model, sut):
-                out.append(
-                    f"self-preference risk: judge model {model!r} is also the model under test; "
-                    "judges tend to favour their own answers - prefer a different judge"
-                )
-                break
+        if any(_same_model(model, sut) for sut in sorted(under_test)):
+            out.append(
+                f"self-preference risk: judge model {model!r} is also the model under test; "
+                "judges tend to favour their own answers - prefer a different judge"
+            )
     return out
