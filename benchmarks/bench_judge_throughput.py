@@ -1,11 +1,12 @@
 """Judge throughput: 1,000 llm-as-judge samples through ``assay run``, 50 ms loopback server.
 
-The OpenAI-protocol test server (tests/openai_server.py) runs in its own process and answers
-every chat completion after a fixed latency. With provider concurrency N and latency L, no run
-can score faster than N / L samples per second; this prints the throughput reached as a
-fraction of that bound (target: at least 0.80), for the run itself (the report's
-``run.duration_seconds``: plan, judge calls, store, aggregation) and for the whole command
-(adding interpreter start-up, loading and rendering).
+The OpenAI-protocol test server (``serve`` in tests/openai_server.py: a single-threaded asyncio
+server, cheap per request, so its CPU takes little from the client on a small machine) runs in
+its own process and answers every chat completion a fixed latency after it arrived. With
+provider concurrency N and latency L, no run can score faster than N / L samples per second;
+this prints the throughput reached as a fraction of that bound (target: at least 0.80), for
+the run itself (the report's ``run.duration_seconds``: plan, judge calls, store, aggregation)
+and for the whole command (adding interpreter start-up, loading and rendering).
 
     python benchmarks/bench_judge_throughput.py \\
         [--samples 1000] [--latency-ms 50] [--concurrency 8 16 32]
@@ -148,6 +149,7 @@ def main() -> None:
                     f"{ideal / run_s:>8.2f} "
                     f"{wall:>7.2f} {ideal / wall:>8.2f} {calls:>6} {cpu:>12.2f}"
                 )
+        print(f"load average after: {os.getloadavg()[0]:.1f} (other processes share the CPUs)")
     finally:
         server.stop()
         instant.stop()

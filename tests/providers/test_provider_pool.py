@@ -8,7 +8,9 @@ broken ones are all exercised over a real socket.
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -206,3 +208,68 @@ async def test_the_proxied_client_speaks_through_httpx(serve) -> None:
     )
     assert raw.requests[0].startswith(b"POST /v1/chat/completions HTTP/1.1")
     assert client.is_closed()
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key (PEM files), made with ``cryptography``."""
+    crypto = pytest.importorskip("cryptography")
+    del crypto
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
+async def test_tls_is_verified_against_the_trust_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert_file, key_file = _self_signed(tmp_path)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert_file, key_file)
+    raw = RawServer([ok(b"secret"), ok(b"again")])
+    raw.server = await asyncio.start_server(raw.handle, "127.0.0.1", 0, ssl=context)
+    url = raw.url.replace("http://", "https://")
+    try:
+        untrusted = ConnectionPool(url, headers={}, timeout_s=5, keep=1)
+        with pytest.raises(ConnectionFailure, match="cannot connect"):
+            await untrusted.post("x", b"")  # a certificate nobody vouched for is refused
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+        trusted = ConnectionPool(url, headers={}, timeout_s=5, keep=1)
+        bodies = [(await trusted.post("x", b"{}")).body for _ in range(2)]
+        await trusted.close()
+        assert bodies == [b"secret", b"again"]
+        assert raw.connections == 1  # kept alive (the refused handshake never got this far)
+    finally:
+        raw.server.close()
