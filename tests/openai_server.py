@@ -208,77 +208,81 @@ class OpenAIServer:
         return 404, json.dumps({"error": {"message": "not found"}}).encode()
 
 
-def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body go out at once, no delayed-ACK stall
+class _Handler(BaseHTTPRequestHandler):
+    """Answers for the :class:`OpenAIServer` in ``state`` (set on a subclass per server)."""
 
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
+    state: OpenAIServer
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out at once, no delayed-ACK stall
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def do_GET(self) -> None:
+        """``/_stats`` (call counts, JSON) and ``/_reset``: for a server in another process."""
+        if self.path == "/_reset":
+            self.state.reset()
+        if self.path in ("/_stats", "/_reset"):
+            with self.state._lock:
+                body = json.dumps({"calls": dict(self.state.calls)}).encode()
+            self.send_response(200)
+        else:
+            body = b"{}"
+            self.send_response(404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            request = json.loads(raw or b"{}")
+        except ValueError:
+            request = {}
+        path = self.path.split("?", 1)[0]
+        with self.state._lock:
+            self.state.calls[path] += 1
+            self.state.requests.append(
+                (path, request, {k.lower(): v for k, v in self.headers.items()})
+            )
+            self.state._inflight += 1
+            self.state.max_inflight = max(self.state.max_inflight, self.state._inflight)
+        try:
+            self._answer(path, request)
+        finally:
+            with self.state._lock:
+                self.state._inflight -= 1
+
+    def _answer(self, path: str, request: dict[str, Any]) -> None:
+        step = self.state._next_step(path) or Step()
+        delay = step.delay_s or self.state.latency_s
+        if delay:
+            time.sleep(delay)
+        if step.drop:
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
             return
-
-        def do_GET(self) -> None:
-            """``/_stats`` (call counts, JSON) and ``/_reset``: for a server in another process."""
-            if self.path == "/_reset":
-                server.reset()
-            if self.path in ("/_stats", "/_reset"):
-                with server._lock:
-                    body = json.dumps({"calls": dict(server.calls)}).encode()
-                self.send_response(200)
-            else:
-                body = b"{}"
-                self.send_response(404)
+        if step.body is not None:
+            status, body = step.status, step.body
+        else:
+            status, body = self.state.default_body(path, request)
+        try:
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
+            for name, value in step.headers.items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                request = json.loads(raw or b"{}")
-            except ValueError:
-                request = {}
-            path = self.path.split("?", 1)[0]
-            with server._lock:
-                server.calls[path] += 1
-                server.requests.append(
-                    (path, request, {k.lower(): v for k, v in self.headers.items()})
-                )
-                server._inflight += 1
-                server.max_inflight = max(server.max_inflight, server._inflight)
-            try:
-                self._answer(path, request)
-            finally:
-                with server._lock:
-                    server._inflight -= 1
 
-        def _answer(self, path: str, request: dict[str, Any]) -> None:
-            step = server._next_step(path) or Step()
-            delay = step.delay_s or server.latency_s
-            if delay:
-                time.sleep(delay)
-            if step.drop:
-                self.close_connection = True
-                with contextlib.suppress(OSError):
-                    self.connection.shutdown(socket.SHUT_RDWR)
-                return
-            if step.body is not None:
-                status, body = step.status, step.body
-            else:
-                status, body = server.default_body(path, request)
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                for name, value in step.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True
-
-    return Handler
+def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
+    return type("Handler", (_Handler,), {"state": server})
 
 
 class _Exchange(asyncio.Protocol):
