@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -14,29 +13,22 @@ from rapidfuzz.distance import LCSseq
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import MetricScore, clamp01, expected_string
 from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
+from assay.metrics.tokens import tokenize
+
+__all__ = [
+    "Contains",
+    "ExactMatch",
+    "Regex",
+    "RougeL",
+    "parse_delimited",
+    "rouge_l_counts",
+    "tokenize",
+]
 
 if TYPE_CHECKING:
     from assay.dataset import Sample
     from assay.metrics.pattern import Pattern
     from assay.outputs import Output
-
-_TOKEN = re.compile(r"[^\W_]+")
-# ASCII fast path: every non-alphanumeric becomes a space and A-Z become a-z, then split.
-# Equivalent to the regex on ASCII text and about 1.5x faster (most golden sets are ASCII).
-_ASCII_TOKENS = str.maketrans(
-    {
-        chr(c): (chr(c).lower() if chr(c).isalnum() else " ")
-        for c in range(128)
-        if not chr(c).isalnum() or chr(c).isupper()
-    }
-)
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-cased maximal runs of Unicode letters and digits (the rouge-l/bertscore tokens)."""
-    if text.isascii():
-        return text.translate(_ASCII_TOKENS).split()
-    return _TOKEN.findall(text.lower())
 
 
 @dataclass(frozen=True)
@@ -243,7 +235,8 @@ class RougeL:
         )
 
     def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
-        """As ``score`` row by row, without a score object per row."""
+        """As ``score`` row by row, without a score object per row; a reference text repeated in
+        the batch (repetitions, shared golden answers) is tokenized once."""
         size = len(samples)
         builder = ColumnBuilder(size)
         lcs_col: list[int | None] = [None] * size
@@ -252,16 +245,21 @@ class RougeL:
         fallback: list[int] = []
         values: list[float] = [0.0] * size
         beta2 = self.beta * self.beta
+        known: dict[str, list[str]] = {}
+        similarity = LCSseq.similarity
         for index, (sample, output) in enumerate(zip(samples, outputs)):
             reference = sample.expected_output
             if type(reference) is not str:
                 fallback.append(index)
                 continue
-            ref, cand = tokenize(reference), tokenize(output.text)
+            ref = known.get(reference)
+            if ref is None:
+                ref = known[reference] = tokenize(reference)
+            cand = tokenize(output.text)
             if not ref or not cand or len(ref) > self.max_tokens or len(cand) > self.max_tokens:
                 fallback.append(index)
                 continue
-            lcs = int(LCSseq.similarity(ref, cand))
+            lcs = int(similarity(ref, cand))
             precision, recall = lcs / len(cand), lcs / len(ref)
             f_measure = (
                 (1 + beta2) * precision * recall / (recall + beta2 * precision) if lcs else 0.0

@@ -1,0 +1,64 @@
+"""The rouge-l / bertscore tokens: lower-cased maximal runs of Unicode letters and digits.
+
+The definition is ``re.findall(r"[^\\W_]+", text.lower())``. Faster paths give the same
+tokens: rapidfuzz's ``default_process`` (C++: letters and digits lower-cased, everything else a
+space) and ``split``, for text that holds none of the code points where the two disagree (nor
+any past U+FFFF). Those (:data:`DIFFERENT_RANGES`) were found by comparing every code point
+under one rapidfuzz release and one Unicode database; with any other pair that path is off
+(tests/metrics/test_tokens.py recomputes the table and checks it), and ASCII text is mapped
+with one ``str.translate`` table and split instead. Everything else goes through the regex.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import rapidfuzz
+from rapidfuzz.utils import default_process
+
+_TOKEN = re.compile(r"[^\W_]+")
+# ASCII: every non-alphanumeric becomes a space and A-Z become a-z, then split.
+_ASCII_TOKENS = str.maketrans(
+    {
+        chr(c): (chr(c).lower() if chr(c).isalnum() else " ")
+        for c in range(128)
+        if not chr(c).isalnum() or chr(c).isupper()
+    }
+)
+VERIFIED_FOR = ("3.14.6", "14.0.0")  # rapidfuzz.__version__, unicodedata.unidata_version
+# Code points whose tokens differ, as inclusive ranges: lower() gives several characters
+# (U+0130), the capital sigma (its lower case depends on the next letter), surrogates, and
+# letters and digits newer than rapidfuzz's Unicode tables.
+DIFFERENT_RANGES = (
+    (0x130, 0x130), (0x3A3, 0x3A3), (0x870, 0x887), (0x889, 0x88E), (0x8B5, 0x8B5),
+    (0x8C8, 0x8C9), (0xC5D, 0xC5D), (0xCDD, 0xCDD), (0x170D, 0x170D), (0x171F, 0x171F),
+    (0x1B4C, 0x1B4C), (0x2C2F, 0x2C2F), (0x2C5F, 0x2C5F), (0x9FFD, 0x9FFF), (0xA7C0, 0xA7C1),
+    (0xA7D0, 0xA7D1), (0xA7D3, 0xA7D3), (0xA7D5, 0xA7D9), (0xA7F2, 0xA7F4), (0xD800, 0xDFFF),
+    (0x10570, 0x1057A), (0x1057C, 0x1058A), (0x1058C, 0x10592), (0x10594, 0x10595),
+    (0x10597, 0x105A1), (0x105A3, 0x105B1), (0x105B3, 0x105B9), (0x105BB, 0x105BC),
+    (0x10780, 0x10785), (0x10787, 0x107B0), (0x107B2, 0x107BA), (0x10F70, 0x10F81),
+    (0x11071, 0x11072), (0x11075, 0x11075), (0x11740, 0x11746), (0x11AB0, 0x11ABF),
+    (0x12F90, 0x12FF0), (0x16A70, 0x16ABE), (0x16AC0, 0x16AC9), (0x1AFF0, 0x1AFF3),
+    (0x1AFF5, 0x1AFFB), (0x1AFFD, 0x1AFFE), (0x1B11F, 0x1B122), (0x1DF00, 0x1DF1E),
+    (0x1E290, 0x1E2AD), (0x1E7E0, 0x1E7E6), (0x1E7E8, 0x1E7EB), (0x1E7ED, 0x1E7EE),
+    (0x1E7F0, 0x1E7FE), (0x2A6DE, 0x2A6DF), (0x2B735, 0x2B738),
+)  # fmt: skip
+# What sends a text to the regex: the ranges above in the BMP, and every code point past it
+# (rare in text; a class of BMP characters only is one table look-up per character).
+_DIFFERENT = re.compile(
+    "["
+    + "".join(f"\\u{low:04x}-\\u{high:04x}" for low, high in DIFFERENT_RANGES if high <= 0xFFFF)
+    + "\\U00010000-\\U0010ffff]"
+)
+FAST = (rapidfuzz.__version__, unicodedata.unidata_version) == VERIFIED_FOR
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased maximal runs of Unicode letters and digits (the rouge-l/bertscore tokens)."""
+    if FAST:
+        if text.isascii() or _DIFFERENT.search(text) is None:
+            return default_process(text).split()
+    elif text.isascii():
+        return text.translate(_ASCII_TOKENS).split()
+    return _TOKEN.findall(text.lower())
