@@ -11,11 +11,11 @@ Precedence, highest first (one rule for every setting):
    (``assay.toml [gate]`` < dataset ``gate:`` < flags; see :func:`assay.gate_rules.load_rules`);
 6. built-in defaults.
 
-Adding a flag is two local edits: the option in :func:`assay.run_cli.run` and a field of the
-same name here. Nothing in assay keeps settings in module-level variables: the provider
-settings built here are put in force for the run's scope only
-(:func:`assay.providers.settings.scope`). This module holds values only and imports no
-other assay module (docs/architecture.md).
+Adding a flag is three local edits: its option type in :mod:`assay.run_options`, a parameter of
+that type in :func:`assay.run_cli.run`, and a field of the same name here. Nothing in assay
+keeps settings in module-level variables: the provider settings built here are put in force for
+the run's scope only (:func:`assay.providers.settings.scope`). This module holds values only and
+imports no other assay module (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -87,52 +87,62 @@ def baseline_show(
         )
 
 
+CurrentArg = Annotated[str, typer.Argument(help="The new report (JSON file or run id).")]
+ReferenceArg = Annotated[
+    str, typer.Argument(help="The reference: a JSON file, a run id, 'baseline' or 'latest'.")
+]
+CompareFormatOpt = Annotated[
+    str, typer.Option("--format", "-f", envvar="ASSAY_COMPARE_FORMAT", help="text | json")
+]
+CompareOutOpt = Annotated[
+    Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")
+]
+AlphaOpt = Annotated[
+    float,
+    typer.Option("--alpha", envvar="ASSAY_ALPHA", help="Significance level of the paired tests."),
+]
+BootstrapSeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")]
+MaxRegressionsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-regressions",
+        envvar="ASSAY_MAX_REGRESSIONS",
+        help="Exit 1 when more regressions than this.",
+    ),
+]
+MaxFlipsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-flips",
+        envvar="ASSAY_MAX_FLIPS",
+        help="Exit 1 when more rows than this went from pass to fail.",
+    ),
+]
+CompareStoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for run ids)."),
+]
+ShowAllOpt = Annotated[
+    bool,
+    typer.Option(
+        "--all",
+        envvar="ASSAY_COMPARE_ALL",
+        help="Also list rows that do not apply (no sample of the cohort has the metric).",
+    ),
+]
+
+
 def compare(
-    current: Annotated[str, typer.Argument(help="The new report (JSON file or run id).")],
-    reference: Annotated[
-        str, typer.Argument(help="The reference: a JSON file, a run id, 'baseline' or 'latest'.")
-    ],
-    fmt: Annotated[
-        str, typer.Option("--format", "-f", envvar="ASSAY_COMPARE_FORMAT", help="text | json")
-    ] = "text",
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")
-    ] = None,
-    alpha: Annotated[
-        float,
-        typer.Option(
-            "--alpha", envvar="ASSAY_ALPHA", help="Significance level of the paired tests."
-        ),
-    ] = 0.05,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
-    max_regressions: Annotated[
-        int | None,
-        typer.Option(
-            "--max-regressions",
-            envvar="ASSAY_MAX_REGRESSIONS",
-            help="Exit 1 when more regressions than this.",
-        ),
-    ] = None,
-    max_flips: Annotated[
-        int | None,
-        typer.Option(
-            "--max-flips",
-            envvar="ASSAY_MAX_FLIPS",
-            help="Exit 1 when more rows than this went from pass to fail.",
-        ),
-    ] = None,
-    store: Annotated[
-        Path | None,
-        typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for run ids)."),
-    ] = None,
-    show_all: Annotated[
-        bool,
-        typer.Option(
-            "--all",
-            envvar="ASSAY_COMPARE_ALL",
-            help="Also list rows that do not apply (no sample of the cohort has the metric).",
-        ),
-    ] = False,
+    current: CurrentArg,
+    reference: ReferenceArg,
+    fmt: CompareFormatOpt = "text",
+    out: CompareOutOpt = None,
+    alpha: AlphaOpt = 0.05,
+    seed: BootstrapSeedOpt = 0,
+    max_regressions: MaxRegressionsOpt = None,
+    max_flips: MaxFlipsOpt = None,
+    store: CompareStoreOpt = None,
+    show_all: ShowAllOpt = False,
 ) -> None:
     """Compare two reports sample by sample: regressions and flips first, then the deltas.
 
@@ -140,13 +150,8 @@ def compare(
     and metrics first (``assay compare new.json report.json``).
     """
     from assay.comparison import compare_reports
-    from assay.errors import UsageError
 
-    if fmt not in ("text", "json"):
-        raise UsageError(f"--format must be text or json; got {fmt!r}")
-    for flag, limit in (("--max-regressions", max_regressions), ("--max-flips", max_flips)):
-        if limit is not None and limit < 0:
-            raise UsageError(f"{flag} must be >= 0; got {limit}")
+    _check_compare_flags(fmt, max_regressions, max_flips)
     current_report, reference_report = _both_reports(current, reference, store)
     result = compare_reports(current_report, reference_report, alpha=alpha, seed=seed)
     text = (
@@ -161,6 +166,17 @@ def compare(
 
         write_atomic(out, text)
     _exit_on_limits(result, max_regressions, max_flips)
+
+
+def _check_compare_flags(fmt: str, max_regressions: int | None, max_flips: int | None) -> None:
+    """``--format`` and the limits, checked before any report is read."""
+    from assay.errors import UsageError
+
+    if fmt not in ("text", "json"):
+        raise UsageError(f"--format must be text or json; got {fmt!r}")
+    for flag, limit in (("--max-regressions", max_regressions), ("--max-flips", max_flips)):
+        if limit is not None and limit < 0:
+            raise UsageError(f"{flag} must be >= 0; got {limit}")
 
 
 def _exit_on_limits(result: Comparison, max_regressions: int | None, max_flips: int | None) -> None:

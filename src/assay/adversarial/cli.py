@@ -23,60 +23,70 @@ def register(app: typer.Typer) -> None:
     app.command("brief")(brief)
 
 
+CategoryOpt = Annotated[
+    list[str] | None,
+    typer.Option("--category", "-c", help="Only this category (repeatable; default all ten)."),
+]
+LaneDatasetOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--dataset",
+        envvar="ASSAY_ADVERSARIAL_DATASET",
+        help="Your own red-team dataset (samples with metadata.adversarial); default: seeds.",
+    ),
+]
+LaneMetricOpt = Annotated[
+    list[str] | None,
+    typer.Option("--metric", "-m", help="Add a metric to the lane's defaults (repeatable)."),
+]
+SkipMetricOpt = Annotated[
+    list[str] | None,
+    typer.Option("--skip-metric", help="Drop one of the lane's default metrics (repeatable)."),
+]
+HistoryOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--history",
+        envvar="ASSAY_ADVERSARIAL_HISTORY",
+        help="Manifest of lane runs (default: adversarial-runs.json in the project's .assay/).",
+    ),
+]
+HistoryRetainOpt = Annotated[
+    int, typer.Option("--history-retain", help="Lane runs kept in the manifest (newest first).")
+]
+NoHistoryOpt = Annotated[
+    bool, typer.Option("--no-history", help="Neither read nor write the lane history.")
+]
+FailOnOpt = Annotated[
+    str,
+    typer.Option(
+        "--fail-on",
+        envvar="ASSAY_ADVERSARIAL_FAIL_ON",
+        help="Exit 1 when an attack of this severity or worse succeeded: "
+        "low | medium | high | critical | none.",
+    ),
+]
+LaneMaxDropOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--max-drop",
+        help="Drift gate against the lane's baseline run: TARGET=DROP with TARGET macro_f1 "
+        "or METRIC[:mean|p50|p95|pass_rate] and DROP a fraction in [0, 1] (repeatable; "
+        "macro_f1=0.05 by default).",
+    ),
+]
+
+
 def lane_options(
-    category: Annotated[
-        list[str] | None,
-        typer.Option("--category", "-c", help="Only this category (repeatable; default all ten)."),
-    ] = None,
-    dataset: Annotated[
-        Path | None,
-        typer.Option(
-            "--dataset",
-            envvar="ASSAY_ADVERSARIAL_DATASET",
-            help="Your own red-team dataset (samples with metadata.adversarial); default: seeds.",
-        ),
-    ] = None,
-    metric: Annotated[
-        list[str] | None,
-        typer.Option("--metric", "-m", help="Add a metric to the lane's defaults (repeatable)."),
-    ] = None,
-    skip_metric: Annotated[
-        list[str] | None,
-        typer.Option("--skip-metric", help="Drop one of the lane's default metrics (repeatable)."),
-    ] = None,
-    history: Annotated[
-        Path | None,
-        typer.Option(
-            "--history",
-            envvar="ASSAY_ADVERSARIAL_HISTORY",
-            help="Manifest of lane runs (default: adversarial-runs.json in the project's .assay/).",
-        ),
-    ] = None,
-    history_retain: Annotated[
-        int,
-        typer.Option("--history-retain", help="Lane runs kept in the manifest (newest first)."),
-    ] = 10,
-    no_history: Annotated[
-        bool, typer.Option("--no-history", help="Neither read nor write the lane history.")
-    ] = False,
-    fail_on: Annotated[
-        str,
-        typer.Option(
-            "--fail-on",
-            envvar="ASSAY_ADVERSARIAL_FAIL_ON",
-            help="Exit 1 when an attack of this severity or worse succeeded: "
-            "low | medium | high | critical | none.",
-        ),
-    ] = "critical",
-    max_drop: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--max-drop",
-            help="Drift gate against the lane's baseline run: TARGET=DROP with TARGET macro_f1 "
-            "or METRIC[:mean|p50|p95|pass_rate] and DROP a fraction in [0, 1] (repeatable; "
-            "macro_f1=0.05 by default).",
-        ),
-    ] = None,
+    category: CategoryOpt = None,
+    dataset: LaneDatasetOpt = None,
+    metric: LaneMetricOpt = None,
+    skip_metric: SkipMetricOpt = None,
+    history: HistoryOpt = None,
+    history_retain: HistoryRetainOpt = 10,
+    no_history: NoHistoryOpt = False,
+    fail_on: FailOnOpt = "critical",
+    max_drop: LaneMaxDropOpt = None,
 ) -> None:
     """Only a carrier of the lane's option declarations (see _adversarial_command)."""
 

@@ -1,0 +1,310 @@
+"""Executing one ``assay run``: the plan, the run store, evaluation and its interruption.
+
+:func:`execute` takes a checked :class:`~assay.config.RunConfig` to the exit code: one system
+is evaluated here and finished by :func:`assay.run_report.finish_run`; several systems go to
+:func:`assay.systems.cli.run_systems`.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from assay.console import fail, warn
+from assay.run_plan import Plan, build_plan, system_limiter
+from assay.run_report import finish_run, gate_verdict, write_out
+
+
+def execute(config: Any, *, lane: Any = None) -> None:
+    """One ``assay run`` from its configuration: plan, evaluate, report, gate (never returns)."""
+    from assay.providers import settings as provider_settings
+
+    plan = build_plan(config, lane)
+    with provider_settings.scope(plan.providers):
+        _preflight(plan)
+        store = None if config.no_store else _open_store(config.store_path)
+        if len(plan.systems) > 1:
+            _run_systems(plan, store)  # exits with the gate's code
+            return
+        _run_one(plan, store)
+
+
+def _open_store(path: Path | None) -> Any:
+    from assay.store import RunStore
+
+    return RunStore(path)
+
+
+def _preflight(plan: Plan) -> None:
+    """Configuration errors before any work (exit 2); scope warnings on stderr."""
+    from assay.api import preflight
+
+    for message in preflight(plan.chosen, plan.selected):
+        warn(message)
+
+
+def _run_one(plan: Plan, store: Any) -> None:
+    """One system: evaluate, then budget, comparison, gate, reports and the exit code."""
+    config = plan.config
+    resume_id = _resume_id(config, store, plan.loaded.name)
+    state, budget, progress = _watch(config, plan.thresholds)
+    options = _options(
+        plan,
+        run_id=resume_id or config.run_id,
+        resume=resume_id is not None,
+        retry_errors=config.retry_errors,
+        ray=_ray_options(config.executor, config.ray_address),
+    )
+    # Rows stay in the store (flat memory) unless a view needs them in memory.
+    keep_rows = (
+        store is None
+        or config.compare is not None
+        or any(f in ("html", "junit") for f in [config.fmt, *(f for f, _ in plan.extra_reports)])
+    )
+    report_obj = _evaluate(plan, store, state, progress, options, keep_rows)
+    report_obj = _with_compliance(
+        report_obj,
+        plan.selected,
+        store,
+        keep_rows,
+        plan.metrics,
+        config.promote_failures,
+        str(config.dataset),
+    )
+    # What follows needs only the report: let a large dataset and its outputs go first.
+    gate_block = plan.loaded.gate
+    plan.loaded = plan.selected = plan.system = None
+    try:
+        finish_run(
+            report_obj,
+            gate_block,
+            store=store if not keep_rows else None,
+            gate_store=store,
+            metric_names=[m.name for m in plan.metrics],
+            budget=budget,
+            done=state.done,
+            compare=config.compare,
+            store_path=config.store_path,
+            gate_cli=config.gate_flags(),
+            fmt=config.fmt,
+            out=config.out,
+            extra_reports=plan.extra_reports,
+            quiet=config.quiet,
+            lane=plan.lane,
+        )
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _resume_id(config: Any, store: Any, dataset_name: str) -> str | None:
+    """The run to continue (``--resume RUN_ID`` or ``latest``), or None."""
+    if config.resume is None:
+        return None
+    if store is None:
+        fail("--resume needs the run store (do not combine it with --no-store)")
+    resume_id: str = (
+        store.latest_run_id(dataset_name) if config.resume == "latest" else config.resume
+    )
+    if not store.has_run(resume_id):
+        typer.echo(f"assay: run '{resume_id}' had not started; starting it now", err=True)
+    return resume_id
+
+
+def _watch(config: Any, thresholds: Any) -> tuple[Any, Any, Any]:
+    """Run state with the budget guard and the progress display hooked to each result."""
+    from assay.evaluation import RunState
+    from assay.progress import Progress, progress_mode
+
+    state = RunState()
+    budget = None
+    if config.budget_usd is not None:
+        from assay.budget import BudgetGuard
+
+        budget = BudgetGuard(config.budget_usd, state)
+    progress = Progress(progress_mode(quiet=config.quiet), thresholds=thresholds)
+    previous = state.on_result
+
+    def on_result(result: Any) -> None:
+        if budget is not None:
+            budget.observe(result)
+        progress.advance(result)
+        if previous is not None:
+            previous(result)
+
+    state.on_result = on_result
+    return state, budget, progress
+
+
+def _with_compliance(
+    report_obj: Any,
+    dataset: Any,
+    store: Any,
+    keep_rows: bool,
+    metrics: list[Any],
+    promote_to: Path | None,
+    source: str,
+) -> Any:
+    """The adversarial compliance summary, and ``--promote-failures``, from the run's rows."""
+    from assay.adversarial.lane import with_compliance
+    from assay.rebuild import rows_from_store
+
+    names = [m.name for m in metrics]
+    run_id = report_obj.run.run_id
+
+    def rows() -> Iterable[Any]:
+        return report_obj.rows if keep_rows else rows_from_store(store, run_id, names)
+
+    report_obj = with_compliance(report_obj, dataset, rows, promote_to=promote_to, source=source)
+    if store is not None and report_obj.adversarial is not None:  # for `assay report RUN`
+        store.record_compliance(run_id, report_obj.adversarial.model_dump(mode="json"))
+    return report_obj
+
+
+def _options(plan: Plan, **update: Any) -> Any:
+    """The evaluation options of this run (``update``: per-system or resume fields)."""
+    from assay.evaluation import RunOptions
+
+    config = plan.config
+    values: dict[str, Any] = {
+        "repetitions": config.repetitions,
+        "sut_concurrency": config.concurrency,
+        "dataset_path": str(config.dataset),
+        "extra_info": dict(plan.info),
+        "thresholds": plan.thresholds,
+        "text_limit": config.text_limit,
+        "redact": config.redact,
+    }
+    values.update(update)
+    return RunOptions(**values)
+
+
+def _ray_options(executor: str | None, address: str | None) -> Any:
+    """Ray options when the run goes to Ray (flag, ``ASSAY_EXECUTOR`` or ``assay.toml``)."""
+    from assay.gate_rules import find_config, read_toml
+
+    config = find_config()
+    table = read_toml(config) if config is not None else {}
+    chosen = executor or table.get("executor") or "local"
+    if chosen == "local":
+        return None
+    if chosen != "ray":
+        fail(f"--executor must be local or ray; got {chosen!r}")
+    from assay.ray_executor import RayOptions
+
+    ray_table = table.get("ray")
+    configured: dict[str, Any] = ray_table if isinstance(ray_table, dict) else {}
+    return RayOptions(
+        address=address or configured.get("address"),
+        batch_size=int(configured.get("batch_size", 256)),
+        max_retries=int(configured.get("max_retries", 3)),
+    )
+
+
+def _evaluate(
+    plan: Plan, store: Any, state: Any, progress: Any, options: Any, keep_rows: bool
+) -> Any:
+    """The one evaluate path; Ctrl-C keeps finished work and prints the resume command."""
+    from assay.evaluation import evaluate
+
+    try:
+        with progress.session(lambda: state.total):
+            return evaluate(
+                plan.selected,
+                sut=plan.system,
+                metrics=plan.metrics,
+                options=options,
+                store=store,
+                state=state,
+                scopes=plan.scopes,
+                keep_rows=keep_rows,
+            )
+    except KeyboardInterrupt:
+        if store is not None:
+            store.close()
+            command = _resume_command(state.run_id)
+            typer.echo(
+                f"assay: interrupted; finished work is kept. Resume with:\n  {command}", err=True
+            )
+        else:
+            typer.echo("assay: interrupted (no run store, nothing kept)", err=True)
+        raise typer.Exit(130) from None
+    except BaseException:
+        if store is not None:
+            store.close()
+        raise
+
+
+def _resume_command(run_id: str) -> str:
+    args = [a for a in sys.argv[1:]]
+    cleaned: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg in ("--resume", "--run-id"):
+            skip = True
+            continue
+        if arg.startswith(("--resume=", "--run-id=")):
+            continue
+        cleaned.append(arg)
+    return "assay " + " ".join(shlex.quote(a) for a in cleaned) + f" --resume {shlex.quote(run_id)}"
+
+
+def _run_systems(plan: Plan, store: Any) -> None:
+    """Several systems on the same samples (``--outputs``/``--sut`` NAME=...)."""
+    config = plan.config
+    _run_many(
+        plan.systems,
+        plan.selected,
+        metrics=plan.metrics,
+        scopes=plan.scopes,
+        store=store,
+        check={
+            "--resume": config.resume,
+            "--run-id": config.run_id,
+            "--compare": config.compare,
+            "--budget-usd": config.budget_usd,
+            "assay adversarial": plan.lane is not None,
+        },
+        options=lambda name: _options(plan, extra_info={**plan.info, "system_name": name}),
+        limiter=lambda: system_limiter(config.concurrency, config.rpm),
+        gate=lambda report: gate_verdict(
+            report, plan.loaded.gate, None, config.gate_flags(with_baseline_rules=False)
+        ),
+        formats=[(config.fmt, config.out), *plan.extra_reports],
+        quiet=config.quiet,
+    )
+
+
+def _run_many(
+    specs: list[Any],
+    dataset: Any,
+    *,
+    check: dict[str, Any],
+    formats: list[tuple[str, Path | None]],
+    quiet: bool,
+    store: Any,
+    **shared: Any,
+) -> None:
+    """Several systems on the same samples: one stored run each, one side-by-side report."""
+    from assay.systems.cli import SystemsRun, check_combination, run_systems
+
+    check_combination(check, formats[0][0], [f for f, _ in formats[1:]])
+    try:
+        run_systems(
+            SystemsRun(dataset=dataset, store=store, **shared),
+            specs,
+            outputs=formats,
+            write=write_out,
+            quiet=quiet,
+        )
+    finally:
+        if store is not None:
+            store.close()

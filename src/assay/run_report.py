@@ -1,0 +1,179 @@
+"""Writing a run's reports: rendering, the comparison and gate verdict, the exit code.
+
+:func:`finish_run` takes a finished single-system run from its report to the exit code; the
+several-systems path (:mod:`assay.systems.cli`) and ``assay report`` share :func:`render`,
+:func:`write_out` and :func:`gate_verdict`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from assay.console import EXIT_GATE_FAILED, EXIT_OK, fail, warn
+
+if TYPE_CHECKING:
+    from assay.rebuild import RowSource
+
+FORMATS = ("json", "md", "html", "junit")
+"""The report formats (``--format``, ``--also FORMAT=PATH``)."""
+
+
+def write_out(text: str | Iterable[bytes], out: Path | None) -> None:
+    if out is None:
+        if isinstance(text, str):
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            sys.stdout.flush()
+            for piece in text:
+                sys.stdout.buffer.write(piece)
+            sys.stdout.buffer.flush()
+        return
+    from assay.fileio import write_atomic
+
+    write_atomic(out, text)
+
+
+def render(
+    report_obj: Any, fmt: str, comparison: Any = None, rows: RowSource | None = None
+) -> str | Iterable[bytes]:
+    """Render a report in one of the supported formats (JSON streamed as UTF-8 chunks).
+
+    ``rows`` streams the rows from the run store when the report does not hold them.
+    """
+    if fmt == "json":
+        from assay.report.json_stream import iter_json
+
+        return iter_json(report_obj, rows(encoded=True) if rows is not None else None)
+    if fmt == "md":
+        from assay.report.markdown import render_markdown
+
+        return render_markdown(report_obj)
+    if fmt == "html":
+        from assay.report.html import render_html
+
+        return render_html(report_obj, comparison)
+    if fmt == "junit":
+        from assay.report.junit import render_junit
+
+        return render_junit(report_obj)
+    fail(f"--format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+
+
+def parse_also(items: list[str]) -> list[tuple[str, Path]]:
+    parsed = []
+    for item in items:
+        kind, sep, path = item.partition("=")
+        if not sep or kind not in FORMATS or not path:
+            fail(
+                f"--also must look like FORMAT=PATH with FORMAT in {', '.join(FORMATS)}; got "
+                f"{item!r}"
+            )
+        parsed.append((kind, Path(path)))
+    return parsed
+
+
+def finish_run(
+    report_obj: Any,
+    gate_block: Any,
+    *,
+    store: Any,
+    gate_store: Any,
+    metric_names: list[str],
+    budget: Any,
+    done: int,
+    compare: str | None,
+    store_path: Path | None,
+    gate_cli: dict[str, Any],
+    fmt: str,
+    out: Path | None,
+    extra_reports: list[tuple[str, Path]],
+    quiet: bool,
+    lane: Any = None,
+) -> None:
+    """Budget, comparison, gate, rendering and the exit code of a finished run."""
+    if budget is not None:
+        report_obj = report_obj.model_copy(update={"budget": budget.block(done)})
+
+    comparison = None
+    if compare is not None:
+        comparison = _compare(report_obj, compare, store_path=store_path)
+    gate_result = gate_verdict(report_obj, gate_block, comparison, gate_cli)
+    update: dict[str, Any] = {"gate": gate_result.model_dump(mode="json")}
+    if gate_store is not None:  # `assay view` shows each run's verdict
+        gate_store.record_gate(report_obj.run.run_id, update["gate"])
+    if comparison is not None:
+        update["comparison"] = comparison.summary()
+        # What the paired tests cannot see (too few samples, a drop under the MDD) is said on
+        # stderr and kept in the report, so a green comparison is never mistaken for evidence.
+        update["warnings"] = [*report_obj.warnings, *comparison.warnings]
+        for message in comparison.warnings:
+            warn(f"compare: {message}")
+    report_obj = report_obj.model_copy(update=update)
+    lane_failures: list[str] = []
+    if lane is not None:
+        report_obj, lane_failures = lane.gate(report_obj)
+
+    rows: RowSource | None = None
+    if store is not None:
+        from assay.rebuild import stored_rows
+
+        rows = stored_rows(store, report_obj.run.run_id, metric_names)
+
+    write_out(render(report_obj, fmt, comparison, rows), out)
+    for extra_fmt, extra_path in extra_reports:
+        write_out(render(report_obj, extra_fmt, comparison, rows), extra_path)
+    if not quiet:
+        _print_summary(report_obj, gate_result)
+    if lane is not None:
+        notes = lane.finished(report_obj, gate_result.passed)
+        for line in [*([] if quiet else notes), *lane_failures]:  # a failure always says why
+            typer.echo(f"assay: adversarial: {line}", err=True)
+    if report_obj.run.halted or lane_failures:
+        raise typer.Exit(EXIT_GATE_FAILED)
+    raise typer.Exit(EXIT_OK if gate_result.passed else EXIT_GATE_FAILED)
+
+
+def _compare(report_obj: Any, target: str, *, store_path: Path | None) -> Any:
+    from assay.baseline import resolve_reference
+    from assay.comparison import compare_reports
+
+    reference = resolve_reference(target, report_obj, store_path=store_path)
+    if reference is None:
+        warn(
+            f"--compare {target}: no reference report found; comparison skipped (the gate is not "
+            "affected)"
+        )
+        return None
+    return compare_reports(report_obj, reference)
+
+
+def gate_verdict(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[str, Any]) -> Any:
+    from assay.gate import evaluate as evaluate_gate
+    from assay.gate_rules import load_rules
+
+    config = Path("assay.toml")
+    rules = load_rules(
+        cli=cli, dataset_gate=dataset_gate, config_path=config if config.exists() else None
+    )
+    return evaluate_gate(report_obj, rules, comparison)
+
+
+def _print_summary(report_obj: Any, gate_result: Any) -> None:
+    from assay.report.markdown import fmt
+
+    s = report_obj.summary
+    typer.echo(
+        f"assay: {report_obj.dataset.name}: {s.total_executions} executions, macro-F1 "
+        f"{fmt(s.macro_f1)}, "
+        f"{s.failed_rows or 0} failed, {s.errored_rows or 0} errored, run {report_obj.run.run_id}",
+        err=True,
+    )
+    for failure in gate_result.failures:
+        typer.echo(f"assay: gate: {failure.message}", err=True)
+    typer.echo(f"assay: gate {'passed' if gate_result.passed else 'FAILED'}", err=True)
