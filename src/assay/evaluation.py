@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,13 +20,14 @@ from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.outputs import Output
 from assay.ray_executor import RayOptions, run_on_ray
+from assay.recorder import Recorder
 from assay.report.aggregate import ReportBuilder
 from assay.report.conversations import ConversationCollector
 from assay.report.failing import DEFAULT_TEXT_LIMIT, REDACTED, FailingRowCollector
 from assay.report.model import DatasetInfo, Report, RunInfo
-from assay.results import ExecutionResult, row_document
+from assay.results import ExecutionResult
 from assay.runner import Execution, Runner, iter_plan, never_stop
-from assay.store import RunStore, encode_json, new_run_id
+from assay.store import RunStore, new_run_id
 from assay.sut import SystemUnderTest
 
 ProgressHook = Callable[[int], None]
@@ -85,134 +86,170 @@ def evaluate(
     """
     options = options or RunOptions()
     state = state or RunState()
-    repetitions = options.repetitions or dataset.repetitions
-    metric_names = [m.name for m in metrics]
     started = time.time()
-
-    run_id = options.run_id or new_run_id()
-    state.run_id = run_id
-    skip: set[tuple[str, int]] = set()
-    if store is not None:
-        # A run killed before its row was written did nothing: resuming it is starting it.
-        if options.resume and store.has_run(run_id):
-            repetitions, skip = _resume(store, run_id, dataset, metric_names, repetitions, options)
-        else:
-            store.create_run(
-                run_id,
-                dataset_name=dataset.name,
-                dataset_path=options.dataset_path,
-                config={
-                    "metrics": metric_names,
-                    "scopes": {name: sorted(tags) for name, tags in (scopes or {}).items()},
-                    "thresholds": dict(options.thresholds),
-                    "repetitions": repetitions,
-                    "system_under_test": sut.describe().model_dump(),
-                    "dataset_schema_version": dataset.schema_version,
-                    "dataset_samples": len(dataset.samples),
-                    **_files(sut, options.dataset_path),
-                    **options.extra_info,
-                },
-            )
-    elif options.resume:
-        raise UsageError("--resume needs the run store (do not combine it with --no-store)")
-
-    builder = ReportBuilder(
-        metric_names,
-        scopes,
-        keep_rows=keep_rows or store is None,
-        thresholds=options.thresholds,
-        per_sample=repetitions > 1,
+    state.run_id = options.run_id or new_run_id()
+    metric_names = [m.name for m in metrics]
+    repetitions, skip = _open_run(
+        store, state.run_id, dataset, sut, metric_names, options, scopes or {}
     )
-    conversations = ConversationCollector(options.thresholds)
-    failing = FailingRowCollector(
-        options.thresholds, text_limit=options.text_limit, redact=options.redact
-    )
+    recorder = _recorder(store, state, metric_names, sut, options, scopes, keep_rows, repetitions)
     if store is not None and skip:
-        _fold_stored(store, run_id, dataset, sut, skip, builder, failing, options, conversations)
-    # Executions are planned as the runner asks for them; each one waits here, by key, only
-    # until its result comes back, so nothing per sample is held for the whole run.
-    waiting: dict[tuple[str, int], Execution] = {}
-
-    def planned() -> Iterator[Execution]:
-        for execution in iter_plan(dataset.samples, repetitions, skip):
-            waiting[(execution.sample.id, execution.repetition)] = execution
-            yield execution
-
+        _fold_stored(store, state.run_id, dataset, sut, skip, recorder, options)
     state.total = _planned_count(dataset, repetitions, skip)
-
-    # Saved outputs are already on disk; a Python or HTTP system's answers are kept in the store.
-    keep_outputs = not getattr(sut, "outputs_on_disk", False)
-
-    def on_result(result: ExecutionResult, output: Output | None) -> None:
-        execution = waiting.pop((result.sample_id, result.repetition))
-        sample, position = execution.sample, execution.position
-        tags, row_hash = sample.tags, sample.row_hash
-        if store is not None:
-            store.record(
-                run_id,
-                result,
-                output.to_json() if output is not None and keep_outputs else None,
-                position=position,
-                tags=tags,
-                row_hash=row_hash,
-                row=encode_json(
-                    row_document(result, tags, row_hash, metric_names, options.thresholds)
-                ),
-            )
-        builder.add(result, tags, row_hash, position)
-        conversations.add(result, sample, position)
-        failing.position = position
-        failing.add(result, sample, output)
-        state.done += 1
-        if state.on_result is not None:
-            state.on_result(result)
-
     runner = Runner(
         metrics,
         sut,
-        on_result=on_result,
+        on_result=recorder.on_result,
+        on_chunk=recorder.on_chunk,
         sut_concurrency=options.sut_concurrency,
         should_stop=state.should_stop,
         scopes=scopes,
         prepare_with=dataset.samples,
         executor=_executor(options.ray),
     )
+    _drive(runner, recorder.planned(iter_plan(dataset.samples, repetitions, skip)), store, state)
+    run = _run_info(state, sut, options, repetitions, started)
+    return _report(dataset, recorder, run, options, warnings)
+
+
+def _open_run(
+    store: RunStore | None,
+    run_id: str,
+    dataset: Dataset,
+    sut: SystemUnderTest,
+    metric_names: list[str],
+    options: RunOptions,
+    scopes: Mapping[str, frozenset[str]],
+) -> tuple[int, set[tuple[str, int]]]:
+    """Start the run in the store, or pick a stored one up: its repetitions and what to skip.
+
+    A run killed before its row was written did nothing: resuming it is starting it.
+    """
+    repetitions = options.repetitions or dataset.repetitions
+    if store is None:
+        if options.resume:
+            raise UsageError("--resume needs the run store (do not combine it with --no-store)")
+        return repetitions, set()
+    if options.resume and store.has_run(run_id):
+        return _resume(store, run_id, dataset, metric_names, repetitions, options)
+    store.create_run(
+        run_id,
+        dataset_name=dataset.name,
+        dataset_path=options.dataset_path,
+        config={
+            "metrics": metric_names,
+            "scopes": {name: sorted(tags) for name, tags in scopes.items()},
+            "thresholds": dict(options.thresholds),
+            "repetitions": repetitions,
+            "system_under_test": sut.describe().model_dump(),
+            "dataset_schema_version": dataset.schema_version,
+            "dataset_samples": len(dataset.samples),
+            **_files(sut, options.dataset_path),
+            **options.extra_info,
+        },
+    )
+    return repetitions, set()
+
+
+def _recorder(
+    store: RunStore | None,
+    state: RunState,
+    metric_names: list[str],
+    sut: SystemUnderTest,
+    options: RunOptions,
+    scopes: Mapping[str, frozenset[str]] | None,
+    keep_rows: bool,
+    repetitions: int,
+) -> Recorder:
+    """Where the run's results go: the store, the report's aggregates, the failing rows."""
+
+    def on_done(results: Sequence[ExecutionResult]) -> None:
+        state.done += len(results)
+        if state.on_result is not None:
+            for result in results:
+                state.on_result(result)
+
+    return Recorder(
+        run_id=state.run_id,
+        store=store,
+        builder=ReportBuilder(
+            metric_names,
+            scopes,
+            keep_rows=keep_rows or store is None,
+            thresholds=options.thresholds,
+            per_sample=repetitions > 1,
+        ),
+        failing=FailingRowCollector(
+            options.thresholds, text_limit=options.text_limit, redact=options.redact
+        ),
+        conversations=ConversationCollector(options.thresholds),
+        metric_names=metric_names,
+        thresholds=options.thresholds,
+        # Saved outputs are on disk already; a Python or HTTP system's answers are stored.
+        keep_outputs=not getattr(sut, "outputs_on_disk", False),
+        on_done=on_done,
+    )
+
+
+def _drive(
+    runner: Runner, executions: Iterable[Execution], store: RunStore | None, state: RunState
+) -> None:
+    """Run every execution; the stored run's status says how it ended."""
     status = "interrupted"
     try:
-        runner.run(planned())
+        runner.run(executions)
         status = "halted" if runner.stopped_early else "finished"
     finally:
         if store is not None:
-            store.set_status(run_id, status)
+            store.set_status(state.run_id, status)
     if runner.stopped_early:
         state.halted = True
 
-    builder.sort()
+
+def _run_info(
+    state: RunState,
+    sut: SystemUnderTest,
+    options: RunOptions,
+    repetitions: int,
+    started: float,
+) -> RunInfo:
     finished = time.time()
-    report = builder.build(
+    return RunInfo(
+        run_id=state.run_id,
+        assay_version=_version(),
+        started_at=_iso(started),
+        finished_at=_iso(finished),
+        duration_seconds=round(max(0.0, finished - started), 3),
+        system_under_test=sut.describe(),
+        repetitions=repetitions,
+        halted=state.halted,
+        halt_reason=state.halt_reason if state.halted else None,
+        embedding_provider=options.extra_info.get("embedding_provider"),
+        judge_model=options.extra_info.get("judge_model"),
+    )
+
+
+def _report(
+    dataset: Dataset,
+    recorder: Recorder,
+    run: RunInfo,
+    options: RunOptions,
+    warnings: Sequence[str],
+) -> Report:
+    """The finished run's report, with its conversations and failing rows."""
+    recorder.builder.sort()
+    report = recorder.builder.build(
         dataset=DatasetInfo(
             name=dataset.name,
             schema_version=dataset.schema_version,
             path=options.dataset_path,
             samples=len(dataset.samples),
         ),
-        run=RunInfo(
-            run_id=run_id,
-            assay_version=_version(),
-            started_at=_iso(started),
-            finished_at=_iso(finished),
-            duration_seconds=round(max(0.0, finished - started), 3),
-            system_under_test=sut.describe(),
-            repetitions=repetitions,
-            halted=state.halted,
-            halt_reason=state.halt_reason if state.halted else None,
-            embedding_provider=options.extra_info.get("embedding_provider"),
-            judge_model=options.extra_info.get("judge_model"),
-        ),
+        run=run,
         warnings=warnings,
     )
-    report = report.model_copy(update={"conversations": conversations.build()})
-    return _with_failing_rows(report, failing)
+    report = report.model_copy(update={"conversations": recorder.conversations.build()})
+    return _with_failing_rows(report, recorder.failing)
 
 
 def _planned_count(dataset: Dataset, repetitions: int, skip: set[tuple[str, int]]) -> int:
@@ -229,12 +266,12 @@ def _fold_stored(
     dataset: Dataset,
     sut: SystemUnderTest,
     skip: set[tuple[str, int]],
-    builder: ReportBuilder,
-    failing: FailingRowCollector,
+    recorder: Recorder,
     options: RunOptions,
-    conversations: ConversationCollector,
 ) -> None:
     """A resumed run: fold in what earlier attempts finished (and that is not being redone)."""
+    builder, failing = recorder.builder, recorder.failing
+    conversations = recorder.conversations
     positions = {s.id: i for i, s in enumerate(dataset.samples)}
     turns = {s.id: s for s in dataset.samples if conversation_of(s) is not None}
     unfinished: list[ExecutionResult] = []

@@ -25,18 +25,22 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard, cast
 
+import numpy as np
+import numpy.typing as npt
+
 from assay.conversation import Conversations
 from assay.dataset import Sample
-from assay.errors import AssayError, MetricError
+from assay.errors import AssayError
 from assay.limiter import Limiter, RetryPolicy, call_limited
-from assay.metrics.base import Metric, MetricScore, check_details
-from assay.metrics.batch import ScoreColumn
+from assay.metrics.base import Metric
 from assay.metrics.registry import applies
 from assay.outputs import Output
 from assay.results import ExecutionResult, ScoreResult
+from assay.scoring import is_async_metric, score_async, score_column
 from assay.sut import AnswersNow, SystemUnderTest
 
 ResultHandler = Callable[[ExecutionResult, Output | None], None]
+ChunkHandler = Callable[["ResultChunk"], None]
 FREEZE_EVERY = 10_000
 SCORE_CHUNK = 2048  # executions scored together on the synchronous path (one column per metric)
 
@@ -48,134 +52,6 @@ def _listed(executions: Iterable[Execution]) -> Sequence[Execution]:
 def never_stop(*_: Any) -> bool:
     """The default halt condition: none. Only without one are executions scored in chunks."""
     return False
-
-
-def _internal_error(metric: str, exc: BaseException) -> str:
-    text = str(exc).splitlines()[0][:300] if str(exc) else ""
-    return f"metric '{metric}' crashed: {type(exc).__name__}" + (f": {text}" if text else "")
-
-
-def _accept(metric: Metric, value: Any) -> ScoreResult:
-    if not isinstance(value, MetricScore):
-        return ScoreResult(
-            None, error=f"metric '{metric.name}' returned {type(value).__name__}, not a MetricScore"
-        )
-    try:
-        check_details(value.details, metric.name)
-    except MetricError as exc:
-        return ScoreResult(None, error=str(exc), usage=tuple(value.usage or ()))
-    return ScoreResult(value.value, value.details, None, _usage_tuple(value.usage))
-
-
-def _usage_tuple(usage: Any) -> tuple[dict[str, Any], ...]:
-    if not usage:
-        return ()
-    if isinstance(usage, dict):
-        return (usage,)
-    return tuple(dict(u) for u in usage)
-
-
-def score_column(
-    metric: Metric, samples: Sequence[Sample], outputs: Sequence[Output]
-) -> list[ScoreResult]:
-    """One metric over a batch: its ``score_batch`` when it has one, else ``score`` row by row.
-
-    Either way each row's result is what :func:`score_sync` gives for it. A ``score_batch`` that
-    raises, or returns a column of the wrong length, is ignored and the batch is scored row by
-    row; values outside [0, 1] become that row's error, as ``MetricScore`` would make them.
-    """
-    batch = getattr(metric, "score_batch", None)
-    if batch is None or not samples:
-        return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
-    try:
-        column = batch(samples, outputs)
-        values = column.values.tolist()
-    except Exception:  # a broken batch kernel costs speed, never a different result
-        return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
-    if len(values) != len(samples):
-        return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
-    details = _column_details(column, len(values))
-    results = []
-    for index, value in enumerate(values):
-        error = column.errors.get(index)
-        if error is None and not 0.0 <= value <= 1.0:  # NaN included, as MetricScore says
-            error = f"metric score must be in [0.0, 1.0]; got {value!r}"
-        row = details[index]
-        if error is None and row is None:
-            row = column.details_at(index)
-            try:
-                check_details(row, metric.name)
-            except MetricError as exc:
-                error = str(exc)
-        if error is None and row is not None:
-            results.append(ScoreResult(value, row))
-        else:
-            results.append(ScoreResult(None, error=error))
-    return results
-
-
-_SAFE_TYPES = frozenset({str, int, bool, type(None)})
-
-
-def _column_details(column: ScoreColumn, size: int) -> list[dict[str, Any] | None]:
-    """Rows' details built in one pass where every column is plain JSON (None: check the row).
-
-    A details column of strings, integers, booleans, None and finite floats cannot fail
-    :func:`check_details`, so its rows need no per-row check.
-    """
-    keys = list(column.details)
-    columns = [column.details[key] for key in keys]
-    plain = (
-        not column.absent
-        and all(type(key) is str for key in keys)
-        and all(len(c) == size and _plain_column(c) for c in columns)
-    )
-    if not plain:
-        return [None] * size
-    return [dict(zip(keys, row)) for row in zip(*columns)] if keys else [{} for _ in range(size)]
-
-
-def _plain_column(values: Sequence[Any]) -> bool:
-    types = set(map(type, values))
-    if float in types:
-        types.discard(float)
-        finite = all(math.isfinite(v) for v in values if type(v) is float)
-        return finite and types <= _SAFE_TYPES
-    return types <= _SAFE_TYPES
-
-
-def score_sync(metric: Metric, sample: Sample, output: Output) -> ScoreResult:
-    """Score one execution with a synchronous metric, capturing any failure."""
-    try:
-        return _accept(metric, metric.score(sample, output))
-    except MetricError as exc:
-        return ScoreResult(None, error=str(exc), usage=_usage_tuple(exc.usage))
-    except AssayError as exc:
-        return ScoreResult(None, error=str(exc))
-    except Exception as exc:  # a custom metric's bug must not end the run
-        return ScoreResult(None, error=_internal_error(metric.name, exc))
-
-
-async def score_async(metric: Metric, sample: Sample, output: Output) -> ScoreResult:
-    try:
-        value = metric.score(sample, output)
-        if inspect.isawaitable(value):
-            value = await value
-        return _accept(metric, value)
-    except MetricError as exc:
-        return ScoreResult(None, error=str(exc), usage=_usage_tuple(exc.usage))
-    except AssayError as exc:
-        return ScoreResult(None, error=str(exc))
-    except Exception as exc:
-        return ScoreResult(None, error=_internal_error(metric.name, exc))
-
-
-def is_async_metric(metric: Metric) -> bool:
-    return (
-        inspect.iscoroutinefunction(metric.score)
-        or hasattr(metric, "prefetch")
-        or hasattr(metric, "prepare")
-    )
 
 
 class Prefetcher(Protocol):
@@ -206,6 +82,41 @@ class Execution:
     position: int
     sample: Sample
     repetition: int
+
+
+@dataclass(frozen=True, slots=True)
+class MetricColumn:
+    """One metric's outcomes over a chunk: the rows it scored (indices into the chunk), their
+    values (NaN where the row errored) and which rows errored."""
+
+    rows: npt.NDArray[np.intp]
+    values: npt.NDArray[np.float64]
+    errored: npt.NDArray[np.bool_]
+
+    @classmethod
+    def of(cls, rows: Sequence[int], results: Sequence[ScoreResult]) -> MetricColumn:
+        values = np.fromiter(
+            (math.nan if r.error is not None or r.value is None else r.value for r in results),
+            dtype=np.float64,
+            count=len(results),
+        )
+        errored = np.fromiter(
+            (r.error is not None or r.value is None for r in results),
+            dtype=np.bool_,
+            count=len(results),
+        )
+        return cls(np.asarray(rows, dtype=np.intp), values, errored)
+
+
+@dataclass(frozen=True, slots=True)
+class ResultChunk:
+    """Finished executions scored together: per row its answer (an error message when the
+    system under test failed) and result, and per metric a :class:`MetricColumn`."""
+
+    executions: Sequence[Execution]
+    answers: Sequence[Output | str]
+    results: list[ExecutionResult]
+    columns: dict[str, MetricColumn]
 
 
 def plan(
@@ -249,6 +160,7 @@ class Runner:
         retries: RetryPolicy | None = None,
         prepare_with: Sequence[Sample] = (),
         executor: Callable[[Runner, Sequence[Execution]], None] | None = None,
+        on_chunk: ChunkHandler | None = None,
     ) -> None:
         if sut_concurrency < 1:
             raise ValueError("sut_concurrency must be at least 1")
@@ -267,6 +179,7 @@ class Runner:
         self.limiter = limiter
         self.retries = retries
         self.executor = executor
+        self.on_chunk = on_chunk  # saved outputs: results a chunk at a time, as columns
         self.conversations: Conversations | None = None
 
     def metrics_for(self, sample: Sample) -> list[Metric]:
@@ -289,8 +202,10 @@ class Runner:
         The synchronous path takes ``executions`` a chunk at a time (a generator stays lazy);
         the others list them first.
         """
-        handler = self.on_result
+        handler, chunk_handler = self.on_result, self.on_chunk
         self.on_result = self._deliver_with(handler)
+        if chunk_handler is not None:
+            self.on_chunk = self._chunks_with(chunk_handler)
         thresholds = gc.get_threshold()
         gc.freeze()
         gc.set_threshold(max(thresholds[0], 50_000), thresholds[1], thresholds[2])
@@ -302,7 +217,7 @@ class Runner:
             else:
                 self._run_sync(executions)
         finally:
-            self.on_result = handler
+            self.on_result, self.on_chunk = handler, chunk_handler
             gc.set_threshold(*thresholds)
             gc.unfreeze()
 
@@ -321,6 +236,19 @@ class Runner:
             handler(result, output)
             count += 1
             if count % FREEZE_EVERY == 0 and gc.isenabled():
+                gc.freeze()
+
+        return deliver
+
+    def _chunks_with(self, handler: ChunkHandler) -> ChunkHandler:
+        """``handler`` plus the periodic ``gc.freeze()`` of :meth:`_deliver_with`."""
+        count = 0
+
+        def deliver(chunk: ResultChunk) -> None:
+            nonlocal count
+            handler(chunk)
+            before, count = count, count + len(chunk.results)
+            if count // FREEZE_EVERY != before // FREEZE_EVERY and gc.isenabled():
                 gc.freeze()
 
         return deliver
@@ -348,20 +276,23 @@ class Runner:
                     answers.append(answer_now(execution.sample))
                 except AssayError as exc:
                     answers.append(str(exc))
-            rows = self._score_chunk(chunk, answers)
-            for execution, answer, scores in zip(chunk, answers, rows):
-                sample_id, repetition = execution.sample.id, execution.repetition
-                if isinstance(answer, str):
-                    result = ExecutionResult(sample_id, repetition, {}, sut_error=answer)
-                    self.on_result(result, None)
-                else:
-                    self.on_result(ExecutionResult(sample_id, repetition, scores), answer)
+            self._deliver_chunk(self._score_chunk(chunk, answers))
+
+    def _deliver_chunk(self, scored: ResultChunk) -> None:
+        """A scored chunk to ``on_chunk`` when there is one, else each row to ``on_result``."""
+        if self.on_chunk is not None:
+            self.on_chunk(scored)
+            return
+        for answer, result in zip(scored.answers, scored.results):
+            self.on_result(result, answer if isinstance(answer, Output) else None)
 
     def _score_chunk(
         self, chunk: Sequence[Execution], answers: Sequence[Output | str]
-    ) -> list[dict[str, ScoreResult]]:
-        """Per row, every applicable metric's result, each metric scoring its rows in one call."""
+    ) -> ResultChunk:
+        """Every applicable metric's results over a chunk, each metric scoring its rows in one
+        call; the rows' results and each metric's column."""
         rows: list[dict[str, ScoreResult]] = [{} for _ in chunk]
+        columns: dict[str, MetricColumn] = {}
         for metric in self.metrics:
             picked = [
                 i
@@ -371,9 +302,17 @@ class Runner:
             ]
             samples = [chunk[i].sample for i in picked]
             outputs = [cast(Output, answers[i]) for i in picked]
-            for i, result in zip(picked, score_column(metric, samples, outputs)):
+            scored = score_column(metric, samples, outputs)
+            for i, result in zip(picked, scored):
                 rows[i][metric.name] = result
-        return rows
+            columns[metric.name] = MetricColumn.of(picked, scored)
+        results = [
+            ExecutionResult(e.sample.id, e.repetition, {}, sut_error=answer)
+            if isinstance(answer, str)
+            else ExecutionResult(e.sample.id, e.repetition, scores)
+            for e, answer, scores in zip(chunk, answers, rows)
+        ]
+        return ResultChunk(chunk, answers, results, columns)
 
     # ----------------------------------------------------------------------- async path
 

@@ -13,7 +13,7 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -98,6 +98,23 @@ def now_iso() -> str:
 
 def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredExecution:
+    """One finished execution as the store takes it.
+
+    ``row`` is the execution's report row as JSON (:func:`assay.results.row_document`); a
+    result without provider usage is stored as that row, so a report is written from the
+    stored bytes as they are, and one with usage keeps its full result document.
+    """
+
+    result: ExecutionResult
+    output: dict[str, Any] | None
+    position: int
+    tags: list[str]
+    row_hash: str
+    row: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -225,35 +242,38 @@ class RunStore:
         row_hash: str,
         row: bytes | None = None,
     ) -> None:
-        """Store one finished execution (replacing an earlier attempt at the same one).
+        """Store one finished execution (replacing an earlier attempt at the same one)."""
+        self.record_many(run_id, [StoredExecution(result, output, position, tags, row_hash, row)])
 
-        ``row`` is the execution's report row as JSON (:func:`assay.results.row_document`).
-        A result without provider usage is stored as that row, so a report is written from the
-        stored bytes as they are; one with usage keeps its full result document.
-        """
+    def record_many(self, run_id: str, executions: Iterable[StoredExecution]) -> None:
+        """Store finished executions; they are committed within ``commit_interval_s``."""
+        for execution in executions:
+            self._rows.append(self._row(run_id, execution))
+            self._pending += 1
+        if time.monotonic() - self._last_commit >= self.commit_interval_s:
+            self.flush()
+
+    def _row(self, run_id: str, execution: StoredExecution) -> tuple[Any, ...]:
+        """The table row of one execution; a result without usage is stored as its report row."""
+        result, row, output = execution.result, execution.row, execution.output
         has_error = result.sut_error is not None or any(
             s.error is not None for s in result.scores.values()
         )
-        key = tuple(tags)
+        key = tuple(execution.tags)
         tags_json = self._tags_json.get(key)
         if tags_json is None:
-            tags_json = self._tags_json[key] = _encode(tags)
-        self._rows.append(
-            (
-                run_id,
-                result.sample_id,
-                result.repetition,
-                position,
-                tags_json,
-                row_hash,
-                int(has_error),
-                _encode(output) if output is not None else None,
-                row if row is not None and not result.has_usage else _encode(result.to_json()),
-            )
+            tags_json = self._tags_json[key] = _encode(execution.tags)
+        return (
+            run_id,
+            result.sample_id,
+            result.repetition,
+            execution.position,
+            tags_json,
+            execution.row_hash,
+            int(has_error),
+            _encode(output) if output is not None else None,
+            row if row is not None and not result.has_usage else _encode(result.to_json()),
         )
-        self._pending += 1
-        if time.monotonic() - self._last_commit >= self.commit_interval_s:
-            self.flush()
 
     def flush(self) -> None:
         """Write and commit what was recorded since the last flush, in one transaction."""

@@ -16,7 +16,8 @@ from assay.metrics.batch import ScoreColumn
 from assay.metrics.registry import resolve
 from assay.outputs import Output
 from assay.results import ExecutionResult
-from assay.runner import SCORE_CHUNK, Runner, plan, score_column, score_sync
+from assay.runner import SCORE_CHUNK, Runner, plan
+from assay.scoring import score_column, score_sync
 from assay.sut import SavedOutputs
 
 
@@ -112,3 +113,58 @@ def test_values_outside_the_range_are_errors_as_in_metric_score() -> None:
     assert results[0].error == "metric score must be in [0.0, 1.0]; got 1.5"
     assert results[1].error == "metric score must be in [0.0, 1.0]; got nan"
     assert results[2].error == "cannot"
+
+
+def _mixed_run(count: int, tmp_path: Any, *, missing: bool) -> tuple[Any, Any]:
+    """One stored run over saved outputs: two tags and an untagged third, a tag-scoped metric,
+    a raised threshold, errored rows (no expected text) and, with ``missing``, samples whose
+    output is missing (system-under-test failures)."""
+    from assay.dataset import Dataset
+    from assay.evaluation import RunOptions, evaluate
+    from assay.metrics.registry import resolve_all
+    from assay.store import RunStore
+
+    samples = [
+        Sample(
+            id=f"s{i}",
+            input={"question": f"q{i}"},
+            expected_output=None if i % 97 == 0 else f"alpha beta {i % 7}",
+            metadata={"tags": [["a"], ["b", "a"], []][i % 3]},
+        )
+        for i in range(count)
+    ]
+    outputs = {
+        s.id: Output(f"alpha beta {i % 5}" if i % 4 else "gamma")
+        for i, s in enumerate(samples)
+        if not (missing and i % 501 == 3)
+    }
+    metrics = resolve_all(["exact-match", "contains", {"name": "rouge-l", "threshold": 0.8}])
+    store = RunStore(tmp_path / "runs.db")
+    report = evaluate(
+        Dataset(name="mixed", samples=samples),
+        sut=SavedOutputs(outputs, "o.json"),
+        metrics=metrics,
+        options=RunOptions(thresholds={"rouge-l": 0.8}),
+        store=store,
+        scopes={"contains": frozenset({"b"})},
+        keep_rows=False,
+    )
+    return report, store
+
+
+@pytest.mark.parametrize("missing", [False, True], ids=["all-answered", "some-missing"])
+def test_columns_fold_into_the_report_as_rows_do(tmp_path: Any, missing: bool) -> None:
+    """The report the run builds from each chunk's columns equals the one the store rebuilds by
+    folding the same stored results in row by row (ReportBuilder.add)."""
+    from assay.rebuild import report_from_store
+
+    report, store = _mixed_run(SCORE_CHUNK * 2 + 11, tmp_path, missing=missing)
+    rebuilt = report_from_store(store, report.run.run_id, keep_rows=False)
+    assert report.summary == rebuilt.summary
+    assert report.metrics == rebuilt.metrics
+    assert report.cohorts == rebuilt.cohorts
+    assert report.failures == rebuilt.failures
+    assert report.summary.errored_rows > 0 and report.summary.failed_rows > 0
+    assert (report.summary.sut_failures > 0) is missing
+    assert len(report.failing_rows) > 0
+    store.close()

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from assay.metrics.registry import applies
 from assay.report.model import (
@@ -52,6 +53,7 @@ from assay.results import (
     row_document,
     threshold_for,
 )
+from assay.runner import MetricColumn, ResultChunk
 
 # --------------------------------------------------------------------------- builder
 
@@ -86,6 +88,12 @@ class _Scores:
         self.values = array("d")
         self.failed = 0
         self.skipped = 0
+
+
+def _extend(scores: _Scores, values: npt.NDArray[np.float64], failed: int) -> None:
+    """Append a column's scored values to a slice and count its errored rows."""
+    scores.values.frombytes(values.tobytes())
+    scores.failed += failed
 
 
 class ReportBuilder:
@@ -188,6 +196,77 @@ class ReportBuilder:
             self._row_keys.append(key)
         if self.per_sample:
             self._tally(result.sample_id, row_hash, key[0], passed, errored, total, scored)
+
+    def add_chunk(self, chunk: ResultChunk, tags: Sequence[list[str]]) -> npt.NDArray[np.bool_]:
+        """Fold a chunk in, a metric column at a time; per row, whether it passed.
+
+        The same aggregates as :meth:`add` row by row. Rows the columns cannot carry alone (a
+        system-under-test failure, provider usage, kept rows or per-sample tallies) go through
+        :meth:`add`.
+        """
+        results = chunk.results
+        if (
+            self.keep_rows
+            or self.per_sample
+            or any(r.sut_error is not None or r.has_usage for r in results)
+        ):
+            for execution, result, labels in zip(chunk.executions, results, tags):
+                self.add(result, labels, execution.sample.row_hash, execution.position)
+            return np.fromiter((r.passed(self.thresholds) for r in results), dtype=np.bool_)
+        cohorts = self._cohort_masks(tags)
+        errored = np.zeros(len(results), dtype=np.bool_)
+        below = np.zeros(len(results), dtype=np.bool_)
+        for name in self.metric_names:
+            column = chunk.columns.get(name)
+            if column is not None and column.rows.size:
+                self._fold_column(name, column, cohorts, chunk)
+                errored[column.rows[column.errored]] = True
+                scored = ~column.errored
+                threshold = threshold_for(self.thresholds, name)
+                below[column.rows[scored][~passes(column.values[scored], threshold)]] = True
+        self.executions += len(results)
+        passed = ~errored & ~below
+        self.passed += int(passed.sum())
+        self.errored_rows += int(errored.sum())
+        self.failed_rows += int((~errored & below).sum())
+        return passed
+
+    def _cohort_masks(self, tags: Sequence[list[str]]) -> list[tuple[str | None, Any]]:
+        """Each cohort the chunk's rows fall in, with a mask of its rows (the untagged too)."""
+        members: dict[str | None, list[int]] = {}
+        for index, labels in enumerate(tags):
+            for key in labels or (None,):
+                members.setdefault(key, []).append(index)
+        masks = []
+        for key, rows in members.items():
+            self._cohort_sizes[key] += len(rows)
+            if key not in self._cohorts:
+                self._cohorts[key] = {m: _Scores() for m in self.metric_names}
+            mask = np.zeros(len(tags), dtype=np.bool_)
+            mask[rows] = True
+            masks.append((key, mask))
+        return masks
+
+    def _fold_column(
+        self,
+        name: str,
+        column: MetricColumn,
+        cohorts: list[tuple[str | None, Any]],
+        chunk: ResultChunk,
+    ) -> None:
+        """One metric's column into the overall and cohort score arrays; its errors recorded."""
+        scored = ~column.errored
+        _extend(self._overall[name], column.values[scored], int(column.errored.sum()))
+        for key, mask in cohorts:
+            inside = mask[column.rows]
+            failed = int((column.errored & inside).sum())
+            _extend(self._cohorts[key][name], column.values[scored & inside], failed)
+        for index in column.rows[column.errored].tolist():
+            execution, result = chunk.executions[index], chunk.results[index]
+            outcome = result.scores[name]
+            self.metric_failures += 1
+            order = (execution.position, result.repetition)
+            self._fail(result, order, "metric", name, outcome.error or NO_SCORE)
 
     def _tally(
         self,

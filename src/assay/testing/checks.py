@@ -12,7 +12,7 @@ from assay.metrics.base import Metric
 from assay.metrics.registry import resolve, thresholds_of
 from assay.outputs import Output, coerce_output
 from assay.results import ScoreResult, passes, threshold_for
-from assay.runner import is_async_metric, score_async, score_sync
+from assay.scoring import is_async_metric, score_async, score_sync
 from assay.testing.text import show
 
 MetricLike = str | Mapping[str, Any] | MetricSpec | Metric

@@ -1,0 +1,99 @@
+"""Where each finished execution goes during a run: the store, the report, the failing rows.
+
+A :class:`Recorder` receives results from the runner one at a time (a system under test that
+answers concurrently) or a chunk at a time (saved outputs: a :class:`~assay.runner.ResultChunk`
+with each metric's scores as a column). Either way every execution is committed to the run
+store with its report row already encoded, folded into the report's aggregates, and kept in
+the failing rows when it did not pass; nothing per sample is held once it is recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from assay.outputs import Output
+from assay.report.aggregate import ReportBuilder
+from assay.report.conversations import ConversationCollector
+from assay.report.failing import FailingRowCollector
+from assay.results import ExecutionResult, Thresholds, row_document
+from assay.runner import Execution, ResultChunk
+from assay.store import RunStore, StoredExecution, encode_json
+
+
+@dataclass
+class Recorder:
+    """Takes every finished execution of one run; see the module docstring."""
+
+    run_id: str
+    store: RunStore | None
+    builder: ReportBuilder
+    failing: FailingRowCollector
+    conversations: ConversationCollector
+    metric_names: list[str]
+    thresholds: Thresholds
+    keep_outputs: bool  # a Python or HTTP system's answers are kept; saved outputs stay on disk
+    on_done: Callable[[Sequence[ExecutionResult]], None]  # progress: counts, hooks
+    # Executions planned and not finished yet, by (sample id, repetition).
+    waiting: dict[tuple[str, int], Execution] = field(default_factory=dict)
+
+    def planned(self, executions: Iterable[Execution]) -> Iterator[Execution]:
+        """``executions`` as the runner takes them, each remembered until its result is back."""
+        for execution in executions:
+            self.waiting[(execution.sample.id, execution.repetition)] = execution
+            yield execution
+
+    def on_result(self, result: ExecutionResult, output: Output | None) -> None:
+        """One finished execution (the concurrent paths)."""
+        execution = self.waiting.pop((result.sample_id, result.repetition))
+        sample, position = execution.sample, execution.position
+        tags, row_hash = sample.tags, sample.row_hash
+        if self.store is not None:
+            self.store.record_many(self.run_id, [self._stored(result, output, execution, tags)])
+        self.builder.add(result, tags, row_hash, position)
+        self.conversations.add(result, sample, position)
+        self.failing.position = position
+        self.failing.add(result, sample, output)
+        self.on_done([result])
+
+    def on_chunk(self, chunk: ResultChunk) -> None:
+        """A chunk of finished executions, each metric's scores as a column (saved outputs)."""
+        tags = [execution.sample.tags for execution in chunk.executions]
+        outputs = [a if isinstance(a, Output) else None for a in chunk.answers]
+        for execution in chunk.executions:
+            del self.waiting[(execution.sample.id, execution.repetition)]
+        if self.store is not None:
+            self.store.record_many(
+                self.run_id,
+                [
+                    self._stored(result, output, execution, labels)
+                    for result, output, execution, labels in zip(
+                        chunk.results, outputs, chunk.executions, tags
+                    )
+                ],
+            )
+        passed = self.builder.add_chunk(chunk, tags)
+        for index, (execution, result) in enumerate(zip(chunk.executions, chunk.results)):
+            self.conversations.add(result, execution.sample, execution.position)
+            if not passed[index]:
+                self.failing.position = execution.position
+                self.failing.add(result, execution.sample, outputs[index])
+        self.on_done(chunk.results)
+
+    def _stored(
+        self,
+        result: ExecutionResult,
+        output: Output | None,
+        execution: Execution,
+        tags: list[str],
+    ) -> StoredExecution:
+        row_hash = execution.sample.row_hash
+        row = row_document(result, tags, row_hash, self.metric_names, self.thresholds)
+        return StoredExecution(
+            result=result,
+            output=output.to_json() if output is not None and self.keep_outputs else None,
+            position=execution.position,
+            tags=tags,
+            row_hash=row_hash,
+            row=encode_json(row),
+        )

@@ -1,0 +1,150 @@
+"""Scoring one metric on finished answers, with every failure captured as that row's error.
+
+:func:`score_sync` and :func:`score_async` score one execution; :func:`score_column` scores a
+batch, through the metric's ``score_batch`` when it has one (see :mod:`assay.metrics.batch`)
+and row by row otherwise, with the same result for each row either way. A metric that raises,
+returns something other than a :class:`~assay.metrics.base.MetricScore`, or gives a value
+outside [0, 1] records an error for that row; the run goes on.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from assay.dataset import Sample
+from assay.errors import AssayError, MetricError
+from assay.metrics.base import Metric, MetricScore, check_details
+from assay.metrics.batch import ScoreColumn
+from assay.outputs import Output
+from assay.results import ScoreResult
+
+
+def _internal_error(metric: str, exc: BaseException) -> str:
+    text = str(exc).splitlines()[0][:300] if str(exc) else ""
+    return f"metric '{metric}' crashed: {type(exc).__name__}" + (f": {text}" if text else "")
+
+
+def _accept(metric: Metric, value: Any) -> ScoreResult:
+    if not isinstance(value, MetricScore):
+        return ScoreResult(
+            None, error=f"metric '{metric.name}' returned {type(value).__name__}, not a MetricScore"
+        )
+    try:
+        check_details(value.details, metric.name)
+    except MetricError as exc:
+        return ScoreResult(None, error=str(exc), usage=tuple(value.usage or ()))
+    return ScoreResult(value.value, value.details, None, _usage_tuple(value.usage))
+
+
+def _usage_tuple(usage: Any) -> tuple[dict[str, Any], ...]:
+    if not usage:
+        return ()
+    if isinstance(usage, dict):
+        return (usage,)
+    return tuple(dict(u) for u in usage)
+
+
+def score_column(
+    metric: Metric, samples: Sequence[Sample], outputs: Sequence[Output]
+) -> list[ScoreResult]:
+    """One metric over a batch: its ``score_batch`` when it has one, else ``score`` row by row.
+
+    Either way each row's result is what :func:`score_sync` gives for it. A ``score_batch`` that
+    raises, or returns a column of the wrong length, is ignored and the batch is scored row by
+    row; values outside [0, 1] become that row's error, as ``MetricScore`` would make them.
+    """
+    batch = getattr(metric, "score_batch", None)
+    if batch is None or not samples:
+        return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
+    try:
+        column = batch(samples, outputs)
+        values = column.values.tolist()
+    except Exception:  # a broken batch kernel costs speed, never a different result
+        return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
+    if len(values) != len(samples):
+        return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
+    details = _column_details(column, len(values))
+    results = []
+    for index, value in enumerate(values):
+        error = column.errors.get(index)
+        if error is None and not 0.0 <= value <= 1.0:  # NaN included, as MetricScore says
+            error = f"metric score must be in [0.0, 1.0]; got {value!r}"
+        row = details[index]
+        if error is None and row is None:
+            row = column.details_at(index)
+            try:
+                check_details(row, metric.name)
+            except MetricError as exc:
+                error = str(exc)
+        if error is None and row is not None:
+            results.append(ScoreResult(value, row))
+        else:
+            results.append(ScoreResult(None, error=error))
+    return results
+
+
+_SAFE_TYPES = frozenset({str, int, bool, type(None)})
+
+
+def _column_details(column: ScoreColumn, size: int) -> list[dict[str, Any] | None]:
+    """Rows' details built in one pass where every column is plain JSON (None: check the row).
+
+    A details column of strings, integers, booleans, None and finite floats cannot fail
+    :func:`check_details`, so its rows need no per-row check.
+    """
+    keys = list(column.details)
+    columns = [column.details[key] for key in keys]
+    plain = (
+        not column.absent
+        and all(type(key) is str for key in keys)
+        and all(len(c) == size and _plain_column(c) for c in columns)
+    )
+    if not plain:
+        return [None] * size
+    return [dict(zip(keys, row)) for row in zip(*columns)] if keys else [{} for _ in range(size)]
+
+
+def _plain_column(values: Sequence[Any]) -> bool:
+    types = set(map(type, values))
+    if float in types:
+        types.discard(float)
+        finite = all(math.isfinite(v) for v in values if type(v) is float)
+        return finite and types <= _SAFE_TYPES
+    return types <= _SAFE_TYPES
+
+
+def score_sync(metric: Metric, sample: Sample, output: Output) -> ScoreResult:
+    """Score one execution with a synchronous metric, capturing any failure."""
+    try:
+        return _accept(metric, metric.score(sample, output))
+    except MetricError as exc:
+        return ScoreResult(None, error=str(exc), usage=_usage_tuple(exc.usage))
+    except AssayError as exc:
+        return ScoreResult(None, error=str(exc))
+    except Exception as exc:  # a custom metric's bug must not end the run
+        return ScoreResult(None, error=_internal_error(metric.name, exc))
+
+
+async def score_async(metric: Metric, sample: Sample, output: Output) -> ScoreResult:
+    try:
+        value = metric.score(sample, output)
+        if inspect.isawaitable(value):
+            value = await value
+        return _accept(metric, value)
+    except MetricError as exc:
+        return ScoreResult(None, error=str(exc), usage=_usage_tuple(exc.usage))
+    except AssayError as exc:
+        return ScoreResult(None, error=str(exc))
+    except Exception as exc:
+        return ScoreResult(None, error=_internal_error(metric.name, exc))
+
+
+def is_async_metric(metric: Metric) -> bool:
+    return (
+        inspect.iscoroutinefunction(metric.score)
+        or hasattr(metric, "prefetch")
+        or hasattr(metric, "prepare")
+    )
