@@ -22,167 +22,39 @@ every judge's vote go into the details, which ``assay calibrate`` reads.
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.errors import AssayError, MetricConfigError, MetricError
+from assay.errors import MetricConfigError, MetricError
 from assay.judging.client import fill
 from assay.judging.prompts import RUBRIC as RUBRIC_TEMPLATE
 from assay.judging.prompts import RUBRIC_CRITERION as CRITERION_TEMPLATE
 from assay.metrics.base import MetricScore
+from assay.metrics.rubric_criteria import NA_LABEL, describe, parse_rubric, with_na_options
+from assay.metrics.rubric_options import aggregation_of, judge_list
+from assay.metrics.rubric_replies import parse_criterion_reply, parse_rubric_reply
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from assay.calibration.model import Criterion
     from assay.calibration.scoring import AbstainPolicy
     from assay.dataset import Sample
     from assay.outputs import Output
 
-NA_LABEL = "cannot assess"
+__all__ = [
+    "NA_LABEL",
+    "JudgeVotes",
+    "RubricJudge",
+    "describe",
+    "parse_criterion_reply",
+    "parse_rubric",
+    "parse_rubric_reply",
+    "with_na_options",
+]
 
-# --------------------------------------------------------------------------- rubric parsing
-
-
-def parse_rubric(value: Any, *, where: str) -> tuple[Criterion, ...]:
-    """Criteria from a list, a mapping with ``criteria`` / ``rubric``, or a file path."""
-    from pydantic import ValidationError
-
-    from assay.calibration.loaders import load_criteria
-    from assay.calibration.model import Criterion
-
-    if isinstance(value, (str, Path)):
-        try:
-            return tuple(load_criteria(value))
-        except AssayError as exc:
-            raise MetricConfigError(f"{where}: {exc}") from None
-    if isinstance(value, Mapping):
-        value = value.get("criteria", value.get("rubric"))
-    if not isinstance(value, list) or not value:
-        raise MetricConfigError(f"{where} must be a non-empty list of criteria (or a file path)")
-    criteria: list[Criterion] = []
-    for index, raw in enumerate(value):
-        try:
-            criteria.append(Criterion.model_validate(raw))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            message = first["msg"].removeprefix("Value error, ")
-            raise MetricConfigError(
-                f"{where}[{index}]{'.' + loc if loc else ''}: {message}"
-            ) from None
-    names = [c.name for c in criteria]
-    if len(set(names)) != len(names):
-        raise MetricConfigError(f"{where}: criterion names must be unique")
-    return tuple(criteria)
-
-
-def with_na_options(criteria: Sequence[Criterion]) -> tuple[Criterion, ...]:
-    """Append a "cannot assess" NA option to multi-choice criteria that have none (last, so
-    the authored option indices do not move)."""
-    from assay.calibration.model import Option
-
-    out = []
-    for criterion in criteria:
-        if criterion.options is not None and not any(o.na for o in criterion.options):
-            labels = {o.label.lower() for o in criterion.options}
-            label = NA_LABEL if NA_LABEL not in labels else "cannot assess (n/a)"
-            options = (*criterion.options, Option(label=label, na=True))
-            criterion = criterion.model_copy(update={"options": options})
-        out.append(criterion)
-    return tuple(out)
-
-
-def describe(criteria: Sequence[Criterion]) -> str:
-    """The CRITERIA block of the prompt."""
-    lines = []
-    for number, c in enumerate(criteria, start=1):
-        requirement = c.requirement or c.name
-        if c.options is None:
-            if c.weight < 0:
-                lines.append(f'{number}. "{c.name}" (penalty): {requirement}')
-                lines.append(
-                    "   MET if the answer has this problem, UNMET if it does not, CANNOT_ASSESS "
-                    "only if the answer gives no basis to decide."
-                )
-            else:
-                lines.append(f'{number}. "{c.name}": {requirement}')
-                lines.append(
-                    "   MET if the answer satisfies it, UNMET if it does not, CANNOT_ASSESS only "
-                    "if the answer gives no basis to decide."
-                )
-        else:
-            scale = "ordered from worst to best" if c.kind == "ordinal" else "unordered"
-            lines.append(f'{number}. "{c.name}" (choose one option, {scale}): {requirement}')
-            shown = ", ".join(
-                json.dumps(o.label, ensure_ascii=False)
-                + (" (not applicable / cannot assess)" if o.na else "")
-                for o in c.options
-            )
-            lines.append(f"   Options: {shown}")
-    return "\n".join(lines)
-
-
-def _verdict_code(criterion: Criterion, raw: Any, name: str) -> int:
-    from assay.errors import JudgeParseError
-
-    if not isinstance(raw, str):
-        raise JudgeParseError(f"the verdict for '{name}' must be a string")
-    if criterion.options is not None and raw.strip().upper().replace(" ", "_") == "CANNOT_ASSESS":
-        return criterion.abstain_codes[0]
-    try:
-        return criterion.code_of(raw)
-    except ValueError:
-        allowed = (
-            "MET, UNMET or CANNOT_ASSESS"
-            if criterion.options is None
-            else "one of the listed options"
-        )
-        raise JudgeParseError(f"the verdict for '{name}' is not {allowed}") from None
-
-
-def parse_rubric_reply(text: str, criteria: Sequence[Criterion]) -> tuple[list[int], str | None]:
-    """Codes (in criteria order) and the reason from a one-call-per-rubric reply."""
-    from assay.errors import JudgeParseError
-    from assay.judging.replies import parse_object
-
-    data = parse_object(text)
-    verdicts = data.get("verdicts")
-    if not isinstance(verdicts, dict):
-        raise JudgeParseError("judge response must have a 'verdicts' object")
-    names = [c.name for c in criteria]
-    missing = [n for n in names if n not in verdicts]
-    if missing:
-        raise JudgeParseError(f"judge response has no verdict for: {', '.join(missing)}")
-    extra = [k for k in verdicts if k not in names]
-    if extra:
-        raise JudgeParseError(f"judge response has {len(extra)} verdict(s) for unknown criteria")
-    codes = [_verdict_code(c, verdicts[c.name], c.name) for c in criteria]
-    return codes, _reason(data)
-
-
-def parse_criterion_reply(text: str, criterion: Criterion) -> tuple[int, str | None]:
-    """Code and reason from a one-call-per-criterion reply."""
-    from assay.errors import JudgeParseError
-    from assay.judging.replies import parse_object
-
-    data = parse_object(text)
-    if "verdict" not in data:
-        raise JudgeParseError("judge response is missing the required 'verdict' key")
-    return _verdict_code(criterion, data["verdict"], criterion.name), _reason(data)
-
-
-def _reason(data: Mapping[str, Any]) -> str | None:
-    from assay.errors import JudgeParseError
-
-    reason = data.get("reason")
-    if reason is not None and not isinstance(reason, str):
-        raise JudgeParseError("judge response 'reason' must be a string")
-    return reason[:500] if isinstance(reason, str) else None
-
-
-# --------------------------------------------------------------------------- the metric
+_Usage = tuple[dict[str, Any], ...]
 
 
 @dataclass(frozen=True)
@@ -231,7 +103,7 @@ class RubricJudge:
         }
 
     def __post_init__(self) -> None:
-        from assay.calibration.aggregate import Aggregation
+        """Check the options (they come from YAML) and resolve rubric, judges, aggregation."""
         from assay.calibration.scoring import ABSTAIN_POLICIES
 
         if self.rubric is not None:
@@ -245,50 +117,8 @@ class RubricJudge:
         for flag in ("per_criterion", "reask"):
             if not isinstance(getattr(self, flag), bool):
                 raise MetricConfigError(f"{self.name} option '{flag}' must be true or false")
-        judges: list[tuple[str | None, float]] = []
-        if self.models is not None:
-            if self.model is not None:
-                raise MetricConfigError(f"{self.name}: give 'model' or 'models', not both")
-            if not isinstance(self.models, list) or not self.models:
-                raise MetricConfigError(f"{self.name} option 'models' must be a non-empty list")
-            for entry in self.models:
-                if isinstance(entry, str) and entry.strip():
-                    judges.append((entry, 1.0))
-                elif isinstance(entry, Mapping) and isinstance(entry.get("model"), str):
-                    weight = entry.get("weight", 1.0)
-                    if (
-                        isinstance(weight, bool)
-                        or not isinstance(weight, (int, float))
-                        or weight <= 0
-                    ):
-                        raise MetricConfigError(
-                            f"{self.name}: judge weights must be positive numbers"
-                        )
-                    judges.append((entry["model"], float(weight)))
-                else:
-                    raise MetricConfigError(
-                        f"{self.name}: each of 'models' is a model name or {{model, weight}}"
-                    )
-            if len({m for m, _ in judges}) != len(judges):
-                raise MetricConfigError(f"{self.name}: judge models must be distinct")
-        else:
-            judges.append((self.model, 1.0))
-        object.__setattr__(self, "_judges", tuple(judges))
-        aggregation = self.aggregation or {}
-        if not isinstance(aggregation, Mapping):
-            raise MetricConfigError(f"{self.name} option 'aggregation' must be a mapping")
-        allowed = {
-            "binary": ("majority", "weighted", "unanimous"),
-            "ordinal": ("median", "mean", "mode"),
-            "nominal": ("mode",),
-        }
-        for key, value in aggregation.items():
-            if key not in allowed or value not in allowed[key]:
-                raise MetricConfigError(
-                    f"{self.name} option 'aggregation': {key}={value!r} is not one of "
-                    + "; ".join(f"{k}: {'|'.join(v)}" for k, v in allowed.items())
-                )
-        object.__setattr__(self, "_aggregation", Aggregation(**dict(aggregation)))
+        object.__setattr__(self, "_judges", judge_list(self.name, self.model, self.models))
+        object.__setattr__(self, "_aggregation", aggregation_of(self.name, self.aggregation))
 
     # ------------------------------------------------------------------ pieces
 
@@ -332,54 +162,65 @@ class RubricJudge:
     async def _one_judge(
         self, model: str | None, criteria: Sequence[Criterion], prompts: list[str]
     ) -> JudgeVotes:
-        from assay.calibration.model import FAILED
-        from assay.judging.client import Judge, ask, template_version
-
+        """One judge model's votes: one call for the rubric, or one call per criterion."""
         if model is None:
             from assay.providers.settings import current
 
             model = current().judge_model
-        label = model
         if not self.per_criterion:
-            try:
-                verdict = await ask(
-                    Judge(model, reask=self.reask),
-                    prompts[0],
-                    lambda text: parse_rubric_reply(text, criteria),
-                    version=template_version(self.name, RUBRIC_TEMPLATE),
-                )
-            except MetricError as exc:
-                return JudgeVotes(label, [FAILED] * len(criteria), None, str(exc), tuple(exc.usage))
-            codes, reason = verdict.value
-            return JudgeVotes(label, list(codes), reason, None, verdict.usage)
-
-        async def one(
-            prompt: str, criterion: Criterion
-        ) -> tuple[int, str | None, str | None, tuple[dict[str, Any], ...]]:
-            try:
-                verdict = await ask(
-                    Judge(model, reask=self.reask),
-                    prompt,
-                    lambda text: parse_criterion_reply(text, criterion),
-                    version=template_version(f"{self.name}-criterion", CRITERION_TEMPLATE),
-                )
-            except MetricError as exc:
-                return FAILED, None, str(exc), tuple(exc.usage)
-            code, reason = verdict.value
-            return code, reason, None, verdict.usage
-
-        results = await asyncio.gather(*(one(p, c) for p, c in zip(prompts, criteria)))
+            return await self._whole_rubric(model, criteria, prompts[0])
+        results = await asyncio.gather(
+            *(self._one_criterion(model, p, c) for p, c in zip(prompts, criteria))
+        )
         codes = [r[0] for r in results]
         errors = [r[2] for r in results if r[2] is not None]
         usage = tuple(u for r in results for u in r[3])
         reasons = [r[1] for r in results if r[1]]
         return JudgeVotes(
-            label,
+            model,
             codes,
             " | ".join(reasons)[:500] if reasons else None,
             errors[0] if errors and len(errors) == len(codes) else None,
             usage,
         )
+
+    async def _whole_rubric(
+        self, model: str, criteria: Sequence[Criterion], prompt: str
+    ) -> JudgeVotes:
+        """One call for every criterion; a failed call fails every verdict."""
+        from assay.calibration.model import FAILED
+        from assay.judging.client import Judge, ask, template_version
+
+        try:
+            verdict = await ask(
+                Judge(model, reask=self.reask),
+                prompt,
+                lambda text: parse_rubric_reply(text, criteria),
+                version=template_version(self.name, RUBRIC_TEMPLATE),
+            )
+        except MetricError as exc:
+            return JudgeVotes(model, [FAILED] * len(criteria), None, str(exc), tuple(exc.usage))
+        codes, reason = verdict.value
+        return JudgeVotes(model, list(codes), reason, None, verdict.usage)
+
+    async def _one_criterion(
+        self, model: str, prompt: str, criterion: Criterion
+    ) -> tuple[int, str | None, str | None, _Usage]:
+        """(code, reason, error, usage) of one criterion's call; FAILED when it failed."""
+        from assay.calibration.model import FAILED
+        from assay.judging.client import Judge, ask, template_version
+
+        try:
+            verdict = await ask(
+                Judge(model, reask=self.reask),
+                prompt,
+                lambda text: parse_criterion_reply(text, criterion),
+                version=template_version(f"{self.name}-criterion", CRITERION_TEMPLATE),
+            )
+        except MetricError as exc:
+            return FAILED, None, str(exc), tuple(exc.usage)
+        code, reason = verdict.value
+        return code, reason, None, verdict.usage
 
     async def votes(
         self, sample: Sample, output: Output
@@ -397,9 +238,10 @@ class RubricJudge:
         return criteria, list(votes)
 
     async def score(self, sample: Sample, output: Output) -> MetricScore:
+        """The weighted rubric score of the judges' aggregated verdicts, with every vote in the
+        details; MetricError when every judge failed or nothing could be scored."""
         import numpy as np
 
-        from assay.calibration.aggregate import consensus
         from assay.calibration.scoring import weighted_scores
 
         criteria, votes = await self.votes(sample, output)
@@ -407,15 +249,7 @@ class RubricJudge:
         usage = tuple(u for v in votes for u in v.usage)
         if all(v.error is not None for v in votes):
             raise MetricError(votes[0].error or "every judge call failed", usage=usage)
-        matrix = np.array([v.codes for v in votes], dtype=np.int16)  # judges x criteria
-        weights = np.array([w for _, w in self._judges])
-        final = np.array(
-            [
-                consensus(c, matrix[:, i : i + 1], weights, self._aggregation)[0]
-                for i, c in enumerate(criteria)
-            ],
-            dtype=np.int16,
-        )
+        final = self._consensus(criteria, votes)
         value = float(weighted_scores(criteria, final[:, None], self.abstain)[0])
         if np.isnan(value):
             raise MetricError(
@@ -423,32 +257,65 @@ class RubricJudge:
                 f"abstain policy '{self.abstain}')",
                 usage=usage,
             )
-        judge_scores: dict[str, float | None] = {}
-        for v in votes:
-            s = float(weighted_scores(criteria, np.array(v.codes)[:, None], self.abstain)[0])
-            judge_scores[v.model] = None if (np.isnan(s) or v.error is not None) else s
-
-        def label_of(criterion: Criterion, code: int) -> str | None:
-            return criterion.labels[code] if code >= 0 else None
-
         details = {
             "rubric_score": value,
             "abstain_policy": self.abstain,
             "mode": "per_criterion" if self.per_criterion else "per_rubric",
             "judges": [v.model for v in votes],
             "aggregation": self._aggregation.describe() if len(votes) > 1 else None,
-            "criteria": {
-                c.name: {
-                    "kind": c.kind,
-                    "weight": c.weight,
-                    "verdict": label_of(c, int(final[i])),
-                    "votes": {v.model: label_of(c, v.codes[i]) for v in votes},
-                }
-                for i, c in enumerate(criteria)
-            },
-            "judge_scores": judge_scores,
+            "criteria": _criteria_details(criteria, votes, final),
+            "judge_scores": self._judge_scores(criteria, votes),
             "judge_errors": {v.model: v.error for v in votes if v.error is not None},
             "judge_reasons": {v.model: v.reason for v in votes if v.reason},
             "prompt_chars": sum(len(p.encode("utf-8")) for p in prompts),
         }
         return MetricScore(value, details, usage=usage or None)
+
+    def _consensus(self, criteria: Sequence[Criterion], votes: list[JudgeVotes]) -> np.ndarray:
+        """The aggregated verdict code per criterion (the judges' weights and aggregation)."""
+        import numpy as np
+
+        from assay.calibration.aggregate import consensus
+
+        matrix = np.array([v.codes for v in votes], dtype=np.int16)  # judges x criteria
+        weights = np.array([w for _, w in self._judges])
+        return np.array(
+            [
+                consensus(c, matrix[:, i : i + 1], weights, self._aggregation)[0]
+                for i, c in enumerate(criteria)
+            ],
+            dtype=np.int16,
+        )
+
+    def _judge_scores(
+        self, criteria: Sequence[Criterion], votes: list[JudgeVotes]
+    ) -> dict[str, float | None]:
+        """Each judge's own rubric score; None when it failed or nothing could be scored."""
+        import numpy as np
+
+        from assay.calibration.scoring import weighted_scores
+
+        judge_scores: dict[str, float | None] = {}
+        for v in votes:
+            s = float(weighted_scores(criteria, np.array(v.codes)[:, None], self.abstain)[0])
+            judge_scores[v.model] = None if (np.isnan(s) or v.error is not None) else s
+        return judge_scores
+
+
+def _criteria_details(
+    criteria: Sequence[Criterion], votes: list[JudgeVotes], final: np.ndarray
+) -> dict[str, dict[str, Any]]:
+    """Per criterion: kind, weight, the aggregated verdict and every judge's vote (labels)."""
+
+    def label_of(criterion: Criterion, code: int) -> str | None:
+        return criterion.labels[code] if code >= 0 else None
+
+    return {
+        c.name: {
+            "kind": c.kind,
+            "weight": c.weight,
+            "verdict": label_of(c, int(final[i])),
+            "votes": {v.model: label_of(c, v.codes[i]) for v in votes},
+        }
+        for i, c in enumerate(criteria)
+    }
