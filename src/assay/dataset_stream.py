@@ -18,8 +18,8 @@ from typing import Any, overload
 from pydantic import ValidationError
 
 from assay.dataset import MAX_DATASET_BYTES, Dataset, Sample, parse_jsonl_line
-from assay.errors import DatasetError
-from assay.jsonl_lines import LineReader, UnusualLineBreaks, first_offset, iter_lines
+from assay.errors import DatasetError, UnusualLineBreaks
+from assay.jsonl_lines import LineReader, first_offset, iter_lines
 
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
 
@@ -74,18 +74,14 @@ class JsonlSamples(Sequence[Sample]):
         try:
             for number, (offset, line) in enumerate(iter_lines(path, start), start=1):
                 if line.strip():
-                    sample_id, metadata = _checked(line, number, path)
+                    checked = _checked(line, number, path)
+                    if checked is None:  # a conversation expands into turns: load it whole
+                        return None
+                    sample_id, metadata = checked
                     offsets.append(offset)
                     hashes.append(hash(sample_id))
                     keys.update(metadata)
-        except (
-            UnusualLineBreaks,
-            UnicodeDecodeError,
-            DatasetError,
-            ValidationError,
-            OSError,
-            _Conversation,
-        ):
+        except (UnusualLineBreaks, UnicodeDecodeError, DatasetError, ValidationError, OSError):
             return None
         if not offsets or has_duplicates(hashes):
             return None
@@ -130,15 +126,12 @@ class JsonlSamples(Sequence[Sample]):
         return f"JsonlSamples({str(self.path)!r}, {len(self)} samples)"
 
 
-class _Conversation(Exception):
-    """A sample with ``turns``: conversations expand into turns, so the file is loaded whole."""
-
-
 _SAMPLE_KEYS = frozenset({"id", "input", "expected_output", "metadata"})
 
 
-def _checked(line: str, number: int, path: Path) -> tuple[str, dict[str, Any]]:
-    """A line's sample id and metadata, once the line is known to validate as a sample.
+def _checked(line: str, number: int, path: Path) -> tuple[str, dict[str, Any]] | None:
+    """A line's sample id and metadata, once the line is known to validate as a sample; None
+    for a conversation (``turns``).
 
     The common shape (a string or integer id, an object input, an expected output, an object
     metadata, nothing else) is valid by construction and is only looked at; anything else goes
@@ -148,9 +141,7 @@ def _checked(line: str, number: int, path: Path) -> tuple[str, dict[str, Any]]:
     if _plain_sample(value):
         return str(value["id"]), value.get("metadata", {})
     sample = Sample.model_validate(value)
-    if sample.turns:
-        raise _Conversation
-    return sample.id, sample.metadata
+    return None if sample.turns else (sample.id, sample.metadata)
 
 
 def _plain_sample(value: Any) -> bool:

@@ -7,6 +7,8 @@ escaping is a bug in assay, not a user mistake.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class AssayError(Exception):
     """Base class of every deliberate assay error."""
@@ -145,3 +147,30 @@ class TezError(InputError):
 
 class NotFound(AssayError):
     """Raised by the local viewer for a page, run or sample that does not exist (HTTP 404)."""
+
+
+class TransportFailure(AssayError):
+    """A provider request got no usable HTTP answer. Internal: the provider transport turns it
+    into a retry or a :class:`ProviderError`, so it never reaches a report as it is."""
+
+
+class ConnectionFailure(TransportFailure):
+    """The request got no complete, well-formed answer (refused, dropped, malformed)."""
+
+
+class TimedOut(ConnectionFailure):
+    """No complete answer within the timeout."""
+
+
+class StatusFailure(TransportFailure):
+    """A non-2xx HTTP answer: its status and headers only (the body may echo the key)."""
+
+    def __init__(self, status: int, headers: Mapping[str, str]) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.headers = headers
+
+
+class UnusualLineBreaks(AssayError):
+    """Internal: a JSONL file breaks lines other than with ``\\n`` / ``\\r\\n``, so it is read
+    whole (the ordinary way) instead of line by line from disk."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from assay.errors import UnusualLineBreaks
+
 BLOCK = 1 << 20
 SMALL_BLOCK = 4096
 BOM = b"\xef\xbb\xbf"
@@ -25,10 +27,6 @@ _OTHER_BREAKS = (
     b"\xe2\x80\xa8",
     b"\xe2\x80\xa9",
 )
-
-
-class UnusualLineBreaks(Exception):
-    """The file breaks lines other than with ``\\n`` / ``\\r\\n``: read it whole instead."""
 
 
 def first_offset(path: Path) -> int:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.dataset import MAX_DATASET_BYTES, parse_jsonl_line
-from assay.errors import AssayError, OutputsError
-from assay.jsonl_lines import LineReader, UnusualLineBreaks, first_offset, iter_lines
+from assay.errors import AssayError, OutputsError, UnusualLineBreaks
+from assay.jsonl_lines import LineReader, first_offset, iter_lines
 from assay.outputs import Output, coerce_output
 
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from assay.errors import ConnectionFailure, TimedOut
 from assay.providers import pool
-from assay.providers.pool import ConnectionFailure, ConnectionPool, TimedOut
+from assay.providers.pool import ConnectionPool
 
 Script = list[bytes | None]  # None: close the connection without answering
 

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from assay.errors import JudgeParseError, MetricError, ProviderError
+from assay.errors import AssayError, JudgeParseError, MetricError, ProviderError
 from assay.judging.prompts import REASK
 
 T = TypeVar("T")
@@ -65,7 +65,7 @@ class Verdict(Generic[T]):
     usage: Usage
 
 
-class _Rejected(Exception):
+class _Rejected(AssayError):
     """A reply arrived but did not parse (internal: decides the re-ask)."""
 
     def __init__(self, reason: str, content: str, usage: Usage, reaskable: bool) -> None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from assay.errors import StatusFailure
 from assay.limiter import Limiter
 from assay.providers.pool import ConnectionPool, ProxiedClient, Reply, proxied
 from assay.providers.settings import ProviderSettings
-from assay.providers.transport import StatusFailure
 
 NO_KEY_PLACEHOLDER = "assay-no-key"  # keyless endpoints (vLLM, Ollama) still get a bearer header
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

@@ -25,17 +25,11 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit
 
+from assay.errors import ConnectionFailure, TimedOut
+
 T = TypeVar("T")
 _PROXY_VARIABLES: Final = ("http_proxy", "https_proxy", "all_proxy")
 _MAX_HEAD: Final = 64 * 1024  # bytes of status line + headers (asyncio's stream limit)
-
-
-class ConnectionFailure(Exception):
-    """The request got no complete, well-formed answer (refused, dropped, malformed)."""
-
-
-class TimedOut(ConnectionFailure):
-    """No complete answer within the timeout."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from assay.errors import GaveUp, ProviderError
+from assay.errors import ConnectionFailure, GaveUp, ProviderError, StatusFailure, TimedOut
 from assay.limiter import (
     Classify,
     Limiter,
@@ -24,21 +24,11 @@ from assay.limiter import (
     RetryPolicy,
     call_limited,
 )
-from assay.providers.pool import ConnectionFailure, TimedOut
 from assay.providers.settings import ProviderSettings
 from assay.retry_after import is_overload, retry_after_seconds
 
 T = TypeVar("T")
 DEFAULT_HOST = "api.openai.com"
-
-
-class StatusFailure(Exception):
-    """A non-2xx HTTP answer: its status and headers only (the body may echo the key)."""
-
-    def __init__(self, status: int, headers: Mapping[str, str]) -> None:
-        super().__init__(f"HTTP {status}")
-        self.status = status
-        self.headers = headers
 
 
 def endpoint_host(base_url: str | None) -> str:

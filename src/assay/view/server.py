@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from assay.errors import AssayError, StoreError
+from assay.errors import AssayError, NotFound, StoreError
 from assay.view.data import ViewData, sample_detail
 from assay.view.layout import e, page
 
@@ -24,10 +24,6 @@ CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
     "connect-src 'self'; img-src data:; form-action 'self'; base-uri 'none'"
 )
-
-
-class NotFound(Exception):
-    """A page or an object that does not exist (404)."""
 
 
 class ViewServer(ThreadingHTTPServer):
