@@ -11,12 +11,12 @@ import sys
 
 import typer
 
+from assay.commands import CommandTree
 from assay.console import EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, fail, warn
 from assay.errors import AssayError
-from assay.help_panels import PanelGroup
 
 app = typer.Typer(
-    cls=PanelGroup,
+    cls=CommandTree,  # each command loads on first use (assay.commands)
     name="assay",
     help="Evaluate LLM and RAG systems against golden datasets, and gate merges on the result.",
     no_args_is_help=True,
@@ -45,14 +45,6 @@ def _root(
     ),
 ) -> None:
     """Evaluate LLM and RAG systems against golden datasets, and gate merges on the result."""
-
-
-# --- sub-command registration ------------------------------------------------------------
-# Each feature package exposes its commands from its own ``cli`` module; they are mounted here.
-from assay import commands  # noqa: E402  (run, validate, metrics, runs, report)
-
-commands.register(app)
-# --- end of sub-command registration ------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> None:

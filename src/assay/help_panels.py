@@ -93,10 +93,16 @@ class PanelGroup(TyperGroup):
         commands = [
             (name, command)
             for name in self.list_commands(ctx)
-            if (command := self.get_command(ctx, name)) is not None and not command.hidden
+            if (command := self.get_command(ctx, name)) is not None
         ]
-        if not commands:
-            return
-        limit = formatter.width - 6 - max(len(name) for name, _ in commands)
-        entries = [(_panel(c), (name, c.get_short_help_str(limit))) for name, c in commands]
-        _write(formatter, grouped(entries, "Commands"))
+        format_command_list(formatter, commands)
+
+
+def format_command_list(formatter: Any, commands: list[tuple[str, Any]]) -> None:
+    """Commands (name, click command) under their panels, each with its short help."""
+    shown = [(name, command) for name, command in commands if not command.hidden]
+    if not shown:
+        return
+    limit = formatter.width - 6 - max(len(name) for name, _ in shown)
+    entries = [(_panel(c), (name, c.get_short_help_str(limit))) for name, c in shown]
+    _write(formatter, grouped(entries, "Commands"))

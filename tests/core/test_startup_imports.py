@@ -1,4 +1,6 @@
-"""``assay --help`` loads no heavy library (pydantic, numpy, rich, yaml, scipy, the openai SDK).
+"""Start-up imports: ``assay --help`` loads no heavy library (pydantic, numpy, rich, yaml, scipy,
+the openai SDK), ``assay validate`` and a lexical run load no library they do not use, and
+each command loads no other command's module.
 
 Checked by module presence in a fresh interpreter, not by timing (benchmarks/bench_startup.py
 times it).
@@ -12,22 +14,66 @@ import subprocess
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src"
+QUICKSTART = ROOT / "examples" / "quickstart"
 HEAVY = ("pydantic", "numpy", "rich", "yaml", "scipy", "openai", "httpx", "regex", "sklearn")
-PROBE = f"""
+NEVER_FOR_A_RUN = ("numpy", "scipy", "sklearn", "openai", "httpx", "rich", "torch")
+COMMAND_MODULES = (
+    "assay.core_cli",
+    "assay.run_cli",
+    "assay.gate_cli",
+    "assay.adversarial.cli",
+    "assay.calibration.cli",
+    "assay.providers.cli",
+    "assay.tez.cli",
+    "assay.view.cli",
+    "assay.comparison",
+)
+PROBE = """
 import contextlib, io, json, sys
 from assay.cli import main
 with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):
-    main(["--help"])
-print(json.dumps({{"loaded": [m for m in {HEAVY!r} if m in sys.modules], "help": out.getvalue()}}))
+    main(sys.argv[2:])
+print(json.dumps({"loaded": [m for m in json.loads(sys.argv[1]) if m in sys.modules],
+                  "stdout": out.getvalue()}))
 """
 
 
-def test_help_imports_nothing_heavy() -> None:
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+def _probe(argv: list[str], watched: tuple[str, ...], cwd: Path) -> dict[str, object]:
+    """Run ``assay ARGV`` in a fresh interpreter: which ``watched`` modules it loaded, stdout."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    env["PYTHONPATH"] = str(SRC)
     done = subprocess.run(
-        [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", PROBE, json.dumps(watched), *argv],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_help_imports_nothing_heavy(tmp_path: Path) -> None:
+    result = _probe(["--help"], HEAVY + COMMAND_MODULES, tmp_path)
     assert result["loaded"] == []
-    assert "Usage:" in result["help"] and "run" in result["help"]
+    help_text = str(result["stdout"])
+    assert "Usage:" in help_text and "run" in help_text
+
+
+def test_validate_loads_only_what_a_dataset_check_needs(tmp_path: Path) -> None:
+    dataset = str(QUICKSTART / "dataset.yml")
+    result = _probe(["validate", dataset], NEVER_FOR_A_RUN + COMMAND_MODULES, tmp_path)
+    assert result["loaded"] == ["assay.core_cli"]
+    assert "ok (30 samples" in str(result["stdout"])
+
+
+def test_lexical_run_loads_no_model_client_and_no_other_command(tmp_path: Path) -> None:
+    argv = ["run", str(QUICKSTART / "dataset.yml"), "--outputs", str(QUICKSTART / "outputs.json")]
+    argv += ["-m", "exact-match", "-q", "--no-store", "-f", "json", "-o", os.devnull]
+    watched = ("sklearn", "openai", "httpx", "rich", "torch", *COMMAND_MODULES)
+    result = _probe(argv, watched, tmp_path)
+    # numpy and scipy are the report's statistics (assay.report.aggregate/statistics)
+    assert result["loaded"] == ["assay.run_cli"]

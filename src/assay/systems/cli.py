@@ -25,8 +25,6 @@ class SystemSpec:
 
 
 def _split(value: str, kind: Kind) -> SystemSpec:
-    from assay.systems.model import check_name
-
     flag = f"--{kind}"
     name, sep, rest = value.partition("=")
     # '--outputs a=x.json' names a system; an existing file whose name holds '=' does not
@@ -34,6 +32,9 @@ def _split(value: str, kind: Kind) -> SystemSpec:
         return SystemSpec(None, kind, value)
     if not rest:
         fail(f"{flag} {value!r}: nothing after '='; write {flag} NAME=VALUE")
+    # only a named system needs the check (systems.model loads the comparison, with numpy)
+    from assay.systems.model import check_name
+
     return SystemSpec(check_name(name, flag), kind, rest)
 
 
