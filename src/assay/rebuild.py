@@ -6,8 +6,8 @@ from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 from assay.report.aggregate import ReportBuilder, make_row
+from assay.report.compliance_model import Compliance
 from assay.report.model import (
-    Compliance,
     DatasetInfo,
     Report,
     Row,

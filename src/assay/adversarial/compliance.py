@@ -16,7 +16,8 @@ from typing import Any
 from assay.adversarial.categories import CATEGORIES, FRAMEWORKS, worst
 from assay.adversarial.seeds import adversarial_block
 from assay.dataset import Dataset
-from assay.report.model import CategoryCompliance, Compliance, FrameworkCompliance, Row
+from assay.report.compliance_model import CategoryCompliance, Compliance, FrameworkCompliance
+from assay.report.model import Row
 
 
 def blocks_of(dataset: Dataset) -> dict[str, dict[str, Any]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from assay.report.model import (
     COMPARISON_SCHEMA,
@@ -17,15 +17,12 @@ from assay.report.model import (
     Interval,
     Regression,
 )
+from assay.report.strict import StrictModel
 
 Verdict = Literal["regressed", "improved", "no-change", "incomparable"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Side(_Model):
+class Side(StrictModel):
     """Which run one side of the comparison is."""
 
     run_id: str
@@ -38,7 +35,7 @@ class Side(_Model):
     pass_rate: float | None
 
 
-class StatDelta(_Model):
+class StatDelta(StrictModel):
     """One statistic on both sides over the paired samples, its change and its test."""
 
     reference: float | None
@@ -53,7 +50,7 @@ class StatDelta(_Model):
     )
 
 
-class MetricComparison(_Model):
+class MetricComparison(StrictModel):
     """One metric, overall (cohort null) or within one cohort."""
 
     metric: str
@@ -70,12 +67,12 @@ class MetricComparison(_Model):
     verdict: Verdict
 
 
-class SampleRef(_Model):
+class SampleRef(StrictModel):
     key: str
     sample_id: str
 
 
-class Flip(_Model):
+class Flip(StrictModel):
     """A sample whose pass/fail outcome on one metric changed."""
 
     key: str
@@ -86,7 +83,7 @@ class Flip(_Model):
     after: float
 
 
-class NewFailure(_Model):
+class NewFailure(StrictModel):
     """A sample that passed everything in the reference and now fails or errors."""
 
     key: str
@@ -95,7 +92,7 @@ class NewFailure(_Model):
     errored: list[str] = Field(description="metrics (or 'system-under-test') that raised")
 
 
-class Comparison(_Model):
+class Comparison(StrictModel):
     """Paired comparison of a current report against a reference (baseline) report."""
 
     schema_version: Literal["assay.comparison.v1"] = COMPARISON_SCHEMA

@@ -10,7 +10,7 @@ import html
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from assay.report.model import Compliance, ComplianceSlice
+from assay.report.compliance_model import Compliance, ComplianceSlice
 
 
 def _fmt(value: float | None) -> str:

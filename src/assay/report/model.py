@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from assay.report.compliance_model import Compliance
+from assay.report.strict import StrictModel
 
 if TYPE_CHECKING:
     import pandas
@@ -41,17 +44,13 @@ def trusted(cls: type[_M], fields: dict[str, Any]) -> _M:
     return obj
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Interval(_Model):
+class Interval(StrictModel):
     low: float
     high: float
     confidence: float
 
 
-class Bucket(_Model):
+class Bucket(StrictModel):
     """One histogram bucket; the last one is closed on the right so 1.0 lands in it."""
 
     lower: float
@@ -59,7 +58,7 @@ class Bucket(_Model):
     count: int
 
 
-class MetricAggregate(_Model):
+class MetricAggregate(StrictModel):
     """Aggregates of one metric over every scored execution."""
 
     name: str
@@ -94,7 +93,7 @@ class MetricAggregate(_Model):
     )
 
 
-class CohortMetric(_Model):
+class CohortMetric(StrictModel):
     name: str
     scored: int
     failed: int
@@ -106,7 +105,7 @@ class CohortMetric(_Model):
     mean_ci: Interval | None = None
 
 
-class Cohort(_Model):
+class Cohort(StrictModel):
     """Aggregates over the executions whose sample carries one tag (or no tag at all)."""
 
     name: str | None = Field(description="the tag; null for the untagged bucket")
@@ -116,7 +115,7 @@ class Cohort(_Model):
     metrics: list[CohortMetric]
 
 
-class ModelUsage(_Model):
+class ModelUsage(StrictModel):
     model: str
     calls: int
     cached_calls: int
@@ -127,7 +126,7 @@ class ModelUsage(_Model):
     priced: bool
 
 
-class UsageBlock(_Model):
+class UsageBlock(StrictModel):
     """Provider accounting: tokens, locally measured latency and cost."""
 
     calls: int = 0
@@ -150,13 +149,13 @@ class Usage(UsageBlock):
     per_metric: dict[str, UsageBlock] = Field(default_factory=dict)
 
 
-class RowScore(_Model):
+class RowScore(StrictModel):
     score: float
     passed: bool
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-class Row(_Model):
+class Row(StrictModel):
     """One execution of one sample: its scores and errors; no input, expected or metadata."""
 
     id: str
@@ -170,7 +169,7 @@ class Row(_Model):
     )
 
 
-class Failure(_Model):
+class Failure(StrictModel):
     sample_id: str
     repetition: int
     stage: Literal["system-under-test", "metric"]
@@ -178,7 +177,7 @@ class Failure(_Model):
     message: str
 
 
-class SampleAggregate(_Model):
+class SampleAggregate(StrictModel):
     """Per-sample view across repetitions (present when a run has more than one)."""
 
     id: str
@@ -193,13 +192,13 @@ class SampleAggregate(_Model):
     score_stddev: float | None
 
 
-class Repetitions(_Model):
+class Repetitions(StrictModel):
     count: int
     unstable_samples: list[str]
     samples: list[SampleAggregate]
 
 
-class Budget(_Model):
+class Budget(StrictModel):
     limit_usd: float
     spent_usd: float
     halted: bool
@@ -207,12 +206,12 @@ class Budget(_Model):
     reason: str | None = None
 
 
-class SystemUnderTestInfo(_Model):
+class SystemUnderTestInfo(StrictModel):
     kind: Literal["saved-outputs", "python", "http", "none"]
     target: str | None = None
 
 
-class RunInfo(_Model):
+class RunInfo(StrictModel):
     run_id: str
     assay_version: str
     started_at: str
@@ -226,14 +225,14 @@ class RunInfo(_Model):
     judge_model: str | None = None
 
 
-class DatasetInfo(_Model):
+class DatasetInfo(StrictModel):
     name: str
     schema_version: str
     path: str | None = None
     samples: int
 
 
-class Summary(_Model):
+class Summary(StrictModel):
     total_samples: int
     total_executions: int
     total_failures: int
@@ -256,7 +255,7 @@ class Summary(_Model):
     )
 
 
-class FailingRow(_Model):
+class FailingRow(StrictModel):
     """One (execution, metric) that failed or errored, with the texts a person needs to fix it.
 
     Texts are truncated to the run's text limit; ``--redact`` leaves them ``None``.
@@ -278,47 +277,7 @@ class FailingRow(_Model):
     )
 
 
-class ComplianceSlice(_Model):
-    """Outcome of the adversarial samples in one category or framework."""
-
-    samples: int
-    executions: int
-    passed: int
-    failed: int = Field(description="executions with a metric scored below its threshold")
-    errored: int = Field(description="executions not failed but with an error (not scored)")
-    pass_rate: float | None = Field(description="passed / (passed + failed)")
-    worst_severity_failed: str | None = Field(
-        description="worst severity (critical > high > medium > low) among failed samples"
-    )
-
-
-class CategoryCompliance(ComplianceSlice):
-    category: str
-    label: str
-    severity: str = Field(description="worst severity declared by the category's samples")
-    compliance_frameworks: list[str]
-    failed_metrics: dict[str, int] = Field(
-        default_factory=dict, description="metric -> executions it failed in this category"
-    )
-
-
-class FrameworkCompliance(ComplianceSlice):
-    framework: str
-    categories: list[str]
-
-
-class Compliance(_Model):
-    """The adversarial lane's compliance summary (samples with metadata.adversarial)."""
-
-    total_samples: int
-    categories: list[CategoryCompliance]
-    frameworks: list[FrameworkCompliance]
-    drift: dict[str, Any] | None = Field(
-        default=None, description="drift gate outcome (assay adversarial), when one ran"
-    )
-
-
-class Counts(_Model):
+class Counts(StrictModel):
     """How many samples a paired comparison joined, added, removed, flipped and regressed."""
 
     compared: int
@@ -330,7 +289,7 @@ class Counts(_Model):
     regressions: int
 
 
-class Regression(_Model):
+class Regression(StrictModel):
     """A statistic that dropped beyond noise."""
 
     metric: str
@@ -346,7 +305,7 @@ class Regression(_Model):
     message: str
 
 
-class ComparisonSummary(_Model):
+class ComparisonSummary(StrictModel):
     """The digest of a baseline comparison that a report embeds; the full document is
     ``assay.comparison.v1`` (:class:`assay.report.comparison_model.Comparison`)."""
 
@@ -361,7 +320,7 @@ class ComparisonSummary(_Model):
     regressions: list[Regression]
 
 
-class ConversationMetric(_Model):
+class ConversationMetric(StrictModel):
     """One metric over the turns of one conversation."""
 
     name: str
@@ -371,7 +330,7 @@ class ConversationMetric(_Model):
     min: float | None = Field(description="lowest scored turn; null when none")
 
 
-class Conversation(_Model):
+class Conversation(StrictModel):
     """One conversation (one repetition): its turns' scores aggregated per metric."""
 
     id: str
@@ -382,7 +341,7 @@ class Conversation(_Model):
     metrics: list[ConversationMetric]
 
 
-class Report(_Model):
+class Report(StrictModel):
     """A complete evaluation report."""
 
     schema_version: Literal["assay.report.v1"] = REPORT_SCHEMA
