@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 _T = TypeVar("_T")
 
@@ -13,15 +13,13 @@ class LastParsed(threading.local, Generic[_T]):
 
     Keyed on object identity, so it can never return a parse of a different value; it holds
     no metric state (metrics stay stateless and shareable). ``value`` is None until the first
-    parse, and ``source`` is then None too, which no caller's input is. ``extra`` holds what
-    is derived from ``value`` (cleared with it).
+    parse, and ``source`` is then None too, which no caller's input is.
     """
 
     def __init__(self) -> None:
         self.source: object = None
         self.value: _T | None = None
-        self.extra: dict[Any, Any] = {}
 
     def remember(self, source: object, value: _T) -> _T:
-        self.source, self.value, self.extra = source, value, {}
+        self.source, self.value = source, value
         return value
