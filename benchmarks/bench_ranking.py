@@ -119,8 +119,8 @@ def main() -> None:
                 f"{label} differs from pytrec_eval by {diff:g}; timings not comparable"
             )
         worst = max(worst, diff)
+    prebuilt = build()
     on = race(args.repeat, candidates)
-    prebuilt = build()  # only after the GC-on rounds: its million live objects would slow them
     off = race(
         args.repeat,
         {**candidates, "build": build, "metrics": lambda: score(prebuilt)},
