@@ -15,7 +15,12 @@ from assay.errors import UsageError
 if TYPE_CHECKING:
     import pandas
 
-    from assay.calibration.result import AgreementBlock, CalibrationResult
+    from assay.calibration.result import (
+        AgreementBlock,
+        CalibrationResult,
+        Coverage,
+        CriterionAgreement,
+    )
 
 COLUMNS = (
     "level",
@@ -72,82 +77,87 @@ COLUMNS = (
 
 
 def _rows(block: AgreementBlock, base: dict[str, Any]) -> list[dict[str, Any]]:
+    """The block's aggregate row, then one row per criterion."""
+    head = {**base, "rater": block.rater}
+    return [_aggregate_row(block, head), *(_criterion_row(c, head) for c in block.criteria)]
+
+
+def _coverage(cov: Coverage) -> dict[str, Any]:
+    """The coverage columns of a row."""
+    return {
+        "coverage": cov.coverage,
+        "judge_abstain_rate": cov.judge_abstain_rate,
+        "human_abstain_rate": cov.human_abstain_rate,
+        "error_rate": cov.error_rate,
+        "n_errored": cov.n_errored,
+        "n_failed": cov.n_failed,
+    }
+
+
+def _aggregate_row(block: AgreementBlock, head: dict[str, Any]) -> dict[str, Any]:
+    """Micro and macro aggregates and the score agreement of one rater."""
     agg = block.aggregate
     bm = agg.binary_micro
     s = block.scores
-    rows = [
-        {
-            **base,
-            "level": "aggregate",
-            "rater": block.rater,
-            "name": "overall",
-            "kind": "all",
-            "n_samples": agg.n_samples,
-            "accuracy_micro": agg.accuracy_micro,
-            "accuracy_macro": agg.accuracy_macro,
-            "mean_kappa_macro": agg.mean_kappa_macro,
-            "mean_weighted_kappa_macro": agg.mean_weighted_kappa_macro,
-            "mean_weighted_kappa_linear_macro": agg.mean_weighted_kappa_linear_macro,
-            "kappa_micro": agg.kappa_micro,
-            "macro_f1_macro": agg.macro_f1_macro,
-            "binary_precision_micro": bm.precision if bm else None,
-            "binary_recall_micro": bm.recall if bm else None,
-            "binary_f1_micro": bm.f1 if bm else None,
-            "binary_kappa_micro": bm.kappa if bm else None,
-            "binary_phi_micro": bm.phi if bm else None,
-            "rmse": s.rmse,
-            "mae": s.mae,
-            "spearman": s.spearman.coefficient,
-            "kendall": s.kendall.coefficient,
-            "pearson": s.pearson.coefficient,
-            "bias": s.bias.mean_bias,
-            "icc_absolute": s.icc_absolute,
-            "coverage": agg.coverage.coverage,
-            "judge_abstain_rate": agg.coverage.judge_abstain_rate,
-            "human_abstain_rate": agg.coverage.human_abstain_rate,
-            "error_rate": agg.coverage.error_rate,
-            "n_errored": agg.coverage.n_errored,
-            "n_failed": agg.coverage.n_failed,
-        }
-    ]
-    for c in block.criteria:
-        rows.append(
-            {
-                **base,
-                "level": "criterion",
-                "rater": block.rater,
-                "name": c.name,
-                "kind": c.kind,
-                "n_samples": c.n_samples,
-                "accuracy": c.accuracy,
-                "kappa": c.kappa,
-                "weighted_kappa": c.weighted_kappa,
-                "weighted_kappa_linear": c.weighted_kappa_linear,
-                "macro_precision": c.macro_precision,
-                "macro_recall": c.macro_recall,
-                "macro_f1": c.macro_f1,
-                "adjacent_accuracy": c.adjacent_accuracy,
-                "precision": c.precision,
-                "recall": c.recall,
-                "f1": c.f1,
-                "phi": c.phi,
-                "fpr": c.fpr,
-                "fnr": c.fnr,
-                "rmse": c.rmse,
-                "mae": c.mae,
-                "spearman": c.spearman.coefficient if c.spearman else None,
-                "kendall": c.kendall.coefficient if c.kendall else None,
-                "pearson": c.pearson.coefficient if c.pearson else None,
-                "is_degenerate": c.is_degenerate,
-                "coverage": c.coverage.coverage,
-                "judge_abstain_rate": c.coverage.judge_abstain_rate,
-                "human_abstain_rate": c.coverage.human_abstain_rate,
-                "error_rate": c.coverage.error_rate,
-                "n_errored": c.coverage.n_errored,
-                "n_failed": c.coverage.n_failed,
-            }
-        )
-    return rows
+    return {
+        **head,
+        "level": "aggregate",
+        "name": "overall",
+        "kind": "all",
+        "n_samples": agg.n_samples,
+        "accuracy_micro": agg.accuracy_micro,
+        "accuracy_macro": agg.accuracy_macro,
+        "mean_kappa_macro": agg.mean_kappa_macro,
+        "mean_weighted_kappa_macro": agg.mean_weighted_kappa_macro,
+        "mean_weighted_kappa_linear_macro": agg.mean_weighted_kappa_linear_macro,
+        "kappa_micro": agg.kappa_micro,
+        "macro_f1_macro": agg.macro_f1_macro,
+        "binary_precision_micro": bm.precision if bm else None,
+        "binary_recall_micro": bm.recall if bm else None,
+        "binary_f1_micro": bm.f1 if bm else None,
+        "binary_kappa_micro": bm.kappa if bm else None,
+        "binary_phi_micro": bm.phi if bm else None,
+        "rmse": s.rmse,
+        "mae": s.mae,
+        "spearman": s.spearman.coefficient,
+        "kendall": s.kendall.coefficient,
+        "pearson": s.pearson.coefficient,
+        "bias": s.bias.mean_bias,
+        "icc_absolute": s.icc_absolute,
+        **_coverage(agg.coverage),
+    }
+
+
+def _criterion_row(c: CriterionAgreement, head: dict[str, Any]) -> dict[str, Any]:
+    """One criterion's statistics for one rater."""
+    return {
+        **head,
+        "level": "criterion",
+        "name": c.name,
+        "kind": c.kind,
+        "n_samples": c.n_samples,
+        "accuracy": c.accuracy,
+        "kappa": c.kappa,
+        "weighted_kappa": c.weighted_kappa,
+        "weighted_kappa_linear": c.weighted_kappa_linear,
+        "macro_precision": c.macro_precision,
+        "macro_recall": c.macro_recall,
+        "macro_f1": c.macro_f1,
+        "adjacent_accuracy": c.adjacent_accuracy,
+        "precision": c.precision,
+        "recall": c.recall,
+        "f1": c.f1,
+        "phi": c.phi,
+        "fpr": c.fpr,
+        "fnr": c.fnr,
+        "rmse": c.rmse,
+        "mae": c.mae,
+        "spearman": c.spearman.coefficient if c.spearman else None,
+        "kendall": c.kendall.coefficient if c.kendall else None,
+        "pearson": c.pearson.coefficient if c.pearson else None,
+        "is_degenerate": c.is_degenerate,
+        **_coverage(c.coverage),
+    }
 
 
 def to_dataframe(result: CalibrationResult) -> pandas.DataFrame:
