@@ -7,27 +7,50 @@ such input are silenced because the None already says it.
 
 The only hand-written estimators are the vectorised count-based kappa (used by the bootstrap;
 tested equal to scikit-learn) and Fleiss' kappa (statsmodels is a test-only dependency; tested
-equal to statsmodels and to Fleiss 1971).
+equal to statsmodels and to Fleiss 1971). The statistics of paired scores (RMSE, MAE,
+correlations, bias, ICC) live in :mod:`assay.calibration.score_stats` and are importable here.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
-from assay.calibration.bands import correlation_band, effect_size_band
-from assay.calibration.result import Bias, Correlation
+from assay.calibration.score_stats import (
+    ZERO_SPREAD,
+    correlation,
+    finite,
+    fisher_interval,
+    icc,
+    mae,
+    rmse,
+    systematic_bias,
+)
 
-_ZERO_SPREAD = 1e-12
-
-
-def _finite(value: float) -> float | None:
-    value = float(value)
-    return value if math.isfinite(value) else None
+__all__ = [
+    "cohen_kappa",
+    "complete_case_counts",
+    "confusion",
+    "correlation",
+    "fisher_interval",
+    "fleiss_kappa",
+    "icc",
+    "kappa_from_confusion",
+    "krippendorff_alpha",
+    "macro_scores",
+    "mae",
+    "mean_or_none",
+    "met_scores",
+    "per_label_scores",
+    "phi",
+    "quadratic_weights",
+    "ratio",
+    "rmse",
+    "systematic_bias",
+]
 
 
 # --------------------------------------------------------------------------- categorical
@@ -54,7 +77,7 @@ def cohen_kappa(
             value = cohen_kappa_score(y_true, y_pred, labels=list(labels), weights=weights)
         except ValueError:
             return None
-    return _finite(value)
+    return finite(value)
 
 
 def kappa_from_confusion(counts: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
@@ -106,7 +129,7 @@ def met_scores(
         precision, recall, f1, _ = precision_recall_fscore_support(
             met_true, met_pred, labels=[1], average=None, zero_division=np.nan
         )
-    return _finite(precision[0]), _finite(recall[0]), _finite(f1[0])
+    return finite(precision[0]), finite(recall[0]), finite(f1[0])
 
 
 def macro_scores(
@@ -126,7 +149,7 @@ def macro_scores(
         precision, recall, f1, _ = precision_recall_fscore_support(
             y_true, y_pred, average="macro", zero_division=np.nan
         )
-    return _finite(precision), _finite(recall), _finite(f1)
+    return finite(precision), finite(recall), finite(f1)
 
 
 def per_label_scores(
@@ -142,7 +165,7 @@ def per_label_scores(
         precision, recall, f1, _ = precision_recall_fscore_support(
             y_true, y_pred, labels=list(range(k)), average=None, zero_division=np.nan
         )
-    return [(_finite(a), _finite(b), _finite(c)) for a, b, c in zip(precision, recall, f1)]
+    return [(finite(a), finite(b), finite(c)) for a, b, c in zip(precision, recall, f1)]
 
 
 def phi(met_true: np.ndarray, met_pred: np.ndarray) -> float | None:
@@ -153,7 +176,7 @@ def phi(met_true: np.ndarray, met_pred: np.ndarray) -> float | None:
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _finite(matthews_corrcoef(met_true, met_pred))
+        return finite(matthews_corrcoef(met_true, met_pred))
 
 
 def ratio(numerator: float, denominator: float) -> float | None:
@@ -165,221 +188,6 @@ def mean_or_none(values: Sequence[float | None]) -> float | None:
     """Mean of the defined values; None when none is defined."""
     defined = [v for v in values if v is not None]
     return float(np.mean(defined)) if defined else None
-
-
-# --------------------------------------------------------------------------- continuous
-
-
-def rmse(true: np.ndarray, pred: np.ndarray) -> float | None:
-    """Root mean squared error (scikit-learn); None without pairs."""
-    from sklearn.metrics import mean_squared_error
-
-    if len(true) == 0:
-        return None
-    return float(math.sqrt(mean_squared_error(true, pred)))
-
-
-def mae(true: np.ndarray, pred: np.ndarray) -> float | None:
-    """Mean absolute error (scikit-learn); None without pairs."""
-    from sklearn.metrics import mean_absolute_error
-
-    if len(true) == 0:
-        return None
-    return float(mean_absolute_error(true, pred))
-
-
-def correlation(
-    x: np.ndarray,
-    y: np.ndarray,
-    method: Literal["spearman", "kendall", "pearson"],
-    confidence: float = 0.95,
-) -> Correlation:
-    """scipy correlation with p-value and a Fisher-z interval; None below 3 pairs or when
-    either side is constant."""
-    from scipy import stats
-
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    n = len(x)
-    if n < 3:
-        return Correlation(
-            method=method, coefficient=None, p_value=None, n=n, interpretation="insufficient data"
-        )
-    if np.ptp(x) <= _ZERO_SPREAD or np.ptp(y) <= _ZERO_SPREAD:
-        return Correlation(
-            method=method, coefficient=None, p_value=None, n=n, interpretation="undefined"
-        )
-    funcs: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
-        "spearman": stats.spearmanr,
-        "kendall": stats.kendalltau,
-        "pearson": stats.pearsonr,
-    }
-    func = funcs[method]
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        result = func(x, y)
-    coefficient = _finite(result.statistic)
-    p_value = _finite(result.pvalue) if coefficient is not None else None
-    ci = None
-    if coefficient is not None:
-        ci = (
-            _pearson_interval(result, confidence)
-            if method == "pearson"
-            else fisher_interval(coefficient, n, method, confidence)
-        )
-    return Correlation(
-        method=method,
-        coefficient=coefficient,
-        p_value=p_value,
-        n=n,
-        interpretation=correlation_band(coefficient),
-        ci=ci,
-        ci_method=None if ci is None else _CI_METHODS[method],
-    )
-
-
-_CI_METHODS = {
-    "pearson": "fisher-z",
-    "spearman": "fisher-z, variance 1.06/(n-3)",
-    "kendall": "fisher-z, variance 0.437/(n-4)",
-}
-# Fieller, Hartley & Pearson (1957): var(atanh r) for Spearman's rho and Kendall's tau
-_FISHER_VARIANCE = {"spearman": (1.06, 3), "kendall": (0.437, 4)}
-
-
-def _pearson_interval(result: Any, confidence: float) -> tuple[float, float] | None:
-    """scipy's Fisher-z interval of a PearsonRResult; None when it is not finite."""
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        try:
-            bounds = result.confidence_interval(confidence_level=confidence)
-        except ValueError:
-            return None
-    low, high = float(bounds.low), float(bounds.high)
-    return (low, high) if math.isfinite(low) and math.isfinite(high) else None
-
-
-def fisher_interval(
-    r: float, n: int, method: Literal["spearman", "kendall"], confidence: float = 0.95
-) -> tuple[float, float] | None:
-    """Fisher-z interval of a rank correlation; None when n is too small or |r| = 1."""
-    from scipy.stats import norm
-
-    factor, offset = _FISHER_VARIANCE[method]
-    if n <= offset or abs(r) >= 1.0:
-        return None
-    half = float(norm.ppf(0.5 + confidence / 2)) * math.sqrt(factor / (n - offset))
-    z = math.atanh(r)
-    return (math.tanh(z - half), math.tanh(z + half))
-
-
-def systematic_bias(pred: np.ndarray, true: np.ndarray, *, confidence: float = 0.95) -> Bias:
-    """Paired bias of ``pred - true``: t-test, t-interval, Cohen's d_z, Bland-Altman limits.
-
-    Differences that do not vary (SD below 1e-12, which also catches float noise such as
-    0.8 - 0.7 vs 0.9 - 0.8) leave the test undefined (None), never a NaN or a fake p-value.
-    """
-    from scipy import stats
-
-    diff = np.asarray(pred, dtype=np.float64) - np.asarray(true, dtype=np.float64)
-    n = len(diff)
-    empty = {
-        "t_statistic": None,
-        "p_value": None,
-        "ci_low": None,
-        "ci_high": None,
-        "effect_size": None,
-        "effect_interpretation": "undefined",
-        "limits_of_agreement": None,
-    }
-    if n == 0:
-        return Bias(
-            n=0,
-            mean_bias=None,
-            std_bias=None,
-            confidence_level=confidence,
-            direction=None,
-            is_significant=None,
-            **empty,
-        )
-    mean = float(np.mean(diff))
-    direction = "positive" if mean > 0.001 else "negative" if mean < -0.001 else "none"
-    if n == 1:
-        return Bias(
-            n=1,
-            mean_bias=mean,
-            std_bias=None,
-            confidence_level=confidence,
-            direction=direction,
-            is_significant=None,
-            **empty,
-        )
-    std = float(np.std(diff, ddof=1))
-    limits = (mean - 1.96 * std, mean + 1.96 * std)
-    if std <= _ZERO_SPREAD * max(1.0, abs(mean)):
-        return Bias(
-            n=n,
-            mean_bias=mean,
-            std_bias=std,
-            confidence_level=confidence,
-            direction=direction,
-            is_significant=None,
-            **{**empty, "limits_of_agreement": limits},
-        )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        test = stats.ttest_rel(pred, true)
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * std / math.sqrt(n)
-    effect = mean / std
-    p_value = _finite(test.pvalue)
-    return Bias(
-        n=n,
-        mean_bias=mean,
-        std_bias=std,
-        t_statistic=_finite(test.statistic),
-        p_value=p_value,
-        ci_low=mean - half,
-        ci_high=mean + half,
-        confidence_level=confidence,
-        effect_size=effect,
-        effect_interpretation=effect_size_band(effect),
-        limits_of_agreement=limits,
-        direction=direction,
-        is_significant=None if p_value is None else p_value < 0.05,
-    )
-
-
-def icc(ratings: np.ndarray) -> dict[str, float | None]:
-    """Shrout & Fleiss (1979) intraclass correlations of a targets x raters matrix.
-
-    ``icc1`` one-way random (ICC(1,1)), ``icc2`` two-way random, absolute agreement
-    (ICC(2,1) = ICC(A,1)), ``icc3`` two-way mixed, consistency (ICC(3,1) = ICC(C,1)); single
-    rater, from the two-way ANOVA mean squares. None with fewer than 2 targets or 2 raters, or
-    a zero denominator (no variance at all).
-    """
-    x = np.asarray(ratings, dtype=np.float64)
-    out: dict[str, float | None] = {"icc1": None, "icc2": None, "icc3": None}
-    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
-        return out
-    n, k = x.shape
-    grand = x.mean()
-    ss_rows = k * float(np.sum((x.mean(axis=1) - grand) ** 2))
-    ss_cols = n * float(np.sum((x.mean(axis=0) - grand) ** 2))
-    ss_total = float(np.sum((x - grand) ** 2))
-    ss_error = ss_total - ss_rows - ss_cols
-    ms_rows = ss_rows / (n - 1)
-    ms_cols = ss_cols / (k - 1)
-    ms_error = ss_error / ((n - 1) * (k - 1))
-    ms_within = (ss_total - ss_rows) / (n * (k - 1))
-    denominators = {
-        "icc1": (ms_rows - ms_within, ms_rows + (k - 1) * ms_within),
-        "icc2": (ms_rows - ms_error, ms_rows + (k - 1) * ms_error + k * (ms_cols - ms_error) / n),
-        "icc3": (ms_rows - ms_error, ms_rows + (k - 1) * ms_error),
-    }
-    for name, (numerator, denominator) in denominators.items():
-        if abs(denominator) > _ZERO_SPREAD:
-            out[name] = numerator / denominator
-    return out
 
 
 # --------------------------------------------------------------------------- inter-rater
@@ -417,7 +225,7 @@ def krippendorff_alpha(
             )
         except (ValueError, ZeroDivisionError):
             return None
-    return _finite(value)
+    return finite(value)
 
 
 def fleiss_kappa(table: np.ndarray) -> float | None:
@@ -439,7 +247,7 @@ def fleiss_kappa(table: np.ndarray) -> float | None:
     p_i = (np.sum(table**2, axis=1) - n) / (n * (n - 1))
     p_bar = float(np.mean(p_i))
     p_e = float(np.sum(p_j**2))
-    if 1.0 - p_e <= _ZERO_SPREAD:
+    if 1.0 - p_e <= ZERO_SPREAD:
         return None
     return (p_bar - p_e) / (1.0 - p_e)
 
