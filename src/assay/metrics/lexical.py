@@ -235,8 +235,7 @@ class RougeL:
         )
 
     def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
-        """As ``score`` row by row, without a score object per row; a reference text repeated in
-        the batch (repetitions, shared golden answers) is tokenized once."""
+        """As ``score`` row by row, without a score object per row."""
         size = len(samples)
         builder = ColumnBuilder(size)
         lcs_col: list[int | None] = [None] * size
@@ -245,17 +244,13 @@ class RougeL:
         fallback: list[int] = []
         values: list[float] = [0.0] * size
         beta2 = self.beta * self.beta
-        known: dict[str, list[str]] = {}
         similarity = LCSseq.similarity
         for index, (sample, output) in enumerate(zip(samples, outputs)):
             reference = sample.expected_output
             if type(reference) is not str:
                 fallback.append(index)
                 continue
-            ref = known.get(reference)
-            if ref is None:
-                ref = known[reference] = tokenize(reference)
-            cand = tokenize(output.text)
+            ref, cand = tokenize(reference), tokenize(output.text)
             if not ref or not cand or len(ref) > self.max_tokens or len(cand) > self.max_tokens:
                 fallback.append(index)
                 continue
