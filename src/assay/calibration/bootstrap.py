@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from assay.calibration.agreement import Pairs
+from assay.calibration.bootstrap_result import BootstrapDistribution, BootstrapResult, Interval
 from assay.calibration.intervals import finite_or_none, interval
 from assay.calibration.replicates import RaterReplicates
-from assay.calibration.result import BootstrapDistribution, BootstrapResult, Interval
 
 __all__ = ["bootstrap", "bootstrap_raters", "interval"]
 

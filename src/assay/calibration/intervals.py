@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from assay.calibration.result import Interval
+from assay.calibration.bootstrap_result import Interval
 
 
 def interval(

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from assay.calibration.agreement import Pairs
+from assay.calibration.bootstrap_result import BootstrapResult, CriterionIntervals, Interval
 from assay.calibration.intervals import finite_or_none, interval, nanmean_rows
-from assay.calibration.result import BootstrapResult, CriterionIntervals, Interval
 from assay.calibration.stats import kappa_from_confusion, quadratic_weights
 
 # (estimate, replicates, jackknife) of one aggregate statistic
