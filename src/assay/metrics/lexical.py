@@ -205,23 +205,25 @@ class RougeL:
         if not self.beta > 0:
             raise MetricConfigError("rouge-l beta must be positive")
 
-    def _tokens(self, text: str, field: str) -> list[str]:
-        tokens = tokenize(text)
+    def _check_length(self, tokens: list[str], field: str) -> None:
         if len(tokens) > self.max_tokens:
             raise MetricError(
                 f"{field} has {len(tokens)} tokens; rouge-l supports at most {self.max_tokens} "
                 "(raise max_tokens to allow longer texts)"
             )
-        return tokens
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
-        reference = self._tokens(expected_string(sample, self.name), "expected_output")
-        candidate = self._tokens(output.text, "output")
+        reference = tokenize(expected_string(sample, self.name))
+        candidate = tokenize(output.text)
+        limit = self.max_tokens
+        if len(reference) > limit or len(candidate) > limit:
+            self._check_length(reference, "expected_output")
+            self._check_length(candidate, "output")
         if not reference and not candidate:
             return MetricScore(1.0, {"lcs_tokens": 0, "precision": 1.0, "recall": 1.0})
         if not reference or not candidate:
             return MetricScore(0.0, {"lcs_tokens": 0, "precision": 0.0, "recall": 0.0})
-        lcs = rouge_l_counts(reference, candidate)
+        lcs = int(LCSseq.similarity(reference, candidate))
         precision = lcs / len(candidate)
         recall = lcs / len(reference)
         if lcs == 0:
