@@ -17,6 +17,7 @@ from typing import Any
 
 from assay.dataset import Dataset, conversation_of
 from assay.errors import UsageError
+from assay.executions import Execution, iter_plan
 from assay.metrics.base import Metric
 from assay.outputs import Output
 from assay.ray_executor import RayOptions, run_on_ray
@@ -26,7 +27,7 @@ from assay.report.conversations import ConversationCollector
 from assay.report.failing import DEFAULT_TEXT_LIMIT, REDACTED, FailingRowCollector
 from assay.report.model import DatasetInfo, Report, RunInfo
 from assay.results import ExecutionResult
-from assay.runner import Execution, Runner, iter_plan, never_stop
+from assay.runner import Runner, never_stop
 from assay.store import RunStore, new_run_id
 from assay.sut import SystemUnderTest
 

@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import UsageError
+from assay.executions import Execution
 from assay.metrics.base import Metric
 from assay.outputs import Output
 from assay.results import ExecutionResult
-from assay.runner import Execution, Runner
+from assay.runner import Runner
 
 BatchResult = list[tuple[ExecutionResult, Output | None]]
 

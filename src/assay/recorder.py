@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from assay.executions import Execution, ResultChunk
 from assay.outputs import Output
 from assay.report.aggregate import ReportBuilder
 from assay.report.conversations import ConversationCollector
 from assay.report.failing import FailingRowCollector
 from assay.results import ExecutionResult, Thresholds, row_document
-from assay.runner import Execution, ResultChunk
 from assay.store import RunStore, StoredExecution, encode_json
 
 

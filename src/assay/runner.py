@@ -20,17 +20,13 @@ import contextlib
 import gc
 import inspect
 import itertools
-import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeGuard, cast
-
-import numpy as np
-import numpy.typing as npt
 
 from assay.conversation import Conversations
 from assay.dataset import Sample
 from assay.errors import AssayError
+from assay.executions import Execution, MetricColumn, ResultChunk
 from assay.limiter import Limiter, RetryPolicy, call_limited
 from assay.metrics.base import Metric
 from assay.metrics.registry import applies
@@ -75,66 +71,6 @@ def _accepts_argument(function: Callable[..., bool]) -> TypeGuard[Callable[[int]
     except TypeError:
         return False
     return True
-
-
-@dataclass(frozen=True)
-class Execution:
-    position: int
-    sample: Sample
-    repetition: int
-
-
-@dataclass(frozen=True, slots=True)
-class MetricColumn:
-    """One metric's outcomes over a chunk: the rows it scored (indices into the chunk), their
-    values (NaN where the row errored) and which rows errored."""
-
-    rows: npt.NDArray[np.intp]
-    values: npt.NDArray[np.float64]
-    errored: npt.NDArray[np.bool_]
-
-    @classmethod
-    def of(cls, rows: Sequence[int], results: Sequence[ScoreResult]) -> MetricColumn:
-        values = np.fromiter(
-            (math.nan if r.error is not None or r.value is None else r.value for r in results),
-            dtype=np.float64,
-            count=len(results),
-        )
-        errored = np.fromiter(
-            (r.error is not None or r.value is None for r in results),
-            dtype=np.bool_,
-            count=len(results),
-        )
-        return cls(np.asarray(rows, dtype=np.intp), values, errored)
-
-
-@dataclass(frozen=True, slots=True)
-class ResultChunk:
-    """Finished executions scored together: per row its answer (an error message when the
-    system under test failed) and result, and per metric a :class:`MetricColumn`."""
-
-    executions: Sequence[Execution]
-    answers: Sequence[Output | str]
-    results: list[ExecutionResult]
-    columns: dict[str, MetricColumn]
-
-
-def plan(
-    samples: Iterable[Sample], repetitions: int, skip: Iterable[tuple[str, int]] = ()
-) -> list[Execution]:
-    """Every (sample, repetition) still to do, in dataset order."""
-    return list(iter_plan(samples, repetitions, set(skip)))
-
-
-def iter_plan(
-    samples: Iterable[Sample], repetitions: int, skip: Iterable[tuple[str, int]] = ()
-) -> Iterator[Execution]:
-    """:func:`plan` one execution at a time: a run over a streamed dataset holds none of it."""
-    done = skip if isinstance(skip, (set, frozenset)) else set(skip)
-    for position, sample in enumerate(samples):
-        for repetition in range(repetitions):
-            if not done or (sample.id, repetition) not in done:
-                yield Execution(position, sample, repetition)
 
 
 class Runner:

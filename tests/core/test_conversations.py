@@ -250,8 +250,8 @@ def test_the_http_sut_posts_the_history(
 
 
 def test_ray_batches_never_split_a_conversation() -> None:
+    from assay.executions import plan
     from assay.ray_executor import _batches
-    from assay.runner import plan
 
     doc = {"name": "x", "samples": [
         {"id": "a", "input": {}, "expected_output": 1},

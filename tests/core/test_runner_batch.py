@@ -11,12 +11,13 @@ import pytest
 
 from assay.dataset import Sample
 from assay.errors import MetricError
+from assay.executions import plan
 from assay.metrics.base import MetricScore
 from assay.metrics.batch import ScoreColumn
 from assay.metrics.registry import resolve
 from assay.outputs import Output
 from assay.results import ExecutionResult
-from assay.runner import SCORE_CHUNK, Runner, plan
+from assay.runner import SCORE_CHUNK, Runner
 from assay.scoring import score_column, score_sync
 from assay.sut import SavedOutputs
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 from assay.dataset import load_dataset
 from assay.evaluation import RunOptions, evaluate
+from assay.executions import plan
 from assay.http_sut import HttpTarget
 from assay.limiter import Limiter, RetryPolicy
 from assay.metrics.registry import resolve
 from assay.results import ExecutionResult
-from assay.runner import Runner, plan
+from assay.runner import Runner
 from runner.procs import run_assay
 from runner.sut_server import SutServer, write_dataset
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from array import array
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,14 +16,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from assay.executions import MetricColumn, ResultChunk
 from assay.metrics.registry import applies
 from assay.report.model import (
     UNTAGGED_LABEL,
     Cohort,
-    CohortMetric,
     DatasetInfo,
     Failure,
-    MetricAggregate,
     Repetitions,
     Report,
     Row,
@@ -34,13 +32,8 @@ from assay.report.model import (
     Summary,
     trusted,
 )
+from assay.report.slices import SliceScores, cohort_metric, extend_slice, metric_aggregate
 from assay.report.statistics import (
-    histogram,
-    mean_interval,
-    mean_or_none,
-    pass_interval,
-    pass_rate_of,
-    percentile,
     wilson_interval,
 )
 from assay.report.usage import UsageAccumulator
@@ -53,7 +46,6 @@ from assay.results import (
     row_document,
     threshold_for,
 )
-from assay.runner import MetricColumn, ResultChunk
 
 # --------------------------------------------------------------------------- builder
 
@@ -79,23 +71,6 @@ def _in_order(items: list[Any], keys: list[tuple[int, int]]) -> list[Any]:
     return [items[i] for i in order]
 
 
-class _Scores:
-    """Scores of one metric within one slice (overall or a cohort)."""
-
-    __slots__ = ("failed", "skipped", "values")
-
-    def __init__(self) -> None:
-        self.values = array("d")
-        self.failed = 0
-        self.skipped = 0
-
-
-def _extend(scores: _Scores, values: npt.NDArray[np.float64], failed: int) -> None:
-    """Append a column's scored values to a slice and count its errored rows."""
-    scores.values.frombytes(values.tobytes())
-    scores.failed += failed
-
-
 class ReportBuilder:
     """Accumulates execution results and produces the report."""
 
@@ -116,8 +91,8 @@ class ReportBuilder:
         self.keep_rows = keep_rows
         self.scopes = dict(scopes or {})
         self._hashes: dict[str, str] = {}
-        self._overall: dict[str, _Scores] = {m: _Scores() for m in self.metric_names}
-        self._cohorts: dict[str | None, dict[str, _Scores]] = {}
+        self._overall: dict[str, SliceScores] = {m: SliceScores() for m in self.metric_names}
+        self._cohorts: dict[str | None, dict[str, SliceScores]] = {}
         self._cohort_sizes: dict[str | None, int] = defaultdict(int)
         self.rows: list[Row] = []
         self.failures: list[Failure] = []
@@ -136,13 +111,13 @@ class ReportBuilder:
         self._per_sample: dict[str, list[float]] = {}
         self.spent_usd = 0.0
 
-    def _slices(self, tags: list[str]) -> list[dict[str, _Scores]]:
+    def _slices(self, tags: list[str]) -> list[dict[str, SliceScores]]:
         keys: list[str | None] = list(tags) if tags else [None]
         slices = [self._overall]
         for key in keys:
             self._cohort_sizes[key] += 1
             if key not in self._cohorts:
-                self._cohorts[key] = {m: _Scores() for m in self.metric_names}
+                self._cohorts[key] = {m: SliceScores() for m in self.metric_names}
             slices.append(self._cohorts[key])
         return slices
 
@@ -241,7 +216,7 @@ class ReportBuilder:
         for key, rows in members.items():
             self._cohort_sizes[key] += len(rows)
             if key not in self._cohorts:
-                self._cohorts[key] = {m: _Scores() for m in self.metric_names}
+                self._cohorts[key] = {m: SliceScores() for m in self.metric_names}
             mask = np.zeros(len(tags), dtype=np.bool_)
             mask[rows] = True
             masks.append((key, mask))
@@ -256,11 +231,11 @@ class ReportBuilder:
     ) -> None:
         """One metric's column into the overall and cohort score arrays; its errors recorded."""
         scored = ~column.errored
-        _extend(self._overall[name], column.values[scored], int(column.errored.sum()))
+        extend_slice(self._overall[name], column.values[scored], int(column.errored.sum()))
         for key, mask in cohorts:
             inside = mask[column.rows]
             failed = int((column.errored & inside).sum())
-            _extend(self._cohorts[key][name], column.values[scored & inside], failed)
+            extend_slice(self._cohorts[key][name], column.values[scored & inside], failed)
         for index in column.rows[column.errored].tolist():
             execution, result = chunk.executions[index], chunk.results[index]
             outcome = result.scores[name]
@@ -329,63 +304,16 @@ class ReportBuilder:
 
     # ----------------------------------------------------------------------- build
 
-    def _metric_aggregate(self, name: str, scores: _Scores) -> MetricAggregate:
-        values = (
-            np.sort(np.frombuffer(scores.values, dtype=np.float64))
-            if scores.values
-            else np.empty(0)
-        )
-        attempted = values.size + scores.failed + scores.skipped
-        threshold = threshold_for(self.thresholds, name)
-        return MetricAggregate(
-            name=name,
-            attempted=attempted,
-            scored=int(values.size),
-            failed=scores.failed,
-            errored=scores.failed,
-            below_threshold=int((~(values >= threshold)).sum()),
-            threshold=threshold,
-            skipped=scores.skipped,
-            coverage=values.size / attempted if attempted else None,
-            mean=mean_or_none(values),
-            p50=percentile(values, 50),
-            p95=percentile(values, 95),
-            min=float(values[0]) if values.size else None,
-            max=float(values[-1]) if values.size else None,
-            pass_rate=pass_rate_of(values, threshold),
-            pass_rate_ci=pass_interval(values, threshold),
-            mean_ci=mean_interval(values),
-            histogram=histogram(values),
-        )
-
     def _cohort(self, key: str | None) -> Cohort:
-        metrics = []
-        for name in self.metric_names:
-            scores = self._cohorts[key][name]
-            values = (
-                np.sort(np.frombuffer(scores.values, dtype=np.float64))
-                if scores.values
-                else np.empty(0)
-            )
-            metrics.append(
-                CohortMetric(
-                    name=name,
-                    scored=int(values.size),
-                    failed=scores.failed,
-                    mean=mean_or_none(values),
-                    p50=percentile(values, 50),
-                    p95=percentile(values, 95),
-                    pass_rate=pass_rate_of(values, threshold_for(self.thresholds, name)),
-                    pass_rate_ci=pass_interval(values, threshold_for(self.thresholds, name)),
-                    mean_ci=mean_interval(values),
-                )
-            )
         return Cohort(
             name=key,
             label=key if key is not None else UNTAGGED_LABEL,
             is_untagged=key is None,
             samples=self._cohort_sizes[key],
-            metrics=metrics,
+            metrics=[
+                cohort_metric(name, self._cohorts[key][name], threshold_for(self.thresholds, name))
+                for name in self.metric_names
+            ],
         )
 
     def _repetitions(self, count: int) -> Repetitions | None:
@@ -419,7 +347,10 @@ class ReportBuilder:
         )
 
     def build(self, *, dataset: DatasetInfo, run: RunInfo, warnings: Sequence[str] = ()) -> Report:
-        metrics = [self._metric_aggregate(name, self._overall[name]) for name in self.metric_names]
+        metrics = [
+            metric_aggregate(name, self._overall[name], threshold_for(self.thresholds, name))
+            for name in self.metric_names
+        ]
         rates = [m.pass_rate for m in metrics if m.pass_rate is not None]
         excluded = [m.name for m in metrics if m.pass_rate is None]
         tagged = sorted(
