@@ -101,37 +101,55 @@ def consensus(
     first_abstain = criterion.abstain_codes[0] if criterion.abstain_codes else MISSING
 
     if criterion.kind_ == "binary":
-        met, unmet = counts[:, MET], counts[:, UNMET]
-        if strategy.binary == "weighted":
-            met, unmet = weighted_counts[:, MET], weighted_counts[:, UNMET]
-        if strategy.binary == "unanimous":
-            result = np.where((unmet == 0) & (met > 0), MET, UNMET)
-        else:
-            tie_code = UNMET if criterion.weight >= 0 else MET
-            result = np.where(
-                np.isclose(met, unmet, rtol=0, atol=_TIE),
-                tie_code,
-                np.where(met > unmet, MET, UNMET),
-            )
+        result = _binary(criterion, counts, weighted_counts, strategy)
         result = np.where(real_votes > 0, result, CANNOT_ASSESS)
     elif criterion.kind_ == "ordinal" and strategy.ordinal in ("median", "mean"):
-        values = criterion.code_values
-        vote_values = np.where(valid, values[np.clip(votes, 0, None)], np.nan)
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: no real vote
-            centre = (
-                np.nanmedian(vote_values, axis=0)
-                if strategy.ordinal == "median"
-                else np.nanmean(vote_values, axis=0)
-            )
         scale = np.array(criterion.scale_codes)
-        distance = np.abs(centre[:, None] - values[scale][None, :])
-        fake_counts = -np.nan_to_num(distance, nan=np.inf)
-        allowed = np.ones(len(scale), dtype=bool)
-        pick = _pick_max(fake_counts, rank[scale], allowed)
+        pick = _nearest_to_centre(criterion, votes, strategy, scale, rank[scale])
         result = np.where(real_votes > 0, scale[pick], first_abstain)
     else:
         allowed = ~abstain
         pick = _pick_max(counts, rank, allowed)
         result = np.where(real_votes > 0, pick, first_abstain)
     return np.where(any_vote, result, _no_vote(votes)).astype(np.int16)
+
+
+def _binary(
+    criterion: Criterion, counts: np.ndarray, weighted_counts: np.ndarray, strategy: Aggregation
+) -> np.ndarray:
+    """MET or UNMET per item by majority, weighted majority or unanimity; ties -> the worse."""
+    met, unmet = counts[:, MET], counts[:, UNMET]
+    if strategy.binary == "weighted":
+        met, unmet = weighted_counts[:, MET], weighted_counts[:, UNMET]
+    if strategy.binary == "unanimous":
+        return np.where((unmet == 0) & (met > 0), MET, UNMET)
+    tie_code = UNMET if criterion.weight >= 0 else MET
+    return np.where(
+        np.isclose(met, unmet, rtol=0, atol=_TIE),
+        tie_code,
+        np.where(met > unmet, MET, UNMET),
+    )
+
+
+def _nearest_to_centre(
+    criterion: Criterion,
+    votes: np.ndarray,
+    strategy: Aggregation,
+    scale: np.ndarray,
+    scale_rank: np.ndarray,
+) -> np.ndarray:
+    """Per item, the index (into ``scale``) of the option whose value is nearest the median or
+    mean of the real votes' values; ties -> the worse option."""
+    values = criterion.code_values
+    vote_values = np.where(votes >= 0, values[np.clip(votes, 0, None)], np.nan)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: no real vote
+        centre = (
+            np.nanmedian(vote_values, axis=0)
+            if strategy.ordinal == "median"
+            else np.nanmean(vote_values, axis=0)
+        )
+    distance = np.abs(centre[:, None] - values[scale][None, :])
+    fake_counts = -np.nan_to_num(distance, nan=np.inf)
+    allowed = np.ones(len(scale), dtype=bool)
+    return _pick_max(fake_counts, scale_rank, allowed)

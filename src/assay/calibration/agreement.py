@@ -200,41 +200,52 @@ def criterion_agreement(pairs: Pairs) -> CriterionAgreement:
     if criterion.kind_ != "binary":
         fields["per_option"] = _per_option(t, p, scale) if n else None
     if criterion.kind_ == "binary":
-        met_t, met_p = (t == 0).astype(int), (p == 0).astype(int)
-        precision, recall, f1 = stats.met_scores(met_t, met_p)
-        tp = int(np.sum(met_t & met_p))
-        fp = int(np.sum((1 - met_t) & met_p))
-        fn = int(np.sum(met_t & (1 - met_p)))
-        tn = int(np.sum((1 - met_t) & (1 - met_p)))
-        fields.update(
-            precision=precision,
-            recall=recall,
-            f1=f1,
-            phi=stats.phi(met_t, met_p),
-            fpr=stats.ratio(fp, fp + tn),
-            fnr=stats.ratio(fn, fn + tp),
-            support_human=int(met_t.sum()),
-            support_judge=int(met_p.sum()),
-        )
+        fields.update(_binary_fields(t, p))
     elif criterion.kind_ == "ordinal":
-        on_scale = (t < scale.n_scale) & (p < scale.n_scale)
-        ts, ps = t[on_scale], p[on_scale]
-        weighted = stats.cohen_kappa(ts, ps, labels=range(scale.n_scale), weights="quadratic")
-        linear = stats.cohen_kappa(ts, ps, labels=range(scale.n_scale), weights="linear")
-        vt, vp = scale.values[ts], scale.values[ps]
-        fields.update(
-            weighted_kappa=weighted,
-            weighted_kappa_interpretation=kappa_band(weighted),
-            weighted_kappa_linear=linear,
-            adjacent_accuracy=float(np.mean(np.abs(ts - ps) <= 1)) if len(ts) else None,
-            n_scale_pairs=len(ts),
-            rmse=stats.rmse(vt, vp),
-            mae=stats.mae(vt, vp),
-            spearman=stats.correlation(vp, vt, "spearman"),
-            kendall=stats.correlation(vp, vt, "kendall"),
-            pearson=stats.correlation(vp, vt, "pearson"),
-        )
+        fields.update(_ordinal_fields(t, p, scale))
     return CriterionAgreement(**fields)
+
+
+def _binary_fields(t: np.ndarray, p: np.ndarray) -> dict[str, object]:
+    """MET-as-positive precision, recall, F1, phi, error rates and supports."""
+    met_t, met_p = (t == 0).astype(int), (p == 0).astype(int)
+    precision, recall, f1 = stats.met_scores(met_t, met_p)
+    tp = int(np.sum(met_t & met_p))
+    fp = int(np.sum((1 - met_t) & met_p))
+    fn = int(np.sum(met_t & (1 - met_p)))
+    tn = int(np.sum((1 - met_t) & (1 - met_p)))
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "phi": stats.phi(met_t, met_p),
+        "fpr": stats.ratio(fp, fp + tn),
+        "fnr": stats.ratio(fn, fn + tp),
+        "support_human": int(met_t.sum()),
+        "support_judge": int(met_p.sum()),
+    }
+
+
+def _ordinal_fields(t: np.ndarray, p: np.ndarray, scale: Scale) -> dict[str, object]:
+    """Weighted kappas, adjacent accuracy and value-level errors/correlations on the scale
+    (pairs where either side is an NA category are left out)."""
+    on_scale = (t < scale.n_scale) & (p < scale.n_scale)
+    ts, ps = t[on_scale], p[on_scale]
+    weighted = stats.cohen_kappa(ts, ps, labels=range(scale.n_scale), weights="quadratic")
+    linear = stats.cohen_kappa(ts, ps, labels=range(scale.n_scale), weights="linear")
+    vt, vp = scale.values[ts], scale.values[ps]
+    return {
+        "weighted_kappa": weighted,
+        "weighted_kappa_interpretation": kappa_band(weighted),
+        "weighted_kappa_linear": linear,
+        "adjacent_accuracy": float(np.mean(np.abs(ts - ps) <= 1)) if len(ts) else None,
+        "n_scale_pairs": len(ts),
+        "rmse": stats.rmse(vt, vp),
+        "mae": stats.mae(vt, vp),
+        "spearman": stats.correlation(vp, vt, "spearman"),
+        "kendall": stats.correlation(vp, vt, "kendall"),
+        "pearson": stats.correlation(vp, vt, "pearson"),
+    }
 
 
 def _per_option(t: np.ndarray, p: np.ndarray, scale: Scale) -> list[OptionScores]:
