@@ -216,3 +216,23 @@ def test_score_rankings_from_plain_lists_matches_score() -> None:
         columns[0].errors[400]
         == "relevance[400] must list relevant ids or map id -> gain; got null"
     )
+
+
+def test_ranking_metrics_share_one_read_of_the_same_executions(monkeypatch: Any) -> None:
+    """The runner hands each metric its own list of the same executions: one read serves all."""
+    from assay.metrics import judged
+
+    calls = []
+    real = judged._judge
+
+    def counting(samples: Any, outputs: Any) -> Any:
+        calls.append(len(samples))
+        return real(samples, outputs)
+
+    monkeypatch.setattr(judged, "_judge", counting)
+    samples, outputs = as_inputs(random_queries(random.Random(2), 50), random.Random(3))
+    for metric in RANKING:
+        metric.score_batch(list(samples), list(outputs))
+    assert calls == [50]
+    RANKING[0].score_batch(samples[:-1], outputs[:-1])
+    assert calls == [50, 49]
