@@ -109,6 +109,25 @@ def make_pairs(
     t = scale.map(human)
     p = scale.map(judge)
     keep = (t >= 0) & (p >= 0) & ~errored
+    coverage = _coverage(criterion, human, judge, errored, keep)
+    return Pairs(
+        criterion=criterion,
+        scale=scale,
+        true=np.where(keep, t, -1),
+        pred=np.where(keep, p, -1),
+        coverage=coverage,
+    )
+
+
+def _coverage(
+    criterion: Criterion,
+    human: np.ndarray,
+    judge: np.ndarray,
+    errored: np.ndarray,
+    keep: np.ndarray,
+) -> Coverage:
+    """What became of the labelled items: paired (``keep``), errored, failed, missing or
+    abstained."""
     labelled = human >= 0
     graded = labelled & ~errored
     abstain = np.isin(judge, criterion.abstain_codes)
@@ -120,7 +139,7 @@ def make_pairs(
     n_missing = int((graded & (judge == MISSING)).sum())
     n_judge_abstain = int((graded & abstain).sum())
     n_human_abstain = int((graded & human_abstain).sum())
-    coverage = Coverage(
+    return Coverage(
         n_total=n_total,
         n_covered=n_covered,
         n_errored=n_errored,
@@ -132,13 +151,6 @@ def make_pairs(
         judge_abstain_rate=stats.ratio(n_judge_abstain, n_total),
         human_abstain_rate=stats.ratio(n_human_abstain, n_total),
         error_rate=stats.ratio(n_errored + n_failed, n_total),
-    )
-    return Pairs(
-        criterion=criterion,
-        scale=scale,
-        true=np.where(keep, t, -1),
-        pred=np.where(keep, p, -1),
-        coverage=coverage,
     )
 
 
@@ -334,28 +346,41 @@ def abstention_agreement(
         ]
         if not chosen:
             continue
-        h_flags: list[np.ndarray] = []
-        j_flags: list[np.ndarray] = []
-        for c in chosen:
-            both = (human[c] >= 0) & (judge[c] >= 0) & ~errored
-            codes = criteria[c].abstain_codes
-            h_flags.append(np.isin(human[c][both], codes))
-            j_flags.append(np.isin(judge[c][both], codes))
-        h = np.concatenate(h_flags).astype(int)
-        j = np.concatenate(j_flags).astype(int)
-        kappa = stats.cohen_kappa(h, j, labels=[0, 1])
         out.append(
-            AbstentionAgreement(
-                kind=kind,
-                n_criteria=len(chosen),
-                n_pairs=len(h),
-                human_abstain=int(h.sum()),
-                judge_abstain=int(j.sum()),
-                both_abstain=int(np.sum(h & j)),
-                judge_only=int(np.sum(j & (1 - h))),
-                human_only=int(np.sum(h & (1 - j))),
-                kappa=kappa,
-                kappa_interpretation=kappa_band(kappa),
-            )
+            _abstention_row(kind, [criteria[c] for c in chosen], chosen, human, judge, errored)
         )
     return out
+
+
+def _abstention_row(
+    kind: str,
+    chosen: Sequence[Criterion],
+    rows: Sequence[int],
+    human: np.ndarray,
+    judge: np.ndarray,
+    errored: np.ndarray,
+) -> AbstentionAgreement:
+    """Abstained / answered flags pooled over the ``chosen`` criteria (at ``rows``), and the
+    kappa between judge and human on them."""
+    h_flags: list[np.ndarray] = []
+    j_flags: list[np.ndarray] = []
+    for criterion, c in zip(chosen, rows):
+        both = (human[c] >= 0) & (judge[c] >= 0) & ~errored
+        codes = criterion.abstain_codes
+        h_flags.append(np.isin(human[c][both], codes))
+        j_flags.append(np.isin(judge[c][both], codes))
+    h = np.concatenate(h_flags).astype(int)
+    j = np.concatenate(j_flags).astype(int)
+    kappa = stats.cohen_kappa(h, j, labels=[0, 1])
+    return AbstentionAgreement(
+        kind=kind,
+        n_criteria=len(chosen),
+        n_pairs=len(h),
+        human_abstain=int(h.sum()),
+        judge_abstain=int(j.sum()),
+        both_abstain=int(np.sum(h & j)),
+        judge_only=int(np.sum(j & (1 - h))),
+        human_only=int(np.sum(h & (1 - j))),
+        kappa=kappa,
+        kappa_interpretation=kappa_band(kappa),
+    )

@@ -50,8 +50,6 @@ def correlation(
 ) -> Correlation:
     """scipy correlation with p-value and a Fisher-z interval; None below 3 pairs or when
     either side is constant."""
-    from scipy import stats
-
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n = len(x)
@@ -63,15 +61,7 @@ def correlation(
         return Correlation(
             method=method, coefficient=None, p_value=None, n=n, interpretation="undefined"
         )
-    funcs: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
-        "spearman": stats.spearmanr,
-        "kendall": stats.kendalltau,
-        "pearson": stats.pearsonr,
-    }
-    func = funcs[method]
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        result = func(x, y)
+    result = _scipy_correlation(x, y, method)
     coefficient = finite(result.statistic)
     p_value = finite(result.pvalue) if coefficient is not None else None
     ci = None
@@ -90,6 +80,22 @@ def correlation(
         ci=ci,
         ci_method=None if ci is None else _CI_METHODS[method],
     )
+
+
+def _scipy_correlation(
+    x: np.ndarray, y: np.ndarray, method: Literal["spearman", "kendall", "pearson"]
+) -> Any:
+    """scipy's result object (statistic, pvalue), its warnings silenced."""
+    from scipy import stats
+
+    funcs: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
+        "spearman": stats.spearmanr,
+        "kendall": stats.kendalltau,
+        "pearson": stats.pearsonr,
+    }
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return funcs[method](x, y)
 
 
 _CI_METHODS = {
@@ -136,55 +142,45 @@ def systematic_bias(pred: np.ndarray, true: np.ndarray, *, confidence: float = 0
     diff = np.asarray(pred, dtype=np.float64) - np.asarray(true, dtype=np.float64)
     n = len(diff)
     if n == 0:
-        return Bias(
-            n=0,
-            mean_bias=None,
-            std_bias=None,
-            confidence_level=confidence,
-            direction=None,
-            is_significant=None,
-            **_untested(),
-        )
+        return _untested(0, None, None, None, confidence=confidence)
     mean = float(np.mean(diff))
     direction = "positive" if mean > 0.001 else "negative" if mean < -0.001 else "none"
     if n == 1:
-        return Bias(
-            n=1,
-            mean_bias=mean,
-            std_bias=None,
-            confidence_level=confidence,
-            direction=direction,
-            is_significant=None,
-            **_untested(),
-        )
+        return _untested(1, mean, None, direction, confidence=confidence)
     std = float(np.std(diff, ddof=1))
     limits = (mean - 1.96 * std, mean + 1.96 * std)
     if std <= ZERO_SPREAD * max(1.0, abs(mean)):
-        return Bias(
-            n=n,
-            mean_bias=mean,
-            std_bias=std,
-            confidence_level=confidence,
-            direction=direction,
-            is_significant=None,
-            **{**_untested(), "limits_of_agreement": limits},
-        )
+        return _untested(n, mean, std, direction, confidence=confidence, limits=limits)
     return _tested_bias(
         pred, true, n, mean, std, limits=limits, direction=direction, confidence=confidence
     )
 
 
-def _untested() -> dict[str, Any]:
-    """The Bias fields a paired t-test would fill, left undefined."""
-    return {
-        "t_statistic": None,
-        "p_value": None,
-        "ci_low": None,
-        "ci_high": None,
-        "effect_size": None,
-        "effect_interpretation": "undefined",
-        "limits_of_agreement": None,
-    }
+def _untested(
+    n: int,
+    mean: float | None,
+    std: float | None,
+    direction: str | None,
+    *,
+    confidence: float,
+    limits: tuple[float, float] | None = None,
+) -> Bias:
+    """A Bias whose paired t-test is undefined (no pairs, one pair, or no spread)."""
+    return Bias(
+        n=n,
+        mean_bias=mean,
+        std_bias=std,
+        confidence_level=confidence,
+        direction=direction,
+        is_significant=None,
+        t_statistic=None,
+        p_value=None,
+        ci_low=None,
+        ci_high=None,
+        effect_size=None,
+        effect_interpretation="undefined",
+        limits_of_agreement=limits,
+    )
 
 
 def _tested_bias(
