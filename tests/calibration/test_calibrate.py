@@ -237,3 +237,23 @@ def test_cli_calibrate_gate_and_json(openai_server, tmp_path, monkeypatch, capsy
     finally:
         registry.reset()
         provider_settings.reset()
+
+
+def test_cli_calibrate_passes_concurrency_on(tmp_path, monkeypatch, capsys):
+    """`--concurrency N` reaches the judging workflow (it was checked, then dropped)."""
+    from assay.calibration import workflow
+    from assay.errors import UsageError
+
+    seen: dict[str, object] = {}
+
+    def fake_calibrate(loaded, **options):
+        seen.update(options)
+        raise UsageError("stop here")
+
+    monkeypatch.setattr(workflow, "calibrate", fake_calibrate)
+    path = tmp_path / "calib.json"
+    path.write_text(json.dumps(dataset().model_dump(mode="json", exclude_none=True)))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["calibrate", str(path), "--judge-model", "judge-a", "--concurrency", "3"])
+    assert exit_info.value.code == 2
+    assert seen["concurrency"] == 3

@@ -180,6 +180,7 @@ def calibrate(
         seed=seed,
         source=str(dataset),
         keep_distribution=distribution,
+        concurrency=concurrency,
     )
     _echo_run(result)
     _emit(
