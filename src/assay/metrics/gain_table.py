@@ -49,13 +49,13 @@ def _build(judged: Judged, option: int | None) -> GainTable:
 
     rows, positions, ks = judged.ks(option)
     relevance = [judged.relevance[i] for i in positions]
-    ids = [judged.ids[i] for i in positions]
-    width = max(map(min, ks, map(len, ids)), default=0)
+    rankings = [judged.rankings[i] for i in positions]
+    width = max(map(min, ks, map(len, rankings)), default=0)
     flat: list[float] = []
     zero = itertools.repeat(0.0)
-    for gain, ranking, k in zip(relevance, ids, ks):
+    for gain, ranking, k in zip(relevance, rankings, ks):
         top = ranking[: min(k, width)]
-        flat += map(gain.get, top, zero)
+        flat += map(gain.get, judged.ids(top), zero)
         flat += [0.0] * (width - len(top))
     table = np.array(flat, dtype=np.float64).reshape(len(rows), width)
     return GainTable(rows, ks, relevance, table)
@@ -70,8 +70,8 @@ def first_relevant_ranks(judged: Judged) -> list[int | None]:
     """Per readable row, the 1-based rank of its first id with a gain above zero (None: none)."""
     ranks: list[int | None] = []
     zero = itertools.repeat(0.0)
-    for gain, ids in zip(judged.relevance, judged.ids):
-        relevant = map(_POSITIVE, map(gain.get, ids, zero))
+    for gain, ranking in zip(judged.relevance, judged.rankings):
+        relevant = map(_POSITIVE, map(gain.get, judged.ids(ranking), zero))
         ranks.append(next(itertools.compress(itertools.count(1), relevant), None))
     return ranks
 

@@ -9,15 +9,15 @@ per-metric lists of the same executions hit it). Rows that cannot be read keep t
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricError
 from assay.metrics.base import positive_int_option
 from assay.metrics.memo import LastParsed
-from assay.metrics.ranked_list import ranked_ids
-from assay.metrics.relevance import DEFAULT_K, gains, parse_gains
+from assay.metrics.ranked_list import ranked
+from assay.metrics.relevance import DEFAULT_K, parse_gains, relevance_source
 from assay.outputs import parse_retrieved
 
 if TYPE_CHECKING:
@@ -30,17 +30,26 @@ _ID = operator.attrgetter("id")
 
 @dataclass(frozen=True)
 class Judged:
-    """The readable rows of a batch (``rows``, their gains, ids and ``metadata.k``) and why
-    the others cannot be scored (``errors``; ``k_errors``: only metrics that use k fail)."""
+    """The readable rows of a batch (``rows``, their gains, rankings and ``metadata.k``) and
+    why the others cannot be scored (``errors``; ``k_errors``: only metrics that use k fail).
+
+    ``rankings`` hold ``Retrieved`` entries when ``objects`` (an output's ranked list, read
+    lazily: most kernels look at the first k only), else ids.
+    """
 
     size: int
-    rows: list[int]
-    relevance: list[dict[str, float]]
-    ids: list[list[str]]
-    metadata_k: list[int | None]
-    errors: dict[int, str]
-    k_errors: dict[int, str]
+    objects: bool
+    rows: list[int] = field(default_factory=list)
+    relevance: list[dict[str, float]] = field(default_factory=list)
+    rankings: list[Sequence[Any]] = field(default_factory=list)
+    metadata_k: list[int | None] = field(default_factory=list)
+    errors: dict[int, str] = field(default_factory=dict)
+    k_errors: dict[int, str] = field(default_factory=dict)
     derived: dict[Any, Any] = field(default_factory=dict)  # per-option tables built from it
+
+    def ids(self, ranking: Sequence[Any]) -> Iterable[str]:
+        """The ids of one of ``rankings``, best first."""
+        return map(_ID, ranking) if self.objects else ranking
 
     def ks(self, option: int | None) -> tuple[list[int], list[int], list[int]]:
         """(batch rows, their positions in ``rows``, their k) of the rows that have a valid k."""
@@ -75,10 +84,10 @@ def _same(cached: Sequence[Any], given: Sequence[Any]) -> bool:
 
 
 def _judge(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged:
-    judged = Judged(len(samples), [], [], [], [], {}, {})
+    judged = Judged(len(samples), objects=True)
     for index, (sample, output) in enumerate(zip(samples, outputs)):
         try:
-            relevance, ids = gains(sample), ranked_ids(output)
+            relevance, ids = parse_gains(*relevance_source(sample)), ranked(output)
         except MetricError as exc:
             judged.errors[index] = str(exc)
             continue
@@ -92,10 +101,12 @@ def _judge(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged:
     return judged
 
 
-def _keep(judged: Judged, index: int, relevance: dict[str, float], ids: list[str], k: Any) -> None:
+def _keep(
+    judged: Judged, index: int, relevance: dict[str, float], ids: Sequence[Any], k: Any
+) -> None:
     judged.rows.append(index)
     judged.relevance.append(relevance)
-    judged.ids.append(ids)
+    judged.rankings.append(ids)
     judged.metadata_k.append(k)
 
 
@@ -104,7 +115,7 @@ def judged_lists(relevance: Sequence[Any], rankings: Sequence[Any]) -> Judged:
     rankings of ids (or ``{id, text}`` objects) best first."""
     if len(relevance) != len(rankings):
         raise ValueError("relevance and rankings must have one entry per query each")
-    judged = Judged(len(relevance), [], [], [], [], {}, {})
+    judged = Judged(len(relevance), objects=False)
     for index, (raw, ranking) in enumerate(zip(relevance, rankings)):
         try:
             gain = parse_gains(raw, f"relevance[{index}]")

@@ -24,6 +24,7 @@ DEFAULT_K = 5
 RELEVANT_KEY = "relevant"
 _LAST_GAINS: LastParsed[dict[str, float]] = LastParsed()
 _INT, _STR = frozenset({int}), frozenset({str})
+_METADATA_WHERE = f"metadata.{RELEVANT_KEY}"
 
 
 def gains(sample: Sample) -> dict[str, float]:
@@ -33,13 +34,18 @@ def gains(sample: Sample) -> dict[str, float]:
     the relevant document ids beside it (callers must not mutate the result).
     """
     memo = _LAST_GAINS
-    raw: Any = sample.metadata.get(RELEVANT_KEY)
-    where = f"metadata.{RELEVANT_KEY}"
-    if raw is None:
-        raw, where = sample.expected_output, "expected_output"
+    raw, where = relevance_source(sample)
     if memo.source is raw and raw is not None and memo.value is not None:
         return memo.value
     return memo.remember(raw, parse_gains(raw, where))
+
+
+def relevance_source(sample: Sample) -> tuple[Any, str]:
+    """The raw judgements (``metadata.relevant``, else ``expected_output``) and where from."""
+    raw = sample.metadata.get(RELEVANT_KEY)
+    if raw is None:
+        return sample.expected_output, "expected_output"
+    return raw, _METADATA_WHERE
 
 
 def parse_gains(raw: Any, where: str = "expected_output") -> dict[str, float]:
