@@ -96,10 +96,9 @@ def generate(directory: Path, count: int, seed: int = 7) -> tuple[Path, Path]:
 
 def direct_loop(dataset: Path, outputs: Path) -> dict[str, float]:
     """Wall and CPU seconds to load the two files, then to call the four metrics directly."""
-    from assay.dataset import load_dataset
     from assay.errors import MetricError
+    from assay.loading import load_dataset, load_outputs
     from assay.metrics.registry import resolve
-    from assay.outputs import load_outputs
 
     wall, cpu = time.perf_counter(), time.process_time()
     loaded = load_dataset(dataset)

@@ -57,14 +57,14 @@ SAMPLE = {"id": "s1", "input": {"question": "q"}, "expected_output": "a"}
 
 
 def dataset(rng: random.Random, work: Path) -> None:
-    from assay.dataset import load_dataset
+    from assay.loading import load_dataset
 
     shape = {"name": "d", "metrics": ["exact-match"], "samples": [SAMPLE]}
     load_dataset(_file(rng, work, shape, "yml json jsonl txt"))
 
 
 def outputs(rng: random.Random, work: Path) -> None:
-    from assay.outputs import load_outputs
+    from assay.loading import load_outputs
 
     load_outputs(_file(rng, work, {"outputs": {"s1": "answer"}}, "yml json jsonl"))
 

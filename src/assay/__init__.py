@@ -27,7 +27,7 @@ _LAZY = {
     "Dataset": "assay.dataset",
     "MetricSpec": "assay.dataset",
     "Sample": "assay.dataset",
-    "load_dataset": "assay.dataset",
+    "load_dataset": "assay.loading",
     "Metric": "assay.metrics.base",
     "MetricScore": "assay.metrics.base",
     "catalogue": "assay.metrics.registry",
@@ -35,7 +35,7 @@ _LAZY = {
     "resolve_all": "assay.metrics.registry",
     "Output": "assay.outputs",
     "Retrieved": "assay.outputs",
-    "load_outputs": "assay.outputs",
+    "load_outputs": "assay.loading",
     "evaluate": "assay.api",
     "RunOptions": "assay.evaluation",
     "Report": "assay.report.model",
@@ -59,14 +59,15 @@ if TYPE_CHECKING:
     from assay.api import evaluate
     from assay.calibration import compute_agreement
     from assay.comparison import compare_reports
-    from assay.dataset import Dataset, MetricSpec, Sample, load_dataset
+    from assay.dataset import Dataset, MetricSpec, Sample
     from assay.evaluation import RunOptions
     from assay.gate import evaluate as evaluate_gate
     from assay.gate_rules import GateRules, load_rules
     from assay.http_sut import HttpTarget
+    from assay.loading import load_dataset, load_outputs
     from assay.metrics.base import Metric, MetricScore
     from assay.metrics.registry import catalogue, resolve, resolve_all
-    from assay.outputs import Output, Retrieved, load_outputs
+    from assay.outputs import Output, Retrieved
     from assay.rebuild import report_from_store
     from assay.report.html import render_html
     from assay.report.junit import render_junit

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.dataset import Dataset, MetricSpec, load_dataset
+from assay.dataset import Dataset, MetricSpec
 from assay.errors import UsageError
 from assay.evaluation import RunOptions
 from assay.evaluation import evaluate as run_evaluation
+from assay.loading import load_dataset, load_outputs
 from assay.metrics.base import Metric
 from assay.metrics.registry import resolve_scoped, thresholds_of
-from assay.outputs import Output, check_outputs_cover, load_outputs
+from assay.outputs import Output, check_outputs_cover
 from assay.preflight import check_metrics, check_providers
 from assay.report.model import Report
 from assay.store import RunStore

@@ -17,7 +17,7 @@ def validate(
     dataset: Annotated[Path, typer.Argument(help="Dataset file (.yml, .yaml, .json, .jsonl).")],
 ) -> None:
     """Check a dataset against the schema and report the first problem precisely."""
-    from assay.dataset import load_dataset
+    from assay.loading import load_dataset
     from assay.metrics.registry import resolve_all
 
     loaded = load_dataset(dataset)

@@ -347,19 +347,10 @@ def _check_duplicate_ids(raw_samples: list[Any], source: str) -> None:
         seen[key] = index
 
 
-def load_dataset(path: str | Path) -> Dataset:
-    """Load a dataset from ``.yml``/``.yaml``, ``.json`` or ``.jsonl`` (one sample per line).
-
-    A large JSONL file is indexed, not held: its samples are read back as they are needed
-    (:mod:`assay.dataset_stream`).
-    """
+def read_dataset(path: str | Path) -> Dataset:
+    """A dataset read whole from ``.yml``/``.yaml``, ``.json`` or ``.jsonl`` (one sample per
+    line). :func:`assay.loading.load_dataset` keeps a large JSONL file on disk instead."""
     path = Path(path)
-    if path.suffix.lower() == ".jsonl":
-        from assay.dataset_stream import stream_dataset
-
-        streamed = stream_dataset(path)
-        if streamed is not None:
-            return streamed
     text = read_text(path)
     if path.suffix.lower() == ".jsonl":
         samples = [value for _, value in iter_jsonl(text, path, DatasetError)]

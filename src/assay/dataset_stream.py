@@ -1,10 +1,10 @@
 """Large JSONL datasets kept on disk: validated once, then read back sample by sample.
 
 A 1,000,000-sample dataset is about 2 GB as pydantic objects. Here the file is read once,
-every sample validated as :func:`assay.dataset.load_dataset` would, and only the offset of each
+every sample validated as :func:`assay.dataset.read_dataset` would, and only the offset of each
 line (8 bytes) and a hash of each id (8 bytes, for the duplicate check) are kept. The
 samples are then parsed again each time the run walks them. Anything unusual (an invalid line,
-a duplicate id or even a hash collision, an odd line break) makes :func:`stream_dataset`
+a duplicate id or even a hash collision, an odd line break) makes :func:`stream_samples`
 return None, and the caller loads the file whole, which reports the problem exactly as before.
 """
 
@@ -17,25 +17,23 @@ from typing import Any, overload
 
 from pydantic import ValidationError
 
-from assay.dataset import MAX_DATASET_BYTES, Dataset, Sample, parse_jsonl_line
+from assay.dataset import Sample
+from assay.documents import MAX_DATASET_BYTES, parse_jsonl_line
 from assay.errors import DatasetError, UnusualLineBreaks
 from assay.jsonl_lines import LineReader, first_offset, iter_lines
 
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
 
 
-def stream_dataset(path: Path) -> Dataset | None:
-    """The dataset of a large JSONL file with its samples left on disk; None: load it whole."""
+def stream_samples(path: Path) -> JsonlSamples | None:
+    """The samples of a large JSONL file, left on disk; None: load the file whole."""
     try:
         size = path.stat().st_size
     except OSError:
         return None
     if size < STREAM_MIN_BYTES or size > MAX_DATASET_BYTES:
         return None
-    samples = JsonlSamples.from_file(path)
-    if samples is None:
-        return None
-    return Dataset.model_construct(name=path.stem, samples=samples)  # type: ignore[arg-type]
+    return JsonlSamples.from_file(path)
 
 
 def has_duplicates(hashes: array[int]) -> bool:

@@ -239,22 +239,15 @@ def _entry_output(entry: Any, *, sample_id: str, path: Path) -> Output:
         ) from None
 
 
-def load_outputs(path: str | Path) -> Mapping[str, Output]:
-    """Read a saved-outputs file into ``{sample_id: Output}``.
+def read_outputs(path: str | Path) -> Mapping[str, Output]:
+    """A saved-outputs file read whole into ``{sample_id: Output}``.
 
-    A large JSONL file is indexed, not held: each output is read when it is looked up
-    (:mod:`assay.outputs_stream`).
+    :func:`assay.loading.load_outputs` keeps a large JSONL file on disk instead.
     """
     from assay.documents import read_text
 
     path = Path(path)
     jsonl = path.suffix.lower() == ".jsonl"
-    if jsonl:
-        from assay.outputs_stream import stream_outputs
-
-        streamed = stream_outputs(path)
-        if streamed is not None:
-            return streamed
     text = read_text(path, OutputsError)
     outputs: dict[str, Output] = {}
     entries = _jsonl_entries(text, path) if jsonl else _document_entries(text, path)

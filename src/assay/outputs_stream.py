@@ -1,6 +1,6 @@
 """Large JSONL saved-outputs files kept on disk: checked once, then looked up by id.
 
-The file is read once and every entry checked as :func:`assay.outputs.load_outputs` would;
+The file is read once and every entry checked as :func:`assay.outputs.read_outputs` would;
 what is kept is a sorted array of the ids' hashes and each line's offset (16 bytes an entry).
 A lookup finds the line by hash, reads it (sequential lookups read a block at a time) and
 checks its id. Anything unusual (an invalid entry, a duplicate id or a hash collision, an odd
@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from assay.dataset import MAX_DATASET_BYTES, parse_jsonl_line
+from assay.documents import MAX_DATASET_BYTES, parse_jsonl_line
 from assay.errors import AssayError, OutputsError, UnusualLineBreaks
 from assay.jsonl_lines import LineReader, first_offset, iter_lines
 from assay.outputs import Output, coerce_output

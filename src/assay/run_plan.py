@@ -65,7 +65,7 @@ def _flag_problems(config: Any) -> list[str]:
 def build_plan(config: Any, lane: Any) -> Plan:
     """Load the dataset, resolve its metrics and provider settings, build the system."""
     from assay.api import metric_plan
-    from assay.dataset import load_dataset
+    from assay.loading import load_dataset
     from assay.metrics.base import provider_use
     from assay.providers.settings import build as build_providers
     from assay.systems.cli import parse_systems
@@ -106,7 +106,8 @@ def build_plan(config: Any, lane: Any) -> Plan:
 
 def _system(plan: Plan) -> Any:
     """The one system under test (None when several systems run; each is built later)."""
-    from assay.outputs import check_outputs_cover, load_outputs
+    from assay.loading import load_outputs
+    from assay.outputs import check_outputs_cover
     from assay.sut import PythonTarget, SavedOutputs
 
     config = plan.config

@@ -21,7 +21,7 @@ import yaml
 from assay import evaluate
 from assay.dataset import dataset_from_data
 from assay.errors import DatasetError, OutputsError
-from assay.outputs import load_outputs
+from assay.loading import load_outputs
 from assay.report.markdown import render_markdown
 from assay.schema_files import load
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from assay.dataset import Dataset, Sample, load_dataset
+from assay.dataset import Dataset, Sample
 from assay.errors import DatasetError, MetricError
+from assay.loading import load_dataset
 
 DATA = Path(__file__).parent / "data"
 

@@ -11,10 +11,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from assay.dataset import Dataset, Sample, load_dataset
+from assay.dataset import Dataset, Sample
 from assay.evaluation import RunOptions, evaluate
+from assay.loading import load_dataset, load_outputs
 from assay.metrics.registry import resolve_scoped
-from assay.outputs import Output, Retrieved, load_outputs
+from assay.outputs import Output, Retrieved
 from assay.report.markdown import render_markdown
 from assay.report.model import Report
 from assay.schema_files import load

@@ -17,10 +17,9 @@ from hypothesis import strategies as st
 
 from assay import dataset_stream, outputs_stream
 from assay.cli import main
-from assay.dataset import load_dataset
 from assay.dataset_stream import JsonlSamples
 from assay.errors import DatasetError, OutputsError
-from assay.outputs import load_outputs
+from assay.loading import load_dataset, load_outputs
 from assay.outputs_stream import JsonlOutputs, same_ids
 
 

@@ -106,7 +106,7 @@ def test_the_rag_example_scores_as_its_readme_says() -> None:
     import json
     from pathlib import Path
 
-    from assay.dataset import load_dataset
+    from assay.loading import load_dataset
     from assay.outputs import coerce_output
 
     root = Path(__file__).resolve().parents[2] / "examples" / "rag"

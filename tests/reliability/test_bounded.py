@@ -20,9 +20,8 @@ from hypothesis import strategies as st
 from assay.baseline import load_report
 from assay.bounded import MAX_DEPTH, json_depth_problem, loads_json, yaml_depth_problem
 from assay.calibration.loaders import load_labels
-from assay.dataset import load_dataset
 from assay.errors import InputError
-from assay.outputs import load_outputs
+from assay.loading import load_dataset, load_outputs
 from assay.tez.session import load_expectations, load_session
 from runner.procs import run_assay
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from assay.dataset import load_dataset
 from assay.evaluation import RunOptions, evaluate
 from assay.executions import plan
 from assay.http_sut import HttpTarget
 from assay.limiter import Limiter, RetryPolicy
+from assay.loading import load_dataset
 from assay.metrics.registry import resolve
 from assay.results import ExecutionResult
 from assay.runner import Runner

@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from assay.dataset import load_dataset
 from assay.evaluation import RunOptions, evaluate
+from assay.loading import load_dataset
 from assay.metrics.registry import resolve
 from assay.outputs import Output
 from assay.rebuild import report_from_store

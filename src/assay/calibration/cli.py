@@ -153,9 +153,8 @@ def calibrate(
 ) -> None:
     """Run judge model(s) over a human-labelled dataset and report their agreement with people."""
     from assay.calibration.workflow import calibrate as run_calibration
-    from assay.dataset import load_dataset
     from assay.errors import UsageError
-    from assay.outputs import load_outputs
+    from assay.loading import load_dataset, load_outputs
 
     if fmt not in ("text", "json"):
         raise UsageError(f"--format must be text or json; got {fmt!r}")

@@ -64,7 +64,8 @@ def check_combination(flags: dict[str, Any], fmt: str, extra_formats: Sequence[s
 
 
 def make_system(spec: SystemSpec, sample_ids: list[str], limiter: Any) -> Any:
-    from assay.outputs import check_outputs_cover, load_outputs
+    from assay.loading import load_outputs
+    from assay.outputs import check_outputs_cover
     from assay.sut import PythonTarget, SavedOutputs
 
     if spec.kind == "outputs":

@@ -6,11 +6,12 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from assay.dataset import Dataset, Sample, load_dataset
+from assay.dataset import Dataset, Sample
 from assay.errors import UsageError
 from assay.evaluation import RunOptions, evaluate
+from assay.loading import load_dataset, load_outputs
 from assay.metrics.registry import resolve_scoped, thresholds_of
-from assay.outputs import Output, load_outputs
+from assay.outputs import Output
 from assay.report.model import SystemUnderTestInfo
 from assay.sut import PythonTarget, SavedOutputs, SystemUnderTest
 from assay.testing.rows import AssayRow

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.dataset import Dataset, Sample, load_dataset
+from assay.dataset import Dataset, Sample
 from assay.errors import AssayError
-from assay.outputs import Output, load_outputs
+from assay.loading import load_dataset, load_outputs
+from assay.outputs import Output
 from assay.rebuild import report_from_store
 from assay.report.model import Report, Row
 from assay.store import RunRecord, RunStore
