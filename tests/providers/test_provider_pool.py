@@ -274,3 +274,23 @@ async def test_tls_is_verified_against_the_trust_store(
         assert raw.connections == 1  # kept alive (the refused handshake never got this far)
     finally:
         raw.server.close()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000\r\n\r\nx",  # a declared terabyte
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffff\r\nx",  # one huge chunk
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n",
+        b"HTTP/1.0 200 OK\r\n\r\n" + b"y" * 200_000,  # close-delimited, past the cap
+    ],
+    ids=["content-length", "huge-chunk", "many-chunks", "to-close"],
+)
+async def test_a_reply_past_the_body_cap_is_refused_not_held(
+    serve, answer: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A provider (or anything at its address) cannot make the client hold an unbounded body."""
+    monkeypatch.setattr(pool, "MAX_BODY", 12)
+    _, client = await serve([answer])
+    with pytest.raises(ConnectionFailure, match="larger than"):
+        await client.post("x", b"")

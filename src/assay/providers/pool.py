@@ -30,6 +30,8 @@ from assay.errors import ConnectionFailure, TimedOut
 T = TypeVar("T")
 _PROXY_VARIABLES: Final = ("http_proxy", "https_proxy", "all_proxy")
 _MAX_HEAD: Final = 64 * 1024  # bytes of status line + headers (asyncio's stream limit)
+# Bytes of a reply body: a chat completion is a few KB; a larger answer is refused, not held.
+MAX_BODY: Final = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -177,13 +179,29 @@ async def _read_reply(reader: asyncio.StreamReader) -> tuple[Reply, bool]:
     if "chunked" in headers.get("transfer-encoding", "").lower():
         body = await _read_chunked(reader)
     elif "content-length" in headers:
-        body = await reader.readexactly(_length(headers["content-length"]))
+        body = await reader.readexactly(_capped(_length(headers["content-length"])))
     elif status in (204, 304):
         body = b""
     else:  # delimited by the close
-        body, framed = await reader.read(), False
+        body, framed = await _read_to_close(reader), False
     keep_alive = version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
     return Reply(status, headers, body), framed and keep_alive
+
+
+def _capped(size: int) -> int:
+    """``size`` when a body that large is acceptable (see :data:`MAX_BODY`)."""
+    if size > MAX_BODY:
+        raise ConnectionFailure(f"reply body larger than {MAX_BODY // (1024 * 1024)} MiB")
+    return size
+
+
+async def _read_to_close(reader: asyncio.StreamReader) -> bytes:
+    """A body delimited by the connection's close, refused once it passes :data:`MAX_BODY`."""
+    parts: list[bytes] = []
+    while piece := await reader.read(1 << 16):
+        parts.append(piece)
+        _capped(sum(map(len, parts)))
+    return b"".join(parts)
 
 
 async def _read_head(reader: asyncio.StreamReader) -> tuple[str, int, dict[str, str]]:
@@ -216,6 +234,7 @@ async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
     chunks: list[bytes] = []
     while True:
         size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0].strip(), 16)
+        _capped(sum(map(len, chunks)) + size)
         if size == 0:
             while await reader.readuntil(b"\r\n") != b"\r\n":  # trailer fields
                 pass
