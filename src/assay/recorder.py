@@ -49,7 +49,8 @@ class Recorder:
         sample, position = execution.sample, execution.position
         tags, row_hash = sample.tags, sample.row_hash
         if self.store is not None:
-            self.store.record_many(self.run_id, [self._stored(result, output, execution, tags)])
+            stored = self._stored(result, output, execution, tags, row_hash)
+            self.store.record_many(self.run_id, [stored])
         self.builder.add(result, tags, row_hash, position)
         self.conversations.add(result, sample, position)
         self.failing.position = position
@@ -59,6 +60,7 @@ class Recorder:
     def on_chunk(self, chunk: ResultChunk) -> None:
         """A chunk of finished executions, each metric's scores as a column (saved outputs)."""
         tags = [execution.sample.tags for execution in chunk.executions]
+        hashes = [execution.sample.row_hash for execution in chunk.executions]
         outputs = [a if isinstance(a, Output) else None for a in chunk.answers]
         for execution in chunk.executions:
             del self.waiting[(execution.sample.id, execution.repetition)]
@@ -66,13 +68,13 @@ class Recorder:
             self.store.record_many(
                 self.run_id,
                 [
-                    self._stored(result, output, execution, labels)
-                    for result, output, execution, labels in zip(
-                        chunk.results, outputs, chunk.executions, tags
+                    self._stored(result, output, execution, labels, row_hash)
+                    for result, output, execution, labels, row_hash in zip(
+                        chunk.results, outputs, chunk.executions, tags, hashes
                     )
                 ],
             )
-        passed = self.builder.add_chunk(chunk, tags)
+        passed = self.builder.add_chunk(chunk, tags, hashes)
         for index, (execution, result) in enumerate(zip(chunk.executions, chunk.results)):
             self.conversations.add(result, execution.sample, execution.position)
             if not passed[index]:
@@ -86,8 +88,9 @@ class Recorder:
         output: Output | None,
         execution: Execution,
         tags: list[str],
+        row_hash: str,
     ) -> StoredExecution:
-        row_hash = execution.sample.row_hash
+        """What the store keeps of one execution, its report row encoded once."""
         row = row_document(result, tags, row_hash, self.metric_names, self.thresholds)
         return StoredExecution(
             result=result,

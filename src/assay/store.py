@@ -64,8 +64,8 @@ CREATE TABLE IF NOT EXISTS compliance (
 
 # pydantic-core's encoder and decoder (Rust) are ~3x faster than the stdlib's on these small
 # per-execution documents; values are already checked finite by MetricScore and check_details.
-_encode = encode_json = pydantic_core.to_json
-_decode = decode_json = pydantic_core.from_json
+encode_json = pydantic_core.to_json
+decode_json = pydantic_core.from_json
 # How a result stored as its report row starts (the row's first key); a full result document
 # starts with "sut_error".
 ROW_PREFIX: Final = b'{"id":'
@@ -262,7 +262,7 @@ class RunStore:
         key = tuple(execution.tags)
         tags_json = self._tags_json.get(key)
         if tags_json is None:
-            tags_json = self._tags_json[key] = _encode(execution.tags)
+            tags_json = self._tags_json[key] = encode_json(execution.tags)
         return (
             run_id,
             result.sample_id,
@@ -271,8 +271,8 @@ class RunStore:
             tags_json,
             execution.row_hash,
             int(has_error),
-            _encode(output) if output is not None else None,
-            row if row is not None and not result.has_usage else _encode(result.to_json()),
+            encode_json(output) if output is not None else None,
+            row if row is not None and not result.has_usage else encode_json(result.to_json()),
         )
 
     def flush(self) -> None:
@@ -316,8 +316,8 @@ class RunStore:
         """Stored executions in dataset order, with each sample's tags and row hash."""
         for sample_id, repetition, tags, row_hash, result in self.iter_stored(run_id):
             yield (
-                ExecutionResult.from_json(sample_id, repetition, _decode(result)),
-                _decode(tags),
+                ExecutionResult.from_json(sample_id, repetition, decode_json(result)),
+                decode_json(tags),
                 row_hash,
             )
 
@@ -338,7 +338,7 @@ class RunStore:
             query + " AND output IS NOT NULL ORDER BY position, repetition", params
         )
         for found, repetition, output in cursor:
-            yield found, repetition, _decode(output)
+            yield found, repetition, decode_json(output)
 
     # ----------------------------------------------------------------------- gate verdicts
 

@@ -13,7 +13,6 @@ import pydantic_core
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.report.aggregate import make_row
 from assay.report.model import Row
 from assay.results import SUT_STAGE, ExecutionResult, ScoreResult, row_document
 
@@ -56,9 +55,6 @@ def test_row_bytes_equal_the_validated_model(
     written = pydantic_core.to_json(row_document(result, tags, "h", METRICS, thresholds))
     validated = Row.model_validate(json.loads(written))
     assert written == validated.__pydantic_serializer__.to_json(validated)
-    assert written == Row.__pydantic_serializer__.to_json(
-        make_row(result, tags, "h", METRICS, thresholds)
-    )
 
 
 def test_row_passes_by_threshold_and_lists_errors() -> None:

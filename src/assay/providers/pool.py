@@ -198,9 +198,10 @@ def _capped(size: int) -> int:
 async def _read_to_close(reader: asyncio.StreamReader) -> bytes:
     """A body delimited by the connection's close, refused once it passes :data:`MAX_BODY`."""
     parts: list[bytes] = []
+    size = 0
     while piece := await reader.read(1 << 16):
         parts.append(piece)
-        _capped(sum(map(len, parts)))
+        size = _capped(size + len(piece))
     return b"".join(parts)
 
 
@@ -232,9 +233,10 @@ def _length(raw: str) -> int:
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
     chunks: list[bytes] = []
+    total = 0
     while True:
         size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0].strip(), 16)
-        _capped(sum(map(len, chunks)) + size)
+        total = _capped(total + size)
         if size == 0:
             while await reader.readuntil(b"\r\n") != b"\r\n":  # trailer fields
                 pass

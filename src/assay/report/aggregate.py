@@ -172,9 +172,12 @@ class ReportBuilder:
         if self.per_sample:
             self._tally(result.sample_id, row_hash, key[0], passed, errored, total, scored)
 
-    def add_chunk(self, chunk: ResultChunk, tags: Sequence[list[str]]) -> npt.NDArray[np.bool_]:
+    def add_chunk(
+        self, chunk: ResultChunk, tags: Sequence[list[str]], hashes: Sequence[str]
+    ) -> npt.NDArray[np.bool_]:
         """Fold a chunk in, a metric column at a time; per row, whether it passed.
 
+        ``tags`` and ``hashes`` are each row's sample tags and row hash, as for :meth:`add`.
         The same aggregates as :meth:`add` row by row. Rows the columns cannot carry alone (a
         system-under-test failure, provider usage, kept rows or per-sample tallies) go through
         :meth:`add`.
@@ -185,8 +188,8 @@ class ReportBuilder:
             or self.per_sample
             or any(r.sut_error is not None or r.has_usage for r in results)
         ):
-            for execution, result, labels in zip(chunk.executions, results, tags):
-                self.add(result, labels, execution.sample.row_hash, execution.position)
+            for execution, result, labels, row_hash in zip(chunk.executions, results, tags, hashes):
+                self.add(result, labels, row_hash, execution.position)
             return np.fromiter((r.passed(self.thresholds) for r in results), dtype=np.bool_)
         cohorts = self._cohort_masks(tags)
         errored = np.zeros(len(results), dtype=np.bool_)
