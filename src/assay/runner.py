@@ -7,10 +7,11 @@ Anything that calls out — a Python or HTTP system under test, provider-backed 
 asyncio: calls to the system under test go through an adaptive limiter (:mod:`assay.limiter`),
 provider calls through their endpoint's limiter of the same kind, and executions stream (a new
 one starts as soon as one ends). When a metric can batch its provider calls (``prefetch``),
-executions go in windows instead, scoring one window while answering the next.
-Each finished execution is handed to ``on_result`` at once, so the store commits it as it
-finishes. A failure of the system under test or of a metric is recorded for that execution
-only; the run goes on.
+executions go in windows instead, scoring one window while answering the next. There the
+metrics that await score each answer as it arrives, and the others score the answers that came
+in together as one batch (:mod:`assay.answered`). Each finished execution is handed to
+``on_result`` at once, so the store commits it as it finishes. A failure of the system under
+test or of a metric is recorded for that execution only; the run goes on.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ import gc
 import inspect
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeGuard, cast
+from typing import Any, TypeGuard, cast
 
+from assay.answered import Answered, Prefetcher, prefetches, score_answered
 from assay.conversation import Conversations
 from assay.dataset import Sample
 from assay.errors import AssayError
@@ -48,16 +50,6 @@ def _listed(executions: Iterable[Execution]) -> Sequence[Execution]:
 def never_stop(*_: Any) -> bool:
     """The default halt condition: none. Only without one are executions scored in chunks."""
     return False
-
-
-class Prefetcher(Protocol):
-    """A metric that batches its provider calls for a window of answers before scoring them."""
-
-    async def prefetch(self, pairs: Sequence[tuple[Sample, Output]]) -> None: ...
-
-
-def _prefetches(metric: Metric) -> TypeGuard[Prefetcher]:
-    return hasattr(metric, "prefetch")
 
 
 def _accepts_argument(function: Callable[..., bool]) -> TypeGuard[Callable[[int], bool]]:
@@ -282,7 +274,7 @@ class Runner:
         if not getattr(self.sut, "outputs_on_disk", False):
             self.conversations = Conversations((e.sample, e.repetition) for e in executions)
         limiter = self.sut_limiter()
-        prefetchers = [m for m in self.metrics if _prefetches(m)]
+        prefetchers = [m for m in self.metrics if prefetches(m)]
         try:
             if prefetchers:
                 await self._run_windows(executions, limiter, prefetchers)
@@ -300,35 +292,35 @@ class Runner:
         slow sample never holds back the rest and memory stays bounded.
         """
         cap = max(self.window, 2 * limiter.max_concurrency)
-        running: set[asyncio.Task[None]] = set()
+        running: set[asyncio.Task[Answered]] = set()
         try:
             for execution in executions:
                 if len(running) >= cap:
-                    done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                    for task in done:
-                        task.result()  # a broken store or handler ends the run here
+                    running = await self._settle(running)
                 # A budget that would be passed with this one launched waits for the work in
                 # flight to report its cost, and halts only once nothing is in flight.
                 while running and self._stop(len(running)):
-                    done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                    for task in done:
-                        task.result()
+                    running = await self._settle(running)
                 if self._stop(len(running)):
                     self.stopped_early = True
                     break
                 running.add(asyncio.ensure_future(self._one(limiter, execution)))
             while running:
-                done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    task.result()
+                running = await self._settle(running)
         finally:
             for task in running:
                 task.cancel()
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
 
-    async def _one(self, limiter: Limiter, execution: Execution) -> None:
-        await self._finish(execution, await self._answer(limiter, execution))
+    async def _settle(self, running: set[asyncio.Task[Answered]]) -> set[asyncio.Task[Answered]]:
+        """Wait until executions in flight finish; deliver those that did, return the rest."""
+        done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+        self._deliver_answered([task.result() for task in done])  # a broken store ends the run
+        return running
+
+    async def _one(self, limiter: Limiter, execution: Execution) -> Answered:
+        return await self._score_async(execution, await self._answer(limiter, execution))
 
     async def _run_windows(
         self, executions: Sequence[Execution], limiter: Limiter, prefetchers: list[Prefetcher]
@@ -337,7 +329,7 @@ class Runner:
 
         Scoring of one window overlaps answering of the next.
         """
-        scoring: asyncio.Future[Any] | None = None
+        scoring: asyncio.Future[list[Answered]] | None = None
         try:
             for start in range(0, len(executions), self.window):
                 if self._stop(0):
@@ -352,10 +344,12 @@ class Runner:
                     with contextlib.suppress(Exception):
                         await metric.prefetch(ready)
                 if scoring is not None:
-                    await scoring
-                scoring = asyncio.gather(*(self._finish(e, a) for e, a in zip(window, answers)))
+                    self._deliver_answered(await scoring)
+                scoring = asyncio.gather(
+                    *(self._score_async(e, a) for e, a in zip(window, answers))
+                )
             if scoring is not None:
-                await scoring
+                self._deliver_answered(await scoring)
         finally:
             if scoring is not None and not scoring.done():
                 scoring.cancel()
@@ -381,12 +375,23 @@ class Runner:
         except Exception as exc:
             return f"system under test failed: {type(exc).__name__}"
 
-    async def _finish(self, execution: Execution, answer: Output | str) -> None:
-        sample, repetition = execution.sample, execution.repetition
+    async def _score_async(self, execution: Execution, answer: Output | str) -> Answered:
+        """The answer with the scores of the metrics that await (providers, async ``score``)."""
         if isinstance(answer, str):
-            self.on_result(ExecutionResult(sample.id, repetition, {}, sut_error=answer), None)
-            return
-        metrics = self.metrics_for(sample)
+            return Answered(execution, answer, {})
+        sample = execution.sample
+        metrics = [m for m in self.metrics_for(sample) if is_async_metric(m)]
         results = await asyncio.gather(*(score_async(m, sample, answer) for m in metrics))
-        scores = {m.name: r for m, r in zip(metrics, results)}
-        self.on_result(ExecutionResult(sample.id, repetition, scores), answer)
+        return Answered(execution, answer, {m.name: r for m, r in zip(metrics, results)})
+
+    def _deliver_answered(self, answered: Sequence[Answered]) -> None:
+        """Score the synchronous metrics over the answers that are in (``score_answered``),
+        then hand each execution's result on."""
+        score_answered(self.metrics, answered, applies=self._applies)
+        for item in answered:
+            names = [m.name for m in self.metrics_for(item.execution.sample)]
+            output = item.answer if isinstance(item.answer, Output) else None
+            self.on_result(item.result(names), output)
+
+    def _applies(self, metric: Metric, sample: Sample) -> bool:
+        return not self.scopes or applies(self.scopes, metric.name, sample.tags)
