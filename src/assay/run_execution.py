@@ -120,6 +120,7 @@ def _watch(config: Any, thresholds: Any) -> tuple[Any, Any, Any]:
     """Run state with the budget guard and the progress display hooked to each result."""
     from assay.evaluation import RunState
     from assay.progress import Progress, progress_mode
+    from assay.report.statistics import preload_t_quantile
 
     state = RunState()
     budget = None
@@ -129,8 +130,11 @@ def _watch(config: Any, thresholds: Any) -> tuple[Any, Any, Any]:
         budget = BudgetGuard(config.budget_usd, state)
     progress = Progress(progress_mode(quiet=config.quiet), thresholds=thresholds)
     previous = state.on_result
+    preloading: list[Any] = []
 
     def on_result(result: Any) -> None:
+        if not preloading:  # the run is under way: load the report's statistics meanwhile
+            preloading.append(preload_t_quantile())
         if budget is not None:
             budget.observe(result)
         progress.advance(result)
