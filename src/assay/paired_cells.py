@@ -205,12 +205,12 @@ def tested(
 def _holm_adjusted(cells: list[Cell]) -> dict[tuple[int, str], float]:
     """Holm-adjusted p-values of every test in the comparison, by (cell index, statistic)."""
     raw_p = [
-        (index, which, stats["p_value"])
+        (index, which, p_value)
         for index, cell in enumerate(cells)
         for which, stats in (("mean", cell.mean_raw), ("pass", cell.pass_raw))
-        if stats["p_value"] is not None
+        if isinstance(p_value := stats["p_value"], (int, float))
     ]
-    adjusted = holm([float(p) for _, _, p in raw_p])  # type: ignore[arg-type]
+    adjusted = holm([float(p) for _, _, p in raw_p])
     return {(index, which): value for (index, which, _), value in zip(raw_p, adjusted, strict=True)}
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
@@ -30,8 +30,25 @@ if TYPE_CHECKING:
     from assay.dataset import Sample
     from assay.outputs import Output
     from assay.providers.embeddings import MemoEmbedder
+    from assay.providers.local import TokenVectors
 
 DEFAULT_MAX_TOKENS = 128  # isolated-token mode, as in the reference implementation
+
+
+class TokenEmbedder(Protocol):
+    """What contextual mode asks of an embedder (one whose ``contextual`` is true: local)."""
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def tokenize(self, text: str) -> list[str]: ...
+
+    async def embed_tokens(self, texts: list[str]) -> list[TokenVectors]: ...
+
+
+def _token_embedder(embedder: MemoEmbedder) -> TokenEmbedder:
+    """``embedder`` as a contextual one; only called once ``embedder.contextual`` was checked."""
+    return cast("TokenEmbedder", embedder)
 
 
 def _embedder(model: str | None, dimensions: int | None = None) -> MemoEmbedder:
@@ -208,11 +225,11 @@ class BertScoreLike:
         return self.mode != "isolated" and embedder.contextual
 
     def _tokens(self, text: str, embedder: MemoEmbedder, contextual: bool) -> list[str]:
-        return embedder.tokenize(text) if contextual else tokenize(text)  # type: ignore[attr-defined]
+        return _token_embedder(embedder).tokenize(text) if contextual else tokenize(text)
 
     def _cap(self, embedder: MemoEmbedder, contextual: bool) -> int:
         if contextual:
-            limit = int(embedder.max_tokens)  # type: ignore[attr-defined]
+            limit = int(_token_embedder(embedder).max_tokens)
             return min(limit, self.max_tokens) if self.max_tokens else limit
         return self.max_tokens or DEFAULT_MAX_TOKENS
 
@@ -257,9 +274,10 @@ class BertScoreLike:
         try:
             if contextual:
                 cap = self._cap(embedder, contextual)
-                fits = [t for t in unique(texts) if t.strip() and len(embedder.tokenize(t)) <= cap]  # type: ignore[attr-defined]
+                local = _token_embedder(embedder)
+                fits = [t for t in unique(texts) if t.strip() and len(local.tokenize(t)) <= cap]
                 if fits:
-                    await embedder.embed_tokens(fits)  # type: ignore[attr-defined]
+                    await local.embed_tokens(fits)
             else:
                 tokens = unique([token for text in texts for token in tokenize(text)])
                 if tokens:
@@ -345,7 +363,7 @@ class _TokenVectors:
 async def _contextual_vectors(embedder: MemoEmbedder, expected: str, actual: str) -> _TokenVectors:
     """Contextual token states of both texts from the local model, with its word pieces."""
     try:
-        pair = await embedder.embed_tokens([expected, actual])  # type: ignore[attr-defined]
+        pair = await _token_embedder(embedder).embed_tokens([expected, actual])
     except ProviderError as exc:
         raise _provider_failure(exc, "local token embedding") from None
     return _TokenVectors(
