@@ -62,8 +62,10 @@ def write_inputs(directory: Path, count: int) -> tuple[Path, Path]:
 
 def run_once(
     server: RemoteServer, dataset: Path, outputs: Path, concurrency: int, workdir: Path
-) -> tuple[float, float, int, float]:
-    """(command wall seconds, run seconds from the report, server calls, command CPU seconds)."""
+) -> tuple[float, float, int, float, float, float]:
+    """(command wall seconds, run seconds from the report, server calls, command CPU seconds,
+    seconds from the command's start to the first request's arrival at the server, seconds
+    from the server's last reply to the command's exit)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "OPENAI_"))}
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
     env["OPENAI_API_KEY"] = "sk-bench-not-a-real-key"
@@ -94,9 +96,11 @@ def run_once(
     server.reset()
     with tempfile.TemporaryFile("w+") as errors:
         started = time.perf_counter()
+        started_at = time.monotonic()  # the server stamps with the same clock
         child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=errors)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - started
+        ended_at = time.monotonic()
         errors.seek(0)
         stderr = errors.read()
     code = os.waitstatus_to_exitcode(status)
@@ -110,7 +114,10 @@ def run_once(
             f"{data['failures'][:3]}"
         )
     cpu = usage.ru_utime + usage.ru_stime
-    return wall, float(data["run"]["duration_seconds"]), server.calls(), cpu
+    times = server.times()
+    to_first = times["first_request"] - started_at
+    after_last = ended_at - times["last_reply"]
+    return wall, float(data["run"]["duration_seconds"]), server.calls(), cpu, to_first, after_last
 
 
 def main() -> None:
@@ -131,8 +138,14 @@ def main() -> None:
     )
     print("client CPU = the assay process's CPU seconds for the whole command (load-independent)")
     print(
+        "diagnostics: 1st req s = command start to the first request's arrival at the server; "
+        "after s = the server's last reply to the command's exit"
+    )
+    print(f"python bytecode cache written: {'no' if sys.flags.dont_write_bytecode else 'yes'}")
+    print(
         f"{'N':>3} {'bound/s':>8} {'ideal s':>8} {'floor s':>8} {'run s':>7} {'run frac':>8} "
-        f"{'cmd s':>7} {'cmd frac':>8} {'calls':>6} {'client CPU s':>12}"
+        f"{'cmd s':>7} {'cmd frac':>8} {'calls':>6} {'client CPU s':>12} {'1st req s':>9} "
+        f"{'after s':>7}"
     )
     server, instant = RemoteServer(args.latency_ms), RemoteServer(0.0)
     try:
@@ -143,11 +156,14 @@ def main() -> None:
                 bound = concurrency / latency
                 ideal = args.samples / bound
                 floor = run_once(instant, dataset, outputs, concurrency, directory)[1]
-                wall, run_s, calls, cpu = run_once(server, dataset, outputs, concurrency, directory)
+                wall, run_s, calls, cpu, to_first, after_last = run_once(
+                    server, dataset, outputs, concurrency, directory
+                )
                 print(
                     f"{concurrency:>3} {bound:>8.0f} {ideal:>8.2f} {floor:>8.2f} {run_s:>7.2f} "
                     f"{ideal / run_s:>8.2f} "
-                    f"{wall:>7.2f} {ideal / wall:>8.2f} {calls:>6} {cpu:>12.2f}"
+                    f"{wall:>7.2f} {ideal / wall:>8.2f} {calls:>6} {cpu:>12.2f} "
+                    f"{to_first:>9.2f} {after_last:>7.2f}"
                 )
         print(f"load average after: {os.getloadavg()[0]:.1f} (other processes share the CPUs)")
     finally:

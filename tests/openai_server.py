@@ -288,9 +288,10 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
 class _Exchange(asyncio.Protocol):
     """One keep-alive connection of :func:`serve`: HTTP/1.1 requests framed by Content-Length."""
 
-    def __init__(self, latency_s: float, calls: dict[str, int]) -> None:
+    def __init__(self, latency_s: float, calls: dict[str, int], times: dict[str, float]) -> None:
         self.latency_s = latency_s
         self.calls = calls
+        self.times = times  # monotonic clock: the first chat request's arrival, the last reply
         self.buffer = bytearray()
         self.transport: asyncio.Transport | None = None
 
@@ -316,13 +317,20 @@ class _Exchange(asyncio.Protocol):
         if method == "GET" and path in ("/_stats", "/_reset"):
             if path == "/_reset":
                 self.calls.clear()
-            self.send(200, json.dumps({"calls": dict(self.calls)}).encode())
+                self.times.clear()
+            stats = {"calls": dict(self.calls), "times": dict(self.times)}
+            self.send(200, json.dumps(stats).encode())
         elif method == "POST" and path == CHAT:
             self.calls[CHAT] += 1
+            self.times.setdefault("first_request", time.monotonic())
             reply = chat_completion(json.loads(body), judge_reply({}))
-            asyncio.get_running_loop().call_later(self.latency_s, self.send, 200, reply)
+            asyncio.get_running_loop().call_later(self.latency_s, self.reply, reply)
         else:
             self.send(404, b'{"error": {"message": "not found"}}')
+
+    def reply(self, body: bytes) -> None:
+        self.send(200, body)
+        self.times["last_reply"] = time.monotonic()
 
     def send(self, status: int, body: bytes) -> None:
         if self.transport is None or self.transport.is_closing():
@@ -347,9 +355,10 @@ def serve(latency_ms: float, ready: Any) -> None:
 
     async def main() -> None:
         calls: dict[str, int] = defaultdict(int)
+        times: dict[str, float] = {}
         loop = asyncio.get_running_loop()
         server = await loop.create_server(
-            lambda: _Exchange(latency_ms / 1000.0, calls), "127.0.0.1", 0, backlog=1024
+            lambda: _Exchange(latency_ms / 1000.0, calls, times), "127.0.0.1", 0, backlog=1024
         )
         host, port = server.sockets[0].getsockname()[:2]
         ready.put(f"http://{host}:{port}/v1")
@@ -376,6 +385,11 @@ class RemoteServer:
 
     def calls(self) -> int:
         return int(self._get("/_stats")["calls"].get(CHAT, 0))
+
+    def times(self) -> dict[str, float]:
+        """``time.monotonic()`` (one clock for every process) of the first chat request's
+        arrival and of the last reply sent since the last reset; empty before any request."""
+        return dict(self._get("/_stats")["times"])
 
     def reset(self) -> None:
         self._get("/_reset")

@@ -12,14 +12,16 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.limiter import Limiter
 from assay.providers.cache import close_all, open_cache
 from assay.providers.chat import ChatProvider
-from assay.providers.embeddings import MemoEmbedder, OpenAIEmbedder
 from assay.providers.endpoint import NO_KEY_PLACEHOLDER, Endpoint
 from assay.providers.settings import ProviderSettings, current
+
+if TYPE_CHECKING:  # loaded by embedder() only: a judge run sends its first requests sooner
+    from assay.providers.embeddings import MemoEmbedder
 
 __all__ = ["NO_KEY_PLACEHOLDER", "aclose", "chat_provider", "embedder", "reset"]
 
@@ -130,6 +132,8 @@ def _make_embedder(settings: ProviderSettings, model: str, dimensions: int | Non
         from assay.providers.local import LocalEmbedder
 
         return LocalEmbedder(model)
+    from assay.providers.embeddings import OpenAIEmbedder
+
     endpoint, limiter = _endpoint(settings)
     cache = open_cache(settings.cache_dir, settings.cache_mode)
     return OpenAIEmbedder(
