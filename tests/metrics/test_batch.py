@@ -118,6 +118,46 @@ def test_ranking_batch_reports_the_rows_it_cannot_score() -> None:
         assert column.values[0] > 0
 
 
+def test_ranking_batch_reads_integer_levels_of_every_size_as_score_does() -> None:
+    """Integer levels are read without a copy and converted by numpy: the same floats as
+    ``float()``, including levels past 2**53, and the same errors for levels past a float."""
+    levels: list[Any] = [
+        {"a": 2**53 + 1, "b": 2**60 + 3, "c": 1},
+        {"a": -(2**70), "b": 10**300, "c": 0},
+        {"a": 2**1023 + 1, "b": 2},  # still a finite float: parse_gains reads it
+        {"a": 10**400, "b": 1},  # too large for a float: an error
+        {"a": -(10**400), "b": 1},
+        {"a": 3, "b": True},  # a boolean is not a gain
+        {"a": 0, "b": -1},  # nothing relevant
+        {1: 2, "b": 1},  # an integer key matches the id "1"
+        {},
+    ]
+    rankings = [["b", "x", "a", "c"], ["x", "b", "a"], ["a", "b"], ["b"], ["b"], ["a"], ["a"]]
+    rankings += [["1", "b"], ["a"]]
+    samples = [Sample(id=str(n), input={}, expected_output=g) for n, g in enumerate(levels)]
+    outputs = [Output("", tuple(map(Retrieved, r))) for r in rankings]
+    for metric in [*RANKING, NDCGAtK(k=1, gain="exponential")]:
+        assert_same_as_rows(metric, samples, outputs)
+    errors = HitAtK().score_batch(samples, outputs).errors
+    assert set(errors) == {3, 4, 5, 6, 8}
+
+
+def test_mrr_after_the_cut_off_metrics_matches_score() -> None:
+    """MRR reads the gain table the metrics before it built and scans only the rows without a
+    relevant id in their top k (rows with a bad ``metadata.k`` are not in the table)."""
+    rng = random.Random(11)
+    samples, outputs = as_inputs(random_queries(rng, 300), rng)
+    samples += [
+        Sample(id="bad-k", input={}, expected_output={"d3": 1}, metadata={"k": "abc"}),
+        Sample(id="no-hit", input={}, expected_output={"d9": 2, "d1": 0}, metadata={"k": 1}),
+    ]
+    outputs += [Output("", (Retrieved("d1"), Retrieved("d3"))), Output('["d1", "d2", "d9"]')]
+    for metric in [HitAtK(k=2), NDCGAtK(k=30), MRR()]:
+        assert_same_as_rows(metric, samples, outputs)
+    ranks = MRR().score_batch(samples, outputs).details["first_relevant_rank"]
+    assert ranks[-2:] == [2, 3]
+
+
 def test_column_builder_keeps_each_rows_own_details() -> None:
     from assay.metrics.base import MetricScore
 

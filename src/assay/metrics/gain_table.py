@@ -1,7 +1,8 @@
 """The ranking kernels: hit, recall, first relevant rank and DCG over a zero-padded gain matrix.
 
 :class:`GainTable` holds, per readable row of a batch, the gains of its top-k ids (numpy,
-``rows x max k``, zero past k or past the list). Every kernel returns what the per-sample
+``rows x max k``, zero past k or past the list); recall and the ideal DCG read each row's
+gains sorted once for the batch (``Judged.ordered``). Every kernel returns what the per-sample
 metric computes, bit for bit: DCG is the same divisions summed left to right (``cumsum``).
 """
 
@@ -9,9 +10,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from assay.metrics.batch import ColumnBuilder, ScoreColumn
 
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 
 _LN2 = math.log(2.0)
 _POSITIVE = (0.0).__lt__
+_ID = operator.attrgetter("id")
 OVERFLOW = "relevance gains are too large: the ideal DCG overflows a float"
 
 
@@ -31,8 +34,9 @@ class GainTable:
     """The rows of a batch a metric with cut-off ``option`` scores, and their top-k gains."""
 
     rows: list[int]  # batch indices
+    positions: list[int]  # their positions among the judged rows
     ks: list[int]
-    relevance: list[dict[str, float]]
+    cuts: list[int]  # how many ids each row's gains cover: min(k, length of its ranking)
     gains: npt.NDArray[np.float64]
 
 
@@ -48,45 +52,90 @@ def _build(judged: Judged, option: int | None) -> GainTable:
     import numpy as np
 
     rows, positions, ks = judged.ks(option)
-    relevance = [judged.relevance[i] for i in positions]
-    rankings = [judged.rankings[i] for i in positions]
-    width = max(map(min, ks, map(len, rankings)), default=0)
+    relevance, rankings = judged.relevance, judged.rankings
+    if len(positions) != len(judged.rows):
+        relevance = [relevance[i] for i in positions]
+        rankings = [rankings[i] for i in positions]
+    cuts = list(map(min, ks, map(len, rankings)))
+    width = max(cuts, default=0)
     flat: list[float] = []
-    zero = itertools.repeat(0.0)
+    zero, padding = itertools.repeat(0.0), [0.0] * width
     for gain, ranking, k in zip(relevance, rankings, ks):
-        top = ranking[: min(k, width)]
-        flat += map(gain.get, judged.ids(top), zero)
-        flat += [0.0] * (width - len(top))
+        top = ranking[:k] if k < width else ranking[:width]
+        flat += map(gain.get, map(_ID, top) if judged.objects else top, zero)
+        if len(top) < width:
+            flat += padding[len(top) :]
     table = np.array(flat, dtype=np.float64).reshape(len(rows), width)
-    return GainTable(rows, ks, relevance, table)
+    return GainTable(rows, positions, ks, cuts, table)
 
 
-def relevant_counts(table: GainTable) -> list[int]:
-    """How many ids of each row have a gain above zero."""
-    return [sum(map(_POSITIVE, gain.values())) for gain in table.relevance]
+def _ordered(judged: Judged) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    """Every judged row's gains from high to low, row after row, and where each row starts
+    (one more entry: the end), as float64 (built once per batch)."""
+    import numpy as np
+
+    cached = judged.derived.get(("ordered",))
+    if cached is None:
+        bounds = np.zeros(len(judged.counts) + 1, dtype=np.intp)
+        np.cumsum(judged.counts, out=bounds[1:])
+        cached = judged.derived["ordered",] = (np.array(judged.ordered, dtype=np.float64), bounds)
+    return cast("tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]]", cached)
+
+
+def relevant_counts(judged: Judged, table: GainTable) -> list[int]:
+    """How many ids of each row of ``table`` have a gain above zero."""
+    import numpy as np
+
+    gains, bounds = _ordered(judged)
+    positive = np.zeros(len(gains) + 1, dtype=np.intp)
+    np.cumsum(gains > 0, out=positive[1:])
+    where = np.array(table.positions, dtype=np.intp)
+    return cast("list[int]", (positive[bounds[where + 1]] - positive[bounds[where]]).tolist())
 
 
 def first_relevant_ranks(judged: Judged) -> list[int | None]:
-    """Per readable row, the 1-based rank of its first id with a gain above zero (None: none)."""
-    ranks: list[int | None] = []
-    zero = itertools.repeat(0.0)
-    for gain, ranking in zip(judged.relevance, judged.rankings):
-        relevant = map(_POSITIVE, map(gain.get, judged.ids(ranking), zero))
-        ranks.append(next(itertools.compress(itertools.count(1), relevant), None))
+    """Per readable row, the 1-based rank of its first id with a gain above zero (None: none).
+
+    A gain table hit, recall or nDCG built for the batch answers the rows with a relevant id
+    in their top k; only the others are scanned, from there on.
+    """
+    ranks: list[int | None] = [None] * len(judged.rows)
+    starts = [0] * len(judged.rows)
+    tables = [value for key, value in judged.derived.items() if key[0] == "table"]
+    if tables:
+        table = max(tables, key=lambda t: t.gains.shape[1])
+        positive = table.gains > 0
+        found, first = positive.any(axis=1).tolist(), (positive.argmax(axis=1) + 1).tolist()
+        for position, cut, hit, rank in zip(table.positions, table.cuts, found, first):
+            if hit:
+                ranks[position] = rank
+            else:
+                starts[position] = cut
+    zero, objects = itertools.repeat(0.0), judged.objects
+    for position, (gain, ranking, start) in enumerate(
+        zip(judged.relevance, judged.rankings, starts)
+    ):
+        if ranks[position] is None:
+            rest = itertools.islice(ranking, start, None)
+            relevant = map(_POSITIVE, map(gain.get, map(_ID, rest) if objects else rest, zero))
+            ranks[position] = next(itertools.compress(itertools.count(start + 1), relevant), None)
     return ranks
 
 
-def ideal_gains(table: GainTable) -> npt.NDArray[np.float64]:
+def ideal_gains(judged: Judged, table: GainTable) -> npt.NDArray[np.float64]:
     """Each row's gains sorted from high to low, cut at its k, zero-padded."""
     import numpy as np
 
-    ideal = [sorted(gain.values(), reverse=True)[:k] for gain, k in zip(table.relevance, table.ks)]
-    width = max(map(len, ideal), default=0)
-    flat: list[float] = []
-    for row in ideal:
-        flat += row
-        flat += [0.0] * (width - len(row))
-    return np.array(flat, dtype=np.float64).reshape(len(ideal), width)
+    gains, bounds = _ordered(judged)
+    counts = judged.counts
+    if len(table.positions) != len(counts):
+        counts = [counts[i] for i in table.positions]
+    cut = np.array(list(map(min, table.ks, counts)), dtype=np.intp)
+    width = int(cut.max()) if len(cut) else 0
+    column = np.arange(width)
+    inside = column < cut[:, None]
+    start = bounds[np.array(table.positions, dtype=np.intp)]
+    return np.where(inside, gains[np.where(inside, start[:, None] + column, 0)], 0.0)
 
 
 def dcg_rows(gain: npt.NDArray[np.float64], *, exponential: bool) -> npt.NDArray[np.float64]:

@@ -9,7 +9,7 @@ per-metric lists of the same executions hit it). Rows that cannot be read keep t
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from assay.errors import MetricError
 from assay.metrics.base import positive_int_option
 from assay.metrics.memo import LastParsed
 from assay.metrics.ranked_list import ranked
-from assay.metrics.relevance import DEFAULT_K, parse_gains, relevance_source
+from assay.metrics.relevance import DEFAULT_K, ordered_gains, relevance_source
 from assay.outputs import parse_retrieved
 
 if TYPE_CHECKING:
@@ -34,22 +34,23 @@ class Judged:
     why the others cannot be scored (``errors``; ``k_errors``: only metrics that use k fail).
 
     ``rankings`` hold ``Retrieved`` entries when ``objects`` (an output's ranked list, read
-    lazily: most kernels look at the first k only), else ids.
+    lazily: most kernels look at the first k only), else ids. ``ordered`` holds every row's
+    gains from high to low, row after row (``counts``: how many each), so that recall and the
+    ideal DCG need no per-row work. A row's gains are the sample's own mapping when it holds
+    integer levels (see :func:`~assay.metrics.relevance.ordered_gains`): nothing is copied.
     """
 
     size: int
     objects: bool
     rows: list[int] = field(default_factory=list)
-    relevance: list[dict[str, float]] = field(default_factory=list)
+    relevance: list[Mapping[str, float]] = field(default_factory=list)
     rankings: list[Sequence[Any]] = field(default_factory=list)
+    ordered: list[float] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
     metadata_k: list[int | None] = field(default_factory=list)
     errors: dict[int, str] = field(default_factory=dict)
     k_errors: dict[int, str] = field(default_factory=dict)
     derived: dict[Any, Any] = field(default_factory=dict)  # per-option tables built from it
-
-    def ids(self, ranking: Sequence[Any]) -> Iterable[str]:
-        """The ids of one of ``rankings``, best first."""
-        return map(_ID, ranking) if self.objects else ranking
 
     def ks(self, option: int | None) -> tuple[list[int], list[int], list[int]]:
         """(batch rows, their positions in ``rows``, their k) of the rows that have a valid k."""
@@ -87,7 +88,8 @@ def _judge(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged:
     judged = Judged(len(samples), objects=True)
     for index, (sample, output) in enumerate(zip(samples, outputs)):
         try:
-            relevance, ids = parse_gains(*relevance_source(sample)), ranked(output)
+            relevance, ordered = ordered_gains(*relevance_source(sample))
+            ids = ranked(output)
         except MetricError as exc:
             judged.errors[index] = str(exc)
             continue
@@ -97,15 +99,22 @@ def _judge(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged:
                 k = positive_int_option(k, "metadata.k")
             except MetricError as exc:
                 judged.k_errors[index], k = str(exc), None
-        _keep(judged, index, relevance, ids, k)
+        _keep(judged, index, (relevance, ordered), ids, k)
     return judged
 
 
 def _keep(
-    judged: Judged, index: int, relevance: dict[str, float], ids: Sequence[Any], k: Any
+    judged: Judged,
+    index: int,
+    gains: tuple[Mapping[str, float], list[float]],
+    ids: Sequence[Any],
+    k: Any,
 ) -> None:
+    relevance, ordered = gains
     judged.rows.append(index)
     judged.relevance.append(relevance)
+    judged.ordered.extend(ordered)
+    judged.counts.append(len(ordered))
     judged.rankings.append(ids)
     judged.metadata_k.append(k)
 
@@ -118,12 +127,12 @@ def judged_lists(relevance: Sequence[Any], rankings: Sequence[Any]) -> Judged:
     judged = Judged(len(relevance), objects=False)
     for index, (raw, ranking) in enumerate(zip(relevance, rankings)):
         try:
-            gain = parse_gains(raw, f"relevance[{index}]")
+            gains = ordered_gains(raw, f"relevance[{index}]")
             ids = plain_ids(ranking, f"rankings[{index}]")
         except MetricError as exc:
             judged.errors[index] = str(exc)
             continue
-        _keep(judged, index, gain, ids, None)
+        _keep(judged, index, gains, ids, None)
     return judged
 
 

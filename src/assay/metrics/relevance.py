@@ -25,6 +25,8 @@ RELEVANT_KEY = "relevant"
 _LAST_GAINS: LastParsed[dict[str, float]] = LastParsed()
 _INT, _STR = frozenset({int}), frozenset({str})
 _METADATA_WHERE = f"metadata.{RELEVANT_KEY}"
+_POSITIVE = (0.0).__lt__
+_FINITE_LEVEL = 2**1023  # an integer level smaller than this in magnitude is a finite float
 
 
 def gains(sample: Sample) -> dict[str, float]:
@@ -68,9 +70,24 @@ def parse_gains(raw: Any, where: str = "expected_output") -> dict[str, float]:
             raise MetricError(
                 f"{where} must list relevant ids or map id -> gain; got {type_name(raw)}"
             )
-    if not any(gain > 0 for gain in result.values()):
+    if not any(map(_POSITIVE, result.values())):
         raise MetricError(f"{where} must name at least one relevant id (gain > 0)")
     return result
+
+
+def ordered_gains(raw: Any, where: str) -> tuple[Mapping[str, float], list[float]]:
+    """As :func:`parse_gains`, plus every gain from high to low (for the batch kernels).
+
+    The common shape, ``{id: integer level}``, comes back as given rather than copied: a batch
+    reads thousands, and the kernels convert levels to float64 as ``float()`` does. Levels too
+    large for a float take :func:`parse_gains`, which says so.
+    """
+    if type(raw) is dict and {*map(type, raw.values())} == _INT and {*map(type, raw)} == _STR:
+        ordered: list[Any] = sorted(raw.values(), reverse=True)
+        if 0 < ordered[0] < _FINITE_LEVEL and ordered[-1] > -_FINITE_LEVEL:
+            return raw, ordered
+    gain = parse_gains(raw, where)
+    return gain, sorted(gain.values(), reverse=True)
 
 
 def _integer_levels(raw: dict[str, int], where: str) -> dict[str, float]:

@@ -108,7 +108,7 @@ class RecallAtK(_RankingMetric):
         import numpy as np
 
         top = gain_table(judged, self.k)
-        relevant = relevant_counts(top)
+        relevant = relevant_counts(judged, top)
         found = (top.gains > 0).sum(axis=1)
         values = np.clip(found / np.array(relevant, dtype=np.int64).reshape(-1), 0.0, 1.0)
         details = {"k": top.ks, "relevant": relevant, "found": found.tolist()}
@@ -178,7 +178,7 @@ class NDCGAtK(_RankingMetric):
         top = gain_table(judged, self.k)
         exponential = self.gain == "exponential"
         actual = dcg_rows(top.gains, exponential=exponential)
-        ideal = dcg_rows(ideal_gains(top), exponential=exponential)
+        ideal = dcg_rows(ideal_gains(judged, top), exponential=exponential)
         good = np.isfinite(ideal)
         errors = self._errors(judged)
         if not good.all():
