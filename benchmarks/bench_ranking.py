@@ -7,7 +7,10 @@ recall@k, MRR (recip_rank) and nDCG@k (ndcg_cut, linear gains). assay is timed t
 ``score()`` call per (query, metric) and ``score_batch()`` over all queries per metric (the
 runner's batch path), both from a Sample and an Output (with a ``Retrieved`` per document) per
 query, whose building is part of their time; and ``score_rankings()`` straight from the dicts'
-values (plain lists, the input pytrec_eval and ranx get too). ranx (``pip install ranx``; its
+values (plain lists, the input pytrec_eval and ranx get too). Two diagnostic lines follow the
+timings: the ``Sample``/``Output`` building alone with the GC on, and the four metrics through
+``Runner`` (the engine of ``assay run``: chunks of 2,048 executions under its own GC settings)
+from a saved-outputs mapping that builds each ``Output`` on lookup. ranx (``pip install ranx``; its
 numba kernels are compiled before timing, so it is timed warm) is compared when installed. The
 script checks that every side gives the same numbers before it prints timings. Run:
 
@@ -19,14 +22,18 @@ from __future__ import annotations
 import argparse
 import random
 import warnings
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytrec_eval
 from timing import race
 
 from assay.dataset import Sample
+from assay.executions import Execution, ResultChunk
 from assay.metrics.retrieval import MRR, HitAtK, NDCGAtK, RecallAtK, score_rankings
 from assay.outputs import Output, Retrieved
+from assay.runner import Runner
+from assay.sut import SavedOutputs
 
 Qrels = dict[str, dict[str, int]]
 Rankings = dict[str, list[str]]
@@ -47,6 +54,23 @@ def make_data(queries: int, docs: int, seed: int) -> tuple[Qrels, Rankings]:
         rng.shuffle(rankings[qid])
         qrels[qid] = gains
     return qrels, rankings
+
+
+class OutputsOnLookup(Mapping[str, Output]):
+    """Saved outputs that build each ``Output`` when it is looked up, as ``assay run`` reads a
+    saved-outputs JSONL file (kept on disk, parsed per sample)."""
+
+    def __init__(self, rankings: Rankings) -> None:
+        self.rankings = rankings
+
+    def __getitem__(self, qid: str) -> Output:
+        return Output("", tuple(map(Retrieved, self.rankings[qid])))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.rankings)
+
+    def __len__(self) -> int:
+        return len(self.rankings)
 
 
 def main() -> None:
@@ -102,6 +126,20 @@ def main() -> None:
         rows = zip(*(c.values.tolist() for c in columns))
         return {qid: dict(zip(names, row)) for qid, row in zip(qids, rows)}
 
+    def run_runner() -> dict[str, dict[str, float]]:
+        samples = [Sample(id=qid, input={}, expected_output=qrels[qid]) for qid in rankings]
+        columns: dict[str, list[float]] = {m.name: [] for m in metrics}
+
+        def on_chunk(chunk: ResultChunk) -> None:
+            for name, column in chunk.columns.items():
+                columns[name] += column.values.tolist()
+
+        sut = SavedOutputs(OutputsOnLookup(rankings), "outputs.jsonl")
+        runner = Runner(metrics, sut, on_result=lambda *_: None, on_chunk=on_chunk)
+        runner.run(Execution(n, sample, 0) for n, sample in enumerate(samples))
+        rows = zip(*(columns[m.name] for m in metrics))
+        return {s.id: dict(zip(names, row)) for s, row in zip(samples, rows)}
+
     theirs = run_pytrec_eval()
     candidates = {"trec": run_pytrec_eval, "assay": run_assay}
     if batched:
@@ -111,7 +149,7 @@ def main() -> None:
     if ranx_run is not None:
         candidates["ranx"] = ranx_run
     worst = 0.0
-    for label, candidate in candidates.items():
+    for label, candidate in {**candidates, "runner": run_runner}.items():
         ours = candidate()
         diff = max(abs(ours[q][n] - theirs[q][n]) for q in theirs for n in names)
         if diff > 1e-9:
@@ -126,6 +164,7 @@ def main() -> None:
         {**candidates, "build": build, "metrics": lambda: score(prebuilt)},
         collect=False,
     )
+    diagnostics = race(args.repeat, {"build": build, "runner": run_runner})
     trec_s, assay_s, trec_nogc_s, assay_nogc_s = on["trec"], on["assay"], off["trec"], off["assay"]
     build_s, metrics_s = off["build"], off["metrics"]
 
@@ -162,6 +201,15 @@ def main() -> None:
             f"pytrec_eval / it: {trec_s / on[key]:.2f} (GC on), {trec_nogc_s / off[key]:.2f} "
             "(paused)"
         )
+    print("diagnostics (GC on, timed after the rounds above):")
+    print(
+        f"  Sample + Output building alone {diagnostics['build']:8.3f} s   "
+        f"pytrec_eval / it: {trec_s / diagnostics['build']:.2f}"
+    )
+    print(
+        f"  Runner (assay run's engine)    {diagnostics['runner']:8.3f} s   "
+        f"pytrec_eval / it: {trec_s / diagnostics['runner']:.2f}"
+    )
     if "ranx" in on:
         for label, key in (("score_batch", "batch"), ("score_rankings", "lists")):
             if key in on:
