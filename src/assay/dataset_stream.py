@@ -156,6 +156,14 @@ def _plain_sample(value: Any) -> bool:
 
 
 def _sample(line: str, number: int, path: Path) -> Sample:
-    """One line's sample, validated as a sample of :class:`Dataset` is."""
+    """One line's sample, validated as a sample of :class:`Dataset` is.
+
+    A line of the common shape (:func:`_plain_sample`) is valid by construction: it is built
+    as validation would build it (the id as a string, the same fields set), without the model's
+    walk over its values.
+    """
     value: Any = parse_jsonl_line(line, number, path, DatasetError)
+    if _plain_sample(value):
+        value["id"] = str(value["id"])
+        return Sample.model_construct(**value)
     return Sample.model_validate(value)

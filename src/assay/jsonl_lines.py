@@ -83,6 +83,11 @@ class LineReader:
 
     def line_at(self, offset: int) -> str:
         """The line starting at byte ``offset`` (without its line break)."""
+        return self.line_and_next(offset)[0]
+
+    def line_and_next(self, offset: int) -> tuple[str, int]:
+        """The line starting at byte ``offset`` (without its line break), and the offset just
+        past its line break: where the next line starts."""
         relative = offset - self._start
         end = self._block.find(b"\n", relative) if 0 <= relative < len(self._block) else -1
         if end < 0:
@@ -91,7 +96,7 @@ class LineReader:
             end = self._block.find(b"\n")
             if end < 0:
                 end = len(self._block)
-        return self._block[relative:end].decode("utf-8")
+        return self._block[relative:end].decode("utf-8"), offset + end - relative + 1
 
     def _read(self, offset: int) -> None:
         """Load a block from ``offset`` that holds at least one whole line."""

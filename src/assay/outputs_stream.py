@@ -21,6 +21,7 @@ from assay.jsonl_lines import LineReader, first_offset, iter_lines
 from assay.outputs import Output, coerce_output
 
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
+GUESS_SLACK = 64  # lookups stop trying the next line once it missed this many more than it hit
 
 
 def stream_outputs(path: Path) -> JsonlOutputs | None:
@@ -36,6 +37,10 @@ def stream_outputs(path: Path) -> JsonlOutputs | None:
 
 def _entry(value: Any) -> tuple[str, Output]:
     """A line's id and output, checked as :func:`load_outputs` checks them (ValueError if not)."""
+    if type(value) is dict and len(value) == 2:  # {"id": "...", "output": "..."}: the common line
+        sample_id, text = value.get("id"), value.get("output")
+        if type(sample_id) is str and sample_id and type(text) is str:
+            return sample_id, Output(text)
     if not isinstance(value, Mapping):
         raise ValueError("not an object")
     sample_id = value.get("id")
@@ -56,6 +61,8 @@ class JsonlOutputs(Mapping[str, Output]):
         self.id_hashes = hashes  # sorted numpy int64 array of hash(id)
         self._offsets = offsets  # the line offset of each hash
         self._reader = LineReader(path)
+        self._next = -1  # where the line after the last one read starts (-1: none read yet)
+        self._hits = self._misses = 0  # lookups found on that next line, and not
 
     @classmethod
     def from_file(cls, path: Path) -> JsonlOutputs | None:
@@ -80,25 +87,43 @@ class JsonlOutputs(Mapping[str, Output]):
         return cls(path, start, ordered, np.frombuffer(offsets, dtype=np.int64)[order])
 
     def __getitem__(self, sample_id: str) -> Output:
-        import numpy as np
-
+        if self._next >= 0 and self._misses <= self._hits + GUESS_SLACK:
+            guessed = self._guessed(sample_id)
+            if guessed is not None:
+                return guessed
         key = hash(sample_id)
-        at = int(np.searchsorted(self.id_hashes, key))
+        at = int(self.id_hashes.searchsorted(key))
         if at == len(self.id_hashes) or int(self.id_hashes[at]) != key:
             raise KeyError(sample_id)
         try:
-            found, output = _entry(self._value(int(self._offsets[at])))
-        except (ValueError, AssayError):
+            line, following = self._reader.line_and_next(int(self._offsets[at]))
+            found, output = _entry(parse_jsonl_line(line, 0, self.path, OutputsError))
+        except (ValueError, AssayError, OSError):  # UnicodeDecodeError is a ValueError
             raise self._changed() from None
         if found != sample_id:  # another id with the same hash: this one has no output
             raise KeyError(sample_id)
+        self._next = following
         return output
 
-    def _value(self, offset: int) -> Any:
+    def _guessed(self, sample_id: str) -> Output | None:
+        """The output on the line after the one read last, when it is ``sample_id``'s; else None.
+
+        Saved outputs are usually written in dataset order, so most lookups are the next line
+        and need no search. Ids are unique in the file (see :meth:`from_file`), so a line with
+        this id is the one the search would find. Files in another order stop guessing after
+        ``GUESS_SLACK`` misses more than hits.
+        """
         try:
-            return parse_jsonl_line(self._reader.line_at(offset), 0, self.path, OutputsError)
-        except (AssayError, UnicodeDecodeError, OSError):
-            raise self._changed() from None
+            line, following = self._reader.line_and_next(self._next)
+            found, output = _entry(parse_jsonl_line(line, 0, self.path, OutputsError))
+        except (ValueError, AssayError, OSError):  # a blank line, the end, a changed file
+            found = None
+        if found != sample_id:
+            self._misses += 1
+            return None
+        self._hits += 1
+        self._next = following
+        return output
 
     def _changed(self) -> OutputsError:
         return OutputsError("the file changed while the run read it", file=str(self.path))

@@ -278,6 +278,57 @@ def test_the_plain_shape_check_accepts_only_valid_samples(value: dict[str, Any])
     assert sample.id == str(value["id"]) and sample.metadata == value.get("metadata", {})
 
 
+@settings(max_examples=400, deadline=None)
+@given(value=_sample_like)
+def test_a_plain_line_reads_back_as_the_model_validates_it(value: dict[str, Any]) -> None:
+    """The run reads plain lines without the model: same sample, same fields set."""
+    import pydantic_core
+    from pydantic import ValidationError
+
+    from assay.dataset import Sample
+    from assay.dataset_stream import _sample
+
+    line = json.dumps(value)
+    try:
+        expected = Sample.model_validate(pydantic_core.from_json(line))
+    except ValidationError:
+        with pytest.raises(ValidationError):
+            _sample(line, 1, Path("x.jsonl"))
+        return
+    got = _sample(line, 1, Path("x.jsonl"))
+    assert got == expected and repr(got) == repr(expected)
+    assert got.model_fields_set == expected.model_fields_set
+    assert got.model_dump() == expected.model_dump()
+
+
+def test_outputs_in_file_order_are_found_without_a_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lookups in file order read the next line; gaps, blank lines, missing ids and lookups out
+    of order still answer what the whole file answers."""
+    rows: list[Any] = [{"id": f"s{i}", "output": f"answer {i}"} for i in range(300)]
+    rows[40] = {"id": "s40", "output": "with more", "contexts": ["c"]}
+    del rows[70]  # s70 has no output
+    text = "\n".join(json.dumps(r) for r in rows)
+    text = text.replace('{"id": "s100"', '\n  \n{"id": "s100"')  # blank lines before s100
+    path = tmp_path / "out.jsonl"
+    path.write_text(text + "\n", encoding="utf-8")
+    whole(monkeypatch)
+    expected = load_outputs(path)
+    monkeypatch.setattr(outputs_stream, "STREAM_MIN_BYTES", 0)
+    saved = load_outputs(path)
+    assert isinstance(saved, JsonlOutputs)
+    wanted = [f"s{i}" for i in range(300)] + ["s5", "s299", "s0", "nope"]
+    wanted += [f"s{i}" for i in random.Random(2).sample(range(300), 300)]
+    for key in wanted:
+        if key in expected:
+            assert saved[key] == expected[key], key
+        else:
+            with pytest.raises(KeyError):
+                saved[key]
+    assert saved._hits > 290  # the ordered pass found nearly every line by guessing
+
+
 _BREAK_PIECES = [b"a", b"\n", b"\r", b"\r\n", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e"]
 _BREAK_PIECES += [b"\xc2", b"\x85", b"\xe2", b"\x80", b"\xa8", b"\xa9", b"\xe2\x80\xa9"]
 
