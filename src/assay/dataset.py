@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -287,10 +288,23 @@ def normalise_tags(raw: Any) -> list[str]:
 _CANONICAL = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
 )
+# The C encoder that _CANONICAL.encode builds on every call, built once: the same arguments
+# except the circular-reference check (it needs a dict shared by every call), so a circular
+# value fails here and is encoded again by _CANONICAL, which raises as it always did.
+_CANONICAL_C = (
+    None
+    if c_make_encoder is None
+    else c_make_encoder(None, str, encode_basestring, None, ":", ",", True, False, True)
+)
 
 
 def canonical_json(value: Any) -> str:
     """Compact JSON with sorted keys: the byte form that row hashes are taken over."""
+    if _CANONICAL_C is not None:
+        try:
+            return "".join(_CANONICAL_C(value, 0))
+        except Exception:  # the stdlib path below raises (or not) as it always did
+            pass
     return _CANONICAL.encode(value)
 
 

@@ -125,6 +125,7 @@ class JsonlSamples(Sequence[Sample]):
 
 
 _SAMPLE_KEYS = frozenset({"id", "input", "expected_output", "metadata"})
+_set = object.__setattr__  # a Sample is frozen: its parts are set as pydantic sets them
 
 
 def _checked(line: str, number: int, path: Path) -> tuple[str, dict[str, Any]] | None:
@@ -164,6 +165,28 @@ def _sample(line: str, number: int, path: Path) -> Sample:
     """
     value: Any = parse_jsonl_line(line, number, path, DatasetError)
     if _plain_sample(value):
-        value["id"] = str(value["id"])
-        return Sample.model_construct(**value)
+        return _built(value)
     return Sample.model_validate(value)
+
+
+def _built(value: dict[str, Any]) -> Sample:
+    """The sample of a plain-shaped line, as ``Sample.model_construct`` (and validation) build
+    it: fields in declaration order, the id as a string, the keys given as the fields set.
+
+    Set directly, as ``model_construct`` and unpickling set them, since model_construct's
+    per-field default resolution cost as much as validating the line.
+    """
+    sample_id = value["id"]
+    fields = {
+        "id": sample_id if type(sample_id) is str else str(sample_id),
+        "input": value["input"],
+        "expected_output": value["expected_output"],
+        "metadata": value.get("metadata", {}),
+        "turns": None,
+    }
+    sample = Sample.__new__(Sample)
+    _set(sample, "__dict__", fields)
+    _set(sample, "__pydantic_fields_set__", set(value))
+    _set(sample, "__pydantic_extra__", None)
+    _set(sample, "__pydantic_private__", None)
+    return sample

@@ -54,12 +54,17 @@ class MetricColumn:
 @dataclass(frozen=True, slots=True)
 class ResultChunk:
     """Finished executions scored together: per row its answer (an error message when the
-    system under test failed) and result, and per metric a :class:`MetricColumn`."""
+    system under test failed) and result, and per metric a :class:`MetricColumn`.
+
+    ``clean`` says no row has a system-under-test failure, a metric error or missing score, or
+    provider usage, so no row needs looking at for them (False: look).
+    """
 
     executions: Sequence[Execution]
     answers: Sequence[Output | str]
     results: list[ExecutionResult]
     columns: dict[str, MetricColumn]
+    clean: bool = False
 
 
 def plan(

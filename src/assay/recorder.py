@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from assay.dataset import CONVERSATION_KEY
 from assay.executions import Execution, ResultChunk
 from assay.outputs import Output
 from assay.report.aggregate import ReportBuilder
 from assay.report.conversations import ConversationCollector
 from assay.report.failing import FailingRowCollector
-from assay.results import ExecutionResult, Thresholds, row_document
+from assay.results import ExecutionResult, Thresholds, row_document, row_documents
 from assay.store import RunStore, StoredExecution, encode_json
 
 
@@ -59,13 +60,35 @@ class Recorder:
 
     def on_chunk(self, chunk: ResultChunk) -> None:
         """A chunk of finished executions, each metric's scores as a column (saved outputs)."""
-        tags = [execution.sample.tags for execution in chunk.executions]
-        hashes = [execution.sample.row_hash for execution in chunk.executions]
+        executions, results = chunk.executions, chunk.results
+        samples = [execution.sample for execution in executions]
+        tags = [sample.tags for sample in samples]
+        hashes = [sample.row_hash for sample in samples]
         outputs = [a if isinstance(a, Output) else None for a in chunk.answers]
-        for execution in chunk.executions:
+        for execution in executions:
             del self.waiting[(execution.sample.id, execution.repetition)]
         if self.store is not None:
-            self.store.record_many(
+            self._store_chunk(self.store, chunk, tags, hashes, outputs)
+        passed = self.builder.add_chunk(chunk, tags, hashes).tolist()
+        for index, sample in enumerate(samples):
+            if CONVERSATION_KEY in sample.metadata:  # a turn (see conversation_of)
+                self.conversations.add(results[index], sample, executions[index].position)
+            if not passed[index]:
+                self.failing.position = executions[index].position
+                self.failing.add(results[index], sample, outputs[index])
+        self.on_done(results)
+
+    def _store_chunk(
+        self,
+        store: RunStore,
+        chunk: ResultChunk,
+        tags: list[list[str]],
+        hashes: list[str],
+        outputs: list[Output | None],
+    ) -> None:
+        """A chunk into the store, each execution with its report row encoded."""
+        if not chunk.clean:
+            store.record_many(
                 self.run_id,
                 [
                     self._stored(result, output, execution, labels, row_hash)
@@ -74,13 +97,17 @@ class Recorder:
                     )
                 ],
             )
-        passed = self.builder.add_chunk(chunk, tags, hashes)
-        for index, (execution, result) in enumerate(zip(chunk.executions, chunk.results)):
-            self.conversations.add(result, execution.sample, execution.position)
-            if not passed[index]:
-                self.failing.position = execution.position
-                self.failing.add(result, execution.sample, outputs[index])
-        self.on_done(chunk.results)
+            return
+        rows = row_documents(chunk.results, tags, hashes, self.metric_names, self.thresholds)
+        store.record_clean(
+            self.run_id,
+            chunk.results,
+            positions=[execution.position for execution in chunk.executions],
+            tags=tags,
+            row_hashes=hashes,
+            rows=list(map(encode_json, rows)),
+            outputs=[o.to_json() if o is not None and self.keep_outputs else None for o in outputs],
+        )
 
     def _stored(
         self,

@@ -158,20 +158,42 @@ def row_document(
     and errors, no input, expected or metadata. A score is listed under ``scores`` with whether
     it passed its metric's threshold; a metric that could not score is listed under ``errors``.
     """
+    limits = [(name, threshold_for(thresholds, name)) for name in metric_names]
+    return _row(result, tags, row_hash, limits)
+
+
+def row_documents(
+    results: Sequence[ExecutionResult],
+    tags: Sequence[list[str]],
+    row_hashes: Sequence[str],
+    metric_names: Sequence[str],
+    thresholds: Thresholds | None = None,
+) -> list[dict[str, Any]]:
+    """:func:`row_document` of each result, with its tags and row hash (thresholds looked up
+    once, not per row)."""
+    limits = [(name, threshold_for(thresholds, name)) for name in metric_names]
+    return [_row(r, labels, h, limits) for r, labels, h in zip(results, tags, row_hashes)]
+
+
+def _row(
+    result: ExecutionResult, tags: list[str], row_hash: str, limits: list[tuple[str, float]]
+) -> dict[str, Any]:
+    """See :func:`row_document`; ``limits`` is each metric's name and threshold, in order."""
     errors: dict[str, str] = {}
     if result.sut_error is not None:
         errors[SUT_STAGE] = result.sut_error
     scores: dict[str, dict[str, Any]] = {}
     all_pass = True
-    for name in metric_names:
-        outcome = result.scores.get(name)
+    got = result.scores
+    for name, threshold in limits:
+        outcome = got.get(name)
         if outcome is None:
             continue
         value = outcome.value
         if outcome.error is not None or value is None:
             errors[name] = outcome.error or NO_SCORE
             continue
-        passed = passes(value, threshold_for(thresholds, name))
+        passed = passes(value, threshold)
         all_pass = all_pass and passed
         details = outcome.details
         scores[name] = {

@@ -221,26 +221,36 @@ class Runner:
         call; the rows' results and each metric's column."""
         rows: list[dict[str, ScoreResult]] = [{} for _ in chunk]
         columns: dict[str, MetricColumn] = {}
+        answered = [i for i, answer in enumerate(answers) if not isinstance(answer, str)]
+        unclean = len(answered) < len(answers)  # the system under test failed somewhere
+        everyone = self._rows_of(chunk, answers, answered)
         for metric in self.metrics:
-            picked = [
-                i
-                for i, (execution, answer) in enumerate(zip(chunk, answers))
-                if not isinstance(answer, str)
-                and (not self.scopes or applies(self.scopes, metric.name, execution.sample.tags))
-            ]
-            samples = [chunk[i].sample for i in picked]
-            outputs = [cast(Output, answers[i]) for i in picked]
-            scored = score_column(metric, samples, outputs)
+            picked, samples, outputs = everyone
+            if self.scopes:
+                picked = [
+                    i for i in answered if applies(self.scopes, metric.name, chunk[i].sample.tags)
+                ]
+                picked, samples, outputs = self._rows_of(chunk, answers, picked)
+            scored = score_column(metric, list(samples), list(outputs))  # each metric its own
             for i, result in zip(picked, scored):
                 rows[i][metric.name] = result
-            columns[metric.name] = MetricColumn.of(picked, scored)
+            columns[metric.name] = column = MetricColumn.of(picked, scored)
+            unclean = unclean or bool(column.errored.any()) or any(r.usage for r in scored)
         results = [
             ExecutionResult(e.sample.id, e.repetition, {}, sut_error=answer)
             if isinstance(answer, str)
             else ExecutionResult(e.sample.id, e.repetition, scores)
             for e, answer, scores in zip(chunk, answers, rows)
         ]
-        return ResultChunk(chunk, answers, results, columns)
+        return ResultChunk(chunk, answers, results, columns, clean=not unclean)
+
+    @staticmethod
+    def _rows_of(
+        chunk: Sequence[Execution], answers: Sequence[Output | str], picked: list[int]
+    ) -> tuple[list[int], list[Sample], list[Output]]:
+        """The picked rows of a chunk: their indices, samples and answers."""
+        samples = [chunk[i].sample for i in picked]
+        return picked, samples, [cast(Output, answers[i]) for i in picked]
 
     # ----------------------------------------------------------------------- async path
 

@@ -13,7 +13,7 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -253,22 +253,61 @@ class RunStore:
         if time.monotonic() - self._last_commit >= self.commit_interval_s:
             self.flush()
 
+    def record_clean(
+        self,
+        run_id: str,
+        results: Sequence[ExecutionResult],
+        *,
+        positions: Sequence[int],
+        tags: Sequence[list[str]],
+        row_hashes: Sequence[str],
+        rows: Sequence[bytes],
+        outputs: Sequence[dict[str, Any] | None],
+    ) -> None:
+        """Store finished executions given as columns, none with an error or provider usage
+        (the caller knows: see :class:`~assay.executions.ResultChunk`), so each is stored as
+        its report row, already encoded. Committed as :meth:`record_many` commits."""
+        tags_json = self._tags_of
+        self._rows.extend(
+            (
+                run_id,
+                result.sample_id,
+                result.repetition,
+                position,
+                tags_json(labels),
+                row_hash,
+                0,
+                encode_json(output) if output is not None else None,
+                row,
+            )
+            for result, position, labels, row_hash, row, output in zip(
+                results, positions, tags, row_hashes, rows, outputs
+            )
+        )
+        self._pending += len(results)
+        if time.monotonic() - self._last_commit >= self.commit_interval_s:
+            self.flush()
+
+    def _tags_of(self, tags: list[str]) -> bytes:
+        """A list of tags as JSON; each distinct list encoded once."""
+        key = tuple(tags)
+        encoded = self._tags_json.get(key)
+        if encoded is None:
+            encoded = self._tags_json[key] = encode_json(tags)
+        return encoded
+
     def _row(self, run_id: str, execution: StoredExecution) -> tuple[Any, ...]:
         """The table row of one execution; a result without usage is stored as its report row."""
         result, row, output = execution.result, execution.row, execution.output
         has_error = result.sut_error is not None or any(
             s.error is not None for s in result.scores.values()
         )
-        key = tuple(execution.tags)
-        tags_json = self._tags_json.get(key)
-        if tags_json is None:
-            tags_json = self._tags_json[key] = encode_json(execution.tags)
         return (
             run_id,
             result.sample_id,
             result.repetition,
             execution.position,
-            tags_json,
+            self._tags_of(execution.tags),
             execution.row_hash,
             int(has_error),
             encode_json(output) if output is not None else None,

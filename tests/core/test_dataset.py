@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay.dataset import Dataset, Sample
 from assay.errors import DatasetError, MetricError
@@ -104,6 +106,44 @@ def test_row_hash_is_sha256_of_canonical_input_and_expected() -> None:
         metadata={"tags": "t"},
     )
     assert other.row_hash == sample.row_hash
+
+
+_any_json = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(),  # NaN and infinities included: the stdlib writes them as NaN, Infinity
+        st.text(),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=_any_json)
+def test_canonical_json_is_the_stdlib_encoding(value: object) -> None:
+    """Row hashes are taken over this text: it must stay json.dumps's, byte for byte."""
+    from assay.dataset import canonical_json
+
+    expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(value) == expected
+
+
+def test_canonical_json_fails_as_the_stdlib_does() -> None:
+    from assay.dataset import canonical_json
+
+    circular: list[object] = []
+    circular.append(circular)
+    for value in (circular, {"a": {(1, 2): 1}}, {"b": 1, 2: 3}):
+        with pytest.raises((ValueError, TypeError)) as expected:
+            json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        with pytest.raises(expected.type, match=str(expected.value).replace("(", r"\(")):
+            canonical_json(value)
+    assert canonical_json({"when": Path("p")}) == '{"when":"p"}'  # default=str, as before
 
 
 # --------------------------------------------------------------------------- ids

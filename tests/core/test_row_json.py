@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.report.model import Row
-from assay.results import SUT_STAGE, ExecutionResult, ScoreResult, row_document
+from assay.results import SUT_STAGE, ExecutionResult, ScoreResult, row_document, row_documents
 
 _text = st.text(max_size=12)
 _leaf = st.one_of(
@@ -85,3 +85,24 @@ def test_a_result_stored_as_its_row_reads_back() -> None:
     row = json.loads(pydantic_core.to_json(row_document(failed, [], "h", ["a"])))
     assert row["errors"] == {SUT_STAGE: "timeout"}
     assert ExecutionResult.from_json("q2", 0, row).sut_error == "timeout"
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    batch=st.lists(st.tuples(results(), st.lists(_text, max_size=2)), max_size=6),
+    thresholds=st.dictionaries(st.sampled_from(METRICS), st.floats(0.0, 1.0), max_size=3),
+)
+def test_rows_of_a_chunk_are_each_rows_document(
+    batch: list[tuple[ExecutionResult, list[str]]], thresholds: dict[str, float]
+) -> None:
+    """The chunk path writes its rows in one call: each the validated model's bytes."""
+    chunk = [r for r, _ in batch]
+    tags = [t for _, t in batch]
+    hashes = [f"h{i}" for i in range(len(batch))]
+    rows = row_documents(chunk, tags, hashes, METRICS, thresholds)
+    assert len(rows) == len(batch)
+    for row, result, labels, row_hash in zip(rows, chunk, tags, hashes):
+        written = pydantic_core.to_json(row)
+        validated = Row.model_validate(json.loads(written))
+        assert written == validated.__pydantic_serializer__.to_json(validated)
+        assert row == row_document(result, labels, row_hash, METRICS, thresholds)

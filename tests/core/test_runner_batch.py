@@ -169,3 +169,34 @@ def test_columns_fold_into_the_report_as_rows_do(tmp_path: Any, missing: bool) -
     assert (report.summary.sut_failures > 0) is missing
     assert len(report.failing_rows) > 0
     store.close()
+
+
+class WithUsage:
+    name = "with-usage"
+
+    def score(self, sample: Sample, output: Output) -> MetricScore:
+        return MetricScore(1.0, usage={"model": "m", "total_tokens": 3})
+
+
+def test_a_chunk_is_clean_only_without_errors_or_usage() -> None:
+    """A clean chunk's rows are stored without being looked at one by one: it must have no
+    system-under-test failure, no metric error or missing score and no provider usage."""
+    samples = [Sample(id=f"s{i}", input={}, expected_output="x") for i in range(4)]
+    answered: list[Output | str] = [Output("x")] * 4
+    cases: list[tuple[list[Any], list[Output | str], bool]] = [
+        ([resolve("exact-match")], answered, True),
+        ([resolve("exact-match")], [*answered[:3], "system under test failed"], False),
+        ([resolve("exact-match"), OutOfRange()], answered, False),
+        ([resolve("exact-match"), RowOnly(resolve("contains"))], answered, True),
+        ([WithUsage()], answered, False),
+    ]
+    for metrics, answers, clean in cases:
+        runner = Runner(metrics, SavedOutputs({}, "o.json"), on_result=lambda *_: None)
+        chunk = runner._score_chunk(plan(samples[: len(answers)], 1), answers)
+        assert chunk.clean is clean, [m.name for m in metrics]
+        assert chunk.clean == all(
+            r.sut_error is None
+            and not r.has_usage
+            and all(s.error is None and s.value is not None for s in r.scores.values())
+            for r in chunk.results
+        )

@@ -117,6 +117,49 @@ def test_store_records_in_dataset_order_and_knows_what_is_done(tmp_path: Path) -
         store.close()
 
 
+def test_clean_executions_given_as_columns_are_stored_as_one_by_one(tmp_path: Path) -> None:
+    """record_clean (a chunk with no error and no usage) writes the table rows that record
+    writes for the same executions."""
+    clean = [
+        ExecutionResult(sid, rep, {"m": ScoreResult(0.5, {"n": 1})})
+        for sid, rep in [("a", 0), ("b", 1)]
+    ]
+    tags, hashes, rows = [["t"], []], ["h1", "h2"], [b'{"id":"a"}', b'{"id":"b"}']
+    outputs: list[dict[str, object] | None] = [{"output": "x"}, None]
+    tables = []
+    for name in ("one", "columns"):
+        store = RunStore(tmp_path / f"{name}.db", commit_interval_s=0)
+        try:
+            new_run(store)
+            if name == "one":
+                for i, r in enumerate(clean):
+                    store.record(
+                        "r",
+                        r,
+                        outputs[i],
+                        position=i,
+                        tags=tags[i],
+                        row_hash=hashes[i],
+                        row=rows[i],
+                    )
+            else:
+                store.record_clean(
+                    "r",
+                    clean,
+                    positions=[0, 1],
+                    tags=tags,
+                    row_hashes=hashes,
+                    rows=rows,
+                    outputs=outputs,
+                )
+            store.flush()
+            tables.append(store.db.execute("SELECT * FROM executions ORDER BY position").fetchall())
+        finally:
+            store.close()
+    assert tables[0] == tables[1] and len(tables[0]) == 2
+    assert tables[1][0][4:] == (b'["t"]', "h1", 0, b'{"output":"x"}', b'{"id":"a"}')
+
+
 def test_store_survives_reopening(tmp_path: Path) -> None:
     path = tmp_path / "runs.db"
     store = RunStore(path)

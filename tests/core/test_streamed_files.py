@@ -7,6 +7,7 @@ it with the same file loaded whole (the path small files take).
 from __future__ import annotations
 
 import json
+import pickle
 import random
 from pathlib import Path
 from typing import Any
@@ -299,6 +300,8 @@ def test_a_plain_line_reads_back_as_the_model_validates_it(value: dict[str, Any]
     assert got == expected and repr(got) == repr(expected)
     assert got.model_fields_set == expected.model_fields_set
     assert got.model_dump() == expected.model_dump()
+    assert pickle.loads(pickle.dumps(got)) == expected  # Ray workers get samples pickled
+    assert got.model_copy(update={"id": "other"}) == expected.model_copy(update={"id": "other"})
 
 
 def test_outputs_in_file_order_are_found_without_a_search(

@@ -186,7 +186,7 @@ class ReportBuilder:
         if (
             self.keep_rows
             or self.per_sample
-            or any(r.sut_error is not None or r.has_usage for r in results)
+            or (not chunk.clean and any(r.sut_error is not None or r.has_usage for r in results))
         ):
             for execution, result, labels, row_hash in zip(chunk.executions, results, tags, hashes):
                 self.add(result, labels, row_hash, execution.position)
