@@ -17,7 +17,7 @@ import typer
 
 from assay.console import fail, warn
 from assay.run_plan import Plan, build_plan, system_limiter
-from assay.run_report import finish_run, gate_verdict, write_out
+from assay.run_report import finish_run, gate_verdict, preload, write_out
 
 
 def execute(config: Any, *, lane: Any = None) -> None:
@@ -52,7 +52,8 @@ def _run_one(plan: Plan, store: Any) -> None:
     """One system: evaluate, then budget, comparison, gate, reports and the exit code."""
     config = plan.config
     resume_id = _resume_id(config, store, plan.loaded.name)
-    state, budget, progress = _watch(config, plan.thresholds)
+    formats = [config.fmt, *(f for f, _ in plan.extra_reports)]
+    state, budget, progress = _watch(config, plan.thresholds, formats)
     options = _options(
         plan,
         run_id=resume_id or config.run_id,
@@ -116,11 +117,11 @@ def _resume_id(config: Any, store: Any, dataset_name: str) -> str | None:
     return resume_id
 
 
-def _watch(config: Any, thresholds: Any) -> tuple[Any, Any, Any]:
-    """Run state with the budget guard and the progress display hooked to each result."""
+def _watch(config: Any, thresholds: Any, formats: list[str]) -> tuple[Any, Any, Any]:
+    """Run state with the budget guard and the progress display hooked to each result; the
+    first result starts loading what the reports in ``formats`` need (run_report.preload)."""
     from assay.evaluation import RunState
     from assay.progress import Progress, progress_mode
-    from assay.report.statistics import preload_t_quantile
 
     state = RunState()
     budget = None
@@ -133,8 +134,8 @@ def _watch(config: Any, thresholds: Any) -> tuple[Any, Any, Any]:
     preloading: list[Any] = []
 
     def on_result(result: Any) -> None:
-        if not preloading:  # the run is under way: load the report's statistics meanwhile
-            preloading.append(preload_t_quantile())
+        if not preloading:  # the run is under way: load what its end needs meanwhile
+            preloading.append(preload(formats))
         if budget is not None:
             budget.observe(result)
         progress.advance(result)

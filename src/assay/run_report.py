@@ -8,6 +8,7 @@ several-systems path (:mod:`assay.systems.cli`) and ``assay report`` share :func
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,43 @@ if TYPE_CHECKING:
 
 FORMATS = ("json", "md", "html", "junit")
 """The report formats (``--format``, ``--also FORMAT=PATH``)."""
+_RENDERERS = {
+    "json": "assay.report.json_stream",
+    "md": "assay.report.markdown",
+    "html": "assay.report.html",
+    "junit": "assay.report.junit",
+}
+_AFTER_THE_RUN = ("assay.adversarial.lane", "assay.gate", "assay.rebuild", "assay.fileio")
+
+
+def preload(formats: Iterable[str]) -> threading.Thread:
+    """Import what the end of a run needs in a daemon thread; return the thread.
+
+    That is the mean's t quantile (scipy.special, ~0.2-0.4 s of CPU), the compliance summary,
+    the gate, the run store's rows and the renderers of ``formats``. ``assay run`` starts it at
+    the run's first result: a run that waits on judge or system replies leaves the interpreter
+    idle most of the time, so these imports no longer follow the last reply. Nothing changes
+    where they are used: an import under way is waited for (Python's import lock), and one
+    that failed here fails there again, with its error. None of these modules imports another
+    of them in a cycle, so the two threads cannot wait on each other.
+    """
+    from assay.report.statistics import T_QUANTILE_MODULE
+
+    renderers = [_RENDERERS[f] for f in dict.fromkeys(formats) if f in _RENDERERS]
+    names = (T_QUANTILE_MODULE, *_AFTER_THE_RUN, *renderers)
+
+    def load() -> None:
+        import importlib
+
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:  # raised again where the module is used
+                continue
+
+    thread = threading.Thread(target=load, name="assay-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 def write_out(text: str | Iterable[bytes], out: Path | None) -> None:

@@ -5,7 +5,6 @@ its Student-t interval, the pass-rate with its Wilson interval. Undefined statis
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 
@@ -64,30 +63,8 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
 
 
 T_QUANTILE_MODULE = "scipy.special"
-"""Where the Student t quantile comes from (``stdtrit``); it loads ~3x faster than scipy.stats."""
-
-
-def preload_t_quantile() -> threading.Thread:
-    """Start importing the t quantile's module in a daemon thread, and return the thread.
-
-    That import costs ~0.2-0.4 s of CPU; a run that waits on judge or system replies has the
-    interpreter idle most of the time, so importing it then takes it off the time after the
-    last reply (``assay run`` starts it at the run's first result, once its first requests
-    are out). :func:`mean_interval` imports it as before: it waits for an import under way
-    (Python's import lock), and an import that failed here fails again there with its error.
-    """
-
-    def load() -> None:
-        import importlib
-
-        try:
-            importlib.import_module(T_QUANTILE_MODULE)
-        except Exception:  # reported where mean_interval imports it
-            return
-
-    thread = threading.Thread(target=load, name="assay-preload-t-quantile", daemon=True)
-    thread.start()
-    return thread
+"""Where the Student t quantile comes from (``stdtrit``); it loads ~3x faster than scipy.stats.
+``assay run`` imports it while the run waits on replies (:func:`assay.run_report.preload`)."""
 
 
 def mean_interval(values: np.ndarray, confidence: float = 0.95) -> Interval | None:

@@ -1,0 +1,111 @@
+"""What the end of a run needs loads in a background thread while the run waits on replies
+(assay.run_report.preload); the numbers it gives are the same."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from assay import run_report
+from assay.report.statistics import mean_interval
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PROBE = """
+import json, sys
+from assay.run_report import preload
+watched = json.loads(sys.argv[1])
+before = [m for m in watched if m in sys.modules]
+thread = preload(["json", "md", "json"])
+thread.join(60)
+print(json.dumps({"before": before, "daemon": thread.daemon,
+                  "after": [m for m in watched if m in sys.modules]}))
+"""
+
+
+def test_preload_imports_the_run_end_modules_in_a_fresh_interpreter() -> None:
+    loaded = [
+        "scipy.special",
+        "assay.adversarial.lane",
+        "assay.gate",
+        "assay.rebuild",
+        "assay.fileio",
+        "assay.report.json_stream",
+        "assay.report.markdown",
+    ]
+    watched = [*loaded, "assay.report.html", "assay.report.junit"]
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(watched)],
+        env={"PYTHONPATH": str(SRC), "PATH": ""},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {"before": [], "daemon": True, "after": loaded}
+
+
+def test_a_failed_preload_is_silent_and_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    raised: list[object] = []
+    monkeypatch.setattr(threading, "excepthook", raised.append)
+    monkeypatch.setattr(run_report, "_AFTER_THE_RUN", ("assay_no_such_module_here", "assay.gate"))
+    thread = run_report.preload(["no-such-format"])
+    thread.join(60)
+    assert not thread.is_alive()
+    assert raised == []
+    assert "assay.gate" in sys.modules
+
+
+def test_mean_interval_after_a_preload_matches_scipy_stats() -> None:
+    run_report.preload(["json"]).join(60)
+    values = np.array([0.1, 0.4, 0.35, 0.8, 0.55, 0.9, 0.05])
+    interval = mean_interval(values)
+    assert interval is not None
+    low, high = stats.t.interval(
+        0.95, df=values.size - 1, loc=values.mean(), scale=stats.sem(values)
+    )
+    assert interval.low == pytest.approx(max(0.0, low), abs=1e-12)
+    assert interval.high == pytest.approx(min(1.0, high), abs=1e-12)
+
+
+def _top_level_imports() -> dict[str, set[str]]:
+    """Each assay module's module-level ``assay`` imports (not those inside functions)."""
+    graph: dict[str, set[str]] = {}
+    for path in (SRC / "assay").rglob("*.py"):
+        name = ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+        found: set[str] = set()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module)
+                found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        graph[name] = {m for m in found if m.startswith("assay")}
+    return {name: {m for m in deps if m in graph and m != name} for name, deps in graph.items()}
+
+
+def test_no_preloaded_module_is_in_an_import_cycle() -> None:
+    """The thread and the main thread cannot wait on each other's import locks."""
+    graph = _top_level_imports()
+
+    def reachable(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for dep in graph[todo.pop()] - seen:
+                seen.add(dep)
+                todo.append(dep)
+        return seen
+
+    preloaded = [*run_report._AFTER_THE_RUN, *run_report._RENDERERS.values()]
+    cycles = {
+        name: sorted(d for d in reachable(name) if name in reachable(d)) for name in preloaded
+    }
+    assert cycles == {name: [] for name in preloaded}
