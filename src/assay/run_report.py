@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
@@ -19,6 +19,7 @@ from assay.console import EXIT_GATE_FAILED, EXIT_OK, fail, warn
 
 if TYPE_CHECKING:
     from assay.rebuild import RowSource
+    from assay.report.model import Row
 
 FORMATS = ("json", "md", "html", "junit")
 """The report formats (``--format``, ``--also FORMAT=PATH``)."""
@@ -97,9 +98,12 @@ def render(
 
         return render_html(report_obj, comparison)
     if fmt == "junit":
-        from assay.report.junit import render_junit
+        from assay.report.junit import iter_junit, render_junit
 
-        return render_junit(report_obj)
+        if rows is None:
+            return render_junit(report_obj)
+        models = cast("Iterable[Row]", rows())  # not ``encoded``: Row models
+        return iter_junit(report_obj, models, repetitions=report_obj.run.repetitions)
     fail(f"--format must be one of {', '.join(FORMATS)}; got {fmt!r}")
 
 

@@ -9,15 +9,23 @@ report's failing rows; with ``--redact`` only scores and thresholds remain.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import IO
 
+from assay.errors import AssayError
 from assay.report.compliance import junit_suite
 from assay.report.model import FailingRow, Report, Row
 from assay.results import passes
 
 SUT_KEY = "system-under-test"
+SPOOL_BYTES = 8 << 20  # each metric's test cases stay in memory up to this size, then on disk
+_CASE_BREAK = "\n    "  # what precedes a test case inside its suite (ET.indent's layout)
+_PROPERTIES_END = "</properties>"
+_SUITE_END = "\n  </testsuite>"
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
@@ -56,62 +64,100 @@ def _details(score: float, threshold: float, row: FailingRow | None) -> str:
 
 def render_junit(report: Report) -> str:
     """The report as JUnit XML (the Jenkins/Ant format that CI test views read)."""
-    dataset = _text(report.dataset.name)
     repetitions = max(
         report.run.repetitions, max((row.repetition + 1 for row in report.rows), default=1)
     )
+    return b"".join(iter_junit(report, report.rows, repetitions=repetitions)).decode("utf-8")
+
+
+def iter_junit(report: Report, rows: Iterable[Row], *, repetitions: int) -> Iterator[bytes]:
+    """The JUnit XML of :func:`render_junit` as UTF-8 pieces, over rows read once, in order.
+
+    Each metric's test cases go to a temporary file that stays in memory up to
+    ``SPOOL_BYTES``, so a million rows stream from the run store without being held. A suite's
+    counts open its tag, so the document is put together once every row has been seen.
+    """
+    metrics = [(m.name, m.threshold) for m in report.metrics]
+    texts = {(r.sample_id, r.repetition, r.metric): r for r in report.failing_rows}
+    with contextlib.ExitStack() as stack:
+        spools: list[IO[str]] = [
+            stack.enter_context(tempfile.SpooledTemporaryFile(SPOOL_BYTES, "w+", encoding="utf-8"))
+            for _ in metrics
+        ]
+        counts = _write_cases(report, rows, metrics, texts, spools, repetitions)
+        pieces = _skeleton(report, metrics, counts)
+        yield pieces[0].encode("utf-8")
+        for spool, after in zip(spools, pieces[1:]):
+            spool.seek(0)
+            while block := spool.read(1 << 20):
+                yield block.encode("utf-8")
+            yield after.encode("utf-8")
+
+
+def _write_cases(
+    report: Report,
+    rows: Iterable[Row],
+    metrics: list[tuple[str, float]],
+    texts: Mapping[tuple[str, int, str], FailingRow],
+    spools: list[IO[str]],
+    repetitions: int,
+) -> list[dict[str, int]]:
+    """Every row's test case under each metric that applies to it; each suite's counts."""
+    dataset = _text(report.dataset.name)
+    counts = [{"tests": 0, "failures": 0, "errors": 0, "skipped": 0} for _ in metrics]
+    classnames = [f"assay.{dataset}.{_text(name)}" for name, _ in metrics]
+    for row in rows:
+        for (metric, threshold), spool, tally, classname in zip(
+            metrics, spools, counts, classnames
+        ):
+            if SUT_KEY not in row.errors and metric not in row.errors and metric not in row.scores:
+                continue  # a tag-scoped metric that does not apply to this sample: no test case
+            case = ET.Element(
+                "testcase", name=_text(_case_name(row, repetitions)), classname=classname, time="0"
+            )
+            tally["tests"] += 1
+            outcome = _outcome(
+                case, row, metric, threshold, texts.get((row.id, row.repetition, metric))
+            )
+            if outcome is not None:
+                tally[outcome] += 1
+            ET.indent(case, space="  ", level=2)
+            spool.write(_CASE_BREAK + ET.tostring(case, encoding="unicode"))
+    return counts
+
+
+def _skeleton(
+    report: Report, metrics: list[tuple[str, float]], counts: list[dict[str, int]]
+) -> list[str]:
+    """The document cut where each metric's test cases go: one more piece than metrics."""
+    dataset = _text(report.dataset.name)
     root = ET.Element("testsuites", name=f"assay: {dataset}")
     totals = {"tests": 0, "failures": 0, "errors": 0}
-    thresholds = {m.name: m.threshold for m in report.metrics}
-    texts = {(r.sample_id, r.repetition, r.metric): r for r in report.failing_rows}
-    for metric in [m.name for m in report.metrics]:
-        counts = _suite(root, report, metric, thresholds[metric], texts, repetitions=repetitions)
+    for (metric, threshold), tally in zip(metrics, counts):
+        suite = ET.SubElement(root, "testsuite", name=f"{dataset} / {_text(metric)}")
+        _properties(suite, report, metric, threshold)
+        for key, count in tally.items():
+            suite.set(key, str(count))
+        suite.set("time", "0")
+        suite.set("timestamp", _text(report.run.started_at))
         for key in totals:
-            totals[key] += counts[key]
+            totals[key] += tally[key]
     for name, count in totals.items():
         root.set(name, str(count))
     junit_suite(root, report.adversarial, dataset)
     root.set("time", f"{report.run.duration_seconds:.3f}")
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def _suite(
-    root: ET.Element,
-    report: Report,
-    metric: str,
-    threshold: float,
-    texts: Mapping[tuple[str, int, str], FailingRow],
-    *,
-    repetitions: int,
-) -> dict[str, int]:
-    """One metric's ``<testsuite>``: a case per row the metric applies to; its counts."""
-    dataset = _text(report.dataset.name)
-    suite = ET.SubElement(root, "testsuite", name=f"{dataset} / {_text(metric)}")
-    _properties(suite, report, metric, threshold)
-    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    classname = f"assay.{dataset}.{_text(metric)}"
-    for row in report.rows:
-        if SUT_KEY not in row.errors and metric not in row.errors and metric not in row.scores:
-            continue  # a tag-scoped metric that does not apply to this sample: no test case
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            name=_text(_case_name(row, repetitions)),
-            classname=classname,
-            time="0",
-        )
-        counts["tests"] += 1
-        outcome = _outcome(
-            case, row, metric, threshold, texts.get((row.id, row.repetition, metric))
-        )
-        if outcome is not None:
-            counts[outcome] += 1
-    for key, count in counts.items():
-        suite.set(key, str(count))
-    suite.set("time", "0")
-    suite.set("timestamp", _text(report.run.started_at))
-    return counts
+    document = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+    # Markup in names and values is escaped, so this text occurs only where a metric suite's
+    # properties end: once per metric, in order. Its cases go between the two tags.
+    pieces = (document + "\n").split(_PROPERTIES_END + _SUITE_END)
+    if len(pieces) != len(metrics) + 1:
+        raise AssayError("JUnit: each metric's suite must end once in the skeleton")
+    last = len(pieces) - 1
+    return [
+        (_SUITE_END if i else "") + piece + (_PROPERTIES_END if i < last else "")
+        for i, piece in enumerate(pieces)
+    ]
 
 
 def _properties(suite: ET.Element, report: Report, metric: str, threshold: float) -> None:
