@@ -211,6 +211,25 @@ def test_lexical_batch_matches_score(metric: Any) -> None:
     assert_same_as_rows(resolve(metric), samples, outputs)
 
 
+@pytest.mark.parametrize("options", [{}, {"beta": 0.5}, {"max_tokens": 5}], ids=str)
+def test_rouge_l_batch_matches_score_across_chunks(options: dict[str, Any]) -> None:
+    """More rows than one tokenizer chunk: chunks with and without the code points that send
+    texts off the tokenizer's fast path, and the rows that score() has to take."""
+    from assay.metrics.lexical import RougeL
+
+    rng = random.Random(21)
+    words = ["refund", "Window", "30", "café,", "Straße.", "東京", "naïve", "Москва", "x_y"]
+    rows: list[tuple[Any, str]] = []
+    for n in range(700):
+        reference = " ".join(rng.choice(words) for _ in range(rng.randint(0, 9)))
+        candidate = " ".join(rng.choice(words) for _ in range(rng.randint(0, 9)))
+        if n % 150 == 3:  # tokens that differ there: 'i' 'stanbul', final sigma, a new letter
+            candidate += [" İstanbul", " ΟΔΟΣ", " a\u0870b", " 🙂", " \ud800"][n // 150]
+        rows.append((reference if n % 97 else rng.choice([None, 3, ["a"]]), candidate))
+    samples = [Sample(id=str(n), input={}, expected_output=e) for n, (e, _) in enumerate(rows)]
+    assert_same_as_rows(RougeL(**options), samples, [Output(c) for _, c in rows])
+
+
 def test_regex_batch_matches_score() -> None:
     from assay.metrics.lexical import Regex
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import count
 from typing import TYPE_CHECKING
 
 import regex
@@ -13,7 +14,7 @@ from rapidfuzz.distance import LCSseq
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import MetricScore, clamp01, expected_string
 from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
-from assay.metrics.tokens import tokenize
+from assay.metrics.tokens import tokenize, tokenize_all
 
 __all__ = [
     "Contains",
@@ -237,8 +238,12 @@ class RougeL:
         )
 
     def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
-        """As ``score`` row by row, without a score object per row."""
+        """As ``score`` row by row, without a score object per row; the texts are tokenized by
+        :func:`tokenize_all`. Rows it cannot score (a reference that is not a string, an empty
+        or too long side) go through ``score``."""
         size = len(samples)
+        references = [sample.expected_output for sample in samples]
+        references = [text if type(text) is str else "" for text in references]
         builder = ColumnBuilder(size)
         lcs_col: list[int | None] = [None] * size
         precision_col: list[float | None] = [None] * size
@@ -246,22 +251,21 @@ class RougeL:
         fallback: list[int] = []
         values: list[float] = [0.0] * size
         beta2 = self.beta * self.beta
+        scale = 1 + beta2
+        limit = self.max_tokens
         similarity = LCSseq.similarity
-        for index, (sample, output) in enumerate(zip(samples, outputs)):
-            reference = sample.expected_output
-            if type(reference) is not str:
+        rows = zip(
+            count(), tokenize_all(references), tokenize_all([output.text for output in outputs])
+        )
+        for index, ref, cand in rows:
+            n_ref, n_cand = len(ref), len(cand)
+            if not (0 < n_ref <= limit and 0 < n_cand <= limit):
                 fallback.append(index)
                 continue
-            ref, cand = tokenize(reference), tokenize(output.text)
-            if not ref or not cand or len(ref) > self.max_tokens or len(cand) > self.max_tokens:
-                fallback.append(index)
-                continue
-            lcs = int(similarity(ref, cand))
-            precision, recall = lcs / len(cand), lcs / len(ref)
-            f_measure = (
-                (1 + beta2) * precision * recall / (recall + beta2 * precision) if lcs else 0.0
-            )
-            values[index] = clamp01(f_measure)
+            lcs = similarity(ref, cand)
+            precision, recall = lcs / n_cand, lcs / n_ref
+            if lcs:
+                values[index] = clamp01(scale * precision * recall / (recall + beta2 * precision))
             lcs_col[index], precision_col[index], recall_col[index] = lcs, precision, recall
         builder.values[:] = values
         builder.put_column("lcs_tokens", lcs_col)

@@ -7,15 +7,27 @@ any past U+FFFF). Those (:data:`DIFFERENT_RANGES`) were found by comparing every
 under one rapidfuzz release and one Unicode database; with any other pair that path is off
 (tests/metrics/test_tokens.py recomputes the table and checks it), and ASCII text is mapped
 with one ``str.translate`` table and split instead. Everything else goes through the regex.
+
+:func:`tokenize_all` gives the same tokens for many texts (the rouge-l batch): it looks for
+those code points in a chunk of texts at once, one numpy table look-up per UTF-16 code unit,
+where :func:`tokenize` runs one regex scan per text (about three times the cost per character).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
+from functools import cache
+from itertools import chain
+from typing import TYPE_CHECKING
 
 import rapidfuzz
 from rapidfuzz.utils import default_process
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 _TOKEN = re.compile(r"[^\W_]+")
 # ASCII: every non-alphanumeric becomes a space and A-Z become a-z, then split.
@@ -62,3 +74,41 @@ def tokenize(text: str) -> list[str]:
     elif text.isascii():
         return text.translate(_ASCII_TOKENS).split()
     return _TOKEN.findall(text.lower())
+
+
+_CHUNK = 64  # texts per look-up; a chunk holding one of those code points goes text by text
+
+
+def tokenize_all(texts: Sequence[str]) -> Iterator[list[str]]:
+    """``tokenize`` of each text, lazily (one chunk of texts at a time, so that the token lists
+    of a long batch are not all alive at once)."""
+    if not FAST:
+        return map(tokenize, texts)
+    chunks = (texts[start : start + _CHUNK] for start in range(0, len(texts), _CHUNK))
+    return chain.from_iterable(map(_chunk_tokens, chunks))
+
+
+def _chunk_tokens(texts: Sequence[str]) -> Iterable[list[str]]:
+    import numpy as np
+
+    joined = "".join(texts)
+    if not joined.isascii():
+        # UTF-16 code units: past U+FFFF becomes a surrogate pair, and surrogates are listed
+        units = np.frombuffer(joined.encode("utf-16-le", "surrogatepass"), dtype="<u2")
+        if _different_units().take(units).any():
+            return map(tokenize, texts)
+    return map(str.split, map(default_process, texts))
+
+
+@cache  # a constant, built on first use so that importing this module does not load numpy
+def _different_units() -> npt.NDArray[np.bool_]:
+    """True at each UTF-16 code unit that sends a text off the fast path."""
+    import numpy as np
+
+    table = np.zeros(0x10000, dtype=np.bool_)
+    for low, high in DIFFERENT_RANGES:
+        if high <= 0xFFFF:
+            table[low : high + 1] = True
+    table[0xD800:0xE000] = True  # surrogates: a lone one, or one half of a code point > U+FFFF
+    table.flags.writeable = False
+    return table
