@@ -27,6 +27,7 @@ _OTHER_BREAKS = (
     b"\xe2\x80\xa8",
     b"\xe2\x80\xa9",
 )
+_ASCII_BREAKS = tuple(mark for mark in _OTHER_BREAKS if mark.isascii())
 
 
 def first_offset(path: Path) -> int:
@@ -59,12 +60,18 @@ def has_other_breaks(body: bytes) -> bool:
     """
     if b"\r" in body and body.count(b"\r") != body.count(b"\r\n"):
         return True
-    return any(mark in body for mark in _OTHER_BREAKS)
+    marks = _ASCII_BREAKS if body.isascii() else _OTHER_BREAKS
+    return any(mark in body for mark in marks)
 
 
 def _split(body: bytes, offset: int) -> Iterator[tuple[int, str]]:
     if has_other_breaks(body):
         raise UnusualLineBreaks
+    if body.isascii():  # one decode for the block: a character is a byte
+        for text in body.decode("ascii").split("\n")[:-1]:
+            yield offset, text
+            offset += len(text) + 1
+        return
     for line in body.split(b"\n")[:-1]:
         yield offset, line.decode("utf-8")
         offset += len(line) + 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from assay.dataset import Sample
 from assay.errors import AssayError, MetricError
@@ -67,6 +67,16 @@ def score_column(
     if len(values) != len(samples):
         return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
     details = _column_details(column, len(values))
+    if not column.errors and _all_plain(details) and all(0.0 <= v <= 1.0 for v in values):
+        plain = cast("list[dict[str, Any]]", details)  # none errs, none needs a check
+        return [ScoreResult(value, row) for value, row in zip(values, plain)]
+    return _checked_rows(metric, column, values, details)
+
+
+def _checked_rows(
+    metric: Metric, column: ScoreColumn, values: list[float], details: list[dict[str, Any] | None]
+) -> list[ScoreResult]:
+    """Each row of a column with its error, range and details checks (see score_column)."""
     results = []
     for index, value in enumerate(values):
         error = column.errors.get(index)
@@ -89,6 +99,11 @@ def score_column(
 _SAFE_TYPES = frozenset({str, int, bool, type(None)})
 
 
+def _all_plain(details: list[dict[str, Any] | None]) -> bool:
+    """Whether every row's details were built without needing a check (see _column_details)."""
+    return not details or details[0] is not None  # built for all rows or for none
+
+
 def _column_details(column: ScoreColumn, size: int) -> list[dict[str, Any] | None]:
     """Rows' details built in one pass where every column is plain JSON (None: check the row).
 
@@ -104,6 +119,9 @@ def _column_details(column: ScoreColumn, size: int) -> list[dict[str, Any] | Non
     )
     if not plain:
         return [None] * size
+    if len(keys) == 1:
+        key = keys[0]
+        return [{key: value} for value in columns[0]]
     return [dict(zip(keys, row)) for row in zip(*columns)] if keys else [{} for _ in range(size)]
 
 

@@ -347,3 +347,24 @@ def test_unusual_line_breaks_are_found_as_a_regex_finds_them(pieces: list[bytes]
     reference = re.compile(rb"\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
     body = b"".join(pieces)
     assert has_other_breaks(body) == bool(reference.search(body))
+
+
+def test_lines_and_offsets_of_ascii_and_other_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blocks of ASCII are decoded whole, others line by line: the same lines and offsets."""
+    from assay import jsonl_lines
+
+    monkeypatch.setattr(jsonl_lines, "BLOCK", 64)  # many blocks, some all ASCII, some not
+    texts = [
+        f"line {i} " + ("caf\u00e9 \u2014" if i % 9 == 0 else "x" * (i % 13)) for i in range(400)
+    ]
+    data = ("\r\n".join(texts[:50]) + "\r\n" + "\n".join(texts[50:])).encode("utf-8")
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(data)
+    expected, start = [], 0
+    for raw in data.split(b"\n"):
+        if start < len(data):
+            expected.append((start, raw.decode("utf-8")))
+        start += len(raw) + 1
+    assert list(jsonl_lines.iter_lines(path)) == expected
