@@ -160,6 +160,38 @@ def test_clean_executions_given_as_columns_are_stored_as_one_by_one(tmp_path: Pa
     assert tables[1][0][4:] == (b'["t"]', "h1", 0, b'{"output":"x"}', b'{"id":"a"}')
 
 
+def test_many_rows_to_a_statement_store_what_one_by_one_stores(tmp_path: Path) -> None:
+    """A flush inserts many rows per statement: a later row for the same execution still
+    replaces an earlier one, inside a statement, across statements and in the remainder."""
+    from assay.store import ROWS_PER_INSERT
+
+    count = 2 * ROWS_PER_INSERT + 37
+    keys = [(f"s{i}", 0) for i in range(count)]
+    keys[ROWS_PER_INSERT + 5] = keys[3]  # a repeat in the next statement
+    keys[7] = keys[2]  # and in the same one
+    keys[-1] = keys[ROWS_PER_INSERT + 1]  # in the remainder
+    store = RunStore(tmp_path / "runs.db", commit_interval_s=3600)
+    try:
+        new_run(store)
+        for position, (sample_id, repetition) in enumerate(keys):
+            store.record(
+                "r",
+                result(sample_id, repetition, value=position / count),
+                None,
+                position=position,
+                tags=[],
+                row_hash=f"h{position}",
+            )
+        store.flush()
+        got = store.db.execute(
+            "SELECT sample_id, repetition, position, row_hash FROM executions ORDER BY sample_id"
+        ).fetchall()
+    finally:
+        store.close()
+    last = {key: position for position, key in enumerate(keys)}  # the last write of each
+    assert got == sorted((k[0], k[1], p, f"h{p}") for k, p in last.items())
+
+
 def test_store_survives_reopening(tmp_path: Path) -> None:
     path = tmp_path / "runs.db"
     store = RunStore(path)
