@@ -20,7 +20,7 @@ from assay.store import ROW_PREFIX, RunStore, decode_json
 
 def rows_from_store(store: RunStore, run_id: str, metric_names: list[str]) -> Iterator[Row]:
     """A stored run's report rows, in dataset order, one at a time (nothing held in memory)."""
-    thresholds = dict(store.get_run(run_id).config.get("thresholds", {}))
+    thresholds = dict(store.run_config(run_id).get("thresholds", {}))
     for result, tags, row_hash in store.iter_results(run_id):
         yield make_row(result, tags, row_hash, metric_names, thresholds)
 
@@ -28,7 +28,7 @@ def rows_from_store(store: RunStore, run_id: str, metric_names: list[str]) -> It
 def row_json_from_store(store: RunStore, run_id: str, metric_names: list[str]) -> Iterator[bytes]:
     """A stored run's report rows as JSON, in dataset order: the stored bytes where the store
     kept the row itself, else the row rebuilt from the stored result (one with usage)."""
-    thresholds = dict(store.get_run(run_id).config.get("thresholds", {}))
+    thresholds = dict(store.run_config(run_id).get("thresholds", {}))
     serialize = Row.__pydantic_serializer__.to_json
     for sample_id, repetition, tags, row_hash, stored in store.iter_stored(run_id):
         raw = stored.encode("utf-8") if isinstance(stored, str) else stored
@@ -57,7 +57,7 @@ def stored_rows(store: RunStore, run_id: str, metric_names: list[str]) -> RowSou
 
 def builder_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -> ReportBuilder:
     """Fold every stored execution of a run, in dataset order, into a fresh builder."""
-    config = store.get_run(run_id).config
+    config = store.run_config(run_id)
     scopes = {name: frozenset(tags) for name, tags in config.get("scopes", {}).items()}
     builder = ReportBuilder(
         list(config.get("metrics", [])),

@@ -215,6 +215,14 @@ class RunStore:
             run_id, created, updated, name, path, status, json.loads(config), executions, errored
         )
 
+    def run_config(self, run_id: str) -> dict[str, Any]:
+        """A run's configuration (metrics, thresholds, ...): :meth:`get_run`'s ``config``
+        without counting the run's executions."""
+        row = self.db.execute("SELECT config FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no run '{run_id}' in {self.path} (see 'assay runs')")
+        return dict(json.loads(row[0]))
+
     def latest_run_id(self, dataset_name: str | None = None) -> str:
         query = "SELECT run_id FROM runs"
         params: tuple[Any, ...] = ()

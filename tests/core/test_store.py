@@ -227,6 +227,10 @@ def test_run_listing_latest_and_errors(tmp_path: Path) -> None:
             new_run(store, "first")
         with pytest.raises(StoreError, match="no run 'nope'"):
             store.get_run("nope")
+        with pytest.raises(StoreError, match="no run 'nope'"):
+            store.run_config("nope")
+        assert store.run_config("third") == {"metrics": []}
+        assert store.run_config("first") == store.get_run("first").config
     finally:
         store.close()
 
