@@ -224,7 +224,7 @@ class RougeL:
             return MetricScore(1.0, {"lcs_tokens": 0, "precision": 1.0, "recall": 1.0})
         if not reference or not candidate:
             return MetricScore(0.0, {"lcs_tokens": 0, "precision": 0.0, "recall": 0.0})
-        lcs = int(LCSseq.similarity(reference, candidate))
+        lcs = LCSseq.similarity(reference, candidate)
         precision = lcs / len(candidate)
         recall = lcs / len(reference)
         if lcs == 0:
