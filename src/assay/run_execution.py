@@ -52,8 +52,7 @@ def _run_one(plan: Plan, store: Any) -> None:
     """One system: evaluate, then budget, comparison, gate, reports and the exit code."""
     config = plan.config
     resume_id = _resume_id(config, store, plan.loaded.name)
-    formats = [config.fmt, *(f for f, _ in plan.extra_reports)]
-    state, budget, progress = _watch(config, plan.thresholds, formats)
+    state, budget, progress = _watch(config, plan.thresholds, _preload_formats(plan))
     options = _options(
         plan,
         run_id=resume_id or config.run_id,
@@ -114,7 +113,18 @@ def _resume_id(config: Any, store: Any, dataset_name: str) -> str | None:
     return resume_id
 
 
-def _watch(config: Any, thresholds: Any, formats: list[str]) -> tuple[Any, Any, Any]:
+def _preload_formats(plan: Plan) -> list[str] | None:
+    """The report formats whose modules load while the run is under way, or None.
+
+    Only a run that waits on replies (a metric that calls a judge or an embedding provider, or
+    a live system under test) has idle time to load them in; saved outputs scored locally
+    keep the CPU busy, and would only hold those modules in memory for longer.
+    """
+    waits = bool(plan.info) or not getattr(plan.system, "outputs_on_disk", False)
+    return [plan.config.fmt, *(f for f, _ in plan.extra_reports)] if waits else None
+
+
+def _watch(config: Any, thresholds: Any, formats: list[str] | None) -> tuple[Any, Any, Any]:
     """Run state with the budget guard and the progress display hooked to each result; the
     first result starts loading what the reports in ``formats`` need (run_report.preload)."""
     from assay.evaluation import RunState
@@ -128,11 +138,11 @@ def _watch(config: Any, thresholds: Any, formats: list[str]) -> tuple[Any, Any, 
         budget = BudgetGuard(config.budget_usd, state)
     progress = Progress(progress_mode(quiet=config.quiet), thresholds=thresholds)
     previous = state.on_result
-    preloading: list[Any] = []
+    to_preload = [formats] if formats is not None else []
 
     def on_result(result: Any) -> None:
-        if not preloading:  # the run is under way: load what its end needs meanwhile
-            preloading.append(preload(formats))
+        if to_preload:  # the first result: the run is under way, load what its end needs
+            preload(to_preload.pop())
         if budget is not None:
             budget.observe(result)
         progress.advance(result)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -14,10 +15,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from assay import run_report
+from assay import run_execution, run_report
+from assay.cli import main
+from assay.providers import registry
 from assay.report.statistics import mean_interval
+from openai_server import OpenAIServer
 
 SRC = Path(__file__).resolve().parents[2] / "src"
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 PROBE = """
 import json, sys
 from assay.run_report import preload
@@ -109,3 +114,44 @@ def test_no_preloaded_module_is_in_an_import_cycle() -> None:
         name: sorted(d for d in reachable(name) if name in reachable(d)) for name in preloaded
     }
     assert cycles == {name: [] for name in preloaded}
+
+
+def _preloads(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> list[list[str]]:
+    """The formats ``assay run ARGV`` asked :func:`run_report.preload` for, one list a call."""
+    calls: list[list[str]] = []
+    monkeypatch.setattr(run_execution, "preload", lambda formats: calls.append(list(formats)))
+    with pytest.raises(SystemExit) as exited:
+        main(["run", *argv, "-q", "--no-store"])
+    assert exited.value.code in (None, 0)
+    return calls
+
+
+def test_a_run_of_saved_outputs_scored_locally_loads_nothing_early(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    argv = [str(QUICKSTART / "dataset.yml"), "--outputs", str(QUICKSTART / "outputs.json")]
+    argv += ["-m", "exact-match", "-f", "json", "-o", os.devnull]
+    assert _preloads(monkeypatch, argv) == []
+
+
+def test_a_judge_run_loads_its_report_modules_once_while_it_waits(
+    openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    dataset = tmp_path / "d.json"
+    samples = [
+        {"id": f"q{i}", "input": {"question": f"Q{i}?"}, "expected_output": "A."} for i in range(3)
+    ]
+    dataset.write_text(
+        json.dumps({"schema_version": "assay.dataset.v1", "name": "p", "samples": samples}),
+        encoding="utf-8",
+    )
+    outputs = tmp_path / "o.json"
+    outputs.write_text(json.dumps({"outputs": {f"q{i}": "A." for i in range(3)}}), "utf-8")
+    argv = [str(dataset), "--outputs", str(outputs), "-m", "llm-as-judge"]
+    argv += ["--base-url", openai_server.url, "--no-cache", "-f", "md", "-o", os.devnull]
+    argv += ["--also", f"junit={tmp_path / 'r.xml'}"]
+    try:
+        assert _preloads(monkeypatch, argv) == [["md", "junit"]]
+    finally:
+        registry.reset()
