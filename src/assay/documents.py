@@ -19,6 +19,7 @@ import yaml
 
 from assay.bounded import MAX_DEPTH, json_depth_problem, loads_json, yaml_depth_problem
 from assay.errors import DatasetError, InputError
+from assay.jsonl_lines import JSONL_BREAK
 
 MAX_DATASET_BYTES = 512 * 1024 * 1024
 _from_json = pydantic_core.from_json  # one lookup, not two, per JSONL line
@@ -153,8 +154,13 @@ def _parse_yaml(text: str, path: Path, error: type[InputError]) -> Any:
 
 
 def iter_jsonl(text: str, path: Path, error: type[InputError]) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, value)`` for each non-blank JSONL line."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    """Yield ``(line_number, value)`` for each non-blank JSONL line.
+
+    Lines end at ``\n``, ``\r\n`` or a lone ``\r`` only. U+2028, U+2029 and U+0085 may stand
+    unescaped inside a JSON string (``json.dumps(..., ensure_ascii=False)`` writes them so), so
+    they are text, never a line break (``str.splitlines`` would cut such a line in two).
+    """
+    for number, line in enumerate(JSONL_BREAK.split(text), start=1):
         if line.strip():
             yield number, parse_jsonl_line(line, number, path, error)
 

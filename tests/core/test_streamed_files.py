@@ -344,7 +344,7 @@ def test_unusual_line_breaks_are_found_as_a_regex_finds_them(pieces: list[bytes]
 
     from assay.jsonl_lines import has_other_breaks
 
-    reference = re.compile(rb"\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
+    reference = re.compile(rb"\r(?!\n)")  # a lone CR; U+2028 and the like are text in JSONL
     body = b"".join(pieces)
     assert has_other_breaks(body) == bool(reference.search(body))
 
@@ -368,3 +368,37 @@ def test_lines_and_offsets_of_ascii_and_other_blocks(
             expected.append((start, raw.decode("utf-8")))
         start += len(raw) + 1
     assert list(jsonl_lines.iter_lines(path)) == expected
+
+
+def test_separators_inside_json_strings_are_text_in_both_readers(tmp_path: Path) -> None:
+    """U+2028, U+2029 and U+0085 may stand raw in a JSON string (``ensure_ascii=False`` writes
+    them so): both readers keep them in the text, where ``str.splitlines`` would cut the line."""
+    import json
+
+    from assay.dataset import read_dataset
+    from assay.loading import load_dataset, load_outputs
+    from assay.outputs import read_outputs
+
+    texts = ["one\u2028two", "para\u2029graph", "next\x85line", "plain"]
+    samples = [
+        {"id": f"s{i}", "input": {"q": t}, "expected_output": t} for i, t in enumerate(texts)
+    ]
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text(
+        "\r\n".join(json.dumps(s, ensure_ascii=False) for s in samples) + "\n", encoding="utf-8"
+    )
+    outputs = tmp_path / "o.jsonl"
+    outputs.write_text(
+        "".join(
+            json.dumps({"id": f"s{i}", "output": t}, ensure_ascii=False) + "\n"
+            for i, t in enumerate(texts)
+        ),
+        encoding="utf-8",
+    )
+    assert "\u2028" in dataset.read_text(encoding="utf-8")  # written raw, not escaped
+    for read in (load_dataset, read_dataset):
+        loaded = read(dataset)
+        assert [s.expected_output for s in loaded.samples] == texts
+    for read_out in (load_outputs, read_outputs):
+        saved = read_out(outputs)
+        assert [saved[f"s{i}"].text for i in range(len(texts))] == texts
