@@ -52,6 +52,15 @@ def _entry(value: Any) -> tuple[str, Output]:
     return str(sample_id), coerce_output({k: v for k, v in value.items() if k != "id"})
 
 
+def _entry_id(value: Any) -> str:
+    """:func:`_entry`'s id alone: the common line is checked without building its output."""
+    if type(value) is dict and len(value) == 2:
+        sample_id, text = value.get("id"), value.get("output")
+        if type(sample_id) is str and sample_id and type(text) is str:
+            return sample_id
+    return _entry(value)[0]
+
+
 class JsonlOutputs(Mapping[str, Output]):
     """``{sample_id: Output}`` over a JSONL file, each output read when it is asked for."""
 
@@ -74,7 +83,7 @@ class JsonlOutputs(Mapping[str, Output]):
         try:
             for number, (offset, line) in enumerate(iter_lines(path, start), start=1):
                 if line.strip():
-                    sample_id, _ = _entry(parse_jsonl_line(line, number, path, OutputsError))
+                    sample_id = _entry_id(parse_jsonl_line(line, number, path, OutputsError))
                     offsets.append(offset)
                     hashes.append(hash(sample_id))
         except (UnusualLineBreaks, UnicodeDecodeError, AssayError, ValueError, OSError):
@@ -136,7 +145,7 @@ class JsonlOutputs(Mapping[str, Output]):
         try:
             for number, (_, line) in enumerate(iter_lines(self.path, self._start), start=1):
                 if line.strip():
-                    yield _entry(parse_jsonl_line(line, number, self.path, OutputsError))[0]
+                    yield _entry_id(parse_jsonl_line(line, number, self.path, OutputsError))
         except (UnusualLineBreaks, UnicodeDecodeError, AssayError, ValueError, OSError):
             raise self._changed() from None
 

@@ -402,3 +402,26 @@ def test_separators_inside_json_strings_are_text_in_both_readers(tmp_path: Path)
     for read_out in (load_outputs, read_outputs):
         saved = read_out(outputs)
         assert [saved[f"s{i}"].text for i in range(len(texts))] == texts
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.one_of(
+        _json_value,
+        st.fixed_dictionaries(
+            {"id": st.one_of(st.text(max_size=3), st.integers(), st.booleans(), st.none())},
+            optional={"output": _json_value, "contexts": _json_value, "retrieved": _json_value},
+        ),
+    )
+)
+def test_the_index_checks_an_output_line_as_the_lookup_does(value: Any) -> None:
+    """The index pass takes a line's id without building its output: same ids, same refusals."""
+    from assay.outputs_stream import _entry, _entry_id
+
+    try:
+        expected = _entry(value)[0]
+    except Exception as exc:  # whatever _entry raises, _entry_id raises too
+        with pytest.raises(type(exc)):
+            _entry_id(value)
+        return
+    assert _entry_id(value) == expected
