@@ -98,6 +98,10 @@ def test_tokenize_all_equals_its_definition_across_chunks() -> None:
     assert list(tokenize_all(texts[:1])) == [reference(texts[0])]
     assert list(tokenize_all([])) == []
     assert list(tokenize_all(["ASCII only, here."] * 100)) == [["ascii", "only", "here"]] * 100
+    # a long chunk is looked up in blocks: the final sigma sits past the first block
+    long = ["naïve " * 20_000 + "ΟΔΟΣ", "plain"]
+    assert list(tokenize_all(long)) == [reference(text) for text in long]
+    assert next(tokenize_all(long))[-1] == "\u03bf\u03b4\u03bf\u03c2"  # final sigma
 
 
 @verified

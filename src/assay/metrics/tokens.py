@@ -77,6 +77,7 @@ def tokenize(text: str) -> list[str]:
 
 
 _CHUNK = 64  # texts per look-up; a chunk holding one of those code points goes text by text
+_UNITS = 1 << 16  # code units per take(): its index copy (8 bytes each) stays at 512 KiB
 
 
 def tokenize_all(texts: Sequence[str]) -> Iterator[list[str]]:
@@ -95,8 +96,10 @@ def _chunk_tokens(texts: Sequence[str]) -> Iterable[list[str]]:
     if not joined.isascii():
         # UTF-16 code units: past U+FFFF becomes a surrogate pair, and surrogates are listed
         units = np.frombuffer(joined.encode("utf-16-le", "surrogatepass"), dtype="<u2")
-        if _different_units().take(units).any():
-            return map(tokenize, texts)
+        table = _different_units()
+        for start in range(0, len(units), _UNITS):
+            if table.take(units[start : start + _UNITS]).any():
+                return map(tokenize, texts)
     return map(str.split, map(default_process, texts))
 
 
