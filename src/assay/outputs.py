@@ -19,6 +19,7 @@ from assay.errors import OutputsError, SystemUnderTestError
 from assay.trajectory import Trajectory, TrajectoryRecorder
 
 OUTPUTS_SCHEMA: Final = "assay.outputs.v1"
+_ID_STRINGS = frozenset({str})
 
 
 class Retrieved:
@@ -141,6 +142,10 @@ class OutputsDocument(BaseModel):
 
 def parse_retrieved(raw: Any, *, where: str = "retrieved") -> tuple[Retrieved, ...]:
     """Ranked entries from ids or ``{id, text}`` objects; duplicates keep their best rank."""
+    if type(raw) in (list, tuple) and {*map(type, raw)} == _ID_STRINGS:
+        first = dict.fromkeys(raw)  # the common shape, a list of ids: read in C
+        if "" not in first:
+            return tuple(map(Retrieved, first))
     if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
         raise ValueError(f"'{where}' must be a list of ids or {{id, text}} objects")
     seen: set[str] = set()

@@ -201,6 +201,37 @@ def test_bad_retrieved_is_rejected(tmp_path: Path) -> None:
     assert error.sample == "a" and "retrieved[0]" in error.detail
 
 
+class _Id(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        ["b", "a", "b", "c", "a"],
+        ("a", "b", "a"),
+        ["a", _Id("b"), "b"],
+        ["a", {"id": "b", "text": "B"}, "a", 7, {"id": "7", "text": "seven"}],
+    ],
+)
+def test_retrieved_ids_keep_their_first_rank(raw: list[object]) -> None:
+    """Lists of id strings take a shortcut; every shape gives the first entry of each id."""
+    expected: dict[str, Retrieved] = {}
+    for entry in raw:
+        if isinstance(entry, dict):
+            item = Retrieved(entry["id"], entry["text"])
+        else:
+            item = Retrieved(str(entry) if isinstance(entry, int) else entry)
+        expected.setdefault(item.id, item)
+    output = coerce_output({"output": "", "retrieved": raw})
+    assert output.retrieved == tuple(expected.values())
+
+
+def test_empty_retrieved_id_is_rejected_in_a_list_of_ids() -> None:
+    with pytest.raises(SystemUnderTestError, match=r"'retrieved\[1\]' must be a non-empty id"):
+        coerce_output({"output": "", "retrieved": ["a", "", "b"]})
+
+
 @pytest.mark.parametrize("doc", [{"a": "x"}, ["a"], {"output": {"a": "x"}}])
 def test_outputs_wrapper_is_required(tmp_path: Path, doc: object) -> None:
     error = outputs_error(write(tmp_path, "o.json", json.dumps(doc)))
