@@ -10,9 +10,10 @@ query, whose building is part of their time; and ``score_rankings()`` straight f
 values (plain lists, the input pytrec_eval and ranx get too). Two diagnostic lines follow the
 timings: the ``Sample``/``Output`` building alone with the GC on, and the four metrics through
 ``Runner`` (the engine of ``assay run``: chunks of 2,048 executions under its own GC settings)
-from a saved-outputs mapping that builds each ``Output`` on lookup. ranx (``pip install ranx``; its
-numba kernels are compiled before timing, so it is timed warm) is compared when installed. The
-script checks that every side gives the same numbers before it prints timings. Run:
+from a saved-outputs mapping that builds each ``Output`` on lookup from a line's id list.
+ranx (``pip install ranx``; its numba kernels are compiled before timing, so it is timed warm)
+is compared when installed. The script checks that every side gives the same numbers before it
+prints timings. Run:
 
     python benchmarks/bench_ranking.py [--queries N] [--repeat R]
 """
@@ -31,7 +32,7 @@ from timing import race
 from assay.dataset import Sample
 from assay.executions import Execution, ResultChunk
 from assay.metrics.retrieval import MRR, HitAtK, NDCGAtK, RecallAtK, score_rankings
-from assay.outputs import Output, Retrieved
+from assay.outputs import Output, Retrieved, coerce_output
 from assay.runner import Runner
 from assay.sut import SavedOutputs
 
@@ -57,14 +58,15 @@ def make_data(queries: int, docs: int, seed: int) -> tuple[Qrels, Rankings]:
 
 
 class OutputsOnLookup(Mapping[str, Output]):
-    """Saved outputs that build each ``Output`` when it is looked up, as ``assay run`` reads a
-    saved-outputs JSONL file (kept on disk, parsed per sample)."""
+    """Saved outputs that build each ``Output`` when it is looked up, from what a JSONL line
+    of ids holds, as ``assay run`` reads a saved-outputs file (``coerce_output``; the JSON
+    parsing itself is left out)."""
 
     def __init__(self, rankings: Rankings) -> None:
         self.rankings = rankings
 
     def __getitem__(self, qid: str) -> Output:
-        return Output("", tuple(map(Retrieved, self.rankings[qid])))
+        return coerce_output({"output": "", "retrieved": self.rankings[qid]})
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.rankings)
