@@ -28,6 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from timing import compile_package  # noqa: E402
+
 from openai_server import RemoteServer  # noqa: E402
 
 
@@ -142,6 +144,7 @@ def main() -> None:
         "after s = the server's last reply to the command's exit"
     )
     print(f"python bytecode cache written: {'no' if sys.flags.dont_write_bytecode else 'yes'}")
+    print(compile_package())
     print(
         f"{'N':>3} {'bound/s':>8} {'ideal s':>8} {'floor s':>8} {'run s':>7} {'run frac':>8} "
         f"{'cmd s':>7} {'cmd frac':>8} {'calls':>6} {'client CPU s':>12} {'1st req s':>9} "

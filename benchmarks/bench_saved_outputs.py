@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from timing import compile_package
+
 METRICS = ("exact-match", "contains", "regex", "rouge-l")
 DISTINCT_ANSWERS = 256  # golden answers repeat, as order ids and policy phrases do
 WORDS = [
@@ -215,6 +217,7 @@ def main() -> None:
         print(json.dumps(direct_loop(*args.reference)))
         return
     print(f"cpus available: {len(os.sched_getaffinity(0))}; metrics: {', '.join(METRICS)}")
+    print(compile_package())
     with tempfile.TemporaryDirectory() as temp:
         directory = args.keep or Path(temp)
         directory.mkdir(parents=True, exist_ok=True)

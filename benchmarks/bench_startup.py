@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from timing import compile_package
+
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "examples" / "quickstart"
 HEAVY = ("numpy", "scipy", "sklearn", "pydantic", "openai", "httpx", "rich", "yaml", "regex")
@@ -65,6 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
+    print(compile_package())
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
     store = Path(tempfile.mkdtemp()) / "runs.db"
