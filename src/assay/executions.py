@@ -11,13 +11,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from assay.dataset import Sample
 from assay.outputs import Output
 from assay.results import ExecutionResult, ScoreResult
+
+if TYPE_CHECKING:  # numpy loads where first used: a run's first requests do not wait for it
+    import numpy as np
+    import numpy.typing as npt
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,8 @@ class MetricColumn:
 
     @classmethod
     def of(cls, rows: Sequence[int], results: Sequence[ScoreResult]) -> MetricColumn:
+        import numpy as np
+
         values = np.fromiter(
             (math.nan if r.error is not None or r.value is None else r.value for r in results),
             dtype=np.float64,

@@ -160,11 +160,11 @@ def same_ids(outputs: Mapping[str, Output], samples: Sequence[Any]) -> bool:
     collide on a 64-bit hash (about n / 2**64): such a sample's row would record "no saved
     output" as its error. False means: check id by id (``check_outputs_cover``).
     """
-    import numpy as np
-
     theirs = getattr(samples, "id_hashes", None)
     if not isinstance(outputs, JsonlOutputs) or theirs is None:
         return False
+    import numpy as np
+
     mine = outputs.id_hashes
     return len(theirs) == len(mine) and bool(
         np.array_equal(np.sort(np.frombuffer(theirs, dtype=np.int64)), mine)

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from openai_server import OpenAIServer
+
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 QUICKSTART = ROOT / "examples" / "quickstart"
@@ -77,3 +79,55 @@ def test_lexical_run_loads_no_model_client_and_no_other_command(tmp_path: Path) 
     result = _probe(argv, watched, tmp_path)
     # numpy and scipy are the report's statistics (assay.report.aggregate/statistics)
     assert result["loaded"] == ["assay.run_cli"]
+
+
+JUDGE_PROBE = """
+import json, socket, sys
+watched, first = json.loads(sys.argv[1]), []
+connect = socket.socket.connect
+
+def connect_and_note(self, address):
+    if not first:
+        first.append([m for m in watched if m in sys.modules])
+    return connect(self, address)
+
+socket.socket.connect = connect_and_note
+from assay.cli import main
+try:
+    main(sys.argv[2:])
+except SystemExit:
+    pass
+print(json.dumps({"at_first_request": first[0] if first else None}))
+"""
+
+
+def test_judge_run_sends_its_first_request_before_loading_numpy(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    """numpy and scipy are for the report: they load while the judge's replies are awaited."""
+    samples = [
+        {"id": f"q{i}", "input": {"question": f"Q{i}?"}, "expected_output": "A."} for i in range(3)
+    ]
+    dataset, outputs = tmp_path / "d.json", tmp_path / "o.json"
+    dataset.write_text(
+        json.dumps({"schema_version": "assay.dataset.v1", "name": "p", "samples": samples}),
+        encoding="utf-8",
+    )
+    outputs.write_text(json.dumps({"outputs": {f"q{i}": "A." for i in range(3)}}), "utf-8")
+    argv = ["run", str(dataset), "--outputs", str(outputs), "-m", "llm-as-judge", "-q"]
+    argv += ["--base-url", openai_server.url, "--no-cache", "--store", str(tmp_path / "r.db")]
+    argv += ["-f", "json", "-o", os.devnull]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "OPENAI_"))}
+    env.update(PYTHONPATH=str(SRC), OPENAI_API_KEY="sk-test-not-a-key")
+    watched = ("numpy", "scipy", "sklearn", "openai", "httpx", "rich", "torch", *COMMAND_MODULES)
+    done = subprocess.run(
+        [sys.executable, "-c", JUDGE_PROBE, json.dumps(watched), *argv],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {"at_first_request": ["assay.run_cli"]}
+    assert openai_server.total_calls() == 3

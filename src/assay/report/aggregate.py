@@ -11,10 +11,7 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from assay.executions import MetricColumn, ResultChunk
 from assay.metrics.registry import applies
@@ -46,6 +43,10 @@ from assay.results import (
     row_document,
     threshold_for,
 )
+
+if TYPE_CHECKING:  # numpy loads where first used: a run's first requests do not wait for it
+    import numpy as np
+    import numpy.typing as npt
 
 # --------------------------------------------------------------------------- builder
 
@@ -182,6 +183,8 @@ class ReportBuilder:
         system-under-test failure, provider usage, kept rows or per-sample tallies) go through
         :meth:`add`.
         """
+        import numpy as np
+
         results = chunk.results
         if (
             self.keep_rows
@@ -211,6 +214,8 @@ class ReportBuilder:
 
     def _cohort_masks(self, tags: Sequence[list[str]]) -> list[tuple[str | None, Any]]:
         """Each cohort the chunk's rows fall in, with a mask of its rows (the untagged too)."""
+        import numpy as np
+
         members: dict[str | None, list[int]] = {}
         for index, labels in enumerate(tags):
             for key in labels or (None,):

@@ -8,9 +8,7 @@ the sorted values once, when the report is built.
 from __future__ import annotations
 
 from array import array
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from assay.report.model import CohortMetric, MetricAggregate
 from assay.report.statistics import (
@@ -21,6 +19,10 @@ from assay.report.statistics import (
     pass_rate_of,
     percentile,
 )
+
+if TYPE_CHECKING:  # numpy loads where first used: a run's first requests do not wait for it
+    import numpy as np
+    import numpy.typing as npt
 
 
 class SliceScores:
@@ -34,6 +36,8 @@ class SliceScores:
         self.skipped = 0  # executions it applied to whose system under test failed
 
     def sorted_values(self) -> npt.NDArray[np.float64]:
+        import numpy as np
+
         if not self.values:
             return np.empty(0)
         return np.sort(np.frombuffer(self.values, dtype=np.float64))

@@ -5,11 +5,13 @@ its Student-t interval, the pass-rate with its Wilson interval. Undefined statis
 from __future__ import annotations
 
 import math
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from assay.report.model import Bucket, Interval
 from assay.results import DEFAULT_THRESHOLD, passes
+
+if TYPE_CHECKING:  # numpy loads where first used: a run's first requests do not wait for it
+    import numpy as np
 
 HISTOGRAM_BUCKETS = 10
 _ROUND = 10**10
@@ -17,6 +19,8 @@ _ROUND = 10**10
 
 def percentile(sorted_values: np.ndarray, q: float) -> float | None:
     """Linear-interpolation percentile (numpy 'linear', Excel PERCENTILE.INC); None if empty."""
+    import numpy as np
+
     if sorted_values.size == 0:
         return None
     return float(np.percentile(sorted_values, q, method="linear"))
@@ -28,6 +32,8 @@ def histogram(values: np.ndarray, buckets: int = HISTOGRAM_BUCKETS) -> list[Buck
     Bucketing uses integer arithmetic on the rounded score, so 0.3 lands in [0.3, 0.4) and
     0.7 - 0.4 does too, with no float artefacts at the edges.
     """
+    import numpy as np
+
     counts = np.zeros(buckets, dtype=np.int64)
     if values.size:
         scaled = np.rint(values * _ROUND).astype(np.int64)
