@@ -9,4 +9,4 @@ from pydantic import BaseModel, ConfigDict
 class StrictModel(BaseModel):
     """A document model that refuses unknown keys."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
