@@ -18,8 +18,9 @@ from typing import Any
 import yaml
 
 MAX_DEPTH = 100
-# Strings are skipped whole (their brackets do not count); an unterminated one ends the scan.
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]+|\\.)*"?|[\[\]{}]', re.DOTALL)
+# Strings are cut out whole (their brackets do not count); an unterminated one runs to the end.
+_JSON_STRINGS = re.compile(r'"(?:[^"\\]+|\\.)*"?', re.DOTALL)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 _OPEN = frozenset("[{")
 _DEPTH_EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _END_EVENTS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
@@ -33,14 +34,16 @@ def json_depth_problem(text: str, limit: int = MAX_DEPTH) -> str | None:
     """A message when JSON ``text`` nests arrays/objects deeper than ``limit``, else None."""
     if text.count("[") + text.count("{") <= limit:
         return None  # cannot be deeper than the brackets it has
+    # The brackets outside strings, in order, found by two regex passes in C: a loop over
+    # every token in Python cost ten times the parse of a 1,000-sample dataset.
+    brackets = _NOT_BRACKETS.sub("", _JSON_STRINGS.sub("", text))
     depth = 0
-    for token in _JSON_TOKENS.finditer(text):
-        first = token.group()[0]
-        if first in _OPEN:
+    for char in brackets:
+        if char in _OPEN:
             depth += 1
             if depth > limit:
                 return too_deep(limit)
-        elif first != '"':
+        else:
             depth -= 1
     return None
 

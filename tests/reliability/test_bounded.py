@@ -116,6 +116,33 @@ def test_json_depth_scan_matches_the_real_depth(value: Any, limit: int) -> None:
     assert (problem is not None) == (depth(value) > limit)
 
 
+def token_scan(text: str, limit: int) -> bool:
+    """Over ``limit``? Token by token from the left: a string (to its closing quote, or to the
+    end when unterminated) is skipped, an opening bracket counts up, a closing one down."""
+    depth, index = 0, 0
+    while index < len(text):
+        char = text[index]
+        if char == '"':
+            index += 1
+            while index < len(text) and text[index] != '"':
+                index += 2 if text[index] == "\\" else 1
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+        index += 1
+    return False
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet='ab[]{}"\\', max_size=40), limit=st.integers(0, 4))
+def test_json_depth_scan_of_any_text_matches_a_token_scan(text: str, limit: int) -> None:
+    """Invalid JSON too (stray quotes and backslashes, unterminated strings)."""
+    assert (json_depth_problem(text, limit) is not None) == token_scan(text, limit)
+
+
 @settings(max_examples=200, deadline=None)
 @given(value=VALUES, limit=st.integers(min_value=0, max_value=6), flow=st.booleans())
 def test_yaml_depth_scan_matches_the_real_depth(value: Any, limit: int, flow: bool) -> None:
