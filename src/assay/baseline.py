@@ -186,7 +186,7 @@ def report_from_run(run_id: str, *, store_path: Path | None = None) -> Report:
     """The report of a run kept in the run store."""
     from assay.rebuild import report_from_store
     from assay.store import RunStore
-    from assay.store import store_path as default_store
+    from assay.store_schema import store_path as default_store
 
     path = Path(store_path or default_store())
     if not path.is_file():
@@ -203,7 +203,7 @@ def latest_report(
 ) -> Report | None:
     """The newest finished run of ``dataset`` in the run store, other than ``exclude_run_id``."""
     from assay.store import RunStore
-    from assay.store import store_path as default_store
+    from assay.store_schema import store_path as default_store
 
     path = store_path or default_store()
     if not Path(path).is_file():

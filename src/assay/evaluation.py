@@ -28,7 +28,8 @@ from assay.report.failing import DEFAULT_TEXT_LIMIT, REDACTED, FailingRowCollect
 from assay.report.model import DatasetInfo, Report, RunInfo
 from assay.results import ExecutionResult
 from assay.runner import Runner, never_stop
-from assay.store import RunStore, new_run_id
+from assay.store import RunStore
+from assay.store_schema import new_run_id
 from assay.sut import SystemUnderTest
 
 ProgressHook = Callable[[int], None]

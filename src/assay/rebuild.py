@@ -15,7 +15,8 @@ from assay.report.model import (
     SystemUnderTestInfo,
 )
 from assay.results import ExecutionResult
-from assay.store import ROW_PREFIX, RunStore, decode_json
+from assay.store import RunStore
+from assay.store_schema import ROW_PREFIX, decode_json
 
 
 def rows_from_store(store: RunStore, run_id: str, metric_names: list[str]) -> Iterator[Row]:

@@ -19,7 +19,8 @@ from assay.report.aggregate import ReportBuilder
 from assay.report.conversations import ConversationCollector
 from assay.report.failing import FailingRowCollector
 from assay.results import ExecutionResult, Thresholds, row_document, row_documents
-from assay.store import RunStore, StoredExecution, encode_json
+from assay.store import RunStore, StoredExecution
+from assay.store_schema import encode_json
 
 
 @dataclass

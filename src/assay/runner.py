@@ -22,19 +22,19 @@ import gc
 import inspect
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeGuard, cast
+from typing import Any, TypeGuard
 
 from assay.answered import Answered, Prefetcher, prefetches, score_answered
 from assay.conversation import Conversations
 from assay.dataset import Sample
 from assay.errors import AssayError
-from assay.executions import Execution, MetricColumn, ResultChunk
+from assay.executions import Execution, ResultChunk
 from assay.limiter import Limiter, RetryPolicy, call_limited
 from assay.metrics.base import Metric
 from assay.metrics.registry import applies
 from assay.outputs import Output
-from assay.results import ExecutionResult, ScoreResult
-from assay.scoring import is_async_metric, score_async, score_column
+from assay.results import ExecutionResult
+from assay.scoring import is_async_metric, score_async, score_chunk
 from assay.sut import AnswersNow, SystemUnderTest
 
 ResultHandler = Callable[[ExecutionResult, Output | None], None]
@@ -204,7 +204,7 @@ class Runner:
                     answers.append(answer_now(execution.sample))
                 except AssayError as exc:
                     answers.append(str(exc))
-            self._deliver_chunk(self._score_chunk(chunk, answers))
+            self._deliver_chunk(score_chunk(self.metrics, self.scopes, chunk, answers))
 
     def _deliver_chunk(self, scored: ResultChunk) -> None:
         """A scored chunk to ``on_chunk`` when there is one, else each row to ``on_result``."""
@@ -213,44 +213,6 @@ class Runner:
             return
         for answer, result in zip(scored.answers, scored.results):
             self.on_result(result, answer if isinstance(answer, Output) else None)
-
-    def _score_chunk(
-        self, chunk: Sequence[Execution], answers: Sequence[Output | str]
-    ) -> ResultChunk:
-        """Every applicable metric's results over a chunk, each metric scoring its rows in one
-        call; the rows' results and each metric's column."""
-        rows: list[dict[str, ScoreResult]] = [{} for _ in chunk]
-        columns: dict[str, MetricColumn] = {}
-        answered = [i for i, answer in enumerate(answers) if not isinstance(answer, str)]
-        unclean = len(answered) < len(answers)  # the system under test failed somewhere
-        everyone = self._rows_of(chunk, answers, answered)
-        for metric in self.metrics:
-            picked, samples, outputs = everyone
-            if self.scopes:
-                picked = [
-                    i for i in answered if applies(self.scopes, metric.name, chunk[i].sample.tags)
-                ]
-                picked, samples, outputs = self._rows_of(chunk, answers, picked)
-            scored = score_column(metric, list(samples), list(outputs))  # each metric its own
-            for i, result in zip(picked, scored):
-                rows[i][metric.name] = result
-            columns[metric.name] = column = MetricColumn.of(picked, scored)
-            unclean = unclean or bool(column.errored.any()) or any(r.usage for r in scored)
-        results = [
-            ExecutionResult(e.sample.id, e.repetition, {}, sut_error=answer)
-            if isinstance(answer, str)
-            else ExecutionResult(e.sample.id, e.repetition, scores)
-            for e, answer, scores in zip(chunk, answers, rows)
-        ]
-        return ResultChunk(chunk, answers, results, columns, clean=not unclean)
-
-    @staticmethod
-    def _rows_of(
-        chunk: Sequence[Execution], answers: Sequence[Output | str], picked: list[int]
-    ) -> tuple[list[int], list[Sample], list[Output]]:
-        """The picked rows of a chunk: their indices, samples and answers."""
-        samples = [chunk[i].sample for i in picked]
-        return picked, samples, [cast(Output, answers[i]) for i in picked]
 
     # ----------------------------------------------------------------------- async path
 

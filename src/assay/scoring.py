@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from assay.dataset import Sample
 from assay.errors import AssayError, MetricError
+from assay.executions import Execution, MetricColumn, ResultChunk
 from assay.metrics.base import Metric, MetricScore, check_details
 from assay.metrics.batch import ScoreColumn
+from assay.metrics.registry import applies
 from assay.outputs import Output
-from assay.results import ScoreResult
+from assay.results import ExecutionResult, ScoreResult
 
 
 def _internal_error(metric: str, exc: BaseException) -> str:
@@ -166,3 +168,44 @@ def is_async_metric(metric: Metric) -> bool:
         or hasattr(metric, "prefetch")
         or hasattr(metric, "prepare")
     )
+
+
+def score_chunk(
+    metrics: Sequence[Metric],
+    scopes: Mapping[str, frozenset[str]],
+    chunk: Sequence[Execution],
+    answers: Sequence[Output | str],
+) -> ResultChunk:
+    """Every applicable metric's results over a chunk of the synchronous path, each metric
+    scoring its rows in one :func:`score_column` call; the rows' results and each metric's
+    column. A text answer is the system under test's failure for that execution."""
+    rows: list[dict[str, ScoreResult]] = [{} for _ in chunk]
+    columns: dict[str, MetricColumn] = {}
+    answered = [i for i, answer in enumerate(answers) if not isinstance(answer, str)]
+    unclean = len(answered) < len(answers)  # the system under test failed somewhere
+    everyone = _rows_of(chunk, answers, answered)
+    for metric in metrics:
+        picked, samples, outputs = everyone
+        if scopes:
+            picked = [i for i in answered if applies(scopes, metric.name, chunk[i].sample.tags)]
+            picked, samples, outputs = _rows_of(chunk, answers, picked)
+        scored = score_column(metric, list(samples), list(outputs))  # each metric its own
+        for i, result in zip(picked, scored):
+            rows[i][metric.name] = result
+        columns[metric.name] = column = MetricColumn.of(picked, scored)
+        unclean = unclean or bool(column.errored.any()) or any(r.usage for r in scored)
+    results = [
+        ExecutionResult(e.sample.id, e.repetition, {}, sut_error=answer)
+        if isinstance(answer, str)
+        else ExecutionResult(e.sample.id, e.repetition, scores)
+        for e, answer, scores in zip(chunk, answers, rows)
+    ]
+    return ResultChunk(chunk, answers, results, columns, clean=not unclean)
+
+
+def _rows_of(
+    chunk: Sequence[Execution], answers: Sequence[Output | str], picked: list[int]
+) -> tuple[list[int], list[Sample], list[Output]]:
+    """The picked rows of a chunk: their indices, samples and answers."""
+    samples = [chunk[i].sample for i in picked]
+    return picked, samples, [cast(Output, answers[i]) for i in picked]

@@ -18,7 +18,7 @@ from assay.metrics.registry import resolve
 from assay.outputs import Output
 from assay.results import ExecutionResult
 from assay.runner import SCORE_CHUNK, Runner
-from assay.scoring import score_column, score_sync
+from assay.scoring import score_chunk, score_column, score_sync
 from assay.sut import SavedOutputs
 
 
@@ -191,8 +191,7 @@ def test_a_chunk_is_clean_only_without_errors_or_usage() -> None:
         ([WithUsage()], answered, False),
     ]
     for metrics, answers, clean in cases:
-        runner = Runner(metrics, SavedOutputs({}, "o.json"), on_result=lambda *_: None)
-        chunk = runner._score_chunk(plan(samples[: len(answers)], 1), answers)
+        chunk = score_chunk(metrics, {}, plan(samples[: len(answers)], 1), answers)
         assert chunk.clean is clean, [m.name for m in metrics]
         assert chunk.clean == all(
             r.sut_error is None

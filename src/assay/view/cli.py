@@ -25,7 +25,7 @@ def view(
 ) -> None:
     """Browse runs, one run's samples, and two runs side by side in a local web page."""
     from assay.console import fail
-    from assay.store import store_path as default_store
+    from assay.store_schema import store_path as default_store
     from assay.view.data import ViewData
     from assay.view.server import ViewServer
 

@@ -1,0 +1,99 @@
+"""The run store's SQLite layout and its plumbing: tables, insert statements, JSON codec, ids.
+
+:mod:`assay.store` holds what a run does with the store; this module holds what the file is.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Final
+
+import pydantic_core
+
+from assay.errors import StoreError
+
+STORE_SCHEMA: Final = "assay.store.v1"
+PAGE_SIZE: Final = 16384
+
+TABLES = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    dataset_name TEXT NOT NULL,
+    dataset_path TEXT,
+    status TEXT NOT NULL,
+    config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS executions (
+    run_id TEXT NOT NULL,
+    sample_id TEXT NOT NULL,
+    repetition INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    tags TEXT NOT NULL,
+    row_hash TEXT NOT NULL,
+    has_error INTEGER NOT NULL,
+    output TEXT,
+    result TEXT NOT NULL,
+    PRIMARY KEY (run_id, sample_id, repetition)
+);
+CREATE INDEX IF NOT EXISTS executions_order ON executions (run_id, position, repetition);
+CREATE TABLE IF NOT EXISTS gates (
+    run_id TEXT PRIMARY KEY,
+    passed INTEGER NOT NULL,
+    result TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS compliance (
+    run_id TEXT PRIMARY KEY,
+    summary TEXT NOT NULL
+);
+"""
+
+INSERT_ONE = "INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+# 900 parameters a statement: under SQLite's oldest limit (999), so any build takes it.
+ROWS_PER_INSERT: Final = 100
+INSERT_MANY = "INSERT OR REPLACE INTO executions VALUES " + ", ".join(
+    ["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * ROWS_PER_INSERT
+)
+
+# pydantic-core's encoder and decoder (Rust) are ~3x faster than the stdlib's on these small
+# per-execution documents; values are already checked finite by MetricScore and check_details.
+encode_json = pydantic_core.to_json
+decode_json = pydantic_core.from_json
+# How a result stored as its report row starts (the row's first key); a full result document
+# starts with "sut_error".
+ROW_PREFIX: Final = b'{"id":'
+
+
+def open_read_only(path: Path) -> sqlite3.Connection:
+    """Open an existing store for reading only: SQLite refuses every write on it."""
+    if not path.is_file():
+        raise StoreError(f"no run store at {path} (run 'assay run' first, or pass --store)")
+    try:
+        db = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
+        )
+        db.execute("SELECT 1 FROM runs LIMIT 1").fetchall()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read run store {path}: {exc}") from None
+    return db
+
+
+def store_path() -> Path:
+    """Default store location: ``$ASSAY_STORE``, else ``runs.db`` in the project's ``.assay/``."""
+    from assay.project import project_dir
+
+    return Path(os.environ.get("ASSAY_STORE") or project_dir() / "runs.db")
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
