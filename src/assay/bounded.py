@@ -15,15 +15,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import yaml
-
 MAX_DEPTH = 100
 # Strings are cut out whole (their brackets do not count); an unterminated one runs to the end.
 _JSON_STRINGS = re.compile(r'"(?:[^"\\]+|\\.)*"?', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 _OPEN = frozenset("[{")
-_DEPTH_EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
-_END_EVENTS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
 
 def too_deep(limit: int = MAX_DEPTH) -> str:
@@ -53,14 +49,18 @@ def yaml_depth_problem(text: str, loader: type[Any], limit: int = MAX_DEPTH) -> 
 
     Raises ``yaml.YAMLError`` for text the parser rejects, as loading would.
     """
+    import yaml  # here, so that JSON readers never load PyYAML
+
+    opening = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     depth = 0
     for event in yaml.parse(text, Loader=loader):
-        if isinstance(event, _DEPTH_EVENTS):
+        if isinstance(event, opening):
             depth += 1
             if depth > limit:
                 line = event.start_mark.line + 1 if event.start_mark else None
                 return too_deep(limit) + (f" (line {line})" if line else "")
-        elif isinstance(event, _END_EVENTS):
+        elif isinstance(event, closing):
             depth -= 1
     return None
 

@@ -15,31 +15,36 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pydantic_core
-import yaml
 
 from assay.bounded import MAX_DEPTH, json_depth_problem, loads_json, yaml_depth_problem
 from assay.errors import DatasetError, InputError
 from assay.jsonl_lines import JSONL_BREAK
 
+if TYPE_CHECKING:
+    import yaml
+
 MAX_DATASET_BYTES = 512 * 1024 * 1024
 _from_json = pydantic_core.from_json  # one lookup, not two, per JSONL line
 
 
-# libyaml's C loader when PyYAML was built with it; the checker sees the pure-Python one.
-if TYPE_CHECKING:
-    _SafeLoader = yaml.SafeLoader
-else:
-    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def _verbatim_id_loader() -> type[yaml.SafeLoader]:
+    """Safe YAML loader that keeps ``id:`` scalars exactly as written (``007`` stays ``"007"``):
+    libyaml's C loader when PyYAML was built with it. Made per YAML document, so that reading
+    JSON or JSONL (a run's usual inputs) never loads PyYAML."""
+    import yaml
 
-
-class _VerbatimIdLoader(_SafeLoader):
-    """Safe YAML loader that keeps ``id:`` scalars exactly as written (``007`` stays ``"007"``)."""
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader: type[yaml.SafeLoader] = type("_VerbatimIdLoader", (base,), {})
+    loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+    return loader
 
 
 _NUMERIC_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
 
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    import yaml
+
     loader.flatten_mapping(node)
     result: dict[Any, Any] = {}
     for key_node, value_node in node.value:
@@ -64,9 +69,6 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bo
                 None, None, f"unhashable mapping key {key!r}", key_node.start_mark
             ) from exc
     return result
-
-
-_VerbatimIdLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
 
 
 def read_text(path: Path, error: type[InputError] = DatasetError) -> str:
@@ -134,11 +136,14 @@ def _check_expansion(data: Any, text: str, path: Path, error: type[InputError]) 
 
 
 def _parse_yaml(text: str, path: Path, error: type[InputError]) -> Any:
+    import yaml
+
+    loader = _verbatim_id_loader()
     try:
-        problem = yaml_depth_problem(text, _VerbatimIdLoader)
+        problem = yaml_depth_problem(text, loader)
         if problem is not None:
             raise error(problem, file=str(path))
-        data = yaml.load(text, Loader=_VerbatimIdLoader)  # safe loader subclass
+        data = yaml.load(text, Loader=loader)  # safe loader subclass
         if "&" in text and "*" in text:  # only anchors can create aliases
             _check_expansion(data, text, path, error)
         return data

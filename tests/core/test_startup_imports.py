@@ -104,7 +104,8 @@ print(json.dumps({"at_first_request": first[0] if first else None}))
 def test_judge_run_sends_its_first_request_before_loading_numpy(
     openai_server: OpenAIServer, tmp_path: Path
 ) -> None:
-    """numpy and scipy are for the report: they load while the judge's replies are awaited."""
+    """numpy and scipy are for the report: they load while the judge's replies are awaited;
+    PyYAML is for YAML files, and this run reads JSON."""
     samples = [
         {"id": f"q{i}", "input": {"question": f"Q{i}?"}, "expected_output": "A."} for i in range(3)
     ]
@@ -119,7 +120,8 @@ def test_judge_run_sends_its_first_request_before_loading_numpy(
     argv += ["-f", "json", "-o", os.devnull]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "OPENAI_"))}
     env.update(PYTHONPATH=str(SRC), OPENAI_API_KEY="sk-test-not-a-key")
-    watched = ("numpy", "scipy", "sklearn", "openai", "httpx", "rich", "torch", *COMMAND_MODULES)
+    watched = ("numpy", "scipy", "yaml", "sklearn", "openai", "httpx", "rich", "torch")
+    watched += COMMAND_MODULES
     done = subprocess.run(
         [sys.executable, "-c", JUDGE_PROBE, json.dumps(watched), *argv],
         env=env,
