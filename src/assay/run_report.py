@@ -36,12 +36,14 @@ def preload(formats: Iterable[str]) -> threading.Thread:
     """Import what the end of a run needs in a daemon thread; return the thread.
 
     That is the mean's t quantile (scipy.special, ~0.2-0.4 s of CPU), the compliance summary,
-    the gate, the run store's rows and the renderers of ``formats``. ``assay run`` starts it at
-    the run's first result: a run that waits on judge or system replies leaves the interpreter
-    idle most of the time, so these imports no longer follow the last reply. Nothing changes
-    where they are used: an import under way is waited for (Python's import lock), and one
-    that failed here fails there again, with its error. None of these modules imports another
-    of them in a cycle, so the two threads cannot wait on each other.
+    the gate, the run store's rows and the renderers of ``formats``; then the report models'
+    validators are built (``defer_build``: a judge run's first request does not wait for them).
+    ``assay run`` starts it at the run's first result: a run that waits on judge or system
+    replies leaves the interpreter idle most of the time, so this work no longer follows the
+    last reply. Nothing changes where they are used: an import under way is waited for
+    (Python's import lock), and one that failed here fails there again, with its error. None
+    of these modules imports another of them in a cycle, so the two threads cannot wait on
+    each other.
     """
     from assay.report.statistics import T_QUANTILE_MODULE
 
@@ -56,6 +58,12 @@ def preload(formats: Iterable[str]) -> threading.Thread:
                 importlib.import_module(name)
             except Exception:  # raised again where the module is used
                 continue
+        try:
+            from assay.report.model import build_deferred
+
+            build_deferred()
+        except Exception:  # raised again where a model is first used
+            return
 
     thread = threading.Thread(target=load, name="assay-preload", daemon=True)
     thread.start()

@@ -155,3 +155,30 @@ def test_a_judge_run_loads_its_report_modules_once_while_it_waits(
         assert _preloads(monkeypatch, argv) == [["md", "junit"]]
     finally:
         registry.reset()
+
+
+DEFERRED_PROBE = """
+import json
+from assay.report import model
+from assay.run_report import preload
+before = model.Report.__pydantic_complete__
+preload([]).join(60)
+built = [name for name, value in vars(model).items()
+         if isinstance(value, type) and issubclass(value, model.StrictModel)
+         and not value.__pydantic_complete__]
+print(json.dumps({"before": before, "not built after": built}))
+"""
+
+
+def test_preload_builds_the_deferred_report_models() -> None:
+    """The report models build their validators on first use (a judge run's first request
+    does not wait for them); the preload builds them while the run waits on replies."""
+    done = subprocess.run(
+        [sys.executable, "-c", DEFERRED_PROBE],
+        env={"PYTHONPATH": str(SRC), "PATH": ""},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {"before": False, "not built after": []}

@@ -392,3 +392,12 @@ class Report(StrictModel):
         from assay.report.frame import to_dataframe
 
         return to_dataframe(self)
+
+
+def build_deferred() -> None:
+    """Build every report model's validator and serializer now, not at its first use (they are
+    deferred: see :class:`~assay.report.strict.StrictModel`). ``assay run`` calls this in its
+    background preload, so the end of a run that waited on replies does not build them."""
+    for value in list(globals().values()):
+        if isinstance(value, type) and issubclass(value, StrictModel):
+            value.model_rebuild()
