@@ -242,7 +242,9 @@ def test_retry_errors_calls_only_the_failed_samples(tmp_path: Path) -> None:
 
 def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> None:
     dataset = tmp_path / "dataset.json"
-    ids = write_dataset(dataset, 150)
+    # 300 samples at 30 ms, two at a time: about 4.5 s of run, so a test process that is not
+    # scheduled for a moment on a loaded machine still signals a run that is under way.
+    ids = write_dataset(dataset, 300)
     store = tmp_path / "runs.db"
     out = tmp_path / "report.json"
     with SutServer(latency_s=0.03) as server:
