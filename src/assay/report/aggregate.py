@@ -30,9 +30,7 @@ from assay.report.model import (
     trusted,
 )
 from assay.report.slices import SliceScores, cohort_metric, extend_slice, metric_aggregate
-from assay.report.statistics import (
-    wilson_interval,
-)
+from assay.report.statistics import wilson_interval
 from assay.report.usage import UsageAccumulator
 from assay.results import (
     NO_SCORE,
@@ -47,8 +45,6 @@ from assay.results import (
 if TYPE_CHECKING:  # numpy loads where first used: a run's first requests do not wait for it
     import numpy as np
     import numpy.typing as npt
-
-# --------------------------------------------------------------------------- builder
 
 
 def make_row(
