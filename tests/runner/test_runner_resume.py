@@ -46,6 +46,12 @@ def stored(store: Path, run_id: str) -> tuple[int, str]:
     return int(count), str(status)
 
 
+def _default_sigint() -> None:
+    """In the child before exec: Ctrl-C's default action, even when pytest runs with SIGINT
+    ignored (a shell's background job), which the child would inherit and keep."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         assay_command(*args),
@@ -54,6 +60,7 @@ def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,
     )
 
 
@@ -242,9 +249,7 @@ def test_retry_errors_calls_only_the_failed_samples(tmp_path: Path) -> None:
 
 def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> None:
     dataset = tmp_path / "dataset.json"
-    # 300 samples at 30 ms, two at a time: about 4.5 s of run, so a test process that is not
-    # scheduled for a moment on a loaded machine still signals a run that is under way.
-    ids = write_dataset(dataset, 300)
+    ids = write_dataset(dataset, 150)
     store = tmp_path / "runs.db"
     out = tmp_path / "report.json"
     with SutServer(latency_s=0.03) as server:
