@@ -45,6 +45,7 @@ class SutServer:
         self.calls: Counter[str] = Counter()
         self.served: Counter[str] = Counter()
         self.rate_limited = 0
+        self.incomplete = 0  # requests without a sample id: a client killed while sending one
         self.peak_in_flight = 0
         self.headers_seen: list[dict[str, str]] = []
         self._in_flight = 0
@@ -70,6 +71,7 @@ class SutServer:
             self.calls.clear()
             self.served.clear()
             self.rate_limited = 0
+            self.incomplete = 0
             self.peak_in_flight = 0
 
     def settle(self, quiet_s: float = 0.2, limit_s: float = 10.0) -> None:
@@ -94,6 +96,10 @@ class SutServer:
         self, request: dict[str, Any], headers: dict[str, str]
     ) -> tuple[int, dict[str, str], bytes]:
         qid = str(request.get("qid", ""))
+        if not qid:  # a body cut short (its sender was killed mid-request) is no sample's call
+            with self._lock:
+                self.incomplete += 1
+            return 400, {}, b'{"error": "no qid"}'
         with self._lock:
             self.headers_seen.append(headers)
             self._in_flight += 1
