@@ -35,12 +35,20 @@ def stream_outputs(path: Path) -> JsonlOutputs | None:
     return JsonlOutputs.from_file(path)
 
 
-def _entry(value: Any) -> tuple[str, Output]:
-    """A line's id and output, checked as :func:`load_outputs` checks them (ValueError if not)."""
-    if type(value) is dict and len(value) == 2:  # {"id": "...", "output": "..."}: the common line
+def _plain(value: Any) -> tuple[str, str] | None:
+    """The id and text of the common line, ``{"id": "...", "output": "..."}``; else None."""
+    if type(value) is dict and len(value) == 2:
         sample_id, text = value.get("id"), value.get("output")
         if type(sample_id) is str and sample_id and type(text) is str:
-            return sample_id, Output(text)
+            return sample_id, text
+    return None
+
+
+def _entry(value: Any) -> tuple[str, Output]:
+    """A line's id and output, checked as :func:`load_outputs` checks them (ValueError if not)."""
+    plain = _plain(value)
+    if plain is not None:
+        return plain[0], Output(plain[1])
     if not isinstance(value, Mapping):
         raise ValueError("not an object")
     sample_id = value.get("id")
@@ -54,11 +62,8 @@ def _entry(value: Any) -> tuple[str, Output]:
 
 def _entry_id(value: Any) -> str:
     """:func:`_entry`'s id alone: the common line is checked without building its output."""
-    if type(value) is dict and len(value) == 2:
-        sample_id, text = value.get("id"), value.get("output")
-        if type(sample_id) is str and sample_id and type(text) is str:
-            return sample_id
-    return _entry(value)[0]
+    plain = _plain(value)
+    return plain[0] if plain is not None else _entry(value)[0]
 
 
 class JsonlOutputs(Mapping[str, Output]):

@@ -135,7 +135,7 @@ class RunStore:
             (run_id,),
         ).fetchone()
         if row is None:
-            raise StoreError(f"no run '{run_id}' in {self.path} (see 'assay runs')")
+            raise self._no_run(run_id)
         run_id, created, updated, name, path, status, config, executions, errored = row
         return RunRecord(
             run_id, created, updated, name, path, status, json.loads(config), executions, errored
@@ -146,8 +146,11 @@ class RunStore:
         without counting the run's executions."""
         row = self.db.execute("SELECT config FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         if row is None:
-            raise StoreError(f"no run '{run_id}' in {self.path} (see 'assay runs')")
+            raise self._no_run(run_id)
         return dict(json.loads(row[0]))
+
+    def _no_run(self, run_id: str) -> StoreError:
+        return StoreError(f"no run '{run_id}' in {self.path} (see 'assay runs')")
 
     def latest_run_id(self, dataset_name: str | None = None) -> str:
         query = "SELECT run_id FROM runs"
@@ -195,8 +198,7 @@ class RunStore:
         for execution in executions:
             self._rows.append(self._row(run_id, execution))
             self._pending += 1
-        if time.monotonic() - self._last_commit >= self.commit_interval_s:
-            self.flush()
+        self._flush_when_due()
 
     def record_clean(
         self,
@@ -230,6 +232,10 @@ class RunStore:
             )
         )
         self._pending += len(results)
+        self._flush_when_due()
+
+    def _flush_when_due(self) -> None:
+        """Commit once ``commit_interval_s`` has passed since the last commit."""
         if time.monotonic() - self._last_commit >= self.commit_interval_s:
             self.flush()
 
@@ -266,9 +272,8 @@ class RunStore:
             self.db.execute("BEGIN")
             try:
                 self._insert(rows)
-            except (
-                BaseException
-            ):  # e.g. Ctrl-C between BEGIN and COMMIT: keep the rows for the next flush
+            except BaseException:
+                # e.g. Ctrl-C between BEGIN and COMMIT: keep the rows for the next flush
                 self.db.execute("ROLLBACK")
                 self._rows = rows + self._rows
                 raise

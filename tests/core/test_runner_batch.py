@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,20 +19,7 @@ from assay.results import ExecutionResult
 from assay.runner import SCORE_CHUNK, Runner
 from assay.scoring import score_chunk, score_column, score_sync
 from assay.sut import SavedOutputs
-
-
-@dataclass(frozen=True)
-class RowOnly:
-    """Wraps a metric and hides its score_batch: the per-sample path, for comparison."""
-
-    inner: Any
-
-    @property
-    def name(self) -> str:
-        return str(self.inner.name)
-
-    def score(self, sample: Sample, output: Output) -> MetricScore:
-        return self.inner.score(sample, output)  # type: ignore[no-any-return]
+from metric_wrappers import RowOnly
 
 
 def run(metrics: Sequence[Any], samples: list[Sample], outputs: dict[str, Output], scopes: Any):

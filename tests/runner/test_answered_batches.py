@@ -22,6 +22,7 @@ from assay.outputs import Output
 from assay.results import ExecutionResult
 from assay.runner import Runner
 from assay.sut import PythonTarget
+from metric_wrappers import RowOnly
 
 
 @dataclass
@@ -41,18 +42,6 @@ class CountingBatch:
     def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
         self.batches.append(len(samples))
         return self.inner.score_batch(samples, outputs)  # type: ignore[no-any-return]
-
-
-@dataclass(frozen=True)
-class RowOnly:
-    inner: Any
-
-    @property
-    def name(self) -> str:
-        return str(self.inner.name)
-
-    def score(self, sample: Sample, output: Output) -> MetricScore:
-        return self.inner.score(sample, output)  # type: ignore[no-any-return]
 
 
 class Awaiting:
