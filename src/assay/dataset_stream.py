@@ -1,15 +1,18 @@
-"""Large JSONL datasets kept on disk: validated once, then read back sample by sample.
+"""Large JSONL and JSON datasets kept on disk: validated once, then read back sample by sample.
 
 A 1,000,000-sample dataset is about 2 GB as pydantic objects. Here the file is read once,
-every sample validated as :func:`assay.dataset.read_dataset` would, and only the offset of each
-line (8 bytes) and a hash of each id (8 bytes, for the duplicate check) are kept. The
+every sample validated as :func:`assay.dataset.read_dataset` would, and only where each sample
+is (a JSONL line's offset, 8 bytes; a JSON document's element's byte span, 16 bytes, found by
+:mod:`assay.json_items`) and a hash of each id (8 bytes, for the duplicate check) are kept. The
 samples are then parsed again each time the run walks them. Anything unusual (an invalid line,
-a duplicate id or even a hash collision, an odd line break) makes :func:`stream_samples`
-return None, and the caller loads the file whole, which reports the problem exactly as before.
+a duplicate id or even a hash collision, an odd line break, a document shape the scan does not
+take) makes :func:`stream_samples` or :func:`stream_document` return None, and the caller loads
+the file whole, which reports the problem exactly as before.
 """
 
 from __future__ import annotations
 
+import json
 from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -17,23 +20,44 @@ from typing import Any, overload
 
 from pydantic import ValidationError
 
-from assay.dataset import Sample
+from assay.dataset import Dataset, Sample, dataset_from_data
 from assay.documents import MAX_DATASET_BYTES, parse_jsonl_line
-from assay.errors import DatasetError, UnusualLineBreaks
+from assay.errors import DatasetError, NotIndexable, UnusualLineBreaks
+from assay.json_items import ItemScan, SpanReader
 from assay.jsonl_lines import LineReader, first_offset, iter_lines
 
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
 
 
-def stream_samples(path: Path) -> JsonlSamples | None:
-    """The samples of a large JSONL file, left on disk; None: load the file whole."""
+def is_large(path: Path) -> bool:
+    """Whether a file is big enough to be kept on disk (and not past the size limit)."""
     try:
         size = path.stat().st_size
     except OSError:
+        return False
+    return STREAM_MIN_BYTES <= size <= MAX_DATASET_BYTES
+
+
+def stream_samples(path: Path) -> JsonlSamples | None:
+    """The samples of a large JSONL file, left on disk; None: load the file whole."""
+    return JsonlSamples.from_file(path) if is_large(path) else None
+
+
+def stream_document(path: Path) -> Dataset | None:
+    """A large JSON dataset document with its samples left on disk; None: load it whole.
+
+    The document's other members (name, metrics, gate...) are validated with its first sample
+    as :func:`assay.dataset.dataset_from_data` validates the whole document.
+    """
+    scanned = DocumentSamples.scan(path) if is_large(path) else None
+    if scanned is None:
         return None
-    if size < STREAM_MIN_BYTES or size > MAX_DATASET_BYTES:
+    samples, header, first = scanned
+    try:
+        head = dataset_from_data({**header, "samples": [first]}, source=str(path))
+    except DatasetError:
         return None
-    return JsonlSamples.from_file(path)
+    return head.model_copy(update={"samples": samples})
 
 
 def has_duplicates(hashes: array[int]) -> bool:
@@ -44,8 +68,64 @@ def has_duplicates(hashes: array[int]) -> bool:
     return bool(ordered.size > 1 and (ordered[1:] == ordered[:-1]).any())
 
 
-class JsonlSamples(Sequence[Sample]):
-    """The samples of a JSONL file, parsed and validated each time they are read."""
+class IndexedSamples(Sequence[Sample]):
+    """Samples left in a file, parsed and validated each time they are read; subclasses say
+    where each sample's text is (:meth:`_texts` in file order, :meth:`_text_at` by index)."""
+
+    def __init__(
+        self, path: Path, id_hashes: array[int], metadata_keys: frozenset[str] = frozenset()
+    ) -> None:
+        self.path = path
+        self.id_hashes = id_hashes  # hash(id) per sample, in file order
+        # Every key any sample's metadata has: a walk looking for one no sample has is skipped.
+        self.metadata_keys = metadata_keys
+
+    def _texts(self) -> Iterator[str]:
+        raise NotImplementedError
+
+    def _text_at(self, index: int) -> str:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self.id_hashes)
+
+    def __iter__(self) -> Iterator[Sample]:
+        try:
+            for text in self._texts():
+                yield self._read(text)
+        except (UnusualLineBreaks, UnicodeDecodeError, OSError):
+            raise self._changed() from None
+
+    @overload
+    def __getitem__(self, index: int) -> Sample: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Sample]: ...
+
+    def __getitem__(self, index: int | slice) -> Sample | list[Sample]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        try:
+            text = self._text_at(index)
+        except (UnicodeDecodeError, OSError):
+            raise self._changed() from None
+        return self._read(text)
+
+    def _read(self, text: str) -> Sample:
+        try:
+            return _sample(text, 0, self.path)
+        except (DatasetError, ValidationError):
+            raise self._changed() from None
+
+    def _changed(self) -> DatasetError:
+        return DatasetError("the file changed while the run read it", file=str(self.path))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.path)!r}, {len(self)} samples)"
+
+
+class JsonlSamples(IndexedSamples):
+    """The samples of a JSONL file: a line each, found by its offset."""
 
     def __init__(
         self,
@@ -55,12 +135,9 @@ class JsonlSamples(Sequence[Sample]):
         id_hashes: array[int],
         metadata_keys: frozenset[str] = frozenset(),
     ) -> None:
-        self.path = path
+        super().__init__(path, id_hashes, metadata_keys)
         self._start = start
         self._offsets = offsets
-        self.id_hashes = id_hashes  # hash(id) per sample, in file order
-        # Every key any sample's metadata has: a walk looking for one no sample has is skipped.
-        self.metadata_keys = metadata_keys
         self._reader = LineReader(path)
 
     @classmethod
@@ -85,43 +162,67 @@ class JsonlSamples(Sequence[Sample]):
             return None
         return cls(path, start, offsets, hashes, frozenset(keys))
 
-    def __len__(self) -> int:
-        return len(self._offsets)
+    def _texts(self) -> Iterator[str]:
+        for _, line in iter_lines(self.path, self._start):
+            if line.strip():
+                yield line
 
-    def __iter__(self) -> Iterator[Sample]:
+    def _text_at(self, index: int) -> str:
+        return self._reader.line_at(self._offsets[index])
+
+
+class DocumentSamples(IndexedSamples):
+    """The samples of a JSON dataset document (``{"name": ..., "samples": [...]}``): each
+    element of ``samples`` found by its byte span, parsed with the stdlib decoder as when the
+    document is read whole."""
+
+    def __init__(
+        self,
+        path: Path,
+        spans: array[int],
+        id_hashes: array[int],
+        metadata_keys: frozenset[str] = frozenset(),
+    ) -> None:
+        super().__init__(path, id_hashes, metadata_keys)
+        self._spans = spans  # start, end, start, end... byte offsets
+        self._reader = SpanReader(path)
+
+    @classmethod
+    def scan(cls, path: Path) -> tuple[DocumentSamples, dict[str, Any], Any] | None:
+        """Validate every sample and keep its span: the samples, the document's other members,
+        and the first sample's value; None when the file must be loaded whole."""
+        scan = ItemScan(path, "samples")
+        spans, hashes = array("q"), array("q")
+        keys: set[str] = set()
+        first: Any = None
         try:
-            for _, line in iter_lines(self.path, self._start):
-                if line.strip():
-                    yield self._read(line)
-        except (UnusualLineBreaks, UnicodeDecodeError, OSError):
-            raise self._changed() from None
+            for item in scan.items():
+                checked = _checked_value(item.value)
+                if checked is None:  # a conversation expands into turns: load it whole
+                    return None
+                first = item.value if first is None else first
+                spans.extend((item.start, item.end))
+                hashes.append(hash(checked[0]))
+                keys.update(checked[1])
+        except (NotIndexable, DatasetError, ValidationError):
+            return None
+        if scan.kind != "array" or not hashes or has_duplicates(hashes):
+            return None
+        return cls(path, spans, hashes, frozenset(keys)), scan.header, first
 
-    @overload
-    def __getitem__(self, index: int) -> Sample: ...
+    def _texts(self) -> Iterator[str]:
+        spans, reader = self._spans, SpanReader(self.path)
+        for index in range(0, len(spans), 2):
+            yield reader.text(spans[index], spans[index + 1])
 
-    @overload
-    def __getitem__(self, index: slice) -> list[Sample]: ...
+    def _text_at(self, index: int) -> str:
+        return self._reader.text(self._spans[2 * index], self._spans[2 * index + 1])
 
-    def __getitem__(self, index: int | slice) -> Sample | list[Sample]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+    def _read(self, text: str) -> Sample:
         try:
-            line = self._reader.line_at(self._offsets[index])
-        except (UnicodeDecodeError, OSError):
+            return _sample_value(json.loads(text))
+        except (ValueError, RecursionError, DatasetError, ValidationError):
             raise self._changed() from None
-        return self._read(line)
-
-    def _read(self, line: str) -> Sample:
-        try:
-            return _sample(line, 0, self.path)
-        except (DatasetError, ValidationError):
-            raise self._changed() from None
-
-    def _changed(self) -> DatasetError:
-        return DatasetError("the file changed while the run read it", file=str(self.path))
-
-    def __repr__(self) -> str:
-        return f"JsonlSamples({str(self.path)!r}, {len(self)} samples)"
 
 
 _SAMPLE_KEYS = frozenset({"id", "input", "expected_output", "metadata"})
@@ -136,7 +237,11 @@ def _checked(line: str, number: int, path: Path) -> tuple[str, dict[str, Any]] |
     metadata, nothing else) is valid by construction and is only looked at; anything else goes
     through the model, which raises for what it rejects.
     """
-    value: Any = parse_jsonl_line(line, number, path, DatasetError)
+    return _checked_value(parse_jsonl_line(line, number, path, DatasetError))
+
+
+def _checked_value(value: Any) -> tuple[str, dict[str, Any]] | None:
+    """:func:`_checked` for a value already parsed."""
     if _plain_sample(value):
         return str(value["id"]), value.get("metadata", {})
     sample = Sample.model_validate(value)
@@ -163,7 +268,11 @@ def _sample(line: str, number: int, path: Path) -> Sample:
     as validation would build it (the id as a string, the same fields set), without the model's
     walk over its values.
     """
-    value: Any = parse_jsonl_line(line, number, path, DatasetError)
+    return _sample_value(parse_jsonl_line(line, number, path, DatasetError))
+
+
+def _sample_value(value: Any) -> Sample:
+    """:func:`_sample` for a value already parsed."""
     if _plain_sample(value):
         return _built(value)
     return Sample.model_validate(value)

@@ -174,3 +174,9 @@ class StatusFailure(TransportFailure):
 class UnusualLineBreaks(AssayError):
     """Internal: a JSONL file breaks lines other than with ``\\n`` / ``\\r\\n``, so it is read
     whole (the ordinary way) instead of line by line from disk."""
+
+
+class NotIndexable(AssayError):
+    """Internal: a large JSON document has a shape the forward scan does not take
+    (:mod:`assay.json_items`), so it is read whole (the ordinary way), which reports any
+    problem with it."""

@@ -1,11 +1,12 @@
 """Loading a golden dataset and a saved-outputs file: whole, or, for a large JSONL file, indexed
 on disk and read back as the run needs it.
 
-A JSONL file of 8 MB or more is indexed (:mod:`assay.dataset_stream`, :mod:`assay.outputs_stream`):
-every line is checked first, as reading it whole would check it, and only each line's offset and
-a hash of its id are kept. Anything the index cannot take (an invalid line, a duplicate id, an
-odd line break, a conversation) makes it step aside, and the file is read whole, which reports
-the problem with the file, sample and field exactly as for a small file.
+A JSONL or JSON file of 8 MB or more is indexed (:mod:`assay.dataset_stream`,
+:mod:`assay.outputs_stream`): every line or entry is checked first, as reading it whole would
+check it, and only where each one is and a hash of its id are kept. Anything the index cannot
+take (an invalid entry, a duplicate id, an odd line break, a conversation) makes it step aside,
+and the file is read whole, which reports the problem with the file, sample and field exactly as
+for a small file.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from assay.dataset import Dataset, read_dataset
-from assay.dataset_stream import stream_samples
+from assay.dataset_stream import stream_document, stream_samples
 from assay.outputs import Output, read_outputs
 from assay.outputs_stream import stream_outputs
 
@@ -26,13 +27,17 @@ def load_dataset(path: str | Path) -> Dataset:
         samples = stream_samples(path)
         if samples is not None:
             return Dataset.model_construct(name=path.stem, samples=samples)  # type: ignore[arg-type]
+    if path.suffix.lower() == ".json":
+        document = stream_document(path)
+        if document is not None:
+            return document
     return read_dataset(path)
 
 
 def load_outputs(path: str | Path) -> Mapping[str, Output]:
     """Load a saved-outputs file into ``{sample_id: Output}``."""
     path = Path(path)
-    if path.suffix.lower() == ".jsonl":
+    if path.suffix.lower() in (".jsonl", ".json"):
         streamed = stream_outputs(path)
         if streamed is not None:
             return streamed

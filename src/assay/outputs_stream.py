@@ -1,11 +1,13 @@
-"""Large JSONL saved-outputs files kept on disk: checked once, then looked up by id.
+"""Large JSONL and JSON saved-outputs files kept on disk: checked once, then looked up by id.
 
 The file is read once and every entry checked as :func:`assay.outputs.read_outputs` would;
-what is kept is a sorted array of the ids' hashes and each line's offset (16 bytes an entry).
-A lookup finds the line by hash, reads it (sequential lookups read a block at a time) and
-checks its id. Anything unusual (an invalid entry, a duplicate id or a hash collision, an odd
-line break) makes :func:`stream_outputs` return None, and the caller loads the file whole,
-which reports the problem exactly as before.
+what is kept is a sorted array of the ids' hashes and where each entry is: a JSONL line's
+offset (16 bytes an entry), or a JSON document entry's number and byte span (32 bytes; found
+by :mod:`assay.json_items`). A lookup finds the entry by hash, reads it (sequential lookups
+read a block at a time) and checks its id. Anything unusual (an invalid entry, a duplicate id or
+a hash collision, an odd line break, a document shape the scan does not take) makes
+:func:`stream_outputs` return None, and the caller loads the file whole, which reports the
+problem exactly as before.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.documents import MAX_DATASET_BYTES, parse_jsonl_line
-from assay.errors import AssayError, OutputsError, UnusualLineBreaks
+from assay.errors import AssayError, NotIndexable, OutputsError, UnusualLineBreaks
+from assay.json_items import ItemScan, SpanReader, parse_item
 from assay.jsonl_lines import LineReader, first_offset, iter_lines
 from assay.outputs import Output, coerce_output
 
@@ -24,14 +27,16 @@ STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
 GUESS_SLACK = 64  # lookups stop trying the next line once it missed this many more than it hit
 
 
-def stream_outputs(path: Path) -> JsonlOutputs | None:
-    """The saved outputs of a large JSONL file, left on disk; None: load it whole."""
+def stream_outputs(path: Path) -> IndexedOutputs | None:
+    """The saved outputs of a large JSONL or JSON file, left on disk; None: load it whole."""
     try:
         size = path.stat().st_size
     except OSError:
         return None
     if size < STREAM_MIN_BYTES or size > MAX_DATASET_BYTES:
         return None
+    if path.suffix.lower() == ".json":
+        return DocumentOutputs.from_file(path)
     return JsonlOutputs.from_file(path)
 
 
@@ -66,39 +71,27 @@ def _entry_id(value: Any) -> str:
     return plain[0] if plain is not None else _entry(value)[0]
 
 
-class JsonlOutputs(Mapping[str, Output]):
-    """``{sample_id: Output}`` over a JSONL file, each output read when it is asked for."""
+class IndexedOutputs(Mapping[str, Output]):
+    """``{sample_id: Output}`` over a file, each output read when it is asked for.
 
-    def __init__(self, path: Path, start: int, hashes: Any, offsets: Any) -> None:
+    What is kept is the sorted hashes of the ids and, for each, where its entry is (a
+    *locator*: a JSONL line's offset, a document entry's number); subclasses read the entry
+    at a locator (:meth:`_entry_at`) and list the ids in file order (:meth:`_ids`).
+    """
+
+    def __init__(self, path: Path, hashes: Any, locators: Any) -> None:
         self.path = path
-        self._start = start
         self.id_hashes = hashes  # sorted numpy int64 array of hash(id)
-        self._offsets = offsets  # the line offset of each hash
-        self._reader = LineReader(path)
-        self._next = -1  # where the line after the last one read starts (-1: none read yet)
-        self._hits = self._misses = 0  # lookups found on that next line, and not
+        self._locators = locators  # where the entry of each hash is
+        self._next = -1  # the locator of the entry after the last one read (-1: none read yet)
+        self._hits = self._misses = 0  # lookups found on that next entry, and not
 
-    @classmethod
-    def from_file(cls, path: Path) -> JsonlOutputs | None:
-        """Check every line and keep its offset; None when the file must be loaded whole."""
-        import numpy as np
+    def _entry_at(self, locator: int) -> tuple[str, Output, int]:
+        """The id and output of the entry at ``locator``, and the next entry's locator."""
+        raise NotImplementedError
 
-        start = first_offset(path)
-        offsets, hashes = array("q"), array("q")
-        try:
-            for number, (offset, line) in enumerate(iter_lines(path, start), start=1):
-                if line.strip():
-                    sample_id = _entry_id(parse_jsonl_line(line, number, path, OutputsError))
-                    offsets.append(offset)
-                    hashes.append(hash(sample_id))
-        except (UnusualLineBreaks, UnicodeDecodeError, AssayError, ValueError, OSError):
-            return None
-        keys = np.frombuffer(hashes, dtype=np.int64)
-        order = np.argsort(keys, kind="stable")
-        ordered = keys[order]
-        if ordered.size == 0 or bool((ordered[1:] == ordered[:-1]).any()):
-            return None
-        return cls(path, start, ordered, np.frombuffer(offsets, dtype=np.int64)[order])
+    def _ids(self) -> Iterator[str]:
+        raise NotImplementedError
 
     def __getitem__(self, sample_id: str) -> Output:
         if self._next >= 0 and self._misses <= self._hits + GUESS_SLACK:
@@ -110,9 +103,8 @@ class JsonlOutputs(Mapping[str, Output]):
         if at == len(self.id_hashes) or int(self.id_hashes[at]) != key:
             raise KeyError(sample_id)
         try:
-            line, following = self._reader.line_and_next(int(self._offsets[at]))
-            found, output = _entry(parse_jsonl_line(line, 0, self.path, OutputsError))
-        except (ValueError, AssayError, OSError):  # UnicodeDecodeError is a ValueError
+            found, output, following = self._entry_at(int(self._locators[at]))
+        except (ValueError, AssayError, OSError, RecursionError):  # incl. UnicodeDecodeError
             raise self._changed() from None
         if found != sample_id:  # another id with the same hash: this one has no output
             raise KeyError(sample_id)
@@ -120,17 +112,17 @@ class JsonlOutputs(Mapping[str, Output]):
         return output
 
     def _guessed(self, sample_id: str) -> Output | None:
-        """The output on the line after the one read last, when it is ``sample_id``'s; else None.
+        """The output of the entry after the one read last, when it is ``sample_id``'s; else
+        None.
 
-        Saved outputs are usually written in dataset order, so most lookups are the next line
-        and need no search. Ids are unique in the file (see :meth:`from_file`), so a line with
-        this id is the one the search would find. Files in another order stop guessing after
-        ``GUESS_SLACK`` misses more than hits.
+        Saved outputs are usually written in dataset order, so most lookups are the next entry
+        and need no search. Ids are unique in the file (see the ``from_file`` methods), so an
+        entry with this id is the one the search would find. Files in another order stop
+        guessing after ``GUESS_SLACK`` misses more than hits.
         """
         try:
-            line, following = self._reader.line_and_next(self._next)
-            found, output = _entry(parse_jsonl_line(line, 0, self.path, OutputsError))
-        except (ValueError, AssayError, OSError):  # a blank line, the end, a changed file
+            found, output, following = self._entry_at(self._next)
+        except (ValueError, AssayError, OSError, RecursionError, IndexError):  # the end, ...
             found = None
         if found != sample_id:
             self._misses += 1
@@ -148,14 +140,110 @@ class JsonlOutputs(Mapping[str, Output]):
     def __iter__(self) -> Iterator[str]:
         """The ids, in file order."""
         try:
-            for number, (_, line) in enumerate(iter_lines(self.path, self._start), start=1):
-                if line.strip():
-                    yield _entry_id(parse_jsonl_line(line, number, self.path, OutputsError))
-        except (UnusualLineBreaks, UnicodeDecodeError, AssayError, ValueError, OSError):
+            yield from self._ids()
+        except (UnusualLineBreaks, AssayError, ValueError, OSError, RecursionError):
             raise self._changed() from None
 
     def __repr__(self) -> str:
-        return f"JsonlOutputs({str(self.path)!r}, {len(self)} outputs)"
+        return f"{type(self).__name__}({str(self.path)!r}, {len(self)} outputs)"
+
+
+def _sorted_index(hashes: array[int], locators: array[int]) -> tuple[Any, Any] | None:
+    """The hashes sorted and the locators in the same order; None if a hash repeats (a
+    duplicate id, or a collision) or there are none."""
+    import numpy as np
+
+    keys = np.frombuffer(hashes, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    if ordered.size == 0 or bool((ordered[1:] == ordered[:-1]).any()):
+        return None
+    return ordered, np.frombuffer(locators, dtype=np.int64)[order]
+
+
+class JsonlOutputs(IndexedOutputs):
+    """Saved outputs in a JSONL file: an entry a line, located by the line's offset."""
+
+    def __init__(self, path: Path, start: int, hashes: Any, offsets: Any) -> None:
+        super().__init__(path, hashes, offsets)
+        self._start = start
+        self._reader = LineReader(path)
+
+    @classmethod
+    def from_file(cls, path: Path) -> JsonlOutputs | None:
+        """Check every line and keep its offset; None when the file must be loaded whole."""
+        start = first_offset(path)
+        offsets, hashes = array("q"), array("q")
+        try:
+            for number, (offset, line) in enumerate(iter_lines(path, start), start=1):
+                if line.strip():
+                    sample_id = _entry_id(parse_jsonl_line(line, number, path, OutputsError))
+                    offsets.append(offset)
+                    hashes.append(hash(sample_id))
+        except (UnusualLineBreaks, UnicodeDecodeError, AssayError, ValueError, OSError):
+            return None
+        index = _sorted_index(hashes, offsets)
+        return None if index is None else cls(path, start, *index)
+
+    def _entry_at(self, locator: int) -> tuple[str, Output, int]:
+        line, following = self._reader.line_and_next(locator)
+        found, output = _entry(parse_jsonl_line(line, 0, self.path, OutputsError))
+        return found, output, following
+
+    def _ids(self) -> Iterator[str]:
+        for number, (_, line) in enumerate(iter_lines(self.path, self._start), start=1):
+            if line.strip():
+                yield _entry_id(parse_jsonl_line(line, number, self.path, OutputsError))
+
+
+class DocumentOutputs(IndexedOutputs):
+    """Saved outputs in a JSON ``outputs`` document, a list of entries with an ``id`` or a
+    mapping of id to output: an entry located by its number in the file, read from its byte
+    span (:mod:`assay.json_items`)."""
+
+    def __init__(self, path: Path, hashes: Any, numbers: Any, spans: Any, *, keyed: bool) -> None:
+        super().__init__(path, hashes, numbers)
+        self._spans = spans  # start, end, start, end... byte offsets, in file order
+        self._keyed = keyed  # the mapping form: a span is '"id": output'
+        self._reader = SpanReader(path)
+
+    @classmethod
+    def from_file(cls, path: Path) -> DocumentOutputs | None:
+        """Check every entry and keep its span; None when the file must be loaded whole."""
+        scan = ItemScan(path, "outputs")
+        spans, hashes = array("q"), array("q")
+        try:
+            for item in scan.items():
+                hashes.append(hash(_item_entry(item.key, item.value, scan.kind)[0]))
+                spans.extend((item.start, item.end))
+        except (NotIndexable, AssayError, ValueError):
+            return None
+        index = _sorted_index(hashes, array("q", range(len(hashes))))
+        if index is None:
+            return None
+        return cls(path, *index, spans, keyed=scan.kind == "object")
+
+    def _entry_at(self, locator: int) -> tuple[str, Output, int]:
+        text = self._reader.text(self._spans[2 * locator], self._spans[2 * locator + 1])
+        key, value = parse_item(text, keyed=self._keyed)
+        found, output = _item_entry(key, value, "object" if self._keyed else "array")
+        return found, output, locator + 1
+
+    def _ids(self) -> Iterator[str]:
+        for locator in range(len(self)):
+            yield self._entry_at(locator)[0]
+
+
+def _item_entry(key: str | None, value: Any, kind: str | None) -> tuple[str, Output]:
+    """An ``outputs`` item's id and output, checked as :func:`load_outputs` checks them
+    (ValueError if not; a conversation, which becomes one entry per turn, too)."""
+    if kind == "array":
+        return _entry(value)
+    if key == "" or key is None:
+        raise ValueError("no id")
+    if isinstance(value, Mapping) and "turns" in value and "output" not in value:
+        raise ValueError("a conversation")
+    return key, Output(value) if type(value) is str else coerce_output(value)
 
 
 def same_ids(outputs: Mapping[str, Output], samples: Sequence[Any]) -> bool:
@@ -166,7 +254,7 @@ def same_ids(outputs: Mapping[str, Output], samples: Sequence[Any]) -> bool:
     output" as its error. False means: check id by id (``check_outputs_cover``).
     """
     theirs = getattr(samples, "id_hashes", None)
-    if not isinstance(outputs, JsonlOutputs) or theirs is None:
+    if not isinstance(outputs, IndexedOutputs) or theirs is None:
         return False
     import numpy as np
 

@@ -1,0 +1,229 @@
+"""A large JSON document read forward in blocks: one top-level member's items, with byte spans.
+
+A JSON dataset (``{"name": ..., "samples": [...]}``) or saved-outputs file (``{"outputs": ...}``)
+of a million entries takes gigabytes as Python values. :class:`ItemScan` walks the file once
+with the stdlib's decoder, one value at a time, over a window of text that holds about one block
+plus the value being read: the other top-level members are parsed whole, and each item of the
+chosen member (an array's elements, or an object's members with their keys) comes out with the
+bytes it occupies, so the caller can keep the offsets and read the item again later.
+
+Anything it does not expect (a top level that is not an object, a key given twice, the member
+missing or neither array nor object, invalid JSON or UTF-8, a value nested deeper than the
+whole-file reader allows) raises :class:`~assay.errors.NotIndexable`; the caller then reads the
+file whole, which reports the problem exactly as it always did.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from assay.bounded import MAX_DEPTH, json_depth_problem
+from assay.errors import NotIndexable
+from assay.jsonl_lines import BLOCK, BOM, SMALL_BLOCK
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One item of the member: its key (an object's member) or None (an array's element), its
+    value, and the byte offsets ``[start, end)`` of its text in the file: the value's, or for
+    an object's member ``"key": value`` (see :func:`parse_item`)."""
+
+    key: str | None
+    value: Any
+    start: int
+    end: int
+
+
+class _Window:
+    """The file's text from some offset on, read a block at a time, with a read position."""
+
+    def __init__(self, handle: BinaryIO, base: int) -> None:
+        self._handle = handle
+        self._decode = codecs.getincrementaldecoder("utf-8")().decode  # strict: bad UTF-8 raises
+        self.text = ""
+        self.pos = 0
+        self.eof = False
+        self._ascii = True
+        self._mark = (0, base)  # (index in text, byte offset): where byte counting resumes
+
+    def fill(self, want: int = BLOCK) -> bool:
+        """Read at least ``want`` more bytes (a block at least); False once the file is done."""
+        if self.eof:
+            return False
+        size = max(want, BLOCK)
+        data = self._handle.read(size)
+        self.eof = len(data) < size
+        chunk = self._decode(data, final=self.eof)
+        self._ascii = self._ascii and chunk.isascii()
+        self.text += chunk
+        return bool(chunk) or not self.eof
+
+    def byte_at(self, index: int) -> int:
+        """The byte offset of ``text[index]``; indexes are asked for in increasing order."""
+        at, offset = self._mark
+        if self._ascii:
+            offset += index - at
+        else:
+            offset += len(self.text[at:index].encode("utf-8"))
+        self._mark = (index, offset)
+        return offset
+
+    def next_char(self) -> str:
+        """The next character that is not JSON whitespace, left unread; "" at the end."""
+        while True:
+            self.pos = _SPACE.match(self.text, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.text):
+                return self.text[self.pos]
+            if not self.fill():
+                return ""
+
+    def expect(self, char: str) -> None:
+        if self.next_char() != char:
+            raise NotIndexable
+        self.pos += 1
+
+    def value(self, depth_left: int) -> Any:
+        """The JSON value at the read position (after whitespace), which is moved past it."""
+        self.next_char()
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.text, self.pos)
+            except json.JSONDecodeError:
+                if self.fill(len(self.text) - self.pos):  # it may run past the window
+                    continue
+                raise NotIndexable from None
+            except (ValueError, RecursionError):  # a huge integer literal, or nested past C's
+                raise NotIndexable from None
+            if end == len(self.text) and self.fill():
+                continue  # a number at the window's edge may go on
+            if json_depth_problem(self.text[self.pos : end], depth_left) is not None:
+                raise NotIndexable
+            self.pos = end
+            return value
+
+    def drop_read(self) -> None:
+        """Forget the text before the read position once it is a block long."""
+        if self.pos >= BLOCK:
+            offset = self.byte_at(self.pos)
+            self.text = self.text[self.pos :]
+            self.pos = 0
+            self._mark = (0, offset)
+
+
+class ItemScan:
+    """One pass over a JSON document: :meth:`items` yields the items of ``member``; afterwards
+    :attr:`header` holds the document's other top-level members and :attr:`kind` says whether
+    the member was an ``"array"`` or an ``"object"``."""
+
+    def __init__(self, path: Path, member: str) -> None:
+        self.path = path
+        self.member = member
+        self.header: dict[str, Any] = {}
+        self.kind: str | None = None
+
+    def items(self) -> Iterator[Item]:
+        """Every item of the member in file order; raises NotIndexable as the module says."""
+        try:
+            with self.path.open("rb") as handle:
+                start = len(BOM) if handle.read(len(BOM)) == BOM else 0
+                handle.seek(start)
+                yield from self._document(_Window(handle, start))
+        except (OSError, UnicodeDecodeError):
+            raise NotIndexable from None
+        if self.kind is None:
+            raise NotIndexable
+
+    def _document(self, window: _Window) -> Iterator[Item]:
+        window.expect("{")
+        if window.next_char() == "}":
+            raise NotIndexable  # no member at all
+        while True:
+            if window.next_char() != '"':
+                raise NotIndexable
+            key = window.value(0)
+            if key in self.header or (key == self.member and self.kind is not None):
+                raise NotIndexable  # a key given twice: the whole-file reader keeps the last
+            window.expect(":")
+            if key == self.member:
+                yield from self._member(window)
+            else:
+                self.header[key] = window.value(MAX_DEPTH - 1)
+            if window.next_char() == ",":
+                window.pos += 1
+                continue
+            window.expect("}")
+            if window.next_char() != "":
+                raise NotIndexable  # text after the document
+            return
+
+    def _member(self, window: _Window) -> Iterator[Item]:
+        opening = window.next_char()
+        if opening not in ("[", "{"):
+            raise NotIndexable
+        self.kind = "array" if opening == "[" else "object"
+        closing = "]" if opening == "[" else "}"
+        window.pos += 1
+        if window.next_char() == closing:
+            window.pos += 1
+            return
+        while True:
+            key = None
+            window.next_char()
+            start = window.byte_at(window.pos)
+            if closing == "}":
+                if window.next_char() != '"':
+                    raise NotIndexable
+                key = window.value(0)
+                window.expect(":")
+            value = window.value(MAX_DEPTH - 2)
+            yield Item(key, value, start, window.byte_at(window.pos))
+            window.drop_read()
+            if window.next_char() != ",":
+                window.expect(closing)
+                return
+            window.pos += 1
+
+
+def parse_item(text: str, *, keyed: bool) -> tuple[str | None, Any]:
+    """An item's key and value from its text (an :class:`Item`'s span), parsed as the scan
+    parsed it; ValueError (or RecursionError) if the text is not what it was."""
+    if not keyed:
+        return None, json.loads(text)
+    member: dict[str, Any] = json.loads("{" + text + "}")
+    if len(member) != 1:
+        raise ValueError("not one member")
+    [(key, value)] = member.items()
+    return key, value
+
+
+class SpanReader:
+    """The text of a byte span of a file, from a cached block: spans read in file order come
+    from blocks that grow to :data:`~assay.jsonl_lines.BLOCK`; a jump elsewhere starts a small
+    block there, so reads in any order cost about the span each."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._start = 0
+        self._block = b""
+        self._size = SMALL_BLOCK
+
+    def text(self, start: int, end: int) -> str:
+        """Bytes ``[start, end)`` decoded as UTF-8 (UnicodeDecodeError if they are not)."""
+        relative = start - self._start
+        if relative < 0 or end - self._start > len(self._block):
+            in_order = self._start <= start <= self._start + len(self._block)
+            self._size = min(2 * self._size, BLOCK) if in_order else SMALL_BLOCK
+            with self.path.open("rb") as handle:
+                handle.seek(start)
+                self._block = handle.read(max(self._size, end - start))
+            self._start, relative = start, 0
+        return self._block[relative : relative + end - start].decode("utf-8")
