@@ -13,7 +13,10 @@ the runner, the run store, aggregation, the report) and is printed in microsecon
 256 distinct answers, so all four metrics score every sample and regex sees repeated patterns.
 Targets: <= 10 s wall and <= 300 MB at 100k; <= 400 MB at 1M; <= 2 us harness per score.
 
-    python benchmarks/bench_saved_outputs.py [--samples 100000 1000000] [--keep DIR]
+    python benchmarks/bench_saved_outputs.py [--samples 100000 1000000] [--keep DIR] [--json]
+
+``--json`` writes the same samples as a JSON dataset document and the outputs as a JSON
+``outputs`` mapping, the shapes that are scanned once and read back by byte span.
 """
 
 from __future__ import annotations
@@ -97,6 +100,25 @@ def generate(directory: Path, count: int, seed: int = 7) -> tuple[Path, Path]:
     return dataset, outputs
 
 
+def as_documents(dataset: Path, outputs: Path) -> tuple[Path, Path]:
+    """The same files as JSON documents, written a line at a time: ``{"name", "samples": [...]}``
+    and the ``outputs`` wrapper as a mapping of id to text (padosoft's shape)."""
+    dataset_json, outputs_json = dataset.with_suffix(".json"), outputs.with_suffix(".json")
+    with dataset.open(encoding="utf-8") as lines, dataset_json.open("w", encoding="utf-8") as doc:
+        doc.write('{"name": "dataset", "samples": [\n')
+        for number, line in enumerate(lines):
+            doc.write((",\n" if number else "") + line.rstrip("\n"))
+        doc.write("\n]}\n")
+    with outputs.open(encoding="utf-8") as lines, outputs_json.open("w", encoding="utf-8") as doc:
+        doc.write('{"outputs": {\n')
+        for number, line in enumerate(lines):
+            entry = json.loads(line)
+            pair = f"{json.dumps(entry['id'])}: {json.dumps(entry['output'])}"
+            doc.write((",\n" if number else "") + pair)
+        doc.write("\n}}\n")
+    return dataset_json, outputs_json
+
+
 def direct_loop(dataset: Path, outputs: Path) -> dict[str, float]:
     """Wall and CPU seconds to load the two files, then to call the four metrics directly."""
     from assay.errors import MetricError
@@ -162,12 +184,15 @@ def reference_in_child(dataset: Path, outputs: Path, env: dict[str, str]) -> dic
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def run_one(directory: Path, samples: int) -> None:
+def run_one(directory: Path, samples: int, documents: bool) -> None:
     """Generate, run ``assay run`` in a child, run the direct loop here, print one block."""
     started = time.perf_counter()
     dataset, outputs = generate(directory, samples)
+    if documents:
+        dataset, outputs = as_documents(dataset, outputs)
     print(
-        f"== {samples:,} samples: generated in {time.perf_counter() - started:.1f}s "
+        f"== {samples:,} samples, {dataset.name} + {outputs.name}: generated in "
+        f"{time.perf_counter() - started:.1f}s "
         f"({dataset.stat().st_size / 1e6:.1f} MB + {outputs.stat().st_size / 1e6:.1f} MB)"
     )
     env = child_env()
@@ -211,6 +236,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, nargs="+", default=[100_000])
     parser.add_argument("--keep", type=Path, help="write the files here instead of a temp dir")
+    parser.add_argument(
+        "--json", action="store_true", help="JSON documents instead of JSONL (the same samples)"
+    )
     parser.add_argument("--reference", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reference:  # the child of reference_in_child
@@ -222,7 +250,7 @@ def main() -> None:
         directory = args.keep or Path(temp)
         directory.mkdir(parents=True, exist_ok=True)
         for samples in args.samples:
-            run_one(directory, samples)
+            run_one(directory, samples, args.json)
 
 
 if __name__ == "__main__":
