@@ -19,9 +19,8 @@ import codecs
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from assay.bounded import MAX_DEPTH, json_depth_problem
 from assay.errors import NotIndexable
@@ -31,8 +30,7 @@ _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
+class Item(NamedTuple):
     """One item of the member: its key (an object's member) or None (an array's element), its
     value, and the byte offsets ``[start, end)`` of its text in the file: the value's, or for
     an object's member ``"key": value`` (see :func:`parse_item`)."""
@@ -105,7 +103,9 @@ class _Window:
                 raise NotIndexable from None
             if end == len(self.text) and self.fill():
                 continue  # a number at the window's edge may go on
-            if json_depth_problem(self.text[self.pos : end], depth_left) is not None:
+            text, pos = self.text, self.pos
+            brackets = text.count("[", pos, end) + text.count("{", pos, end)
+            if brackets > depth_left and json_depth_problem(text[pos:end], depth_left):
                 raise NotIndexable
             self.pos = end
             return value
