@@ -16,59 +16,57 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.errors import OutputsError, SystemUnderTestError
+from assay.retrieved import RankedDocs as RankedDocs  # re-exported: the contract's types
+from assay.retrieved import Retrieved as Retrieved
 from assay.trajectory import Trajectory, TrajectoryRecorder
 
 OUTPUTS_SCHEMA: Final = "assay.outputs.v1"
 _ID_STRINGS = frozenset({str})
 
 
-class Retrieved:
-    """One retrieved document: its id and, when known, its text.
+@dataclass(frozen=True, slots=True, init=False)
+class Output:
+    """The system under test's answer for one sample.
 
-    A plain slotted class rather than a frozen dataclass: large retrieval runs hold millions,
-    and construction cost dominates the ranking metrics. Treat instances as immutable.
+    ``retrieved`` is always a :class:`RankedDocs` or None: ``Retrieved`` entries given as a
+    tuple or list become one, in their order.
     """
 
-    __slots__ = ("id", "text")
-
-    def __init__(self, id: str, text: str = "") -> None:
-        self.id = id
-        self.text = text
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Retrieved) and (self.id, self.text) == (other.id, other.text)
-
-    def __hash__(self) -> int:
-        return hash((self.id, self.text))
-
-    def __repr__(self) -> str:
-        return f"Retrieved(id={self.id!r}, text={self.text!r})"
-
-
-@dataclass(frozen=True, slots=True)
-class Output:
-    """The system under test's answer for one sample."""
-
     text: str
-    retrieved: tuple[Retrieved, ...] | None = None
+    retrieved: RankedDocs | None = None
     trajectory: Mapping[str, Any] | None = None
     usage: Mapping[str, Any] | None = field(default=None, compare=False)
     contexts: tuple[str, ...] | None = None
+
+    def __init__(
+        self,
+        text: str,
+        retrieved: Sequence[Retrieved] | None = None,
+        trajectory: Mapping[str, Any] | None = None,
+        usage: Mapping[str, Any] | None = None,
+        contexts: tuple[str, ...] | None = None,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "text", text)
+        if retrieved is not None and type(retrieved) is not RankedDocs:
+            retrieved = RankedDocs.of(retrieved)
+        put(self, "retrieved", retrieved)
+        put(self, "trajectory", trajectory)
+        put(self, "usage", usage)
+        put(self, "contexts", contexts)
 
     def context_texts(self) -> tuple[str, ...] | None:
         """The texts the answer was generated from: ``contexts``, else the retrieved texts."""
         if self.contexts is not None:
             return self.contexts
-        if self.retrieved is not None and any(r.text for r in self.retrieved):
-            return tuple(r.text for r in self.retrieved if r.text)
+        if self.retrieved is not None and self.retrieved.texts is not None:
+            return tuple(filter(None, self.retrieved.texts))
         return None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"output": self.text}
         if self.retrieved is not None:
-            data["retrieved"] = [
-                {"id": r.id, "text": r.text} if r.text else r.id for r in self.retrieved
-            ]
+            data["retrieved"] = _retrieved_json(self.retrieved)
         if self.trajectory is not None:
             data["trajectory"] = dict(self.trajectory)
         if self.usage is not None:
@@ -76,6 +74,13 @@ class Output:
         if self.contexts is not None:
             data["contexts"] = list(self.contexts)
         return data
+
+
+def _retrieved_json(ranking: RankedDocs) -> list[Any]:
+    """Ids, or ``{id, text}`` for the entries that have a text."""
+    if ranking.texts is None:
+        return list(ranking.ids)
+    return [{"id": i, "text": t} if t else i for i, t in zip(ranking.ids, ranking.texts)]
 
 
 # --------------------------------------------------------------------------- the file's schema
@@ -140,32 +145,28 @@ class OutputsDocument(BaseModel):
     outputs: dict[str, str | OutputBody | ConversationEntry] | list[OutputEntry | ConversationEntry]
 
 
-def parse_retrieved(raw: Any, *, where: str = "retrieved") -> tuple[Retrieved, ...]:
+def parse_retrieved(raw: Any, *, where: str = "retrieved") -> RankedDocs:
     """Ranked entries from ids or ``{id, text}`` objects; duplicates keep their best rank."""
     if type(raw) in (list, tuple) and {*map(type, raw)} == _ID_STRINGS:
         first = dict.fromkeys(raw)  # the common shape, a list of ids: read in C
         if "" not in first:
-            return tuple(map(Retrieved, first))
+            return RankedDocs(tuple(first))
     if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
         raise ValueError(f"'{where}' must be a list of ids or {{id, text}} objects")
-    seen: set[str] = set()
-    items: list[Retrieved] = []
+    found: dict[str, str] = {}  # id -> text, in rank order
     for position, entry in enumerate(raw):
         if isinstance(entry, str) and entry:
-            item = Retrieved(entry)
+            found.setdefault(entry, "")
         elif isinstance(entry, Mapping) and isinstance(entry.get("id"), str) and entry["id"]:
             text = entry.get("text")
-            item = Retrieved(entry["id"], text if isinstance(text, str) else "")
+            found.setdefault(entry["id"], text if isinstance(text, str) else "")
         elif isinstance(entry, int) and not isinstance(entry, bool):
-            item = Retrieved(str(entry))
+            found.setdefault(str(entry), "")
         else:
             raise ValueError(
                 f"'{where}[{position}]' must be a non-empty id or an object with a non-empty 'id'"
             )
-        if item.id not in seen:
-            seen.add(item.id)
-            items.append(item)
-    return tuple(items)
+    return RankedDocs(tuple(found), tuple(found.values()))
 
 
 def coerce_output(value: Any) -> Output:

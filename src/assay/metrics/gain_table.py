@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
 
 _LN2 = math.log(2.0)
 _POSITIVE = (0.0).__lt__
-_ID = operator.attrgetter("id")
 OVERFLOW = "relevance gains are too large: the ideal DCG overflows a float"
 
 
@@ -62,7 +60,7 @@ def _build(judged: Judged, option: int | None) -> GainTable:
     zero, padding = itertools.repeat(0.0), [0.0] * width
     for gain, ranking, k in zip(relevance, rankings, ks):
         top = ranking[:k] if k < width else ranking[:width]
-        flat += map(gain.get, map(_ID, top) if judged.objects else top, zero)
+        flat += map(gain.get, top, zero)
         if len(top) < width:
             flat += padding[len(top) :]
     table = np.array(flat, dtype=np.float64).reshape(len(rows), width)
@@ -111,13 +109,13 @@ def first_relevant_ranks(judged: Judged) -> list[int | None]:
                 ranks[position] = rank
             else:
                 starts[position] = cut
-    zero, objects = itertools.repeat(0.0), judged.objects
+    zero = itertools.repeat(0.0)
     for position, (gain, ranking, start) in enumerate(
         zip(judged.relevance, judged.rankings, starts)
     ):
         if ranks[position] is None:
             rest = itertools.islice(ranking, start, None)
-            relevant = map(_POSITIVE, map(gain.get, map(_ID, rest) if objects else rest, zero))
+            relevant = map(_POSITIVE, map(gain.get, rest, zero))
             ranks[position] = next(itertools.compress(itertools.count(start + 1), relevant), None)
     return ranks
 

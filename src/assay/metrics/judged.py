@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from assay.outputs import Output
 
 _STR = frozenset({str})
-_ID = operator.attrgetter("id")
 
 
 @dataclass(frozen=True)
@@ -33,15 +32,14 @@ class Judged:
     """The readable rows of a batch (``rows``, their gains, rankings and ``metadata.k``) and
     why the others cannot be scored (``errors``; ``k_errors``: only metrics that use k fail).
 
-    ``rankings`` hold ``Retrieved`` entries when ``objects`` (an output's ranked list, read
-    lazily: most kernels look at the first k only), else ids. ``ordered`` holds every row's
+    ``rankings`` hold each row's ids, best first (an output's ``RankedDocs.ids``, not copied:
+    most kernels look at the first k only). ``ordered`` holds every row's
     gains from high to low, row after row (``counts``: how many each), so that recall and the
     ideal DCG need no per-row work. A row's gains are the sample's own mapping when it holds
     integer levels (see :func:`~assay.metrics.relevance.ordered_gains`): nothing is copied.
     """
 
     size: int
-    objects: bool
     rows: list[int] = field(default_factory=list)
     relevance: list[Mapping[str, float]] = field(default_factory=list)
     rankings: list[Sequence[Any]] = field(default_factory=list)
@@ -85,11 +83,11 @@ def _same(cached: Sequence[Any], given: Sequence[Any]) -> bool:
 
 
 def _judge(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged:
-    judged = Judged(len(samples), objects=True)
+    judged = Judged(len(samples))
     for index, (sample, output) in enumerate(zip(samples, outputs)):
         try:
             relevance, ordered = ordered_gains(*relevance_source(sample))
-            ids = ranked(output)
+            ids = ranked(output).ids
         except MetricError as exc:
             judged.errors[index] = str(exc)
             continue
@@ -124,7 +122,7 @@ def judged_lists(relevance: Sequence[Any], rankings: Sequence[Any]) -> Judged:
     rankings of ids (or ``{id, text}`` objects) best first."""
     if len(relevance) != len(rankings):
         raise ValueError("relevance and rankings must have one entry per query each")
-    judged = Judged(len(relevance), objects=False)
+    judged = Judged(len(relevance))
     for index, (raw, ranking) in enumerate(zip(relevance, rankings)):
         try:
             gains = ordered_gains(raw, f"relevance[{index}]")
@@ -136,13 +134,13 @@ def judged_lists(relevance: Sequence[Any], rankings: Sequence[Any]) -> Judged:
     return judged
 
 
-def plain_ids(ranking: Any, where: str) -> list[str]:
+def plain_ids(ranking: Any, where: str) -> Sequence[str]:
     """Ranked ids, best first; a repeated id keeps its first rank (as ``retrieved`` does)."""
     if isinstance(ranking, (list, tuple)) and {*map(type, ranking)} == _STR:
         first = dict.fromkeys(ranking)
         if "" not in first:
             return list(first)
     try:
-        return list(map(_ID, parse_retrieved(ranking, where=where)))
+        return parse_retrieved(ranking, where=where).ids
     except ValueError as exc:
         raise MetricError(str(exc)) from None

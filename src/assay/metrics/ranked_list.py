@@ -6,32 +6,26 @@ The text form is JSON: a list of ids / ``{id, text}`` objects, or an object with
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from assay.bounded import loads_json
 from assay.errors import MetricError
 from assay.metrics.memo import LastParsed
-from assay.outputs import Retrieved, parse_retrieved
+from assay.outputs import RankedDocs, parse_retrieved
 
 if TYPE_CHECKING:
     from assay.outputs import Output
 
-_LAST_RANKING: LastParsed[tuple[Retrieved, ...]] = LastParsed()
-_LAST_IDS: LastParsed[list[str]] = LastParsed()
-_ID = operator.attrgetter("id")
+_LAST_RANKING: LastParsed[RankedDocs] = LastParsed()
 
 
-def ranked_ids(output: Output) -> list[str]:
-    """Ids of the ranked list, best first (shared by the metrics of one execution)."""
-    memo = _LAST_IDS
-    if memo.source is output and memo.value is not None:
-        return memo.value
-    return memo.remember(output, list(map(_ID, ranked(output))))
+def ranked_ids(output: Output) -> tuple[str, ...]:
+    """Ids of the ranked list, best first."""
+    return ranked(output).ids
 
 
-def ranked(output: Output) -> tuple[Retrieved, ...]:
+def ranked(output: Output) -> RankedDocs:
     """The output's ranked retrieval list (duplicates keep their best rank)."""
     if output.retrieved is not None:
         return output.retrieved
@@ -41,7 +35,7 @@ def ranked(output: Output) -> tuple[Retrieved, ...]:
     return memo.remember(output, _parse_ranking(output))
 
 
-def _parse_ranking(output: Output) -> tuple[Retrieved, ...]:
+def _parse_ranking(output: Output) -> RankedDocs:
     text = output.text.strip()
     data = loads_json(
         text,

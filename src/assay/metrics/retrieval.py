@@ -10,9 +10,10 @@ Sample or Output per query (:func:`score_rankings`), through the kernels of
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -61,7 +62,9 @@ class _RankingMetric:
     def __post_init__(self) -> None:
         check_k(self.k)
 
-    def _inputs(self, sample: Sample, output: Output) -> tuple[list[str], dict[str, float], int]:
+    def _inputs(
+        self, sample: Sample, output: Output
+    ) -> tuple[tuple[str, ...], dict[str, float], int]:
         relevance = gains(sample)
         return ranked_ids(output), relevance, resolve_k(sample, self.k)
 
@@ -82,7 +85,7 @@ class HitAtK(_RankingMetric):
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
         ids, relevance, k = self._inputs(sample, output)
-        hit = any(relevance.get(i, 0.0) > 0 for i in ids[:k])
+        hit = any(_relevant(relevance, ids[:k]))
         return MetricScore(1.0 if hit else 0.0, {"k": k, "hit": hit})
 
     def score_judged(self, judged: Judged) -> ScoreColumn:
@@ -98,10 +101,10 @@ class RecallAtK(_RankingMetric):
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
         ids, relevance, k = self._inputs(sample, output)
-        relevant = {i for i, g in relevance.items() if g > 0}
-        found = sum(1 for i in ids[:k] if i in relevant)
+        relevant = sum(map(_POSITIVE, relevance.values()))
+        found = sum(_relevant(relevance, ids[:k]))
         return MetricScore(
-            clamp01(found / len(relevant)), {"k": k, "relevant": len(relevant), "found": found}
+            clamp01(found / relevant), {"k": k, "relevant": relevant, "found": found}
         )
 
     def score_judged(self, judged: Judged) -> ScoreColumn:
@@ -121,10 +124,11 @@ class MRR:
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
         relevance = gains(sample)
-        for rank, item_id in enumerate(ranked_ids(output), start=1):
-            if relevance.get(item_id, 0.0) > 0:
-                return MetricScore(1.0 / rank, {"first_relevant_rank": rank})
-        return MetricScore(0.0, {"first_relevant_rank": None})
+        ranks = itertools.compress(itertools.count(1), _relevant(relevance, ranked_ids(output)))
+        rank = next(ranks, None)
+        if rank is None:
+            return MetricScore(0.0, {"first_relevant_rank": None})
+        return MetricScore(1.0 / rank, {"first_relevant_rank": rank})
 
     def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
         """As ``score`` row by row (values bit for bit, details, error messages)."""
@@ -138,14 +142,25 @@ class MRR:
 
 
 _LN2 = math.log(2.0)
+_POSITIVE = (0.0).__lt__
+_DISCOUNTS = tuple(math.log2(position + 2) for position in range(256))
 
 
-def dcg(gain_list: list[float], *, exponential: bool) -> float:
+def _relevant(relevance: dict[str, float], ids: Iterable[str]) -> Iterator[bool]:
+    """Per id, whether its gain is above zero (an unjudged id's gain is zero)."""
+    return map(_POSITIVE, map(relevance.get, ids, itertools.repeat(0.0)))
+
+
+def dcg(gain_list: Sequence[float], *, exponential: bool) -> float:
+    """Sum, left to right, of each gain above zero (2^gain - 1 when exponential) divided by
+    log2(position + 2), positions counted from 0."""
+    discounts: Sequence[float] = _DISCOUNTS
+    if len(gain_list) > len(discounts):
+        discounts = [math.log2(position + 2) for position in range(len(gain_list))]
     total = 0.0
-    for position, gain in enumerate(gain_list):
+    for gain, discount in zip(gain_list, discounts):
         if gain > 0:
-            value = math.expm1(gain * _LN2) if exponential else gain
-            total += value / math.log2(position + 2)
+            total += (math.expm1(gain * _LN2) if exponential else gain) / discount
     return total
 
 
@@ -163,7 +178,8 @@ class NDCGAtK(_RankingMetric):
         ids, relevance, k = self._inputs(sample, output)
         exponential = self.gain == "exponential"
         try:
-            actual = dcg([relevance.get(i, 0.0) for i in ids[:k]], exponential=exponential)
+            top = list(map(relevance.get, ids[:k], itertools.repeat(0.0)))
+            actual = dcg(top, exponential=exponential)
             ideal = dcg(sorted(relevance.values(), reverse=True)[:k], exponential=exponential)
         except OverflowError:
             actual = ideal = math.inf
@@ -239,7 +255,7 @@ class AnswerContainmentAtK:
         span = _normalise(expected, self.case_sensitive)
         k = resolve_k(sample, self.k)
         items = ranked(output)[:k]
-        if items and not any(item.text for item in items):
+        if items and items.texts is None:
             raise MetricError(
                 "retrieved entries carry no text; answer-containment-at-k needs {id, text} entries"
             )
