@@ -7,6 +7,7 @@ import random
 import re
 import sys
 import unicodedata
+from itertools import pairwise
 
 import pytest
 import rapidfuzz
@@ -15,7 +16,13 @@ from hypothesis import strategies as st
 from rapidfuzz.utils import default_process
 
 from assay.metrics import tokens
-from assay.metrics.tokens import DIFFERENT_RANGES, VERIFIED_FOR, tokenize, tokenize_all
+from assay.metrics.tokens import (
+    DIFFERENT_RANGES,
+    VERIFIED_FOR,
+    tokenize,
+    tokenize_all,
+    tokenize_pair,
+)
 
 DEFINITION = re.compile(r"[^\W_]+")
 
@@ -115,6 +122,67 @@ def test_the_batch_table_flags_exactly_the_listed_code_units() -> None:
     assert not table.flags.writeable
 
 
+class Consulted:
+    """Stands in for the listed code points' regex: says "found" and counts the calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def search(self, text: str) -> object:
+        self.calls += 1
+        return self
+
+
+@verified
+def test_the_block_look_up_never_clears_a_listed_code_point(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``_regular`` says a text is clear without the regex only where it holds none of the
+    listed code points: every code point, after a non-ASCII letter (the look-up's path) and
+    between others; and the common scripts (Latin, Greek, Cyrillic, CJK, Devanagari) do clear
+    without the regex, which is what the look-up is for."""
+    listed = {cp for low, high in DIFFERENT_RANGES for cp in range(low, high + 1)}
+    regex = Consulted()
+    monkeypatch.setattr(tokens, "_DIFFERENT", regex)
+    for cp in range(sys.maxunicode + 1):
+        if cp in listed:
+            assert not tokens._regular("é" + chr(cp)), hex(cp)
+            assert not tokens._regular("Ωx" + chr(cp) + "İ東"), hex(cp)
+    assert regex.calls >= len(listed)
+    regex.calls = 0
+    assert tokens._regular("Straße naïve ΟΔΟς Москва 東京 हिन्दी Ünïcödé ĀĒ 123")
+    assert regex.calls == 0
+    assert tokens._regular("ΟΔΟΣ") is False
+    assert tokens._regular("İ") is False
+
+
+@verified
+def test_the_block_marks() -> None:
+    """A block of 256 code points is marked unless it holds no listed code point; the two
+    blocks that hold only U+0130 and only U+03A3 are marked with their number."""
+    listed = {cp for low, high in DIFFERENT_RANGES for cp in range(low, high + 1)}
+    for block in range(256):
+        inside = {cp for cp in listed if cp >> 8 == block}
+        expected = 0 if not inside else block if inside in ({0x130}, {0x3A3}) else 0x80
+        assert tokens._BLOCKS[block] == expected, hex(block)
+    assert tokens._BLOCKS[1] == 1 and tokens._BLOCKS[3] == 3
+
+
+def test_tokenize_pair_joins_no_surrogates() -> None:
+    """A lone high surrogate ending one text and a lone low one starting the other are still
+    two lone surrogates (the regex's tokens), not one code point."""
+    assert (
+        tokenize_pair("a\ud83d", "\ude00b")
+        == (["a"], ["b"])
+        == (
+            reference("a\ud83d"),
+            reference("\ude00b"),
+        )
+    )
+    assert tokenize_pair("ΟΔΟΣ", "naïve") == (["οδος"], ["naïve"])
+    assert tokenize_pair("", "") == ([], [])
+
+
 # Any code point, the surrogates and the listed ones made likely, with separators around.
 SPECIAL = "İΣσςß\ud800\udfff\u0870\u9ffd\ua7c0\U00010570\U0001e7e0🙂\u0301_- .,\n\t"
 CHARACTERS = st.one_of(
@@ -128,3 +196,5 @@ def test_tokenizers_equal_the_definition_on_any_text(texts: list[str]) -> None:
     expected = [reference(text) for text in texts]
     assert [tokenize(text) for text in texts] == expected
     assert list(tokenize_all(texts)) == expected
+    pairs = [tokenize_pair(first, second) for first, second in pairwise(texts)]
+    assert pairs == list(pairwise(expected))

@@ -35,6 +35,8 @@ class MetricScore:
 
     def __post_init__(self) -> None:
         value = self.value
+        if type(value) is float and 0.0 <= value <= 1.0:
+            return  # the common case, already as stored (NaN fails the comparison)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise MetricError(f"metric score must be a number; got {type(value).__name__}")
         if math.isnan(value) or value < 0.0 or value > 1.0:

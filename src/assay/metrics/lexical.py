@@ -14,7 +14,7 @@ from rapidfuzz.distance import LCSseq
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import MetricScore, clamp01, expected_string
 from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
-from assay.metrics.tokens import tokenize, tokenize_all
+from assay.metrics.tokens import tokenize, tokenize_all, tokenize_pair
 
 __all__ = [
     "Contains",
@@ -192,6 +192,9 @@ def rouge_l_counts(reference: list[str], candidate: list[str]) -> int:
     return int(LCSseq.similarity(reference, candidate))
 
 
+_similarity = LCSseq.similarity
+
+
 @dataclass(frozen=True)
 class RougeL:
     """ROUGE-L over Unicode-aware tokens; LCS computed by rapidfuzz."""
@@ -214,28 +217,29 @@ class RougeL:
             )
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
-        reference = tokenize(expected_string(sample, self.name))
-        candidate = tokenize(output.text)
-        limit = self.max_tokens
-        if len(reference) > limit or len(candidate) > limit:
-            self._check_length(reference, "expected_output")
-            self._check_length(candidate, "output")
+        reference = sample.expected_output
+        if type(reference) is not str:
+            reference = expected_string(sample, self.name)
+        ref, cand = tokenize_pair(reference, output.text)
+        n_ref, n_cand, limit = len(ref), len(cand), self.max_tokens
+        if not (0 < n_ref <= limit and 0 < n_cand <= limit):
+            return self._edge_score(ref, cand)
+        lcs = _similarity(ref, cand)
+        precision, recall = lcs / n_cand, lcs / n_ref
+        if lcs:
+            beta2 = self.beta * self.beta
+            value = clamp01((1 + beta2) * precision * recall / (recall + beta2 * precision))
+        else:
+            value = 0.0
+        return MetricScore(value, {"lcs_tokens": lcs, "precision": precision, "recall": recall})
+
+    def _edge_score(self, reference: list[str], candidate: list[str]) -> MetricScore:
+        """A side too long (an error), or an empty one: both empty score 1.0, one empty 0.0."""
+        self._check_length(reference, "expected_output")
+        self._check_length(candidate, "output")
         if not reference and not candidate:
             return MetricScore(1.0, {"lcs_tokens": 0, "precision": 1.0, "recall": 1.0})
-        if not reference or not candidate:
-            return MetricScore(0.0, {"lcs_tokens": 0, "precision": 0.0, "recall": 0.0})
-        lcs = LCSseq.similarity(reference, candidate)
-        precision = lcs / len(candidate)
-        recall = lcs / len(reference)
-        if lcs == 0:
-            f_measure = 0.0
-        else:
-            beta2 = self.beta * self.beta
-            f_measure = (1 + beta2) * precision * recall / (recall + beta2 * precision)
-        return MetricScore(
-            clamp01(f_measure),
-            {"lcs_tokens": lcs, "precision": precision, "recall": recall},
-        )
+        return MetricScore(0.0, {"lcs_tokens": 0, "precision": 0.0, "recall": 0.0})
 
     def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
         """As ``score`` row by row, without a score object per row; the texts are tokenized by

@@ -7,6 +7,9 @@ any past U+FFFF). Those (:data:`DIFFERENT_RANGES`) were found by comparing every
 under one rapidfuzz release and one Unicode database; with any other pair that path is off
 (tests/metrics/test_tokens.py recomputes the table and checks it), and ASCII text is mapped
 with one ``str.translate`` table and split instead. Everything else goes through the regex.
+A text is looked at block by block first (256 code points, the high byte of each UTF-16 code
+unit, one ``bytes.translate``): most text holds no block with a listed code point, and the
+regex's scan (about three times the cost) runs only where one is.
 
 :func:`tokenize_all` gives the same tokens for many texts (the rouge-l batch): it looks for
 those code points in a chunk of texts at once, one numpy table look-up per UTF-16 code unit,
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from codecs import utf_16_le_encode
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from itertools import chain
@@ -64,16 +68,62 @@ _DIFFERENT = re.compile(
     + "\\U00010000-\\U0010ffff]"
 )
 FAST = (rapidfuzz.__version__, unicodedata.unidata_version) == VERIFIED_FOR
+# Listed code points that are alone in their block of 256 (U+0100..U+01FF, U+0300..U+03FF: the
+# Latin Extended-A and Greek of much text): looked for by ``in``, not by the regex.
+_ALONE = ("\u0130", "\u03a3")
+
+
+def _block_marks() -> bytes:
+    """A byte per block of 256 BMP code points: 0 where no code point is listed, the block's
+    number where only one of :data:`_ALONE` is (below 0x80), 0x80 where the regex decides
+    (every surrogate block among them: past U+FFFF, UTF-16 gives surrogates)."""
+    listed = [cp for low, high in DIFFERENT_RANGES for cp in range(low, min(high, 0xFFFF) + 1)]
+    marks = bytearray(256)
+    for cp in listed:
+        marks[cp >> 8] = 0x80
+    for char in _ALONE:
+        block = ord(char) >> 8
+        if [cp for cp in listed if cp >> 8 == block] == [ord(char)]:
+            marks[block] = block
+    return bytes(marks)
+
+
+_BLOCKS = _block_marks()
 
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased maximal runs of Unicode letters and digits (the rouge-l/bertscore tokens)."""
     if FAST:
-        if text.isascii() or _DIFFERENT.search(text) is None:
+        if text.isascii() or _regular(text):
             return default_process(text).split()
     elif text.isascii():
         return text.translate(_ASCII_TOKENS).split()
     return _TOKEN.findall(text.lower())
+
+
+def tokenize_pair(first: str, second: str) -> tuple[list[str], list[str]]:
+    """``tokenize`` of two texts (rouge-l's reference and candidate), with one look for the
+    listed code points in both: each is a property of single code points (every surrogate is
+    listed, so joining a lone high and a lone low one changes nothing)."""
+    if FAST:
+        both = first + second
+        if both.isascii() or _regular(both):
+            return default_process(first).split(), default_process(second).split()
+    return tokenize(first), tokenize(second)
+
+
+def _regular(text: str) -> bool:
+    """Whether ``text`` holds none of the listed code points (default_process gives its tokens).
+    First a look-up of each UTF-16 code unit's high byte in :data:`_BLOCKS`, then ``in`` for the
+    two listed code points alone in their blocks; where that cannot tell, the regex."""
+    marks = utf_16_le_encode(text, "surrogatepass")[0][1::2].translate(_BLOCKS)
+    if (
+        marks.isascii()
+        and not (1 in marks and "\u0130" in text)
+        and not (3 in marks and "\u03a3" in text)
+    ):
+        return True
+    return _DIFFERENT.search(text) is None
 
 
 _CHUNK = 64  # texts per look-up; a chunk holding one of those code points goes text by text
