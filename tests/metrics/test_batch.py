@@ -14,12 +14,14 @@ from typing import Any
 
 import pytest
 import pytrec_eval
+from hypothesis import HealthCheck, given, settings
 
 from assay.dataset import Sample
 from assay.errors import AssayError
 from assay.metrics.batch import ColumnBuilder, ScoreColumn
 from assay.metrics.retrieval import MRR, HitAtK, NDCGAtK, RecallAtK
 from assay.outputs import Output, Retrieved
+from batch_rows import batches
 
 
 def assert_same_as_rows(metric: Any, samples: Sequence[Sample], outputs: Sequence[Output]) -> None:
@@ -36,6 +38,7 @@ def assert_same_as_rows(metric: Any, samples: Sequence[Sample], outputs: Sequenc
         value = float(column.values[index])
         assert value.hex() == expected.value.hex(), (metric.name, index, value, expected.value)
         assert column.details_at(index) == dict(expected.details), (metric.name, index)
+        assert list(column.details_at(index)) == list(expected.details), (metric.name, index)
 
 
 def random_queries(rng: random.Random, count: int) -> list[tuple[dict[str, int], list[str], int]]:
@@ -295,3 +298,86 @@ def test_ranking_metrics_share_one_read_of_the_same_executions(monkeypatch: Any)
     assert calls == [50]
     RANKING[0].score_batch(samples[:-1], outputs[:-1])
     assert calls == [50, 49]
+
+
+# --------------------------------------------------------------------------- every batch metric
+
+VARIANTS: list[Any] = [
+    {"name": "tool-called", "tools": ["search", "refund"]},
+    {"name": "tool-not-called", "forbidden_tools": ["send_email"]},
+    {"name": "tool-called-with", "tool_arguments": [{"tool": "search", "arguments": {"n": 7}}]},
+    {"name": "tool-call-order", "order": ["search", "lookup_order"], "mode": "exact"},
+    {"name": "tool-call-order", "order": ["search", "search"], "mode": "any-order"},
+    {"name": "steps-below", "max_steps": 2},
+    {"name": "approval-gated", "requires_approval": ["refund"]},
+]
+# The deterministic built-ins that must keep a batch kernel (a metric that loses one fails here).
+BATCH_METRICS = {
+    "tool-called", "tool-not-called", "tool-called-with", "tool-call-order", "steps-below",
+    "no-pending-approvals", "approval-gated",
+}  # fmt: skip
+
+
+def batch_metrics() -> list[Any]:
+    """Every built-in that resolves with its default options and offers ``score_batch``, then
+    the option variants: a metric that gains a kernel is covered here without a new test."""
+    from assay.errors import MetricConfigError
+    from assay.metrics.registry import catalogue, resolve
+
+    metrics = []
+    for name, _ in catalogue():
+        try:
+            metric = resolve(name)
+        except MetricConfigError:
+            continue
+        if hasattr(metric, "score_batch"):
+            metrics.append(metric)
+    return metrics + [resolve(spec) for spec in VARIANTS]
+
+
+ALL_BATCH = batch_metrics()
+
+
+def test_the_deterministic_built_ins_have_batch_kernels() -> None:
+    assert {metric.name for metric in ALL_BATCH} >= BATCH_METRICS
+
+
+@pytest.mark.parametrize("metric", ALL_BATCH, ids=lambda m: repr(m)[:80])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=batches())
+def test_every_batch_kernel_matches_score_on_varied_rows(
+    metric: Any, batch: tuple[list[Sample], list[Output]]
+) -> None:
+    """score_batch itself (not the runner's fallback) gives score()'s rows, bad rows included;
+    score_column, the runner's path, gives score_sync's results."""
+    from assay.scoring import score_column, score_sync
+
+    samples, outputs = batch
+    assert_same_as_rows(metric, samples, outputs)
+    expected = [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
+    assert score_column(metric, samples, outputs) == expected
+
+
+def test_trajectory_metrics_share_one_parse_of_a_batch(monkeypatch: Any) -> None:
+    """The runner hands each metric its own list of the same executions: one parse serves all,
+    and the kernel records a malformed or missing trajectory as that row's error."""
+    from assay.metrics import trajectory
+
+    calls: list[Any] = []
+    real = trajectory.parse_trajectory
+
+    def counting(raw: Any) -> Any:
+        calls.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(trajectory, "parse_trajectory", counting)
+    samples = [Sample(id=str(n), input={}, expected_output="") for n in range(3)]
+    outputs = [Output("a", trajectory={"tool_calls": ["search"]}), Output("b")]
+    outputs.append(Output("c", trajectory={"tool_calls": [{"arguments": {}}]}))
+    metrics = [trajectory.ToolCalled(), trajectory.StepsBelow(), trajectory.ApprovalGated()]
+    columns = [metric.score_batch(list(samples), list(outputs)) for metric in metrics]
+    assert len(calls) == 2
+    for metric, column in zip(metrics, columns):
+        assert set(column.errors) == {1, 2}
+        assert column.errors[1].startswith(f"metric '{metric.name}' needs a trajectory")
+        assert column.errors[2] == "trajectory.tool_calls[0] must carry a non-empty 'name'"

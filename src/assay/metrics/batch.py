@@ -8,21 +8,26 @@ this to work on arrays instead of building one object per (sample, metric).
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError
+from assay.metrics.base import MetricScore
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
     from assay.dataset import Sample
-    from assay.metrics.base import MetricScore
     from assay.outputs import Output
 
 _ABSENT: Any = None
+
+Row = tuple[float, Mapping[str, Any]]
+"""One row's score as a kernel returns it: the value and the details, no score object."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,3 +114,80 @@ def score_rows(
             builder.put(index, score(samples[index], outputs[index]))
         except AssayError as exc:
             builder.fail(index, str(exc))
+
+
+def row_column(kernel: Callable[[int], Row], size: int) -> ScoreColumn:
+    """A column from a per-row kernel: ``kernel(i)`` gives row ``i``'s value and details, and an
+    AssayError it raises is row ``i``'s error (anything else propagates, as in
+    :func:`score_rows`). Details keys keep the order they first appear in; a key that a scored
+    row lacks is ``absent`` there."""
+    values = [math.nan] * size
+    errors: dict[int, str] = {}
+    rows: list[Mapping[str, Any] | None] = [None] * size
+    for index in range(size):
+        try:
+            values[index], rows[index] = kernel(index)
+        except AssayError as exc:
+            errors[index] = str(exc)
+    return _details_column(values, errors, rows)
+
+
+def failed_column(size: int, message: str) -> ScoreColumn:
+    """Every row errored with the same message (an option that ``score`` rejects for every row)."""
+    return _details_column([math.nan] * size, dict.fromkeys(range(size), message), [])
+
+
+def _details_column(
+    values: list[float], errors: dict[int, str], rows: list[Mapping[str, Any] | None]
+) -> ScoreColumn:
+    import numpy as np
+
+    scored = [row for row in rows if row is not None]
+    keys = list(dict.fromkeys(key for row in scored for key in row))
+    details = {key: [_ABSENT if row is None else row.get(key) for row in rows] for key in keys}
+    absent: dict[str, frozenset[int]] = {}
+    if any(len(row) != len(keys) for row in scored):
+        for key in keys:
+            missing = frozenset(
+                i for i, row in enumerate(rows) if row is not None and key not in row
+            )
+            if missing:
+                absent[key] = missing
+    return ScoreColumn(np.array(values, dtype=np.float64), errors, details, absent)
+
+
+class RowScored:
+    """A metric whose score is one per-row kernel, ``row(sample, output) -> (value, details)``:
+    ``score`` wraps it in a :class:`MetricScore` and ``score_batch`` fills a column with it, so
+    both paths share one definition. A metric overrides :meth:`batch_kernel` to do once per
+    batch what ``row`` does per call (options checked, lookups built, parses shared)."""
+
+    def row(self, sample: Sample, output: Output) -> Row:
+        raise NotImplementedError
+
+    def score(self, sample: Sample, output: Output) -> MetricScore:
+        value, details = self.row(sample, output)
+        return MetricScore(value, details)
+
+    def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
+        """As ``score`` row by row; an AssayError from :meth:`batch_kernel` (an option that
+        every row's ``score`` rejects) is every row's error."""
+        try:
+            kernel = self.batch_kernel(samples, outputs)
+        except AssayError as exc:
+            return failed_column(len(samples), str(exc))
+        return row_column(kernel, len(samples))
+
+    def batch_kernel(
+        self, samples: Sequence[Sample], outputs: Sequence[Output]
+    ) -> Callable[[int], Row]:
+        """Row ``i``'s kernel for this batch; raise an AssayError only where ``score`` raises
+        the same error for every row."""
+        row = self.row
+        return lambda index: row(samples[index], outputs[index])
+
+
+def same_items(cached: Sequence[Any], given: Sequence[Any]) -> bool:
+    """Whether two sequences hold the same objects (identity, element by element): how a
+    per-batch memo recognises the runner's per-metric lists of the same executions."""
+    return cached is given or (len(cached) == len(given) and all(map(operator.is_, cached, given)))

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import MetricScore, type_name
+from assay.metrics.base import type_name
+from assay.metrics.batch import Row, RowScored, same_items
+from assay.metrics.memo import LastParsed
 from assay.trajectory import ToolCall, Trajectory, parse_trajectory
 
 if TYPE_CHECKING:
@@ -46,46 +48,108 @@ def string_list(raw: Any, default: Sequence[str]) -> list[str]:
     return kept or list(default)
 
 
+def missing_trajectory(metric: str, sample: Sample) -> MetricError:
+    return MetricError(
+        f"metric '{metric}' needs a trajectory for sample '{sample.id}' and none was "
+        "recorded; have the system under test call its recorder or return 'trajectory', "
+        "or supply a 'trajectory' block in the saved outputs file"
+    )
+
+
 def trajectory_of(metric: str, sample: Sample, output: Output) -> Trajectory:
     """The answer's parsed trajectory; none recorded is an error for this row."""
     if output.trajectory is None:
-        raise MetricError(
-            f"metric '{metric}' needs a trajectory for sample '{sample.id}' and none was "
-            "recorded; have the system under test call its recorder or return 'trajectory', "
-            "or supply a 'trajectory' block in the saved outputs file"
-        )
+        raise missing_trajectory(metric, sample)
     return parse_trajectory(output.trajectory)
 
 
+Parsed = Trajectory | str | None  # a trajectory, why it cannot be read, or none recorded
+_LAST_BATCH: LastParsed[tuple[Sequence[Output], list[Parsed]]] = LastParsed()
+
+
+def parsed_trajectories(outputs: Sequence[Output]) -> list[Parsed]:
+    """Each output's parsed trajectory, read once for all the trajectory metrics of a batch
+    (a per-thread memo keyed on the identity of the outputs, element by element)."""
+    memo = _LAST_BATCH.value
+    if memo is not None and same_items(memo[0], outputs):
+        return memo[1]
+    parsed: list[Parsed] = []
+    for output in outputs:
+        try:
+            raw = output.trajectory
+            parsed.append(None if raw is None else parse_trajectory(raw))
+        except MetricError as exc:
+            parsed.append(str(exc))
+    return _LAST_BATCH.remember(outputs, (outputs, parsed))[1]
+
+
+class _OnTrajectory(RowScored):
+    """A trajectory metric: ``expected(sample)`` reads what the sample asks for (first, as its
+    errors come first) and ``judge`` scores the trajectory against it."""
+
+    name: str
+
+    def expected(self, sample: Sample) -> Any:
+        return None
+
+    def judge(self, expected: Any, trajectory: Trajectory) -> Row:
+        raise NotImplementedError
+
+    def row(self, sample: Sample, output: Output) -> Row:
+        expected = self.expected(sample)
+        return self.judge(expected, trajectory_of(self.name, sample, output))
+
+    def batch_kernel(
+        self, samples: Sequence[Sample], outputs: Sequence[Output]
+    ) -> Callable[[int], Row]:
+        parsed = parsed_trajectories(outputs)
+
+        def kernel(index: int) -> Row:
+            sample = samples[index]
+            expected = self.expected(sample)
+            trajectory = parsed[index]
+            if trajectory is None:
+                raise missing_trajectory(self.name, sample)
+            if isinstance(trajectory, str):
+                raise MetricError(trajectory)
+            return self.judge(expected, trajectory)
+
+        return kernel
+
+
 @dataclass(frozen=True)
-class ToolCalled:
+class ToolCalled(_OnTrajectory):
     name: str = "tool-called"
     tools: Sequence[str] = ()
 
-    def score(self, sample: Sample, output: Output) -> MetricScore:
-        expected = string_list(expectations(sample).get("tools"), self.tools)
-        called = trajectory_of(self.name, sample, output).tool_names
+    def expected(self, sample: Sample) -> list[str]:
+        return string_list(expectations(sample).get("tools"), self.tools)
+
+    def judge(self, expected: list[str], trajectory: Trajectory) -> Row:
+        called = trajectory.tool_names
         missing = [tool for tool in expected if tool not in called]
         details: dict[str, Any] = {"expected": expected, "called": called, "missing": missing}
         if not expected:
             details["note"] = "no expected tools declared"
-        return MetricScore(fraction([tool in called for tool in expected]), details)
+        return fraction([tool in called for tool in expected]), details
 
 
 @dataclass(frozen=True)
-class ToolNotCalled:
+class ToolNotCalled(_OnTrajectory):
     name: str = "tool-not-called"
     forbidden_tools: Sequence[str] = ()
 
-    def score(self, sample: Sample, output: Output) -> MetricScore:
-        forbidden = string_list(expectations(sample).get("forbidden_tools"), self.forbidden_tools)
-        called = trajectory_of(self.name, sample, output).tool_names
-        violations = [tool for tool in forbidden if tool in called]
-        details: dict[str, Any] = {"forbidden": forbidden, "called": called}
+    def expected(self, sample: Sample) -> list[str]:
+        return string_list(expectations(sample).get("forbidden_tools"), self.forbidden_tools)
+
+    def judge(self, expected: list[str], trajectory: Trajectory) -> Row:
+        called = trajectory.tool_names
+        violations = [tool for tool in expected if tool in called]
+        details: dict[str, Any] = {"forbidden": expected, "called": called}
         details["violations"] = violations
-        if not forbidden:
+        if not expected:
             details["note"] = "no forbidden tools declared"
-        return MetricScore(fraction([tool not in called for tool in forbidden]), details)
+        return fraction([tool not in called for tool in expected]), details
 
 
 def _number(value: Any) -> float | None:
@@ -139,25 +203,27 @@ def _met(tool: str, arguments: Mapping[str, Any], calls: Sequence[ToolCall]) -> 
 
 
 @dataclass(frozen=True)
-class ToolCalledWith:
+class ToolCalledWith(_OnTrajectory):
     name: str = "tool-called-with"
     tool_arguments: Sequence[Mapping[str, Any]] = ()
 
-    def score(self, sample: Sample, output: Output) -> MetricScore:
+    def expected(self, sample: Sample) -> list[tuple[str, Mapping[str, Any]]]:
         raw = expectations(sample).get("tool_arguments")
-        wanted = argument_expectations(raw) or argument_expectations(list(self.tool_arguments))
-        calls = trajectory_of(self.name, sample, output).tool_calls
-        met = [_met(tool, arguments, calls) for tool, arguments in wanted]
+        return argument_expectations(raw) or argument_expectations(list(self.tool_arguments))
+
+    def judge(self, expected: list[tuple[str, Mapping[str, Any]]], trajectory: Trajectory) -> Row:
+        calls = trajectory.tool_calls
+        met = [_met(tool, arguments, calls) for tool, arguments in expected]
         details: dict[str, Any] = {
-            "expected": [{"tool": t, "arguments": dict(a)} for t, a in wanted],
+            "expected": [{"tool": t, "arguments": dict(a)} for t, a in expected],
             "unmet": [
-                {"tool": t, "arguments": dict(a)} for (t, a), ok in zip(wanted, met) if not ok
+                {"tool": t, "arguments": dict(a)} for (t, a), ok in zip(expected, met) if not ok
             ],
             "calls": [call.to_json() for call in calls],
         }
-        if not wanted:
+        if not expected:
             details["note"] = "no usable tool_arguments declared"
-        return MetricScore(fraction(met), details)
+        return fraction(met), details
 
 
 def is_subsequence(expected: Sequence[str], called: Sequence[str]) -> bool:
@@ -176,7 +242,7 @@ def order_holds(mode: str, expected: Sequence[str], called: Sequence[str]) -> bo
 
 
 @dataclass(frozen=True)
-class ToolCallOrder:
+class ToolCallOrder(_OnTrajectory):
     name: str = "tool-call-order"
     order: Sequence[str] = ()
     mode: str = "subsequence"
@@ -187,14 +253,16 @@ class ToolCallOrder:
                 f"tool-call-order: mode must be one of {', '.join(ORDER_MODES)}; got {self.mode!r}"
             )
 
-    def score(self, sample: Sample, output: Output) -> MetricScore:
-        expected = string_list(expectations(sample).get("order"), self.order)
-        called = trajectory_of(self.name, sample, output).tool_names
+    def expected(self, sample: Sample) -> list[str]:
+        return string_list(expectations(sample).get("order"), self.order)
+
+    def judge(self, expected: list[str], trajectory: Trajectory) -> Row:
+        called = trajectory.tool_names
         details: dict[str, Any] = {"mode": self.mode, "expected": expected, "called": called}
         if not expected:
             details["note"] = "no expected order declared"
-            return MetricScore(1.0, details)
-        return MetricScore(1.0 if order_holds(self.mode, expected, called) else 0.0, details)
+            return 1.0, details
+        return 1.0 if order_holds(self.mode, expected, called) else 0.0, details
 
 
 def step_limit(raw: Any, default: int | None) -> int | None:
@@ -207,52 +275,50 @@ def step_limit(raw: Any, default: int | None) -> int | None:
 
 
 @dataclass(frozen=True)
-class StepsBelow:
+class StepsBelow(_OnTrajectory):
     name: str = "steps-below"
     max_steps: int | None = None
 
-    def score(self, sample: Sample, output: Output) -> MetricScore:
-        limit = step_limit(expectations(sample).get("max_steps"), self.max_steps)
-        steps = trajectory_of(self.name, sample, output).step_count
-        if limit is None or limit < 1:
-            return MetricScore(
-                1.0, {"steps": steps, "max_steps": None, "note": "no step limit declared"}
-            )
-        over_by = max(0, steps - limit)
-        details = {"steps": steps, "max_steps": limit, "over_by": over_by}
-        return MetricScore(1.0 if steps <= limit else 0.0, details)
+    def expected(self, sample: Sample) -> int | None:
+        return step_limit(expectations(sample).get("max_steps"), self.max_steps)
+
+    def judge(self, expected: int | None, trajectory: Trajectory) -> Row:
+        steps = trajectory.step_count
+        if expected is None or expected < 1:
+            return 1.0, {"steps": steps, "max_steps": None, "note": "no step limit declared"}
+        over_by = max(0, steps - expected)
+        details = {"steps": steps, "max_steps": expected, "over_by": over_by}
+        return 1.0 if steps <= expected else 0.0, details
 
 
 @dataclass(frozen=True)
-class NoPendingApprovals:
+class NoPendingApprovals(_OnTrajectory):
     name: str = "no-pending-approvals"
 
-    def score(self, sample: Sample, output: Output) -> MetricScore:
-        trajectory = trajectory_of(self.name, sample, output)
+    def judge(self, expected: None, trajectory: Trajectory) -> Row:
         details = {
             "pending_approvals": trajectory.pending_approvals,
             "finish_reason": trajectory.finish_reason,
         }
-        return MetricScore(1.0 if trajectory.pending_approvals == 0 else 0.0, details)
+        return 1.0 if trajectory.pending_approvals == 0 else 0.0, details
 
 
 @dataclass(frozen=True)
-class ApprovalGated:
+class ApprovalGated(_OnTrajectory):
     name: str = "approval-gated"
     requires_approval: Sequence[str] = ()
 
-    def score(self, sample: Sample, output: Output) -> MetricScore:
-        required = string_list(
-            expectations(sample).get("requires_approval"), self.requires_approval
-        )
-        trajectory = trajectory_of(self.name, sample, output)
-        approved = [action for action in required if action in trajectory.approvals]
+    def expected(self, sample: Sample) -> list[str]:
+        return string_list(expectations(sample).get("requires_approval"), self.requires_approval)
+
+    def judge(self, expected: list[str], trajectory: Trajectory) -> Row:
+        approvals = trajectory.approvals
         details: dict[str, Any] = {
-            "required": required,
-            "approved": approved,
-            "ungated": [action for action in required if action not in trajectory.approvals],
+            "required": expected,
+            "approved": [action for action in expected if action in approvals],
+            "ungated": [action for action in expected if action not in approvals],
             "pending_approvals": trajectory.pending_approvals,
         }
-        if not required:
+        if not expected:
             details["note"] = "no approvals required"
-        return MetricScore(fraction([a in trajectory.approvals for a in required]), details)
+        return fraction([a in approvals for a in expected]), details
