@@ -13,6 +13,9 @@ from assay.report.model import Interval
 
 POWER = 0.80
 _BOOTSTRAP_CELLS = 2_000_000  # resample-matrix cells per chunk, bounds memory on big datasets
+# Draw counts of distinct columns when there are at most n / this many: a multinomial draw per
+# distinct column costs about as much as drawing and gathering this many indices.
+_DISTINCT_PER_SAMPLE = 8
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -58,7 +61,7 @@ def paired_bootstrap(
     against Student's t with n - 1 degrees of freedom. Unlike counting resamples it has no
     1/(resamples+1) floor, so it survives the multiple-testing correction when many metrics
     and cohorts are tested. When every difference is the same the spread is zero and the
-    exact sign test decides.
+    exact sign test decides. Resamples are drawn as :func:`_resampled_means` says.
     """
     return paired_bootstrap_rows(
         np.atleast_2d(differences), rng=rng, resamples=resamples, confidence=confidence
@@ -74,12 +77,7 @@ def paired_bootstrap_rows(
     k, n = rows.shape
     if n == 0:
         return [(None, None)] * k
-    chunk = max(1, _BOOTSTRAP_CELLS // (n * k))
-    means = np.empty((k, resamples))
-    for start in range(0, resamples, chunk):
-        stop = min(resamples, start + chunk)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        means[:, start:stop] = rows[:, idx].mean(axis=2)
+    means = _resampled_means(rows, rng=rng, resamples=resamples)
     tail = (1.0 - confidence) / 2.0
     bounds = np.quantile(means, [tail, 1.0 - tail], axis=1)
     results: list[tuple[Interval | None, float | None]] = []
@@ -97,6 +95,33 @@ def paired_bootstrap_rows(
             p_value = float(2.0 * student_t.sf(abs(float(differences.mean())) / spread, n - 1))
         results.append((interval, p_value))
     return results
+
+
+def _resampled_means(rows: np.ndarray, *, rng: np.random.Generator, resamples: int) -> np.ndarray:
+    """Each row's mean in every bootstrap resample of the columns (the samples), ``(k, resamples)``.
+
+    A resample draws ``n`` columns with replacement. When few distinct columns repeat (pass/fail
+    flips, scores on a scale, golden answers that recur), how often each distinct column is
+    drawn is Multinomial(n, count / n), which is sampled directly: the same distribution of
+    resampled means as drawing indices, at a cost that grows with the distinct columns, not with
+    ``n``. Otherwise the indices are drawn, a chunk of resamples at a time.
+    """
+    k, n = rows.shape
+    distinct, counts = np.unique(rows, axis=1, return_counts=True)
+    means = np.empty((k, resamples))
+    if counts.size * _DISTINCT_PER_SAMPLE <= n:
+        chunk = max(1, _BOOTSTRAP_CELLS // counts.size)
+        for start in range(0, resamples, chunk):
+            stop = min(resamples, start + chunk)
+            drawn = rng.multinomial(n, counts / n, size=stop - start)
+            means[:, start:stop] = (distinct @ drawn.T) / n
+        return means
+    chunk = max(1, _BOOTSTRAP_CELLS // (n * k))
+    for start in range(0, resamples, chunk):
+        stop = min(resamples, start + chunk)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        means[:, start:stop] = rows[:, idx].mean(axis=2)
+    return means
 
 
 @lru_cache(maxsize=32)

@@ -113,6 +113,35 @@ def test_bootstrap_interval_agrees_with_scipy(seed):
     assert ours.high == pytest.approx(theirs.high, abs=0.003)
 
 
+@pytest.mark.parametrize(
+    "levels", [(0.0, 1.0), (0.0, 0.25, 0.5, 0.75, 1.0)]
+)  # pass/fail, and a 1-5 judge scale
+def test_bootstrap_of_few_distinct_values_agrees_with_scipy(levels):
+    # Few distinct paired differences take the multinomial path (counts of each distinct
+    # value); scipy draws indices. Same distribution: the intervals agree within Monte Carlo
+    # error, and the p-value with the paired t-test.
+    rng = np.random.default_rng(11)
+    ref = rng.choice(levels, 4000)
+    cur = np.where(rng.random(4000) < 0.8, ref, rng.choice(levels, 4000))
+    ours, p = paired_bootstrap(
+        cur - ref, rng=np.random.default_rng(3), resamples=9999, confidence=0.95
+    )
+    theirs = stats.bootstrap(
+        (cur, ref),
+        lambda a, b, axis: np.mean(a - b, axis=axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=9999,
+        confidence_level=0.95,
+        method="percentile",
+        random_state=np.random.default_rng(4),
+    ).confidence_interval
+    assert ours is not None and p is not None
+    assert ours.low == pytest.approx(theirs.low, abs=0.002)
+    assert ours.high == pytest.approx(theirs.high, abs=0.002)
+    assert p == pytest.approx(stats.ttest_rel(cur, ref).pvalue, abs=0.02)
+
+
 @pytest.mark.parametrize("shift", [0.0, 0.01, 0.02, 0.03])
 def test_bootstrap_p_value_agrees_with_paired_t_test(shift):
     rng = np.random.default_rng(7)
