@@ -310,11 +310,17 @@ VARIANTS: list[Any] = [
     {"name": "tool-call-order", "order": ["search", "search"], "mode": "any-order"},
     {"name": "steps-below", "max_steps": 2},
     {"name": "approval-gated", "requires_approval": ["refund"]},
+    {"name": "invisible-characters", "allow": ["zero_width", "bidi"]},
+    {"name": "invisible-characters", "allow": ["zero_width", "bogus"]},  # every row errs
+    {"name": "pii-leak", "kinds": ["email", "card"]},
+    {"name": "pii-leak", "kinds": ["email", "passport"]},  # every row errs
+    {"name": "forbidden-tool-call", "tools": ["search", "send_email"]},
 ]
 # The deterministic built-ins that must keep a batch kernel (a metric that loses one fails here).
 BATCH_METRICS = {
     "tool-called", "tool-not-called", "tool-called-with", "tool-call-order", "steps-below",
-    "no-pending-approvals", "approval-gated",
+    "no-pending-approvals", "approval-gated", "invisible-characters", "canary-leak", "pii-leak",
+    "forbidden-tool-call",
 }  # fmt: skip
 
 
@@ -381,3 +387,16 @@ def test_trajectory_metrics_share_one_parse_of_a_batch(monkeypatch: Any) -> None
         assert set(column.errors) == {1, 2}
         assert column.errors[1].startswith(f"metric '{metric.name}' needs a trajectory")
         assert column.errors[2] == "trajectory.tool_calls[0] must carry a non-empty 'name'"
+
+
+def test_an_option_score_rejects_for_every_row_errs_every_row_of_the_batch() -> None:
+    from assay.metrics.safety import InvisibleCharacters, PiiLeak
+
+    samples = [Sample(id=str(n), input={}, expected_output="") for n in range(3)]
+    outputs = [Output("a@example.com"), Output("\u200b"), Output("")]
+    for metric in [InvisibleCharacters(allow=("tag", "nope")), PiiLeak(kinds=("nope",))]:
+        column = metric.score_batch(samples, outputs)
+        assert set(column.errors) == {0, 1, 2}
+        assert len(set(column.errors.values())) == 1
+        assert all(map(math.isnan, column.values))
+        assert_same_as_rows(metric, samples, outputs)

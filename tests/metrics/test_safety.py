@@ -218,3 +218,11 @@ def test_detectors_never_crash_and_stay_in_range(text: str) -> None:
     for metric in (PiiLeak(), InvisibleCharacters(), CanaryLeak()):
         result = metric.score(sample(canary=CANARY), Output(text))
         assert 0.0 <= result.value <= 1.0
+
+
+def test_forbidden_tool_call_reports_a_trajectory_that_is_not_an_object() -> None:
+    """An error for that row (as the trajectory metrics report it), not a crash of the metric."""
+    sample = Sample(id="s", input={}, expected_output="", metadata={})
+    answer = Output("a", trajectory=["x"])  # type: ignore[arg-type]
+    with pytest.raises(MetricError, match=r"^trajectory must be an object; got list$"):
+        ForbiddenToolCall(tools=("x",)).score(sample, answer)
