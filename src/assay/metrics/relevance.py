@@ -22,14 +22,14 @@ if TYPE_CHECKING:
 
 DEFAULT_K = 5
 RELEVANT_KEY = "relevant"
-_LAST_GAINS: LastParsed[dict[str, float]] = LastParsed()
+_LAST_GAINS: LastParsed[Mapping[str, float]] = LastParsed()
 _INT, _STR = frozenset({int}), frozenset({str})
 _METADATA_WHERE = f"metadata.{RELEVANT_KEY}"
 _POSITIVE = (0.0).__lt__
 _FINITE_LEVEL = 2**1023  # an integer level smaller than this in magnitude is a finite float
 
 
-def gains(sample: Sample) -> dict[str, float]:
+def gains(sample: Sample) -> Mapping[str, float]:
     """Relevance ``{id: gain}`` from ``metadata.relevant``, else from ``expected_output``.
 
     ``metadata.relevant`` lets one sample hold a reference answer in ``expected_output`` and
@@ -50,8 +50,12 @@ def relevance_source(sample: Sample) -> tuple[Any, str]:
     return raw, _METADATA_WHERE
 
 
-def parse_gains(raw: Any, where: str = "expected_output") -> dict[str, float]:
-    """``{id: gain}`` from a list of ids, an id -> gain map, or a JSON string of either."""
+def parse_gains(raw: Any, where: str = "expected_output") -> Mapping[str, float]:
+    """``{id: gain}`` from a list of ids, an id -> gain map, or a JSON string of either.
+
+    The common shape, ``{id: integer level}``, comes back as given (see :func:`ordered_gains`).
+    """
+    result: Mapping[str, float]
     if type(raw) is dict and {*map(type, raw.values())} == _INT and {*map(type, raw)} == _STR:
         result = _integer_levels(raw, where)
     else:
@@ -90,9 +94,12 @@ def ordered_gains(raw: Any, where: str) -> tuple[Mapping[str, float], list[float
     return gain, sorted(gain.values(), reverse=True)
 
 
-def _integer_levels(raw: dict[str, int], where: str) -> dict[str, float]:
+def _integer_levels(raw: dict[str, int], where: str) -> Mapping[str, float]:
     # the common shape ({id: integer level}, from YAML or JSON), read without the checks of
-    # _gain_map: integers are finite and their float() is what the general path computes
+    # _gain_map. Levels a float holds are returned as given, not copied: every use of a gain
+    # (comparisons, division, the kernels' float64) reads an int as float() would
+    if max(raw.values()) < _FINITE_LEVEL and min(raw.values()) > -_FINITE_LEVEL:
+        return raw
     try:
         return dict(zip(raw, map(float, raw.values())))
     except OverflowError:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -64,7 +64,7 @@ class _RankingMetric:
 
     def _inputs(
         self, sample: Sample, output: Output
-    ) -> tuple[tuple[str, ...], dict[str, float], int]:
+    ) -> tuple[tuple[str, ...], Mapping[str, float], int]:
         relevance = gains(sample)
         return ranked_ids(output), relevance, resolve_k(sample, self.k)
 
@@ -146,7 +146,7 @@ _POSITIVE = (0.0).__lt__
 _DISCOUNTS = tuple(math.log2(position + 2) for position in range(256))
 
 
-def _relevant(relevance: dict[str, float], ids: Iterable[str]) -> Iterator[bool]:
+def _relevant(relevance: Mapping[str, float], ids: Iterable[str]) -> Iterator[bool]:
     """Per id, whether its gain is above zero (an unjudged id's gain is zero)."""
     return map(_POSITIVE, map(relevance.get, ids, itertools.repeat(0.0)))
 
