@@ -7,6 +7,7 @@ given a tokenizer equal to assay's, on seeded random sentence pairs.
 from __future__ import annotations
 
 import random
+from dataclasses import fields
 from fractions import Fraction
 
 import pytest
@@ -16,6 +17,7 @@ from rouge_score import rouge_scorer
 
 from assay.dataset import Sample
 from assay.errors import MetricConfigError, MetricError
+from assay.metrics.base import MetricScore
 from assay.metrics.lexical import Contains, ExactMatch, Regex, RougeL, parse_delimited, tokenize
 from assay.outputs import Output
 
@@ -335,6 +337,25 @@ def test_rouge_l_agrees_with_rouge_score_on_random_pairs() -> None:
         assert ours.value == pytest.approx(theirs.fmeasure, abs=1e-9)
         checked += 1
     assert checked >= 1000
+
+
+def test_rouge_l_scores_are_plain_checked_scores() -> None:
+    """score() builds its result without MetricScore's checks; it is the same object as the
+    checked construction (every field set, a float value in [0, 1], no usage)."""
+    rng = random.Random(7)
+    metric = RougeL()
+    for _ in range(300):
+        reference, candidate = random_pair(rng)
+        ours = metric.score(sample(reference), Output(candidate))
+        assert ours == MetricScore(ours.value, dict(ours.details))
+        assert type(ours.value) is float and 0.0 <= ours.value <= 1.0 and ours.usage is None
+    assert [f.name for f in fields(MetricScore)] == ["value", "details", "usage"]
+
+
+def test_rouge_l_extreme_beta_is_an_error_not_nan() -> None:
+    """beta * beta overflows: F is inf / inf, which MetricScore refuses (as before)."""
+    with pytest.raises(MetricError, match=r"must be in \[0.0, 1.0\]; got nan"):
+        RougeL(beta=1e200).score(sample("a b c"), Output("a b x"))
 
 
 def test_rouge_l_worked_example() -> None:

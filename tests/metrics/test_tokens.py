@@ -19,9 +19,9 @@ from assay.metrics import tokens
 from assay.metrics.tokens import (
     DIFFERENT_RANGES,
     VERIFIED_FOR,
+    token_keys,
     tokenize,
     tokenize_all,
-    tokenize_pair,
 )
 
 DEFINITION = re.compile(r"[^\W_]+")
@@ -168,19 +168,52 @@ def test_the_block_marks() -> None:
     assert tokens._BLOCKS[1] == 1 and tokens._BLOCKS[3] == 3
 
 
-def test_tokenize_pair_joins_no_surrogates() -> None:
+def as_text(keys: list[bytes] | list[str]) -> list[str]:
+    """token_keys' keys as the tokens they stand for."""
+    return [key.decode("utf-8") if isinstance(key, bytes) else key for key in keys]
+
+
+def pair_tokens(first: str, second: str) -> tuple[list[str], list[str]]:
+    keys = token_keys(first, second)
+    assert {type(key) for side in keys for key in side} <= {bytes} or all(
+        type(key) is str for side in keys for key in side
+    )
+    return as_text(keys[0]), as_text(keys[1])
+
+
+def test_token_keys_join_no_surrogates() -> None:
     """A lone high surrogate ending one text and a lone low one starting the other are still
     two lone surrogates (the regex's tokens), not one code point."""
     assert (
-        tokenize_pair("a\ud83d", "\ude00b")
+        pair_tokens("a\ud83d", "\ude00b")
         == (["a"], ["b"])
         == (
             reference("a\ud83d"),
             reference("\ude00b"),
         )
     )
-    assert tokenize_pair("ΟΔΟΣ", "naïve") == (["οδος"], ["naïve"])
-    assert tokenize_pair("", "") == ([], [])
+    assert pair_tokens("ΟΔΟΣ", "naïve") == (["οδος"], ["naïve"])
+    assert pair_tokens("Straße, 東京!", "naïve\u3000x") == (["straße", "東京"], ["naïve", "x"])
+    assert token_keys("", "") == ([], [])
+
+
+@verified
+def test_default_process_leaves_letters_digits_and_ascii_spaces() -> None:
+    """What lets token_keys split UTF-8 bytes where tokenize splits the string: on every code
+    point but the listed ones, default_process gives one letter or digit (not a space) or an
+    ASCII space, so its output holds no other whitespace (and no byte of a multi-byte UTF-8
+    character is ASCII)."""
+    listed = {cp for low, high in DIFFERENT_RANGES for cp in range(low, high + 1)}
+    for cp in range(sys.maxunicode + 1):
+        if cp in listed:
+            continue
+        char = chr(cp)
+        processed = default_process("a" + char + "b")
+        if char.isalnum():
+            assert len(processed) == 3 and processed[1].isalnum(), hex(cp)
+            assert not processed[1].isspace(), hex(cp)
+        else:
+            assert processed == "a b", hex(cp)
 
 
 # Any code point, the surrogates and the listed ones made likely, with separators around.
@@ -196,5 +229,5 @@ def test_tokenizers_equal_the_definition_on_any_text(texts: list[str]) -> None:
     expected = [reference(text) for text in texts]
     assert [tokenize(text) for text in texts] == expected
     assert list(tokenize_all(texts)) == expected
-    pairs = [tokenize_pair(first, second) for first, second in pairwise(texts)]
+    pairs = [pair_tokens(first, second) for first, second in pairwise(texts)]
     assert pairs == list(pairwise(expected))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import count
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import regex
 from rapidfuzz.distance import LCSseq
@@ -14,7 +14,7 @@ from rapidfuzz.distance import LCSseq
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import MetricScore, clamp01, expected_string
 from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
-from assay.metrics.tokens import tokenize, tokenize_all, tokenize_pair
+from assay.metrics.tokens import token_keys, tokenize, tokenize_all
 
 __all__ = [
     "Contains",
@@ -193,6 +193,20 @@ def rouge_l_counts(reference: list[str], candidate: list[str]) -> int:
 
 
 _similarity = LCSseq.similarity
+_new = object.__new__
+# MetricScore's slots, set directly: a score whose value is already a float in [0, 1] needs
+# neither its checks nor its dataclass __init__ (half the cost of a rouge-l score() call's
+# score object; tests/metrics/test_lexical.py checks it equals the checked construction).
+_SET_VALUE, _SET_DETAILS, _SET_USAGE = (vars(MetricScore)[f].__set__ for f in MetricScore.__slots__)
+
+
+def _unit_score(value: float, details: dict[str, Any]) -> MetricScore:
+    """``MetricScore(value, details)`` for a float ``value`` the caller knows is in [0, 1]."""
+    score: MetricScore = _new(MetricScore)
+    _SET_VALUE(score, value)
+    _SET_DETAILS(score, details)
+    _SET_USAGE(score, None)
+    return score
 
 
 @dataclass(frozen=True)
@@ -209,10 +223,10 @@ class RougeL:
         if not self.beta > 0:
             raise MetricConfigError("rouge-l beta must be positive")
 
-    def _check_length(self, tokens: list[str], field: str) -> None:
-        if len(tokens) > self.max_tokens:
+    def _check_length(self, count: int, field: str) -> None:
+        if count > self.max_tokens:
             raise MetricError(
-                f"{field} has {len(tokens)} tokens; rouge-l supports at most {self.max_tokens} "
+                f"{field} has {count} tokens; rouge-l supports at most {self.max_tokens} "
                 "(raise max_tokens to allow longer texts)"
             )
 
@@ -220,24 +234,26 @@ class RougeL:
         reference = sample.expected_output
         if type(reference) is not str:
             reference = expected_string(sample, self.name)
-        ref, cand = tokenize_pair(reference, output.text)
+        ref, cand = token_keys(reference, output.text)
         n_ref, n_cand, limit = len(ref), len(cand), self.max_tokens
         if not (0 < n_ref <= limit and 0 < n_cand <= limit):
-            return self._edge_score(ref, cand)
+            return self._edge_score(n_ref, n_cand)
         lcs = _similarity(ref, cand)
         precision, recall = lcs / n_cand, lcs / n_ref
-        if lcs:
-            beta2 = self.beta * self.beta
-            value = clamp01((1 + beta2) * precision * recall / (recall + beta2 * precision))
-        else:
-            value = 0.0
-        return MetricScore(value, {"lcs_tokens": lcs, "precision": precision, "recall": recall})
+        details = {"lcs_tokens": lcs, "precision": precision, "recall": recall}
+        if not lcs:
+            return _unit_score(0.0, details)
+        beta2 = self.beta * self.beta
+        value = (1 + beta2) * precision * recall / (recall + beta2 * precision)
+        if 0.0 <= value <= 1.0:
+            return _unit_score(value, details)
+        return MetricScore(clamp01(value), details)  # rounded past 1.0; NaN is an error
 
-    def _edge_score(self, reference: list[str], candidate: list[str]) -> MetricScore:
+    def _edge_score(self, n_ref: int, n_cand: int) -> MetricScore:
         """A side too long (an error), or an empty one: both empty score 1.0, one empty 0.0."""
-        self._check_length(reference, "expected_output")
-        self._check_length(candidate, "output")
-        if not reference and not candidate:
+        self._check_length(n_ref, "expected_output")
+        self._check_length(n_cand, "output")
+        if not n_ref and not n_cand:
             return MetricScore(1.0, {"lcs_tokens": 0, "precision": 1.0, "recall": 1.0})
         return MetricScore(0.0, {"lcs_tokens": 0, "precision": 0.0, "recall": 0.0})
 

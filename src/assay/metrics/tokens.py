@@ -101,14 +101,22 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-def tokenize_pair(first: str, second: str) -> tuple[list[str], list[str]]:
-    """``tokenize`` of two texts (rouge-l's reference and candidate), with one look for the
-    listed code points in both: each is a property of single code points (every surrogate is
-    listed, so joining a lone high and a lone low one changes nothing)."""
+def token_keys(
+    first: str, second: str
+) -> tuple[list[bytes], list[bytes]] | tuple[list[str], list[str]]:
+    """The tokens of two texts (rouge-l's reference and candidate) as keys to compare them by:
+    UTF-8 bytes on the fast path (cheaper to make than strings), else the ``tokenize`` strings.
+    Equal keys are equal tokens: default_process leaves letters and digits and ASCII spaces
+    (tests/metrics/test_tokens.py checks every code point), and no byte of a multi-byte UTF-8
+    character is an ASCII space, so bytes.split cuts where str.split does.
+
+    Both texts are looked at in one go: a listed code point is one code point of either text
+    (every surrogate is listed, so joining a lone high one and a lone low one changes nothing).
+    """
     if FAST:
         both = first + second
         if both.isascii() or _regular(both):
-            return default_process(first).split(), default_process(second).split()
+            return default_process(first).encode().split(), default_process(second).encode().split()
     return tokenize(first), tokenize(second)
 
 
