@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import typer
 
@@ -29,15 +30,58 @@ _RENDERERS = {
     "html": "assay.report.html",
     "junit": "assay.report.junit",
 }
-_AFTER_THE_RUN = ("assay.adversarial.lane", "assay.gate", "assay.rebuild", "assay.fileio")
+_AFTER_THE_RUN = (
+    "assay.adversarial.lane",
+    "assay.adversarial.compliance",  # with_compliance imports it for every run
+    "assay.gate",
+    "assay.rebuild",
+    "assay.fileio",
+)
+_STDLIB_AFTER_THE_RUN = ("statistics",)  # NormalDist, for every report's Wilson intervals
+_PAUSE_S: Final = 0.0003
+"""How long the preload waits, the GIL free, before each module it imports while the run's
+event loop runs (numpy and scipy.special are ~400 modules: ~0.1 s more for the thread)."""
+
+
+class _Yielding:
+    """A meta path finder that finds nothing: it makes the preload thread pause before each
+    module it imports while ``loop`` runs.
+
+    Without the pauses the thread holds the GIL for most of its ~0.3 s of imports, and every
+    reply that arrives meanwhile waits for the interpreter's switch interval (5 ms) before the
+    loop can read it and send the next request; a judge run at 32 requests in flight lost
+    ~0.04-0.1 s that way. With them the loop finds the GIL free between modules. Once the loop
+    has stopped (the run is over and the main thread may be waiting on these imports), or in
+    any other thread, it does nothing.
+    """
+
+    def __init__(self, loop: Any) -> None:
+        self._loop = loop
+        self._thread = threading.get_ident()
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if threading.get_ident() == self._thread and self._loop.is_running():
+            time.sleep(_PAUSE_S)
+
+
+def _running_loop() -> Any:
+    """The event loop running in this thread, or None."""
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def preload(formats: Iterable[str]) -> threading.Thread:
     """Import what the end of a run needs in a daemon thread; return the thread.
 
-    That is the mean's t quantile (scipy.special, ~0.2-0.4 s of CPU), the compliance summary,
-    the gate, the run store's rows and the renderers of ``formats``; then the report models'
-    validators are built (``defer_build``: a judge run's first request does not wait for them).
+    That is the mean's t quantile (scipy.special, ~0.2-0.4 s of CPU), the Wilson interval's
+    normal quantile, the compliance summary, the gate, the run store's rows and the renderers
+    of ``formats``; then the report models' validators are built (``defer_build``: a judge
+    run's first request does not wait for them). While the run's event loop runs, the thread
+    pauses before each module (:class:`_Yielding`).
     ``assay run`` starts it at the run's first result: a run that waits on judge or system
     replies leaves the interpreter idle most of the time, so this work no longer follows the
     last reply. Nothing changes where they are used: an import under way is waited for
@@ -48,26 +92,43 @@ def preload(formats: Iterable[str]) -> threading.Thread:
     from assay.report.statistics import T_QUANTILE_MODULE
 
     renderers = [_RENDERERS[f] for f in dict.fromkeys(formats) if f in _RENDERERS]
-    names = (T_QUANTILE_MODULE, *_AFTER_THE_RUN, *renderers)
+    names = (T_QUANTILE_MODULE, *_STDLIB_AFTER_THE_RUN, *_AFTER_THE_RUN, *renderers)
+    loop = _running_loop()
 
     def load() -> None:
-        import importlib
-
-        for name in names:
-            try:
-                importlib.import_module(name)
-            except Exception:  # raised again where the module is used
-                continue
-        try:
-            from assay.report.model import build_deferred
-
-            build_deferred()
-        except Exception:  # raised again where a model is first used
+        if loop is None:
+            _load(names)
             return
+        # A new list each time, never one edited in place: an import in the main thread may be
+        # walking the old one, and a removal from it could make that walk skip a finder.
+        finder = _Yielding(loop)
+        sys.meta_path = [finder, *sys.meta_path]
+        try:
+            _load(names)
+        finally:
+            sys.meta_path = [f for f in sys.meta_path if f is not finder]
 
     thread = threading.Thread(target=load, name="assay-preload", daemon=True)
     thread.start()
     return thread
+
+
+def _load(names: Iterable[str]) -> None:
+    """Import ``names``, then build the deferred report models; failures are left for the
+    places that use them (an import that failed here fails there again, with its error)."""
+    import importlib
+
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            continue
+    try:
+        from assay.report.model import build_deferred
+
+        build_deferred()
+    except Exception:
+        return
 
 
 def write_out(text: str | Iterable[bytes], out: Path | None) -> None:

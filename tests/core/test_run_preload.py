@@ -38,7 +38,9 @@ print(json.dumps({"before": before, "daemon": thread.daemon,
 def test_preload_imports_the_run_end_modules_in_a_fresh_interpreter() -> None:
     loaded = [
         "scipy.special",
+        "statistics",
         "assay.adversarial.lane",
+        "assay.adversarial.compliance",
         "assay.gate",
         "assay.rebuild",
         "assay.fileio",
@@ -55,6 +57,68 @@ def test_preload_imports_the_run_end_modules_in_a_fresh_interpreter() -> None:
     )
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result == {"before": [], "daemon": True, "after": loaded}
+
+
+PAUSE_PROBE = """
+import asyncio, json, sys, threading, time
+from assay.run_report import preload
+pauses, sleep = [], time.sleep
+
+def counted(seconds):
+    if threading.current_thread().name == "assay-preload":
+        pauses.append(seconds)
+    sleep(seconds)
+
+time.sleep = counted
+finders = list(sys.meta_path)
+
+async def main():
+    thread = preload(["json"])
+    while thread.is_alive():
+        await asyncio.sleep(0.005)
+
+asyncio.run(main())
+print(json.dumps({"pauses": len(pauses), "finders restored": sys.meta_path == finders,
+                  "loaded": "scipy.special" in sys.modules}))
+"""
+
+
+def test_a_preload_under_a_running_loop_pauses_between_modules() -> None:
+    """The thread leaves the GIL free before each module it imports while the run's event
+    loop runs (scipy.special alone is hundreds of modules), and puts the finders back."""
+    done = subprocess.run(
+        [sys.executable, "-c", PAUSE_PROBE],
+        env={"PYTHONPATH": str(SRC), "PATH": ""},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["pauses"] > 100
+    assert result["finders restored"] and result["loaded"]
+
+
+def test_the_pauses_are_the_preload_threads_own_and_stop_with_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(run_report.time, "sleep", slept.append)
+
+    class Loop:
+        running = True
+
+        def is_running(self) -> bool:
+            return self.running
+
+    loop = Loop()
+    finder = run_report._Yielding(loop)
+    assert finder.find_spec("first") is None
+    other = threading.Thread(target=finder.find_spec, args=("another thread's",))
+    other.start()
+    other.join()
+    loop.running = False
+    assert finder.find_spec("after the run") is None
+    assert slept == [run_report._PAUSE_S]
 
 
 def test_a_failed_preload_is_silent_and_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:

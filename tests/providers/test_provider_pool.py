@@ -8,6 +8,7 @@ broken ones are all exercised over a real socket.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -176,6 +177,44 @@ async def test_a_refused_connection_is_a_connection_failure() -> None:
     client = ConnectionPool(f"http://127.0.0.1:{port}/v1", headers={}, timeout_s=2, keep=1)
     with pytest.raises(ConnectionFailure, match="cannot connect"):
         await client.post("x", b"")
+
+
+ADDRESSES = ["127.0.0.1", "10.0.0.255", "::1", "2001:db8::8a2e:370:7334", "::ffff:127.0.0.1"]
+NAMES = ["localhost", "api.openai.com", "127.1", "1.2.3.4.5", "256.0.0.1", "", "[::1]"]
+
+
+@pytest.mark.parametrize("host", [*ADDRESSES, *NAMES])
+def test_address_literals_are_told_from_names(host: str) -> None:
+    try:
+        ipaddress.ip_address(host)
+        expected = True
+    except ValueError:
+        expected = False
+    assert pool._is_address(host) is expected
+
+
+@pytest.mark.parametrize(("name", "race"), [("127.0.0.1", None), ("localhost", 0.25)])
+async def test_only_a_name_races_its_addresses(
+    serve, monkeypatch: pytest.MonkeyPatch, name: str, race: float | None
+) -> None:
+    """Happy Eyeballs for a name (it may have an IPv6 and an IPv4 address); an address literal
+    connects directly, without the race's extra task."""
+    raw, _ = await serve([ok(b"1")])
+    asked: list[object] = []
+    connect = asyncio.open_connection
+
+    async def recording(*args: object, **kwargs: object) -> object:
+        asked.append(kwargs["happy_eyeballs_delay"])
+        return await connect(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(asyncio, "open_connection", recording)
+    url = raw.url.replace("127.0.0.1", name)
+    client = ConnectionPool(url, headers={}, timeout_s=5, keep=1)
+    try:
+        assert (await client.post("x", b"")).body == b"1"
+    finally:
+        await client.close()
+    assert asked == [race]
 
 
 async def test_a_closed_pool_refuses_requests(serve) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import ssl
 import sys
 from collections.abc import Awaitable, Mapping
@@ -57,6 +58,17 @@ def tls_context() -> ssl.SSLContext:
 
         cafile = certifi.where()
     return ssl.create_default_context(cafile=cafile or None, capath=capath or None)
+
+
+def _is_address(host: str) -> bool:
+    """Whether ``host`` is an IPv4 or IPv6 address literal (not a name to resolve)."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+        except (OSError, ValueError):
+            continue
+        return True
+    return False
 
 
 async def _within(awaitable: Awaitable[T], seconds: float) -> T:
@@ -101,6 +113,9 @@ class ConnectionPool:
         self.port = parts.port or (443 if self.secure else 80)
         self.timeout_s = timeout_s
         self.keep = keep
+        # Happy Eyeballs races a name's addresses; an address literal has one, and racing it
+        # would only add a task to each connection.
+        self._race: float | None = None if _is_address(self.host) else 0.25
         self._prefix = parts.path.rstrip("/") + "/"
         lines = [f"Host: {parts.netloc.rpartition('@')[2]}"]
         lines += [f"{name}: {value}" for name, value in headers.items()]
@@ -144,7 +159,11 @@ class ConnectionPool:
         try:
             reader, writer = await _within(
                 asyncio.open_connection(
-                    self.host, self.port, ssl=self._tls, limit=_MAX_HEAD, happy_eyeballs_delay=0.25
+                    self.host,
+                    self.port,
+                    ssl=self._tls,
+                    limit=_MAX_HEAD,
+                    happy_eyeballs_delay=self._race,
                 ),
                 self.timeout_s,
             )
