@@ -21,7 +21,7 @@ from assay.errors import AssayError
 from assay.metrics.batch import ColumnBuilder, ScoreColumn
 from assay.metrics.retrieval import MRR, HitAtK, NDCGAtK, RecallAtK
 from assay.outputs import Output, Retrieved
-from batch_rows import batches
+from batch_rows import batches, seeded_rows
 
 
 def assert_same_as_rows(metric: Any, samples: Sequence[Sample], outputs: Sequence[Output]) -> None:
@@ -315,12 +315,14 @@ VARIANTS: list[Any] = [
     {"name": "pii-leak", "kinds": ["email", "card"]},
     {"name": "pii-leak", "kinds": ["email", "passport"]},  # every row errs
     {"name": "forbidden-tool-call", "tools": ["search", "send_email"]},
+    {"name": "ordinal-distance", "scale": ["bad", "ok", "good"]},
+    {"name": "ordinal-distance", "scale": ["good", "ok", "bad", "refund", "café", "x"]},
 ]
 # The deterministic built-ins that must keep a batch kernel (a metric that loses one fails here).
 BATCH_METRICS = {
     "tool-called", "tool-not-called", "tool-called-with", "tool-call-order", "steps-below",
     "no-pending-approvals", "approval-gated", "invisible-characters", "canary-leak", "pii-leak",
-    "forbidden-tool-call",
+    "forbidden-tool-call", "ordinal-distance", "citation-groundedness",
 }  # fmt: skip
 
 
@@ -362,6 +364,12 @@ def test_every_batch_kernel_matches_score_on_varied_rows(
     assert_same_as_rows(metric, samples, outputs)
     expected = [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
     assert score_column(metric, samples, outputs) == expected
+
+
+@pytest.mark.parametrize("metric", ALL_BATCH, ids=lambda m: repr(m)[:80])
+def test_every_batch_kernel_matches_score_on_rows_that_mostly_score(metric: Any) -> None:
+    samples, outputs = seeded_rows(4, 400)
+    assert_same_as_rows(metric, samples, outputs)
 
 
 def test_trajectory_metrics_share_one_parse_of_a_batch(monkeypatch: Any) -> None:

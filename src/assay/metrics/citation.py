@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricError
-from assay.metrics.base import MetricScore, unique
+from assay.metrics.base import unique
+from assay.metrics.batch import Row, RowScored
 
 if TYPE_CHECKING:
     from assay.dataset import Sample
@@ -61,45 +62,43 @@ def _spans(raw: Any) -> list[tuple[str, list[str]]]:
     return spans
 
 
+def citation_row(metadata: Mapping[str, Any], text: str) -> Row:
+    """citation-groundedness' score of one answer for its sample's markers or evidence."""
+    if "citation_evidence" in metadata:
+        spans = _spans(metadata["citation_evidence"])
+        normalised = _normalise(text)
+        matched = missing_citation = missing_quote = 0
+        for citation, quotes in spans:
+            has_citation = citation in text
+            has_quote = any(q in normalised for q in quotes)
+            missing_citation += not has_citation
+            missing_quote += not has_quote
+            matched += has_citation and has_quote
+        return matched / len(spans), {
+            "mode": "evidence",
+            "required": len(spans),
+            "matched": matched,
+            "missing_citation": missing_citation,
+            "missing_quote": missing_quote,
+        }
+    markers = _markers(metadata.get("citations"))
+    if not markers:
+        raise MetricError(
+            "metadata.citations (a marker or list of markers) or metadata.citation_evidence is "
+            "required"
+        )
+    matched = sum(1 for marker in markers if marker in text)
+    return matched / len(markers), {
+        "mode": "markers",
+        "required": len(markers),
+        "matched": matched,
+        "missing": len(markers) - matched,
+    }
+
+
 @dataclass(frozen=True)
-class CitationGroundedness:
+class CitationGroundedness(RowScored):
     name: str = "citation-groundedness"
 
-    def score(self, sample: Sample, output: Output) -> MetricScore:
-        text = output.text
-        if "citation_evidence" in sample.metadata:
-            spans = _spans(sample.metadata["citation_evidence"])
-            normalised = _normalise(text)
-            matched = missing_citation = missing_quote = 0
-            for citation, quotes in spans:
-                has_citation = citation in text
-                has_quote = any(q in normalised for q in quotes)
-                missing_citation += not has_citation
-                missing_quote += not has_quote
-                matched += has_citation and has_quote
-            return MetricScore(
-                matched / len(spans),
-                {
-                    "mode": "evidence",
-                    "required": len(spans),
-                    "matched": matched,
-                    "missing_citation": missing_citation,
-                    "missing_quote": missing_quote,
-                },
-            )
-        markers = _markers(sample.metadata.get("citations"))
-        if not markers:
-            raise MetricError(
-                "metadata.citations (a marker or list of markers) or metadata.citation_evidence is "
-                "required"
-            )
-        matched = sum(1 for marker in markers if marker in text)
-        return MetricScore(
-            matched / len(markers),
-            {
-                "mode": "markers",
-                "required": len(markers),
-                "matched": matched,
-                "missing": len(markers) - matched,
-            },
-        )
+    def row(self, sample: Sample, output: Output) -> Row:
+        return citation_row(sample.metadata, output.text)

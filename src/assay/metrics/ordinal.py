@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import MetricScore, expected_string
+from assay.metrics.batch import ColumnBuilder, ScoreColumn
 
 if TYPE_CHECKING:
     from assay.dataset import Sample
@@ -50,31 +53,41 @@ class OrdinalDistance:
                 "metadata.ordinal_scale (give {name: ordinal-distance, scale: [...]})"
             )
 
-    def _scale(self, sample: Sample) -> tuple[str, ...]:
+    def _lookup(self, sample: Sample, default: Mapping[str, int] | None) -> Mapping[str, int]:
+        """Label -> position on the sample's scale (``default``: the option's, built once)."""
         override = sample.metadata.get("ordinal_scale")
         if override is not None:
             if not valid_scale(override):
                 raise MetricError(
                     "metadata.ordinal_scale must be a non-empty list of unique, non-empty strings"
                 )
-            return tuple(override)
-        if self.scale is None:
+            return _positions(tuple(override))
+        if default is None:
             raise MetricError(
                 "no ordinal scale: give the metric a scale ({name: ordinal-distance, scale: "
                 "[...]}) "
                 "or set metadata.ordinal_scale"
             )
-        return self.scale
+        return default
+
+    def _indices(
+        self, sample: Sample, output: Output, default: Mapping[str, int] | None
+    ) -> tuple[int, int | None]:
+        """(expected, actual) positions on the sample's scale; the actual one None when the
+        answer is not a label of it."""
+        positions = self._lookup(sample, default)
+        expected = expected_string(sample, self.name)
+        if expected not in positions:
+            raise MetricError(
+                f"expected_output is not one of the {len(positions)} labels of the ordinal scale"
+            )
+        return positions[expected], positions.get(output.text)
+
+    def _default(self) -> Mapping[str, int] | None:
+        return None if self.scale is None else _positions(self.scale)
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
-        scale = self._scale(sample)
-        expected = expected_string(sample, self.name)
-        if expected not in scale:
-            raise MetricError(
-                f"expected_output is not one of the {len(scale)} labels of the ordinal scale"
-            )
-        expected_index = scale.index(expected)
-        actual_index = scale.index(output.text) if output.text in scale else None
+        expected_index, actual_index = self._indices(sample, output, self._default())
         if actual_index is None:
             return MetricScore(
                 0.0, {"expected_index": expected_index, "actual_index": None, "distance": None}
@@ -85,3 +98,50 @@ class OrdinalDistance:
             value,
             {"expected_index": expected_index, "actual_index": actual_index, "distance": distance},
         )
+
+    def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
+        """As ``score`` row by row: positions read per row (the option's scale mapped once, each
+        distinct ``metadata.ordinal_scale`` once), distances and credit computed by numpy."""
+        import numpy as np
+
+        builder = ColumnBuilder(len(samples))
+        default = self._default()
+        rows: list[int] = []
+        pairs: list[tuple[int, int]] = []
+        for index, (sample, output) in enumerate(zip(samples, outputs)):
+            try:
+                expected_index, actual_index = self._indices(sample, output, default)
+            except MetricError as exc:
+                builder.fail(index, str(exc))
+                continue
+            rows.append(index)
+            pairs.append((expected_index, -1 if actual_index is None else actual_index))
+        table = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        expected, actual = table[:, 0], table[:, 1]
+        found = actual >= 0
+        distance = np.abs(expected - actual)
+        credit = np.where(distance == 0, 1.0, np.where(distance == 1, 0.5, 0.0))
+        builder.values[rows] = np.where(found, credit, 0.0)
+        found_rows = found.tolist()
+        builder.put_column("expected_index", _spread(rows, expected.tolist(), len(samples)))
+        actual_col = [a if ok else None for a, ok in zip(actual.tolist(), found_rows)]
+        builder.put_column("actual_index", _spread(rows, actual_col, len(samples)))
+        distance_col = [d if ok else None for d, ok in zip(distance.tolist(), found_rows)]
+        builder.put_column("distance", _spread(rows, distance_col, len(samples)))
+        return builder.build()
+
+
+@lru_cache(maxsize=256)  # a memo of a pure function: a dataset's scales repeat row after row
+def _positions(scale: tuple[str, ...]) -> Mapping[str, int]:
+    """Label -> index on a valid scale (its labels are unique)."""
+    return MappingProxyType({label: index for index, label in enumerate(scale)})
+
+
+def _spread(rows: list[int], values: list[Any], size: int) -> list[Any]:
+    """A details column of ``size`` rows: ``values`` at ``rows``, None elsewhere."""
+    if len(rows) == size:
+        return values
+    column: list[Any] = [None] * size
+    for row, value in zip(rows, values):
+        column[row] = value
+    return column
