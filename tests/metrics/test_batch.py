@@ -317,12 +317,17 @@ VARIANTS: list[Any] = [
     {"name": "forbidden-tool-call", "tools": ["search", "send_email"]},
     {"name": "ordinal-distance", "scale": ["bad", "ok", "good"]},
     {"name": "ordinal-distance", "scale": ["good", "ok", "bad", "refund", "café", "x"]},
+    {"name": "faithfulness", "tau": 0.9, "texts": True},
+    {"name": "context-recall", "tau": 0.2},
+    {"name": "context-precision", "texts": True, "tau": 1.0},
+    {"name": "answer-relevancy", "texts": True},
 ]
 # The deterministic built-ins that must keep a batch kernel (a metric that loses one fails here).
 BATCH_METRICS = {
     "tool-called", "tool-not-called", "tool-called-with", "tool-call-order", "steps-below",
     "no-pending-approvals", "approval-gated", "invisible-characters", "canary-leak", "pii-leak",
-    "forbidden-tool-call", "ordinal-distance", "citation-groundedness",
+    "forbidden-tool-call", "ordinal-distance", "citation-groundedness", "faithfulness",
+    "context-recall", "context-precision", "answer-relevancy",
 }  # fmt: skip
 
 
@@ -347,7 +352,12 @@ ALL_BATCH = batch_metrics()
 
 
 def test_the_deterministic_built_ins_have_batch_kernels() -> None:
+    """Those metrics have kernels; the RAG metrics' judge method, which calls a provider, not."""
+    from assay.metrics.registry import resolve
+
     assert {metric.name for metric in ALL_BATCH} >= BATCH_METRICS
+    for name in ["faithfulness", "context-recall", "context-precision", "answer-relevancy"]:
+        assert not hasattr(resolve({"name": name, "method": "judge"}), "score_batch")
 
 
 @pytest.mark.parametrize("metric", ALL_BATCH, ids=lambda m: repr(m)[:80])

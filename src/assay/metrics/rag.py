@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import Metric, MetricScore, type_name
+from assay.metrics.base import Metric, type_name
+from assay.metrics.batch import Row, RowScored
 from assay.metrics.retrieval import RELEVANT_KEY, gains
 from assay.tez.claims import split_response, statements
 from assay.tez.scoring import GENERIC_QUERY_WORDS
@@ -198,41 +199,42 @@ def question_words(metric: str, question: str) -> set[str]:
 
 
 @dataclass(frozen=True)
-class _Heuristic(RagOptions):
-    def claim_score(self, claims: list[str], contexts: Sequence[str]) -> MetricScore:
+class _Heuristic(RagOptions, RowScored):
+    """The offline method: each metric's ``row`` is the one definition that ``score`` and
+    ``score_batch`` share (:class:`~assay.metrics.batch.RowScored`)."""
+
+    def claim_row(self, claims: list[str], contexts: Sequence[str]) -> Row:
         verdicts = [supported(claim, contexts, self.tau_value) for claim in claims]
         value, details = share_score(
             claims, verdicts, ("supported", "unsupported"), texts=self.texts
         )
-        return MetricScore(value, {"method": self.method, **details})
+        return value, {"method": self.method, **details}
 
 
 @dataclass(frozen=True)
 class Faithfulness(_Heuristic):
     name: str = "faithfulness"
 
-    def score(self, sample: Sample, output: Output) -> MetricScore:
+    def row(self, sample: Sample, output: Output) -> Row:
         contexts = contexts_of(self.name, output)
-        return self.claim_score(answer_claims(self.name, output.text, "the answer"), contexts)
+        return self.claim_row(answer_claims(self.name, output.text, "the answer"), contexts)
 
 
 @dataclass(frozen=True)
 class ContextRecall(_Heuristic):
     name: str = "context-recall"
 
-    def score(self, sample: Sample, output: Output) -> MetricScore:
+    def row(self, sample: Sample, output: Output) -> Row:
         contexts = contexts_of(self.name, output)
         reference = reference_text(self.name, sample)
-        return self.claim_score(
-            answer_claims(self.name, reference, "the reference answer"), contexts
-        )
+        return self.claim_row(answer_claims(self.name, reference, "the reference answer"), contexts)
 
 
 @dataclass(frozen=True)
 class ContextPrecision(_Heuristic):
     name: str = "context-precision"
 
-    def score(self, sample: Sample, output: Output) -> MetricScore:
+    def row(self, sample: Sample, output: Output) -> Row:
         flags = relevance_from_ids(self.name, sample, output)
         source = f"metadata.{RELEVANT_KEY}"
         if flags is None:
@@ -241,22 +243,21 @@ class ContextPrecision(_Heuristic):
             tau = self.tau_value
             flags = [any(supported(c, [text], tau) for c in claims) for text in contexts]
             source = "reference claims"
-        details = {"method": self.method, **precision_details(flags, source)}
-        return MetricScore(average_precision(flags), details)
+        return average_precision(flags), {"method": self.method, **precision_details(flags, source)}
 
 
 @dataclass(frozen=True)
 class AnswerRelevancy(_Heuristic):
     name: str = "answer-relevancy"
 
-    def score(self, sample: Sample, output: Output) -> MetricScore:
+    def row(self, sample: Sample, output: Output) -> Row:
         wanted = question_words(self.name, question_text(self.name, sample))
         units = answer_statements(self.name, output)
         verdicts = [bool(wanted & content_words(unit)) for unit in units]
         value, details = share_score(
             units, verdicts, ("relevant", "irrelevant"), texts=self.texts, key="statements"
         )
-        return MetricScore(value, {"method": self.method, **details})
+        return value, {"method": self.method, **details}
 
 
 # --------------------------------------------------------------------------- registry
