@@ -1,5 +1,5 @@
 """``python -m assay``."""
 
-from assay.cli import main
+from assay.cli import script_main
 
-main()
+script_main()
