@@ -20,6 +20,7 @@ from assay.metrics.tokens import (
     DIFFERENT_RANGES,
     VERIFIED_FOR,
     token_keys,
+    token_keys_all,
     tokenize,
     tokenize_all,
 )
@@ -102,12 +103,14 @@ def test_tokenize_all_equals_its_definition_across_chunks() -> None:
             words.append(rng.choice(["ΣΟΦΙΑ", "İstanbul", "a\U0001e7e0", "\ud800", "🙂", "\u0870"]))
         texts.append(rng.choice(["", " ", ", ", "\n"]).join(words))
     assert list(tokenize_all(texts)) == [reference(text) for text in texts]
+    assert list(map(as_text, token_keys_all(texts))) == [reference(text) for text in texts]
     assert list(tokenize_all(texts[:1])) == [reference(texts[0])]
     assert list(tokenize_all([])) == []
     assert list(tokenize_all(["ASCII only, here."] * 100)) == [["ascii", "only", "here"]] * 100
     # a long chunk is looked up in blocks: the final sigma sits past the first block
     long = ["naïve " * 20_000 + "ΟΔΟΣ", "plain"]
     assert list(tokenize_all(long)) == [reference(text) for text in long]
+    assert list(map(as_text, token_keys_all(long))) == [reference(text) for text in long]
     assert next(tokenize_all(long))[-1] == "\u03bf\u03b4\u03bf\u03c2"  # final sigma
 
 
@@ -168,16 +171,14 @@ def test_the_block_marks() -> None:
     assert tokens._BLOCKS[1] == 1 and tokens._BLOCKS[3] == 3
 
 
-def as_text(keys: list[bytes] | list[str]) -> list[str]:
+def as_text(keys: list[bytes]) -> list[str]:
     """token_keys' keys as the tokens they stand for."""
-    return [key.decode("utf-8") if isinstance(key, bytes) else key for key in keys]
+    assert all(type(key) is bytes for key in keys)
+    return [key.decode("utf-8") for key in keys]
 
 
 def pair_tokens(first: str, second: str) -> tuple[list[str], list[str]]:
     keys = token_keys(first, second)
-    assert {type(key) for side in keys for key in side} <= {bytes} or all(
-        type(key) is str for side in keys for key in side
-    )
     return as_text(keys[0]), as_text(keys[1])
 
 
@@ -229,5 +230,22 @@ def test_tokenizers_equal_the_definition_on_any_text(texts: list[str]) -> None:
     expected = [reference(text) for text in texts]
     assert [tokenize(text) for text in texts] == expected
     assert list(tokenize_all(texts)) == expected
+    assert list(map(as_text, token_keys_all(texts))) == expected
     pairs = [pair_tokens(first, second) for first, second in pairwise(texts)]
     assert pairs == list(pairwise(expected))
+
+
+def test_without_the_fast_path_every_tokenizer_gives_the_definition(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another rapidfuzz or Unicode release turns the fast path off: the ASCII table and the
+    regex give the same tokens, and the keys are their UTF-8 bytes."""
+    monkeypatch.setattr(tokens, "FAST", False)
+    rng = random.Random(5)
+    texts = ["", "ASCII only, here.", "ΟΔΟΣ İstanbul", "a\U0001e7e0 \ud800x"]
+    texts += [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 8))) for _ in range(300)]
+    expected = [reference(text) for text in texts]
+    assert [tokenize(text) for text in texts] == expected
+    assert list(tokenize_all(texts)) == expected
+    assert list(map(as_text, token_keys_all(texts))) == expected
+    assert [pair_tokens(a, b) for a, b in pairwise(texts)] == list(pairwise(expected))

@@ -14,7 +14,7 @@ from rapidfuzz.distance import LCSseq
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import MetricScore, clamp01, expected_string
 from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
-from assay.metrics.tokens import token_keys, tokenize, tokenize_all
+from assay.metrics.tokens import token_keys, token_keys_all, tokenize
 
 __all__ = [
     "Contains",
@@ -259,7 +259,7 @@ class RougeL:
 
     def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
         """As ``score`` row by row, without a score object per row; the texts are tokenized by
-        :func:`tokenize_all`. Rows it cannot score (a reference that is not a string, an empty
+        :func:`token_keys_all`. Rows it cannot score (a reference that is not a string, an empty
         or too long side) go through ``score``."""
         size = len(samples)
         references = [sample.expected_output for sample in samples]
@@ -273,9 +273,11 @@ class RougeL:
         beta2 = self.beta * self.beta
         scale = 1 + beta2
         limit = self.max_tokens
-        similarity = LCSseq.similarity
+        similarity = _similarity
         rows = zip(
-            count(), tokenize_all(references), tokenize_all([output.text for output in outputs])
+            count(),
+            token_keys_all(references),
+            token_keys_all([output.text for output in outputs]),
         )
         for index, ref, cand in rows:
             n_ref, n_cand = len(ref), len(cand)

@@ -21,10 +21,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from codecs import utf_16_le_encode
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import rapidfuzz
 from rapidfuzz.utils import default_process
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+_T = TypeVar("_T")
 _TOKEN = re.compile(r"[^\W_]+")
 # ASCII: every non-alphanumeric becomes a space and A-Z become a-z, then split.
 _ASCII_TOKENS = str.maketrans(
@@ -101,12 +102,10 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-def token_keys(
-    first: str, second: str
-) -> tuple[list[bytes], list[bytes]] | tuple[list[str], list[str]]:
-    """The tokens of two texts (rouge-l's reference and candidate) as keys to compare them by:
-    UTF-8 bytes on the fast path (cheaper to make than strings), else the ``tokenize`` strings.
-    Equal keys are equal tokens: default_process leaves letters and digits and ASCII spaces
+def token_keys(first: str, second: str) -> tuple[list[bytes], list[bytes]]:
+    """The tokens of two texts (rouge-l's reference and candidate) as UTF-8 bytes: keys to
+    compare them by, cheaper to make than strings. On the fast path they come from splitting
+    default_process's output as bytes: it leaves letters, digits and ASCII spaces only
     (tests/metrics/test_tokens.py checks every code point), and no byte of a multi-byte UTF-8
     character is an ASCII space, so bytes.split cuts where str.split does.
 
@@ -117,7 +116,14 @@ def token_keys(
         both = first + second
         if both.isascii() or _regular(both):
             return default_process(first).encode().split(), default_process(second).encode().split()
-    return tokenize(first), tokenize(second)
+    return _keys(first), _keys(second)
+
+
+def _keys(text: str) -> list[bytes]:
+    """``tokenize(text)`` as UTF-8 bytes (a token is letters and digits: never a surrogate)."""
+    if FAST and (text.isascii() or _regular(text)):
+        return default_process(text).encode().split()
+    return [token.encode() for token in tokenize(text)]
 
 
 def _regular(text: str) -> bool:
@@ -143,22 +149,52 @@ def tokenize_all(texts: Sequence[str]) -> Iterator[list[str]]:
     of a long batch are not all alive at once)."""
     if not FAST:
         return map(tokenize, texts)
+    return _by_chunk(texts, _fast_tokens, tokenize)
+
+
+def token_keys_all(texts: Sequence[str]) -> Iterator[list[bytes]]:
+    """Each text's tokens as UTF-8 bytes (as :func:`token_keys` gives them), lazily: the rouge-l
+    batch's tokens."""
+    if not FAST:
+        return map(_keys, texts)
+    return _by_chunk(texts, _fast_keys, _keys)
+
+
+def _fast_tokens(texts: Iterable[str]) -> Iterable[list[str]]:
+    return map(str.split, map(default_process, texts))
+
+
+def _fast_keys(texts: Iterable[str]) -> Iterable[list[bytes]]:
+    return map(bytes.split, map(str.encode, map(default_process, texts)))
+
+
+def _by_chunk(
+    texts: Sequence[str],
+    fast: Callable[[Sequence[str]], Iterable[_T]],
+    one: Callable[[str], _T],
+) -> Iterator[_T]:
+    """``fast`` on each chunk of texts that holds none of the listed code points, ``one`` on
+    each text of the other chunks."""
     chunks = (texts[start : start + _CHUNK] for start in range(0, len(texts), _CHUNK))
-    return chain.from_iterable(map(_chunk_tokens, chunks))
+    return chain.from_iterable(
+        fast(chunk) if _chunk_regular(chunk) else map(one, chunk) for chunk in chunks
+    )
 
 
-def _chunk_tokens(texts: Sequence[str]) -> Iterable[list[str]]:
+def _chunk_regular(texts: Sequence[str]) -> bool:
+    """Whether no text of the chunk holds a listed code point: one table look-up per UTF-16
+    code unit of all of them."""
     import numpy as np
 
     joined = "".join(texts)
-    if not joined.isascii():
-        # UTF-16 code units: past U+FFFF becomes a surrogate pair, and surrogates are listed
-        units = np.frombuffer(joined.encode("utf-16-le", "surrogatepass"), dtype="<u2")
-        table = _different_units()
-        for start in range(0, len(units), _UNITS):
-            if table.take(units[start : start + _UNITS]).any():
-                return map(tokenize, texts)
-    return map(str.split, map(default_process, texts))
+    if joined.isascii():
+        return True
+    # UTF-16 code units: past U+FFFF becomes a surrogate pair, and surrogates are listed
+    units = np.frombuffer(joined.encode("utf-16-le", "surrogatepass"), dtype="<u2")
+    table = _different_units()
+    return not any(
+        table.take(units[start : start + _UNITS]).any() for start in range(0, len(units), _UNITS)
+    )
 
 
 @cache  # a constant, built on first use so that importing this module does not load numpy
