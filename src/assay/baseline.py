@@ -14,13 +14,16 @@ import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.bounded import loads_json
 from assay.errors import InputError, StoreError, UsageError
 from assay.report.model import Report
+
+if TYPE_CHECKING:
+    from assay.streamed_report import StreamedReport
 
 BASELINE_SCHEMA: Final = "assay.baseline.v1"
 BASELINE_DIR_ENV = "ASSAY_BASELINE_DIR"
@@ -170,6 +173,12 @@ def list_pointers(*, root: Path | None = None) -> list[tuple[Path, BaselinePoint
 
 def load_baseline(dataset: str, *, root: Path | None = None) -> Report | None:
     """The pinned baseline report of ``dataset``; None when none is set."""
+    path = baseline_report_path(dataset, root=root)
+    return None if path is None else load_report(path)
+
+
+def baseline_report_path(dataset: str, *, root: Path | None = None) -> Path | None:
+    """Where the pinned baseline report of ``dataset`` is; None when none is set."""
     found = read_pointer(dataset, root=root)
     if found is None:
         return None
@@ -179,7 +188,7 @@ def load_baseline(dataset: str, *, root: Path | None = None) -> Report | None:
         raise InputError(
             f"the baseline report {report_path} is missing; set the baseline again", file=str(path)
         )
-    return load_report(report_path)
+    return report_path
 
 
 def report_from_run(run_id: str, *, store_path: Path | None = None) -> Report:
@@ -202,14 +211,20 @@ def latest_report(
     dataset: str, *, exclude_run_id: str | None, store_path: Path | None = None
 ) -> Report | None:
     """The newest finished run of ``dataset`` in the run store, other than ``exclude_run_id``."""
+    run_id = latest_run_id(dataset, exclude_run_id=exclude_run_id, store_path=store_path)
+    return None if run_id is None else report_from_run(run_id, store_path=store_path)
+
+
+def latest_run_id(
+    dataset: str, *, exclude_run_id: str | None, store_path: Path | None = None
+) -> str | None:
+    """The id of the newest finished run of ``dataset``, other than ``exclude_run_id``."""
     from assay.store import RunStore
     from assay.store_schema import store_path as default_store
 
     path = store_path or default_store()
     if not Path(path).is_file():
         return None
-    from assay.rebuild import report_from_store
-
     store = RunStore(path)
     try:
         row = store.db.execute(
@@ -218,9 +233,9 @@ def latest_report(
             "ORDER BY created_at DESC, rowid DESC LIMIT 1",
             (dataset, exclude_run_id or ""),
         ).fetchone()
-        return None if row is None else report_from_store(store, str(row[0]))
     finally:
         store.close()
+    return None if row is None else str(row[0])
 
 
 def report_from_argument(target: str, *, store_path: Path | None = None) -> tuple[Report, str]:
@@ -240,17 +255,27 @@ def resolve_reference(
     *,
     root: Path | None = None,
     store_path: Path | None = None,
-) -> Report | None:
-    """The report named by ``--compare``: 'baseline', 'latest' or a path. None = not found."""
+) -> StreamedReport | None:
+    """The report named by ``--compare``: 'baseline', 'latest' or a path. None = not found.
+
+    Its rows are streamed (:mod:`assay.streamed_report`): a large reference is never held.
+    """
+    from assay.store_schema import store_path as default_store
+    from assay.streamed_report import stream_report_file, stream_stored_report
+
     if target == "baseline":
-        return load_baseline(current.dataset.name, root=root)
+        found = baseline_report_path(current.dataset.name, root=root)
+        return None if found is None else stream_report_file(found, load_report)
     if target == "latest":
-        return latest_report(
+        run_id = latest_run_id(
             current.dataset.name, exclude_run_id=current.run.run_id, store_path=store_path
         )
+        if run_id is None:
+            return None
+        return stream_stored_report(Path(store_path or default_store()), run_id)
     path = Path(target)
     if not path.exists():
         raise UsageError(
             f"--compare {target}: no such file (use 'baseline', 'latest' or a report JSON path)"
         )
-    return load_report(path)
+    return stream_report_file(path, load_report)

@@ -19,24 +19,23 @@ dropped with an adjusted p-value below ``alpha``; anything else is within noise.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from assay.errors import UsageError
 from assay.paired_cells import cells_of, tested
 from assay.paired_tests import (
     sign_test_floor,
 )
-from assay.pairing import Pairs, SampleView, choose_join_key, flips, new_failures, sample_views
+from assay.pairing import Joined, SampleTable, flips, join, new_failures
 from assay.report.comparison_model import (
     Comparison,
     Flip,
     MetricComparison,
     NewFailure,
-    SampleRef,
     Side,
     distinct_regressions,
 )
-from assay.report.model import Counts, Regression, Report
+from assay.report.model import Counts, Regression, Report, Row
 
 DEFAULT_RESAMPLES = 2000
 
@@ -119,14 +118,21 @@ def compare_reports(
     alpha: float = 0.05,
     seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES,
+    current_rows: Iterable[Row] | None = None,
+    reference_rows: Iterable[Row] | None = None,
 ) -> Comparison:
-    """Compare ``current`` against ``reference`` sample by sample; deterministic for a seed."""
+    """Compare ``current`` against ``reference`` sample by sample; deterministic for a seed.
+
+    ``current_rows`` / ``reference_rows`` stand for a report's ``rows`` when it does not hold
+    them (streamed from a run store or a report file): each is read once, and only a few
+    numbers per sample are kept.
+    """
     if not 0.0 < alpha < 1.0:
         raise UsageError(f"alpha must be between 0 and 1 (exclusive); got {alpha}")
-    join_key = choose_join_key(current.rows, reference.rows)
-    cur_views = sample_views(current, join_key)
-    ref_views = sample_views(reference, join_key)
-    joined = [(cur_views[key], ref_views[key]) for key in cur_views if key in ref_views]
+    joined = join(
+        SampleTable.of(current.rows if current_rows is None else current_rows),
+        SampleTable.of(reference.rows if reference_rows is None else reference_rows),
+    )
     metrics, warnings = _metric_names(current, reference)
     warnings += _dataset_differs(current, reference)
     cells = cells_of(current, reference, metrics, joined)
@@ -140,13 +146,13 @@ def compare_reports(
         dataset=current.dataset.name,
         current=_side(current),
         reference=_side(reference),
-        join_key=join_key,
+        join_key=joined.key,
         alpha=alpha,
         seed=seed,
         resamples=resamples,
         comparable=reason is None,
         incomparable_reason=reason,
-        counts=_counts(joined, cur_views, ref_views, flipped, failing, regressions),
+        counts=_counts(joined, flipped, failing, regressions),
         macro_f1_delta=_difference(current.summary.macro_f1, reference.summary.macro_f1),
         pass_rate_delta=_difference(current.summary.pass_rate, reference.summary.pass_rate),
         metrics=overall,
@@ -154,8 +160,8 @@ def compare_reports(
         regressions=regressions,
         flips=flipped,
         new_failures=failing,
-        added=[_ref(k, v) for k, v in cur_views.items() if k not in ref_views],
-        removed=[_ref(k, v) for k, v in ref_views.items() if k not in cur_views],
+        added=[joined.current.ref(index, joined.key) for index in joined.added],
+        removed=[joined.reference.ref(index, joined.key) for index in joined.removed],
         warnings=warnings,
         reference_aggregates=_aggregates(reference),
         current_aggregates=_aggregates(current),
@@ -169,10 +175,6 @@ def _dataset_differs(current: Report, reference: Report) -> list[str]:
     return [
         f"datasets differ: current '{current.dataset.name}', reference '{reference.dataset.name}'"
     ]
-
-
-def _ref(key: str, view: SampleView) -> SampleRef:
-    return SampleRef(key=key, sample_id=view.sample_id)
 
 
 def _too_few_pairs(overall: Sequence[MetricComparison], alpha: float) -> list[str]:
@@ -192,7 +194,7 @@ def _too_few_pairs(overall: Sequence[MetricComparison], alpha: float) -> list[st
     ]
 
 
-def _incomparable(joined: Pairs, metrics: list[str]) -> str | None:
+def _incomparable(joined: Joined, metrics: list[str]) -> str | None:
     if not joined:
         return "no sample of the current report matches a sample of the reference report"
     if not metrics:
@@ -201,17 +203,15 @@ def _incomparable(joined: Pairs, metrics: list[str]) -> str | None:
 
 
 def _counts(
-    joined: Pairs,
-    cur_views: dict[str, SampleView],
-    ref_views: dict[str, SampleView],
+    joined: Joined,
     flipped: list[Flip],
     failing: list[NewFailure],
     regressions: list[Regression],
 ) -> Counts:
     return Counts(
         compared=len(joined),
-        added=sum(1 for key in cur_views if key not in ref_views),
-        removed=sum(1 for key in ref_views if key not in cur_views),
+        added=len(joined.added),
+        removed=len(joined.removed),
         pass_to_fail=sum(1 for flip in flipped if flip.direction == "pass-to-fail"),
         fail_to_pass=sum(1 for flip in flipped if flip.direction == "fail-to-pass"),
         new_failures=len(failing),

@@ -20,7 +20,7 @@ from assay.paired_tests import (
     sign_test,
     sign_test_floor,
 )
-from assay.pairing import Pairs
+from assay.pairing import Joined
 from assay.report.comparison_model import MetricComparison, StatDelta, Verdict
 from assay.report.model import UNTAGGED_LABEL, Report
 
@@ -43,53 +43,65 @@ class Cell:
     pass_raw: dict[str, object] = field(default_factory=dict)
 
 
-def _scopes(
-    joined: Pairs,
-) -> list[tuple[str | None, str, list[int]]]:
-    """Cohort scopes (tag, label, indices into joined): tags byte-sorted, untagged last."""
+def _scopes(joined: Joined) -> list[tuple[str | None, str, np.ndarray]]:
+    """Cohort scopes (tag, label, indices into the joined pairs): tags byte-sorted, untagged
+    last. A pair's tags are the current sample's, else the reference's."""
     members: dict[str, list[int]] = {}
     untagged: list[int] = []
-    for index, (cur, ref) in enumerate(joined):
-        tags = cur.tags or ref.tags
+    current, reference = joined.current.tags, joined.reference.tags
+    for pair, (cur, ref) in enumerate(zip(joined.cur.tolist(), joined.ref.tolist())):
+        tags = current[cur] or reference[ref]
         if not tags:
-            untagged.append(index)
+            untagged.append(pair)
         for tag in tags:
-            members.setdefault(tag, []).append(index)
-    scopes: list[tuple[str | None, str, list[int]]] = [
-        (tag, tag, members[tag]) for tag in sorted(members, key=lambda t: t.encode("utf-8"))
+            members.setdefault(tag, []).append(pair)
+    scopes: list[tuple[str | None, str, np.ndarray]] = [
+        (tag, tag, np.asarray(members[tag], dtype=np.int64))
+        for tag in sorted(members, key=lambda t: t.encode("utf-8"))
     ]
     if untagged:
-        scopes.append((None, UNTAGGED_LABEL, untagged))
+        scopes.append((None, UNTAGGED_LABEL, np.asarray(untagged, dtype=np.int64)))
     return scopes
 
 
+@dataclass(frozen=True)
+class _Columns:
+    """One metric's per-pair columns of a join: means, pass fractions and score counts."""
+
+    score_cur: np.ndarray
+    score_ref: np.ndarray
+    pass_cur: np.ndarray
+    pass_ref: np.ndarray
+    count_cur: np.ndarray
+    count_ref: np.ndarray
+
+    @classmethod
+    def of(cls, joined: Joined, metric: str) -> _Columns:
+        cur, ref, c, r = joined.current, joined.reference, joined.cur, joined.ref
+        return cls(
+            score_cur=cur.score_means(metric)[c],
+            score_ref=ref.score_means(metric)[r],
+            pass_cur=cur.pass_fractions(metric)[c],
+            pass_ref=ref.pass_fractions(metric)[r],
+            count_cur=cur.counts(metric)[c],
+            count_ref=ref.counts(metric)[r],
+        )
+
+
 def _cell(
-    metric: str,
-    cohort: str | None,
-    cohort_label: str | None,
-    pairs: Pairs,
+    metric: str, cohort: str | None, cohort_label: str | None, columns: _Columns, pairs: np.ndarray
 ) -> Cell:
-    score_ref, score_cur, pass_ref, pass_cur = [], [], [], []
-    binary = True
-    for cur, ref in pairs:
-        s_cur, s_ref = cur.score_mean(metric), ref.score_mean(metric)
-        if s_cur is None or s_ref is None:
-            continue
-        p_cur, p_ref = cur.pass_fraction(metric), ref.pass_fraction(metric)
-        assert p_cur is not None and p_ref is not None
-        binary = binary and len(cur.passes[metric]) == 1 and len(ref.passes[metric]) == 1
-        score_ref.append(s_ref)
-        score_cur.append(s_cur)
-        pass_ref.append(p_ref)
-        pass_cur.append(p_cur)
+    """The pairs (indices into the join) where both sides scored ``metric``."""
+    scored = pairs[(columns.count_cur[pairs] > 0) & (columns.count_ref[pairs] > 0)]
+    binary = bool(np.all(columns.count_cur[scored] == 1) and np.all(columns.count_ref[scored] == 1))
     return Cell(
         metric=metric,
         cohort=cohort,
         cohort_label=cohort_label,
-        score_ref=np.asarray(score_ref, dtype=float),
-        score_cur=np.asarray(score_cur, dtype=float),
-        pass_ref=np.asarray(pass_ref, dtype=float),
-        pass_cur=np.asarray(pass_cur, dtype=float),
+        score_ref=columns.score_ref[scored],
+        score_cur=columns.score_cur[scored],
+        pass_ref=columns.pass_ref[scored],
+        pass_cur=columns.pass_cur[scored],
         binary=binary,
     )
 
@@ -169,17 +181,18 @@ def _verdict(mean: StatDelta, pass_rate: StatDelta, paired: int, alpha: float) -
     return "no-change"
 
 
-def cells_of(current: Report, reference: Report, metrics: list[str], joined: Pairs) -> list[Cell]:
+def cells_of(current: Report, reference: Report, metrics: list[str], joined: Joined) -> list[Cell]:
     """One cell per metric overall (with both coverages), then one per (cohort, metric)."""
+    columns = {metric: _Columns.of(joined, metric) for metric in metrics}
+    everyone = np.arange(len(joined), dtype=np.int64)
     cells: list[Cell] = []
     for metric in metrics:
-        cell = _cell(metric, None, None, joined)
+        cell = _cell(metric, None, None, columns[metric], everyone)
         cell.coverage_reference = reference.metric(metric).coverage
         cell.coverage_current = current.metric(metric).coverage
         cells.append(cell)
-    for tag, label, indices in _scopes(joined):
-        pairs = [joined[index] for index in indices]
-        cells.extend(_cell(metric, tag, label, pairs) for metric in metrics)
+    for tag, label, pairs in _scopes(joined):
+        cells.extend(_cell(metric, tag, label, columns[metric], pairs) for metric in metrics)
     return cells
 
 

@@ -1,41 +1,179 @@
-"""Joining two reports sample by sample: per-sample views pooled over repetitions, the join key,
-and the outcome changes (pass/fail flips, new failures) of the joined pairs."""
+"""Joining two reports sample by sample: each side's samples as columns (repetitions pooled),
+the join, and the outcome changes (pass/fail flips, new failures) of the joined samples.
+
+A side is read from its rows in one pass (:meth:`SampleTable.of`), so the rows may stream from
+a run store or a report file: what is kept per sample is its id, row hash, tags and, per metric,
+the sum of its scores and its counts of scores and passes.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from assay.report.comparison_model import Flip, NewFailure
-from assay.report.model import Report, Row
+import numpy as np
 
-Pairs = list[tuple["SampleView", "SampleView"]]  # (current, reference) per joined sample
+from assay.report.comparison_model import Flip, NewFailure, SampleRef
+from assay.report.model import Row
+
+JoinKey = Literal["row_hash", "id"]
 
 
 @dataclass
-class SampleView:
-    """A sample's results on one side, pooled over its repetitions."""
+class MetricTally:
+    """One metric on one side, per sample: the sum of its scores, how many, how many passed."""
 
-    key: str
-    sample_id: str
-    tags: list[str]
-    scores: dict[str, list[float]] = field(default_factory=dict)
-    passes: dict[str, list[bool]] = field(default_factory=dict)
-    errors: set[str] = field(default_factory=set)
+    total: array[float] = field(default_factory=lambda: array("d"))
+    scored: array[int] = field(default_factory=lambda: array("q"))
+    passed: array[int] = field(default_factory=lambda: array("q"))
+
+    def grow(self, size: int) -> None:
+        missing = size - len(self.scored)
+        if missing > 0:
+            self.total.extend([0.0] * missing)
+            self.scored.extend([0] * missing)
+            self.passed.extend([0] * missing)
+
+
+class SampleTable:
+    """One report's samples, in the order their first rows come, repetitions pooled.
+
+    Samples are told apart by id. ``row_hash`` can be the join key when every row has one, no
+    hash stands for two ids and no id has two hashes (see :func:`join`).
+    """
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.hashes: list[str] = []
+        self.tags: list[tuple[str, ...]] = []
+        self.by_id: dict[str, int] = {}
+        self.metrics: dict[str, MetricTally] = {}
+        self.errors: dict[int, set[str]] = {}
+        self.hashable = True  # every row had a hash, and each id the same one
+        self._tag_tuples: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    @classmethod
+    def of(cls, rows: Iterable[Row]) -> SampleTable:
+        table = cls()
+        for row in rows:
+            table.add(row)
+        return table
+
+    def add(self, row: Row) -> None:
+        """Pool one row (one execution) into its sample."""
+        index = self.by_id.get(row.id)
+        if index is None:
+            index = self.by_id[row.id] = len(self.ids)
+            self.ids.append(row.id)
+            self.hashes.append(row.row_hash)
+            tags = tuple(row.tags)
+            self.tags.append(self._tag_tuples.setdefault(tags, tags))
+        if not row.row_hash or self.hashes[index] != row.row_hash:
+            self.hashable = False
+        for metric, score in row.scores.items():
+            tally = self.metrics.get(metric)
+            if tally is None:
+                tally = self.metrics[metric] = MetricTally()
+            tally.grow(index + 1)
+            tally.total[index] += score.score
+            tally.scored[index] += 1
+            tally.passed[index] += score.passed
+        if row.errors:
+            self.errors.setdefault(index, set()).update(row.errors)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def counts(self, metric: str) -> np.ndarray:
+        """How many scores each sample has on ``metric`` (0: none)."""
+        tally = self.metrics.get(metric)
+        if tally is None:
+            return np.zeros(len(self), dtype=np.int64)
+        return _padded(np.frombuffer(tally.scored, dtype=np.int64), len(self))
+
+    def score_means(self, metric: str) -> np.ndarray:
+        """Each sample's mean score on ``metric`` over its repetitions (NaN: none)."""
+        tally = self.metrics.get(metric)
+        return self._per_score(metric, None if tally is None else tally.total)
+
+    def pass_fractions(self, metric: str) -> np.ndarray:
+        """Each sample's fraction of passing repetitions on ``metric`` (NaN: none)."""
+        tally = self.metrics.get(metric)
+        return self._per_score(metric, None if tally is None else tally.passed)
+
+    def _per_score(self, metric: str, sums: array[float] | array[int] | None) -> np.ndarray:
+        """``sums`` divided by each sample's count of scores on ``metric`` (NaN: none)."""
+        if sums is None:
+            return np.full(len(self), np.nan)
+        dtype = np.float64 if sums.typecode == "d" else np.int64
+        top = _padded(np.frombuffer(sums, dtype=dtype), len(self)).astype(np.float64)
+        counts = self.counts(metric)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(counts > 0, top / counts, np.nan)
+
+    def fails(self, metric: str) -> np.ndarray:
+        """Samples whose repetitions mostly failed ``metric`` (one repetition: it failed)."""
+        return (self.counts(metric) > 0) & ~(self.pass_fractions(metric) > 0.5)
+
+    def passed_all(self, metrics: Iterable[str]) -> np.ndarray:
+        """Samples with no error that no metric of ``metrics`` failed."""
+        ok = np.ones(len(self), dtype=bool)
+        for metric in metrics:
+            ok &= ~self.fails(metric)
+        if self.errors:
+            ok[np.fromiter(self.errors, dtype=np.int64)] = False
+        return ok
+
+    def keyed(self, join_key: JoinKey) -> dict[str, int]:
+        """Each sample's index by its ``join_key`` (the first, should two share a hash)."""
+        if join_key == "id":
+            return self.by_id
+        keys: dict[str, int] = {}
+        for index, value in enumerate(self.hashes):
+            keys.setdefault(value, index)
+        return keys
+
+    def key(self, index: int, join_key: JoinKey) -> str:
+        return self.hashes[index] if join_key == "row_hash" else self.ids[index]
+
+    def ref(self, index: int, join_key: JoinKey) -> SampleRef:
+        return SampleRef(key=self.key(index, join_key), sample_id=self.ids[index])
+
+
+@dataclass(frozen=True)
+class SampleAt:
+    """One sample of a :class:`SampleTable`, for code that looks at samples one at a time."""
+
+    table: SampleTable
+    index: int
+
+    @property
+    def sample_id(self) -> str:
+        return self.table.ids[self.index]
+
+    @property
+    def errors(self) -> set[str]:
+        return self.table.errors.get(self.index, set())
+
+    def scored(self, metric: str) -> bool:
+        tally = self.table.metrics.get(metric)
+        return tally is not None and self.index < len(tally.scored) and tally.scored[self.index] > 0
 
     def score_mean(self, metric: str) -> float | None:
-        values = self.scores.get(metric)
-        return sum(values) / len(values) if values else None
-
-    def pass_fraction(self, metric: str) -> float | None:
-        values = self.passes.get(metric)
-        return sum(values) / len(values) if values else None
+        """The mean of its scores on ``metric`` over its repetitions; None: none."""
+        if not self.scored(metric):
+            return None
+        tally = self.table.metrics[metric]
+        return tally.total[self.index] / tally.scored[self.index]
 
     def passes_metric(self, metric: str) -> bool | None:
-        """Most repetitions passed (with one repetition: the score was >= 0.5)."""
-        fraction = self.pass_fraction(metric)
-        return None if fraction is None else fraction > 0.5
+        """Most repetitions passed (with one repetition: it passed); None: not scored."""
+        if not self.scored(metric):
+            return None
+        tally = self.table.metrics[metric]
+        return tally.passed[self.index] / tally.scored[self.index] > 0.5
 
     def passed_all(self, metrics: Iterable[str]) -> bool:
         if self.errors:
@@ -43,73 +181,117 @@ class SampleView:
         return all(self.passes_metric(name) is not False for name in metrics)
 
 
-def choose_join_key(*sides: Sequence[Row]) -> Literal["row_hash", "id"]:
-    """``row_hash`` unless some row lacks one or one hash stands for two sample ids."""
-    for rows in sides:
-        owner: dict[str, str] = {}
-        for row in rows:
-            if not row.row_hash or owner.setdefault(row.row_hash, row.id) != row.id:
-                return "id"
-    return "row_hash"
+def _padded(values: np.ndarray, size: int) -> np.ndarray:
+    """``values`` with zeros after it up to ``size`` (samples seen after a metric's last row)."""
+    if len(values) >= size:
+        return values
+    return np.concatenate([values, np.zeros(size - len(values), dtype=values.dtype)])
 
 
-def sample_views(report: Report, join_key: str) -> dict[str, SampleView]:
-    """One view per sample of ``report``, keyed by ``join_key`` (repetitions pooled)."""
-    views: dict[str, SampleView] = {}
-    for row in report.rows:
-        key = row.row_hash if join_key == "row_hash" else row.id
-        view = views.get(key)
-        if view is None:
-            view = views[key] = SampleView(key=key, sample_id=row.id, tags=list(row.tags))
-        for metric, score in row.scores.items():
-            view.scores.setdefault(metric, []).append(score.score)
-            view.passes.setdefault(metric, []).append(score.passed)
-        view.errors.update(row.errors)
-    return views
+def _unique_hashes(table: SampleTable) -> bool:
+    return table.hashable and len(set(table.hashes)) == len(table.hashes)
 
 
-def _known(value: float | None) -> float:
-    """A score that a pass/fail outcome implies exists (scores and passes are recorded together)."""
-    if value is None:  # pragma: no cover - guarded by passes_metric()
-        raise ValueError("pass outcome without a score")
-    return value
+@dataclass
+class Joined:
+    """The samples of ``current`` that ``reference`` also has (current's order), as index
+    pairs, and those either side has alone."""
+
+    key: JoinKey
+    current: SampleTable
+    reference: SampleTable
+    cur: np.ndarray
+    ref: np.ndarray
+    added: list[int]
+    removed: list[int]
+
+    def __len__(self) -> int:
+        return len(self.cur)
 
 
-def flips(joined: list[tuple[SampleView, SampleView]], metrics: list[str]) -> list[Flip]:
+def join(current: SampleTable, reference: SampleTable) -> Joined:
+    """Pair the samples on ``row_hash`` (the hash of input and expected output) when both sides
+    allow it (:class:`SampleTable`), else on the sample id."""
+    key: JoinKey = "row_hash" if _unique_hashes(current) and _unique_hashes(reference) else "id"
+    if key == "row_hash":
+        theirs = {value: index for index, value in enumerate(reference.hashes)}
+        mine = current.hashes
+    else:
+        theirs, mine = reference.by_id, current.ids
+    cur, ref, added = array("q"), array("q"), []
+    for index, value in enumerate(mine):
+        other = theirs.get(value)
+        if other is None:
+            added.append(index)
+        else:
+            cur.append(index)
+            ref.append(other)
+    matched = np.zeros(len(reference), dtype=bool)
+    ref_indices = np.frombuffer(ref, dtype=np.int64)
+    matched[ref_indices] = True
+    removed = np.flatnonzero(~matched).tolist()
+    return Joined(
+        key, current, reference, np.frombuffer(cur, dtype=np.int64), ref_indices, added, removed
+    )
+
+
+def flips(joined: Joined, metrics: list[str]) -> list[Flip]:
     """Every (sample, metric) whose pass/fail outcome changed, in sample then metric order."""
-    flips: list[Flip] = []
-    for cur, ref in joined:
-        for metric in metrics:
-            before, after = ref.passes_metric(metric), cur.passes_metric(metric)
-            if before is None or after is None or before == after:
-                continue
-            flips.append(
-                Flip(
-                    key=cur.key,
-                    sample_id=cur.sample_id,
-                    metric=metric,
-                    direction="pass-to-fail" if before else "fail-to-pass",
-                    before=_known(ref.score_mean(metric)),
-                    after=_known(cur.score_mean(metric)),
-                )
+    found: list[tuple[int, int, bool]] = []  # (pair, metric, passed before)
+    for position, metric in enumerate(metrics):
+        before = _outcome(joined.reference, metric)[joined.ref]
+        after = _outcome(joined.current, metric)[joined.cur]
+        changed = (before != 0) & (after != 0) & (before != after)
+        found += [(int(pair), position, bool(before[pair] > 0)) for pair in np.flatnonzero(changed)]
+    found.sort()
+    return list(_flip_rows(joined, metrics, found))
+
+
+def _outcome(table: SampleTable, metric: str) -> np.ndarray:
+    """Per sample: 1 passed, -1 failed, 0 not scored (see :meth:`SampleTable.fails`)."""
+    scored = table.counts(metric) > 0
+    passed = table.pass_fractions(metric) > 0.5
+    return np.where(scored, np.where(passed, 1, -1), 0)
+
+
+def _flip_rows(
+    joined: Joined, metrics: list[str], found: list[tuple[int, int, bool]]
+) -> Iterator[Flip]:
+    means: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for pair, position, passed_before in found:
+        metric = metrics[position]
+        if metric not in means:
+            means[metric] = (
+                joined.reference.score_means(metric),
+                joined.current.score_means(metric),
             )
-    return flips
+        before, after = means[metric]
+        cur, ref = int(joined.cur[pair]), int(joined.ref[pair])
+        yield Flip(
+            key=joined.current.key(cur, joined.key),
+            sample_id=joined.current.ids[cur],
+            metric=metric,
+            direction="pass-to-fail" if passed_before else "fail-to-pass",
+            before=float(before[ref]),
+            after=float(after[cur]),
+        )
 
 
-def new_failures(
-    joined: list[tuple[SampleView, SampleView]], metrics: list[str]
-) -> list[NewFailure]:
+def new_failures(joined: Joined, metrics: list[str]) -> list[NewFailure]:
     """Samples that passed every metric in the reference and now fail or error."""
+    current = joined.current
+    passed_before = joined.reference.passed_all(metrics)[joined.ref]
+    passed_now = current.passed_all(metrics)[joined.cur]
+    failing = {metric: current.fails(metric) for metric in metrics}
     found: list[NewFailure] = []
-    for cur, ref in joined:
-        if not ref.passed_all(metrics) or cur.passed_all(metrics):
-            continue
+    for pair in np.flatnonzero(passed_before & ~passed_now):
+        index = int(joined.cur[pair])
         found.append(
             NewFailure(
-                key=cur.key,
-                sample_id=cur.sample_id,
-                failed_metrics=[m for m in metrics if cur.passes_metric(m) is False],
-                errored=sorted(cur.errors),
+                key=current.key(index, joined.key),
+                sample_id=current.ids[index],
+                failed_metrics=[m for m in metrics if failing[m][index]],
+                errored=sorted(current.errors.get(index, ())),
             )
         )
     return found

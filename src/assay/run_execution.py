@@ -60,9 +60,8 @@ def _run_one(plan: Plan, store: Any) -> None:
         retry_errors=config.retry_errors,
         ray=_ray_options(config.executor, config.ray_address),
     )
-    # Rows stay in the store (flat memory: every format streams them or needs none of them)
-    # unless the comparison needs them in memory.
-    keep_rows = store is None or config.compare is not None
+    # Rows stay in the store (flat memory: every format and the comparison stream them).
+    keep_rows = store is None
     report_obj = _evaluate(plan, store, state, progress, options, keep_rows)
     report_obj = _with_compliance(
         report_obj,

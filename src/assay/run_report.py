@@ -211,9 +211,14 @@ def finish_run(
     if budget is not None:
         report_obj = report_obj.model_copy(update={"budget": budget.block(done)})
 
+    rows: RowSource | None = None
+    if store is not None:
+        from assay.rebuild import stored_rows
+
+        rows = stored_rows(store, report_obj.run.run_id, metric_names)
     comparison = None
     if compare is not None:
-        comparison = _compare(report_obj, compare, store_path=store_path)
+        comparison = _compare(report_obj, compare, store_path=store_path, rows=rows)
     gate_result = gate_verdict(report_obj, gate_block, comparison, gate_cli)
     update: dict[str, Any] = {"gate": gate_result.model_dump(mode="json")}
     if gate_store is not None:  # `assay view` shows each run's verdict
@@ -230,12 +235,6 @@ def finish_run(
     if lane is not None:
         report_obj, lane_failures = lane.gate(report_obj)
 
-    rows: RowSource | None = None
-    if store is not None:
-        from assay.rebuild import stored_rows
-
-        rows = stored_rows(store, report_obj.run.run_id, metric_names)
-
     write_out(render(report_obj, fmt, comparison, rows), out)
     for extra_fmt, extra_path in extra_reports:
         write_out(render(report_obj, extra_fmt, comparison, rows), extra_path)
@@ -250,7 +249,11 @@ def finish_run(
     raise typer.Exit(EXIT_OK if gate_result.passed else EXIT_GATE_FAILED)
 
 
-def _compare(report_obj: Any, target: str, *, store_path: Path | None) -> Any:
+def _compare(
+    report_obj: Any, target: str, *, store_path: Path | None, rows: RowSource | None
+) -> Any:
+    """The comparison with ``--compare``'s report; each side's rows are walked once, streamed
+    from the run store (``rows``) and the reference's file or store, not held."""
     from assay.baseline import resolve_reference
     from assay.comparison import compare_reports
 
@@ -261,7 +264,12 @@ def _compare(report_obj: Any, target: str, *, store_path: Path | None) -> Any:
             "affected)"
         )
         return None
-    return compare_reports(report_obj, reference)
+    return compare_reports(
+        report_obj,
+        reference.report,
+        current_rows=None if rows is None else cast("Iterable[Row]", rows()),
+        reference_rows=reference.rows(),
+    )
 
 
 def gate_verdict(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[str, Any]) -> Any:

@@ -72,7 +72,8 @@ def test_set_show_and_resolve_baseline(tmp_path):
     assert read_pointer("my data/set")[1] == pointer
     assert load_baseline("my data/set") == report
     current = make_report({"a": {"scores": {"m": [0.0]}}}, dataset="my data/set", run_id="r-8")
-    assert resolve_reference("baseline", current) == report
+    found = resolve_reference("baseline", current)
+    assert found is not None and found.report == report and list(found.rows()) == report.rows
 
 
 def test_missing_baseline_resolves_to_none():
@@ -101,7 +102,8 @@ def test_latest_comes_from_the_run_store(tmp_path):
     store.close()
     current = make_report({"a": {"scores": {"m": [1.0]}}}, run_id="now")
     found = resolve_reference("latest", current, store_path=tmp_path / "runs.db")
-    assert found is not None and found.run.run_id == "old"  # not itself, not the unfinished run
+    # not itself, not the unfinished run
+    assert found is not None and found.report.run.run_id == "old"
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.pairing import SampleView, sample_views
+from assay.pairing import SampleAt, SampleTable
 from assay.report.comparison_model import Comparison, MetricComparison
 from assay.report.model import Report
 from assay.view.data import RunView
@@ -62,18 +62,18 @@ def _metrics(comparison: Comparison) -> str:
     )
 
 
-def _cell(metric: str, ref: SampleView | None, cur: SampleView | None) -> tuple[str, int]:
+def _cell(metric: str, ref: SampleAt | None, cur: SampleAt | None) -> tuple[str, int]:
     """One metric's 'A → B' cell and its change: -1 pass→fail, +1 fail→pass, 0 otherwise."""
     before = ref.passes_metric(metric) if ref else None
     after = cur.passes_metric(metric) if cur else None
     a = (
         num(ref.score_mean(metric))
-        if ref and ref.scores.get(metric)
+        if ref and ref.scored(metric)
         else ("error" if ref and metric in ref.errors else "")
     )
     b = (
         num(cur.score_mean(metric))
-        if cur and cur.scores.get(metric)
+        if cur and cur.scored(metric)
         else ("error" if cur and metric in cur.errors else "")
     )
     change = -1 if before and after is False else 1 if before is False and after else 0
@@ -83,7 +83,7 @@ def _cell(metric: str, ref: SampleView | None, cur: SampleView | None) -> tuple[
     return f'<td class="{css}">{a} → {b}</td>', change
 
 
-def _outcome(view: SampleView | None, metrics: list[str]) -> str:
+def _outcome(view: SampleAt | None, metrics: list[str]) -> str:
     if view is None:
         return "absent"
     if view.errors:
@@ -92,7 +92,7 @@ def _outcome(view: SampleView | None, metrics: list[str]) -> str:
 
 
 def _pair_row(
-    key: str, ref: SampleView | None, cur: SampleView | None, metrics: list[str]
+    key: str, ref: SampleAt | None, cur: SampleAt | None, metrics: list[str]
 ) -> tuple[int, str]:
     cells, changes = [], []
     for metric in metrics:
@@ -117,12 +117,20 @@ def _pair_row(
     return rank, row
 
 
+def _at(table: SampleTable, index: int | None) -> SampleAt | None:
+    return None if index is None else SampleAt(table, index)
+
+
 def _pairs(reference: Report, current: Report, comparison: Comparison) -> str:
-    ref_views = sample_views(reference, comparison.join_key)
-    cur_views = sample_views(current, comparison.join_key)
+    ref_table, cur_table = SampleTable.of(reference.rows), SampleTable.of(current.rows)
+    ref_keys = ref_table.keyed(comparison.join_key)
+    cur_keys = cur_table.keyed(comparison.join_key)
     metrics = sorted({m.name for m in reference.metrics} | {m.name for m in current.metrics})
-    keys = list(dict.fromkeys([*cur_views, *ref_views]))[:MAX_PAIRS]
-    ranked = [_pair_row(k, ref_views.get(k), cur_views.get(k), metrics) for k in keys]
+    keys = list(dict.fromkeys([*cur_keys, *ref_keys]))[:MAX_PAIRS]
+    ranked = [
+        _pair_row(k, _at(ref_table, ref_keys.get(k)), _at(cur_table, cur_keys.get(k)), metrics)
+        for k in keys
+    ]
     ranked.sort(key=lambda item: item[0])  # stable: dataset order within each rank
     head = "".join(f"<th>{e(m)} A → B</th>" for m in metrics)
     return (
