@@ -249,6 +249,23 @@ def report_from_argument(target: str, *, store_path: Path | None = None) -> tupl
         raise UsageError(f"{target!r} is neither a report file nor a stored run ({exc})") from None
 
 
+def streamed_from_argument(
+    target: str, *, store_path: Path | None = None
+) -> tuple[StreamedReport, str]:
+    """:func:`report_from_argument` with the rows streamed (:mod:`assay.streamed_report`)."""
+    from assay.store_schema import store_path as default_store
+    from assay.streamed_report import stream_report_file, stream_stored_report
+
+    path = Path(target)
+    if path.is_file():
+        return stream_report_file(path, load_report), str(path)
+    try:
+        streamed = stream_stored_report(Path(store_path or default_store()), target)
+    except StoreError as exc:
+        raise UsageError(f"{target!r} is neither a report file nor a stored run ({exc})") from None
+    return streamed, f"run:{target}"
+
+
 def resolve_reference(
     target: str,
     current: Report,

@@ -10,6 +10,7 @@ import typer
 if TYPE_CHECKING:
     from assay.report.comparison_model import Comparison, MetricComparison
     from assay.report.model import Report
+    from assay.streamed_report import StreamedReport
 
 baseline_app = typer.Typer(
     help="Pin and inspect the baseline report a run is compared against.", no_args_is_help=True
@@ -152,8 +153,15 @@ def compare(
     from assay.comparison import compare_reports
 
     _check_compare_flags(fmt, max_regressions, max_flips)
-    current_report, reference_report = _both_reports(current, reference, store)
-    result = compare_reports(current_report, reference_report, alpha=alpha, seed=seed)
+    current_side, reference_side = _both_reports(current, reference, store)
+    result = compare_reports(
+        current_side.report,
+        reference_side.report,
+        alpha=alpha,
+        seed=seed,
+        current_rows=current_side.rows(),
+        reference_rows=reference_side.rows(),
+    )
     text = (
         result.model_dump_json(indent=2) + "\n"
         if fmt == "json"
@@ -199,43 +207,48 @@ def _exit_on_limits(result: Comparison, max_regressions: int | None, max_flips: 
         raise typer.Exit(1)
 
 
-def _both_reports(current: str, reference: str, store: Path | None) -> tuple[Report, Report]:
-    """The two reports of ``assay compare``; CURRENT may be a saved-outputs file to score."""
-    from assay.baseline import report_from_argument
+def _both_reports(
+    current: str, reference: str, store: Path | None
+) -> tuple[StreamedReport, StreamedReport]:
+    """The two reports of ``assay compare``, rows streamed; CURRENT may be a saved-outputs file
+    to score."""
+    from assay.baseline import streamed_from_argument
+    from assay.streamed_report import StreamedReport
 
     if _is_outputs_file(current):
         if reference in ("baseline", "latest"):
-            reference_report = _named_reference(reference, None, store)
-        else:
-            reference_report, _ = report_from_argument(reference, store_path=store)
+            raise _needs_a_reference_file(reference)
+        reference_side, _ = streamed_from_argument(reference, store_path=store)
         base = Path(reference).parent if Path(reference).is_file() else Path.cwd()
-        return _score_outputs(Path(current), reference_report, base), reference_report
-    current_report, _ = report_from_argument(current, store_path=store)
+        scored = _score_outputs(Path(current), reference_side.report, base)
+        return StreamedReport.whole(scored), reference_side
+    current_side, _ = streamed_from_argument(current, store_path=store)
     if reference in ("baseline", "latest"):
-        return current_report, _named_reference(reference, current_report, store)
-    return current_report, report_from_argument(reference, store_path=store)[0]
+        return current_side, _named_reference(reference, current_side.report, store)
+    return current_side, streamed_from_argument(reference, store_path=store)[0]
 
 
-def _named_reference(name: str, current: Report | None, store: Path | None) -> Report:
-    """'baseline' or 'latest' for the current report's dataset."""
-    from assay.baseline import latest_report, load_baseline
+def _needs_a_reference_file(name: str) -> Exception:
     from assay.errors import UsageError
 
-    if current is None:
-        raise UsageError(
-            f"compare: scoring a saved-outputs file needs a reference report file or run id, "
-            f"not '{name}'"
-        )
+    return UsageError(
+        f"compare: scoring a saved-outputs file needs a reference report file or run id, "
+        f"not '{name}'"
+    )
+
+
+def _named_reference(name: str, current: Report, store: Path | None) -> StreamedReport:
+    """'baseline' or 'latest' for the current report's dataset."""
+    from assay.baseline import resolve_reference
+    from assay.errors import UsageError
+
+    found = resolve_reference(name, current, store_path=store)
+    if found is not None:
+        return found
     dataset = current.dataset.name
     if name == "baseline":
-        found = load_baseline(dataset)
-        if found is None:
-            raise UsageError(f"no baseline is set for dataset '{dataset}'")
-        return found
-    found = latest_report(dataset, exclude_run_id=current.run.run_id, store_path=store)
-    if found is None:
-        raise UsageError(f"no other finished run of dataset '{dataset}' in the run store")
-    return found
+        raise UsageError(f"no baseline is set for dataset '{dataset}'")
+    raise UsageError(f"no other finished run of dataset '{dataset}' in the run store")
 
 
 def _is_outputs_file(target: str) -> bool:

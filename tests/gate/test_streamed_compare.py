@@ -211,3 +211,19 @@ def test_a_stored_run_streams_its_rows(tmp_path: Path, capsys: pytest.CaptureFix
     streamed = stream_stored_report(tmp_path / "runs.db", run_id)
     assert streamed.report == whole.model_copy(update={"rows": []})
     assert list(streamed.rows()) == whole.rows
+
+
+def test_compare_command_streams_report_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = run(tmp_path, "before", {f"q{i}": f"answer {i % 7}" for i in range(60)})
+    after = run(tmp_path, "after", {f"q{i}": f"answer {i % 4}" for i in range(60)})
+    capsys.readouterr()
+    monkeypatch.setattr(streamed_report, "SCAN_MIN_BYTES", 0)
+    with pytest.raises(SystemExit) as ended:
+        main(["compare", str(after), str(before), "-f", "json"])
+    assert ended.value.code in (0, None)
+    printed = json.loads(capsys.readouterr().out)
+    expected = compare_reports(load_report(after), load_report(before))
+    assert printed == json.loads(expected.model_dump_json())
+    assert printed["counts"]["pass_to_fail"] > 0
