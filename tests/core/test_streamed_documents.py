@@ -24,7 +24,7 @@ from assay.json_items import ItemScan, SpanReader, parse_item
 from assay.loading import load_dataset, load_outputs
 from assay.outputs_stream import DocumentOutputs, same_ids
 
-from .test_streamed_files import make_files, run_report
+from .test_streamed_files import make_files, run_report, whole
 
 
 @pytest.fixture
@@ -35,11 +35,6 @@ def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
 def streamed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dataset_stream, "STREAM_MIN_BYTES", 0)
     monkeypatch.setattr(outputs_stream, "STREAM_MIN_BYTES", 0)
-
-
-def whole(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(dataset_stream, "STREAM_MIN_BYTES", 1 << 62)
-    monkeypatch.setattr(outputs_stream, "STREAM_MIN_BYTES", 1 << 62)
 
 
 def scan(path: Path, member: str) -> tuple[list[tuple[str | None, Any]], ItemScan, list[Any]]:
