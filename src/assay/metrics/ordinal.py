@@ -104,30 +104,26 @@ class OrdinalDistance:
         distinct ``metadata.ordinal_scale`` once), distances and credit computed by numpy."""
         import numpy as np
 
-        builder = ColumnBuilder(len(samples))
+        size = len(samples)
+        builder = ColumnBuilder(size)
         default = self._default()
-        rows: list[int] = []
-        pairs: list[tuple[int, int]] = []
+        expected, actual = [-1] * size, [-1] * size  # -1: an errored row, or no label
         for index, (sample, output) in enumerate(zip(samples, outputs)):
             try:
-                expected_index, actual_index = self._indices(sample, output, default)
+                expected[index], found = self._indices(sample, output, default)
             except MetricError as exc:
                 builder.fail(index, str(exc))
                 continue
-            rows.append(index)
-            pairs.append((expected_index, -1 if actual_index is None else actual_index))
-        table = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-        expected, actual = table[:, 0], table[:, 1]
-        found = actual >= 0
-        distance = np.abs(expected - actual)
+            if found is not None:
+                actual[index] = found
+        scored, labelled = np.array(expected) >= 0, np.array(actual) >= 0
+        distance = np.abs(np.array(expected) - np.array(actual))
         credit = np.where(distance == 0, 1.0, np.where(distance == 1, 0.5, 0.0))
-        builder.values[rows] = np.where(found, credit, 0.0)
-        found_rows = found.tolist()
-        builder.put_column("expected_index", _spread(rows, expected.tolist(), len(samples)))
-        actual_col = [a if ok else None for a, ok in zip(actual.tolist(), found_rows)]
-        builder.put_column("actual_index", _spread(rows, actual_col, len(samples)))
-        distance_col = [d if ok else None for d, ok in zip(distance.tolist(), found_rows)]
-        builder.put_column("distance", _spread(rows, distance_col, len(samples)))
+        builder.values[:] = np.where(labelled, credit, np.where(scored, 0.0, np.nan))
+        builder.put_column("expected_index", [e if e >= 0 else None for e in expected])
+        builder.put_column("actual_index", [a if a >= 0 else None for a in actual])
+        gaps = zip(distance.tolist(), labelled.tolist())
+        builder.put_column("distance", [d if ok else None for d, ok in gaps])
         return builder.build()
 
 
@@ -135,13 +131,3 @@ class OrdinalDistance:
 def _positions(scale: tuple[str, ...]) -> Mapping[str, int]:
     """Label -> index on a valid scale (its labels are unique)."""
     return MappingProxyType({label: index for index, label in enumerate(scale)})
-
-
-def _spread(rows: list[int], values: list[Any], size: int) -> list[Any]:
-    """A details column of ``size`` rows: ``values`` at ``rows``, None elsewhere."""
-    if len(rows) == size:
-        return values
-    column: list[Any] = [None] * size
-    for row, value in zip(rows, values):
-        column[row] = value
-    return column
