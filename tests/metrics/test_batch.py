@@ -418,3 +418,23 @@ def test_an_option_score_rejects_for_every_row_errs_every_row_of_the_batch() -> 
         assert len(set(column.errors.values())) == 1
         assert all(map(math.isnan, column.values))
         assert_same_as_rows(metric, samples, outputs)
+
+
+def test_context_recall_and_precision_split_each_reference_once(monkeypatch: Any) -> None:
+    from assay.metrics import rag
+
+    calls: list[str] = []
+    real = rag.split_response
+
+    def counting(text: str) -> Any:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(rag, "split_response", counting)
+    rag._claims.cache_clear()
+    references = [f"The refund window is {n} days. Returns need a receipt." for n in range(50)]
+    samples = [Sample(id=str(n), input={}, expected_output=r) for n, r in enumerate(references)]
+    outputs = [Output("ok", contexts=("The refund window is 30 days.",)) for _ in references]
+    for metric in [rag.ContextRecall(), rag.ContextPrecision()]:
+        assert_same_as_rows(metric, samples, outputs)
+    assert sorted(calls) == sorted(references)

@@ -12,6 +12,7 @@ import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from assay.outputs import Output
 
 _ABSENT: Any = None
+_VALUES = operator.methodcaller("values")
 
 Row = tuple[float, Mapping[str, Any]]
 """One row's score as a kernel returns it: the value and the details, no score object."""
@@ -143,16 +145,20 @@ def _details_column(
     import numpy as np
 
     scored = [row for row in rows if row is not None]
-    keys = list(dict.fromkeys(key for row in scored for key in row))
-    details = {key: [_ABSENT if row is None else row.get(key) for row in rows] for key in keys}
+    shapes = set(map(tuple, scored))
+    if len(shapes) == 1:  # every row has the same keys in the same order: transpose at C speed
+        (keys,) = shapes
+        blank = dict.fromkeys(keys, _ABSENT)
+        filled = map(_VALUES, [blank if row is None else row for row in rows])
+        details = dict(zip(keys, map(list, zip(*filled)))) if keys else {}
+        return ScoreColumn(np.array(values, dtype=np.float64), errors, details)
+    order = list(dict.fromkeys(chain.from_iterable(scored)))
+    details = {key: [_ABSENT if row is None else row.get(key) for row in rows] for key in order}
     absent: dict[str, frozenset[int]] = {}
-    if any(len(row) != len(keys) for row in scored):
-        for key in keys:
-            missing = frozenset(
-                i for i, row in enumerate(rows) if row is not None and key not in row
-            )
-            if missing:
-                absent[key] = missing
+    for key in order:
+        missing = frozenset(i for i, row in enumerate(rows) if row is not None and key not in row)
+        if missing:
+            absent[key] = missing
     return ScoreColumn(np.array(values, dtype=np.float64), errors, details, absent)
 
 

@@ -57,10 +57,10 @@ class OrdinalDistance:
         """Label -> position on the sample's scale (``default``: the option's, built once)."""
         override = sample.metadata.get("ordinal_scale")
         if override is not None:
+            if type(override) is list and all(type(label) is str for label in override):
+                return _valid_positions(tuple(override))  # checked once per distinct scale
             if not valid_scale(override):
-                raise MetricError(
-                    "metadata.ordinal_scale must be a non-empty list of unique, non-empty strings"
-                )
+                raise MetricError(_BAD_OVERRIDE)
             return _positions(tuple(override))
         if default is None:
             raise MetricError(
@@ -127,7 +127,17 @@ class OrdinalDistance:
         return builder.build()
 
 
+_BAD_OVERRIDE = "metadata.ordinal_scale must be a non-empty list of unique, non-empty strings"
+
+
 @lru_cache(maxsize=256)  # a memo of a pure function: a dataset's scales repeat row after row
+def _valid_positions(scale: tuple[str, ...]) -> Mapping[str, int]:
+    if not valid_scale(scale):
+        raise MetricError(_BAD_OVERRIDE)
+    return _positions(scale)
+
+
+@lru_cache(maxsize=256)
 def _positions(scale: tuple[str, ...]) -> Mapping[str, int]:
     """Label -> index on a valid scale (its labels are unique)."""
     return MappingProxyType({label: index for index, label in enumerate(scale)})
