@@ -138,6 +138,11 @@ def main() -> None:
         "bound = N / latency; floor = the same run against a 0 ms server (what client + server "
         "manage on this machine)"
     )
+    waves = ", ".join(f"{-(-args.samples // n) * latency:.2f} s at N={n}" for n in args.concurrency)
+    print(
+        f"no run's calls end before ceil(samples / N) round trips of the latency ({waves}): "
+        "the last, partial wave still takes a whole round trip"
+    )
     print("client CPU = the assay process's CPU seconds for the whole command (load-independent)")
     print(
         "diagnostics: 1st req s = command start to the first request's arrival at the server; "
