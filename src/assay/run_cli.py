@@ -145,18 +145,10 @@ def report(
     store = RunStore(store_path)
     try:
         resolved = store.latest_run_id() if run_id == "latest" else run_id
-        streamable = fmt in ("json", "md")
-        report_obj = report_from_store(store, resolved, keep_rows=not streamable)
-        names = [m.name for m in report_obj.metrics]
-        write_out(
-            render(
-                report_obj,
-                fmt,
-                None,
-                stored_rows(store, resolved, names) if streamable else None,
-            ),
-            out,
-        )
+        # Every format streams the rows from the store or needs none, as `assay run` does.
+        report_obj = report_from_store(store, resolved, keep_rows=False)
+        names = [str(name) for name in store.run_config(resolved).get("metrics", [])]
+        write_out(render(report_obj, fmt, None, stored_rows(store, resolved, names)), out)
     finally:
         store.close()
 
