@@ -206,6 +206,30 @@ def test_mrr_ignores_k() -> None:
     assert HitAtK().score(s, out).value == 0.0
 
 
+def test_metrics_of_one_execution_share_a_read_but_each_keeps_its_k() -> None:
+    """Metrics scoring one sample and output in turn share what they read of it (the gains of
+    the top k among it): each still uses its own k, and another sample or output is read
+    afresh."""
+    s, out = sample({"b": 1, "d": 2}), ids_output("a", "b", "c", "d")
+    assert HitAtK(k=1).score(s, out).value == 0.0
+    assert MRR().score(s, out).value == 0.5  # after a top 1 without a relevant id
+    assert RecallAtK(k=2).score(s, out).value == 0.5
+    assert MRR().score(s, out).value == 0.5  # after a top 2 with one
+    assert RecallAtK(k=4).score(s, out).value == 1.0
+    ideal = 2.0 / math.log2(2) + 1.0 / math.log2(3)
+    assert NDCGAtK(k=3).score(s, out).value == pytest.approx((1.0 / math.log2(3)) / ideal)
+    assert NDCGAtK(k=4).score(s, out).details["dcg"] == pytest.approx(
+        1.0 / math.log2(3) + 2.0 / math.log2(5)
+    )
+    assert HitAtK(k=1).score(sample({"a": 1}), out).value == 1.0
+    assert MRR().score(s, ids_output("d")).value == 1.0
+    bad_k = sample({"b": 1}, k=0)
+    for _ in range(2):
+        with pytest.raises(MetricError, match=r"metadata\.k"):
+            HitAtK().score(bad_k, out)
+        assert MRR().score(bad_k, out).value == 0.5
+
+
 def test_empty_ranking_scores_zero_not_failure() -> None:
     s = sample(["a"])
     out = ids_output()

@@ -10,15 +10,17 @@ Sample or Output per query (:func:`score_rankings`), through the kernels of
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
+import operator
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import MetricScore, clamp01, type_name
+from assay.metrics.base import MetricScore, clamp01, positive_int_option, type_name
 from assay.metrics.gain_table import (
     OVERFLOW,
     column,
@@ -29,6 +31,7 @@ from assay.metrics.gain_table import (
     relevant_counts,
 )
 from assay.metrics.judged import Judged, judged_batch, judged_lists
+from assay.metrics.memo import LastParsed
 from assay.metrics.ranked_list import ranked, ranked_ids
 from assay.metrics.relevance import DEFAULT_K, RELEVANT_KEY, check_k, gains, resolve_k
 
@@ -54,6 +57,68 @@ __all__ = [
 ]
 
 
+class _Read:
+    """What the ranking metrics read of one sample and output: its gains, its ranked ids,
+    ``metadata.k`` as given, and the gains of its top k (for the last k asked for). The
+    metrics of one execution score it one after another and share one read (a per-thread
+    memo keyed on the identity of the sample and the output, as :func:`gains` is)."""
+
+    __slots__ = ("ids", "metadata_k", "ordered", "output", "relevance", "sample", "top", "top_k")
+
+    top: list[float]
+    ordered: list[float] | None
+
+    def __init__(self, sample: Sample, output: Output) -> None:
+        self.sample, self.output = sample, output
+        self.relevance = gains(sample)  # raises first, as score() always has: gains, ids, k
+        self.ids = ranked(output).ids
+        self.metadata_k = sample.metadata.get("k")
+        self.top_k, self.top, self.ordered = -1, [], None
+
+    def k(self, option: int | None) -> int:
+        """``metadata.k`` (int or digit string), else the metric option, else 5."""
+        if self.metadata_k is None:
+            return option if option is not None else DEFAULT_K
+        return positive_int_option(self.metadata_k, "metadata.k")
+
+    def top_gains(self, k: int) -> list[float]:
+        """The gains of the first k ids (zero for an id without one)."""
+        if k != self.top_k:
+            self.top_k = k
+            self.top = list(map(self.relevance.get, self.ids[:k], itertools.repeat(0.0)))
+        return self.top
+
+    def first_relevant_rank(self) -> int | None:
+        """The 1-based rank of the first id with a gain above zero (None: none); the top
+        gains already read answer it when they hold one."""
+        start = len(self.top)  # the top gains are those of ids[:start]
+        rank = next(itertools.compress(itertools.count(1), map(_POSITIVE, self.top)), None)
+        if rank is None:
+            rest = _relevant(self.relevance, itertools.islice(self.ids, start, None))
+            rank = next(itertools.compress(itertools.count(start + 1), rest), None)
+        return rank
+
+    def relevant_count(self) -> int:
+        """How many ids have a gain above zero: the head of the gains from high to low."""
+        return bisect.bisect_left(self.sorted_gains(), 0.0, key=_NEGATED)
+
+    def sorted_gains(self) -> list[float]:
+        """Every gain, from high to low."""
+        if self.ordered is None:
+            self.ordered = sorted(self.relevance.values(), reverse=True)
+        return self.ordered
+
+
+_LAST_READ: LastParsed[_Read] = LastParsed()
+
+
+def _read(sample: Sample, output: Output) -> _Read:
+    read = _LAST_READ.value
+    if read is not None and read.output is output and read.sample is sample:
+        return read
+    return _LAST_READ.remember(output, _Read(sample, output))
+
+
 @dataclass(frozen=True)
 class _RankingMetric:
     name: str
@@ -61,12 +126,6 @@ class _RankingMetric:
 
     def __post_init__(self) -> None:
         check_k(self.k)
-
-    def _inputs(
-        self, sample: Sample, output: Output
-    ) -> tuple[tuple[str, ...], Mapping[str, float], int]:
-        relevance = gains(sample)
-        return ranked_ids(output), relevance, resolve_k(sample, self.k)
 
     def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
         """As ``score`` row by row (values bit for bit, details, error messages)."""
@@ -84,8 +143,9 @@ class HitAtK(_RankingMetric):
     name: str = "retrieval-hit-at-k"
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
-        ids, relevance, k = self._inputs(sample, output)
-        hit = any(_relevant(relevance, ids[:k]))
+        read = _read(sample, output)
+        k = read.k(self.k)
+        hit = any(map(_POSITIVE, read.top_gains(k)))
         return MetricScore(1.0 if hit else 0.0, {"k": k, "hit": hit})
 
     def score_judged(self, judged: Judged) -> ScoreColumn:
@@ -100,9 +160,10 @@ class RecallAtK(_RankingMetric):
     name: str = "retrieval-recall-at-k"
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
-        ids, relevance, k = self._inputs(sample, output)
-        relevant = sum(map(_POSITIVE, relevance.values()))
-        found = sum(_relevant(relevance, ids[:k]))
+        read = _read(sample, output)
+        k = read.k(self.k)
+        relevant = read.relevant_count()
+        found = sum(map(_POSITIVE, read.top_gains(k)))
         return MetricScore(
             clamp01(found / relevant), {"k": k, "relevant": relevant, "found": found}
         )
@@ -123,9 +184,7 @@ class MRR:
     name: str = "retrieval-mrr"
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
-        relevance = gains(sample)
-        ranks = itertools.compress(itertools.count(1), _relevant(relevance, ranked_ids(output)))
-        rank = next(ranks, None)
+        rank = _read(sample, output).first_relevant_rank()
         if rank is None:
             return MetricScore(0.0, {"first_relevant_rank": None})
         return MetricScore(1.0 / rank, {"first_relevant_rank": rank})
@@ -143,6 +202,7 @@ class MRR:
 
 _LN2 = math.log(2.0)
 _POSITIVE = (0.0).__lt__
+_NEGATED: Callable[[float], float] = operator.neg
 _DISCOUNTS = tuple(math.log2(position + 2) for position in range(256))
 
 
@@ -175,12 +235,12 @@ class NDCGAtK(_RankingMetric):
             raise MetricConfigError("retrieval-ndcg-at-k gain must be 'linear' or 'exponential'")
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
-        ids, relevance, k = self._inputs(sample, output)
+        read = _read(sample, output)
+        k = read.k(self.k)
         exponential = self.gain == "exponential"
         try:
-            top = list(map(relevance.get, ids[:k], itertools.repeat(0.0)))
-            actual = dcg(top, exponential=exponential)
-            ideal = dcg(sorted(relevance.values(), reverse=True)[:k], exponential=exponential)
+            actual = dcg(read.top_gains(k), exponential=exponential)
+            ideal = dcg(read.sorted_gains()[:k], exponential=exponential)
         except OverflowError:
             actual = ideal = math.inf
         if not math.isfinite(ideal):
