@@ -6,6 +6,7 @@ per code point for the rewritten classes, and on generated patterns for whole ma
 
 from __future__ import annotations
 
+import random
 import signal
 import unicodedata
 
@@ -48,6 +49,31 @@ def engine(pattern: str, text: str = "ascii") -> str:
 def test_hostile_patterns_are_recorded_failures(pattern: str, text: str, message: str) -> None:
     with pytest.raises(MetricError, match=message):
         score(pattern, text)
+
+
+def test_batch_groups_rows_by_pattern_and_keeps_row_order() -> None:
+    """score_batch runs each distinct pattern once over its rows (RE2 inline on ASCII text,
+    the worker for the others: a hostile pattern's row costs its bound once) and gives score()'s
+    rows, errors keyed in row order."""
+    rng = random.Random(3)
+    patterns = ["/ORD-\\d{3}/", "/refund/i", "/^x/A", "no delimiter", None, "/é/"]
+    texts = ["ORD-123 x", "a REFUND", "xa", "é ORD-999", "a" * 30 + "b"]
+    rows = [(rng.choice(patterns), rng.choice(texts)) for _ in range(40)]
+    rows[10:10] = [("/(a)\\1/", "aa"), ("/ORD/", "\ud800 ORD"), ("/(a)\\1/", "ab")]
+    rows.insert(30, ("/(a|aa)+(?<!c)$/", "a" * 40 + "b"))  # hostile: its row errs
+    samples = [Sample(id=str(n), input={}, expected_output=p) for n, (p, _) in enumerate(rows)]
+    outputs = [Output(t) for _, t in rows]
+    metric = Regex(timeout_s=0.5)
+    column = metric.score_batch(samples, outputs)
+    assert list(column.errors) == sorted(column.errors)
+    for index, (sample, output) in enumerate(zip(samples, outputs)):
+        try:
+            expected = metric.score(sample, output)
+        except MetricError as exc:
+            assert column.errors[index] == str(exc)
+            continue
+        assert column.values[index] == expected.value
+        assert column.details_at(index) == dict(expected.details)
 
 
 def test_nested_quantifier_over_a_long_subject_is_linear() -> None:

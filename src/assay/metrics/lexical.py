@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -158,23 +159,39 @@ class Regex:
         found, engine = _compiled(expected_string(sample, self.name)).find(
             output.text, self.timeout_s
         )
-        return MetricScore(1.0 if found else 0.0, {"match": found, "engine": engine})
+        return _unit_score(1.0 if found else 0.0, {"match": found, "engine": engine})
 
     def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
-        """As ``score`` row by row: one parse and compile per distinct pattern in the batch."""
+        """As ``score`` row by row: the rows grouped by pattern, one parse and compile and one
+        :meth:`~assay.metrics.pattern.Pattern.find_each` per distinct pattern in the batch."""
         size = len(samples)
         builder = ColumnBuilder(size)
+        groups: dict[str, list[int]] = {}
+        for index, sample in enumerate(samples):
+            expected = sample.expected_output
+            if type(expected) is str:
+                groups.setdefault(expected, []).append(index)
+            else:
+                score_rows(self.score, samples, outputs, [index], builder)  # its error
+        values = [math.nan] * size
         matches: list[bool | None] = [None] * size
         engines: list[str | None] = [None] * size
-        for index, (sample, output) in enumerate(zip(samples, outputs)):
+        for delimited, rows in groups.items():
             try:
-                pattern = _compiled(expected_string(sample, self.name))
-                found, engine = pattern.find(output.text, self.timeout_s)
-            except MetricError as exc:  # never run twice: a hostile pattern costs its bound once
-                builder.fail(index, str(exc))
+                pattern = _compiled(delimited)
+            except MetricError as exc:
+                for index in rows:
+                    builder.fail(index, str(exc))
                 continue
-            builder.values[index] = 1.0 if found else 0.0
-            matches[index], engines[index] = found, engine
+            texts = [outputs[index].text for index in rows]
+            for index, found in zip(rows, pattern.find_each(texts, self.timeout_s)):
+                if isinstance(found, str):
+                    builder.fail(index, found)
+                else:
+                    matches[index], engines[index] = found
+                    values[index] = 1.0 if found[0] else 0.0
+        builder.values[:] = values
+        builder.errors = dict(sorted(builder.errors.items()))  # in row order, as row by row
         builder.put_column("match", matches)
         builder.put_column("engine", engines)
         return builder.build()
