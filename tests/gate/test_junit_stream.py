@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay.report import junit
 from assay.report.junit import iter_junit, render_junit
@@ -68,3 +70,34 @@ def test_a_suite_without_cases_and_a_report_without_metrics() -> None:
     assert document.endswith("</properties>\n  </testsuite>\n</testsuites>\n")
     bare = ET.fromstring(render_junit(make_report({})))
     assert bare.tag == "testsuites" and len(bare) == 0 and bare.get("tests") == "0"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.text(),
+    classname=st.text(),
+    outcome=st.none()
+    | st.tuples(st.sampled_from(["error", "failure"]), st.text(), st.text(), st.text()),
+)
+def test_test_cases_are_written_as_elementtree_writes_them(
+    name: str, classname: str, outcome: tuple[str, str, str, str] | None
+) -> None:
+    # Test cases skip ElementTree (a string each); the text must be ET's own, indented as
+    # ET.indent lays out a case inside a suite.
+    case = ET.Element("testcase", name=name, classname=classname, time="0")
+    escape = junit.escape_attribute
+    head = f'<testcase name="{escape(name)}" classname="{escape(classname)}" time="0"'
+    if outcome is None:
+        ours = head + " />"
+    else:
+        tag, message, kind, text = outcome
+        child = ET.SubElement(case, tag, message=message, type=kind)
+        child.text = text
+        ours = (
+            head
+            + ">"
+            + junit._Outcome("errors", tag, message, kind, text).xml()
+            + "\n    </testcase>"
+        )
+    ET.indent(case, space="  ", level=2)
+    assert ET.tostring(case, encoding="unicode") == ours

@@ -14,6 +14,7 @@ import re
 import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import IO
 
 from assay.errors import AssayError
@@ -105,24 +106,23 @@ def _write_cases(
     """Every row's test case under each metric that applies to it; each suite's counts."""
     dataset = _text(report.dataset.name)
     counts = [{"tests": 0, "failures": 0, "errors": 0, "skipped": 0} for _ in metrics]
-    classnames = [f"assay.{dataset}.{_text(name)}" for name, _ in metrics]
+    classnames = (f"assay.{dataset}.{_text(name)}" for name, _ in metrics)
+    # A test case as ElementTree writes it: <testcase name="..." classname="..." time="0" />,
+    # or with its error or failure inside, indented as ET.indent lays it out.
+    tails = [f'" classname="{escape_attribute(classname)}" time="0"' for classname in classnames]
     for row in rows:
-        for (metric, threshold), spool, tally, classname in zip(
-            metrics, spools, counts, classnames
-        ):
+        name = escape_attribute(_text(_case_name(row, repetitions)))
+        head = f'{_CASE_BREAK}<testcase name="{name}'
+        for (metric, threshold), spool, tally, tail in zip(metrics, spools, counts, tails):
             if SUT_KEY not in row.errors and metric not in row.errors and metric not in row.scores:
                 continue  # a tag-scoped metric that does not apply to this sample: no test case
-            case = ET.Element(
-                "testcase", name=_text(_case_name(row, repetitions)), classname=classname, time="0"
-            )
             tally["tests"] += 1
-            outcome = _outcome(
-                case, row, metric, threshold, texts.get((row.id, row.repetition, metric))
-            )
-            if outcome is not None:
-                tally[outcome] += 1
-            ET.indent(case, space="  ", level=2)
-            spool.write(_CASE_BREAK + ET.tostring(case, encoding="unicode"))
+            outcome = _outcome(row, metric, threshold, texts.get((row.id, row.repetition, metric)))
+            if outcome is None:
+                spool.write(f"{head}{tail} />")
+                continue
+            tally[outcome.counted] += 1
+            spool.write(f"{head}{tail}>{outcome.xml()}\n    </testcase>")
     return counts
 
 
@@ -173,32 +173,66 @@ def _properties(suite: ET.Element, report: Report, metric: str, threshold: float
         ET.SubElement(properties, "property", name=key, value=_text(value))
 
 
-def _outcome(
-    case: ET.Element, row: Row, metric: str, threshold: float, shown: FailingRow | None
-) -> str | None:
-    """Mark a case errored or failed; which of the two counts it (None when it passed)."""
+@dataclass(frozen=True)
+class _Outcome:
+    """A test case's ``<error>`` or ``<failure>``, and which of the suite's counts it adds to."""
+
+    counted: str
+    tag: str
+    message: str
+    kind: str
+    text: str
+
+    def xml(self) -> str:
+        """The element as ElementTree writes it inside an indented test case."""
+        start = (
+            f'\n      <{self.tag} message="{escape_attribute(self.message)}" '
+            f'type="{escape_attribute(self.kind)}"'
+        )
+        if not self.text:  # ET writes an element with no text short
+            return start + " />"
+        return f"{start}>{escape_text(self.text)}</{self.tag}>"
+
+
+def _outcome(row: Row, metric: str, threshold: float, shown: FailingRow | None) -> _Outcome | None:
+    """The case's error or failure; None when it passed."""
     if SUT_KEY in row.errors:
         message = _text(row.errors[SUT_KEY])
-        error = ET.SubElement(
-            case, "error", message=f"system under test failed: {message}", type="system-under-test"
-        )
-        error.text = message
-        return "errors"
+        return _Outcome("errors", "error", f"system under test failed: {message}", SUT_KEY, message)
     if metric in row.errors:
         message = _text(row.errors[metric])
-        error = ET.SubElement(
-            case, "error", message=f"metric failed: {message}", type="metric-error"
-        )
-        error.text = message
-        return "errors"
+        return _Outcome("errors", "error", f"metric failed: {message}", "metric-error", message)
     score = row.scores[metric].score
     if passes(score, threshold):
         return None
-    failure = ET.SubElement(
-        case,
+    return _Outcome(
+        "failures",
         "failure",
-        message=_text(_assertion(metric, score, threshold, shown)),
-        type="below-threshold",
+        _text(_assertion(metric, score, threshold, shown)),
+        "below-threshold",
+        _text(_details(score, threshold, shown)),
     )
-    failure.text = _text(_details(score, threshold, shown))
-    return "failures"
+
+
+_ATTRIBUTE_ENTITIES = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        '"': "&quot;",
+        "\r": "&#13;",
+        "\n": "&#10;",
+        "\t": "&#09;",
+    }
+)
+_TEXT_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def escape_attribute(value: str) -> str:
+    """An attribute value as ElementTree writes it (``&<>"`` and CR, LF, tab as references)."""
+    return value.translate(_ATTRIBUTE_ENTITIES)
+
+
+def escape_text(value: str) -> str:
+    """Element text as ElementTree writes it (``&``, ``<`` and ``>`` as references)."""
+    return value.translate(_TEXT_ENTITIES)
