@@ -5,12 +5,15 @@ End to end, every side starts from the same plain Python dicts: relevance judgem
 with scores, so building that dict is part of its time. The four metrics are hit@k (success),
 recall@k, MRR (recip_rank) and nDCG@k (ndcg_cut, linear gains). assay is timed three ways: one
 ``score()`` call per (query, metric) and ``score_batch()`` over all queries per metric (the
-runner's batch path), both from a Sample and an Output (with a ``Retrieved`` per document) per
-query, whose building is part of their time; and ``score_rankings()`` straight from the dicts'
-values (plain lists, the input pytrec_eval and ranx get too). Two diagnostic lines follow the
-timings: the ``Sample``/``Output`` building alone with the GC on, and the four metrics through
-``Runner`` (the engine of ``assay run``: chunks of 2,048 executions under its own GC settings)
-from a saved-outputs mapping that builds each ``Output`` on lookup from a line's id list.
+runner's batch path), both from a Sample and an Output per query built as a user would write
+it, ``Output("", tuple(map(Retrieved, docs)))``, whose building is part of their time (the
+Output keeps the ranking as one ``RankedDocs`` of plain id tuples and drops the ``Retrieved``
+objects); and ``score_rankings()`` straight from the dicts' values (plain lists, the input
+pytrec_eval and ranx get too). Three diagnostic lines follow the timings, with the GC on: the
+``Sample``/``Output`` building alone; the same from id lists (``coerce_output``, the path of a
+saved-outputs file, which builds no ``Retrieved``); and the four metrics through ``Runner``
+(the engine of ``assay run``: chunks of 2,048 executions under its own GC settings) from a
+saved-outputs mapping that builds each ``Output`` on lookup from a line's id list.
 ranx (``pip install ranx``; its numba kernels are compiled before timing, so it is timed warm)
 is compared when installed. The script checks that every side gives the same numbers before it
 prints timings. Run:
@@ -108,6 +111,15 @@ def main() -> None:
             for qid, docs in rankings.items()
         ]
 
+    def build_from_ids() -> list[tuple[Sample, Output]]:
+        return [
+            (
+                Sample(id=qid, input={}, expected_output=qrels[qid]),
+                coerce_output({"output": "", "retrieved": docs}),
+            )
+            for qid, docs in rankings.items()
+        ]
+
     def score(pairs: list[tuple[Sample, Output]]) -> dict[str, dict[str, float]]:
         return {s.id: {n: m.score(s, o).value for n, m in zip(names, metrics)} for s, o in pairs}
 
@@ -166,7 +178,9 @@ def main() -> None:
         {**candidates, "build": build, "metrics": lambda: score(prebuilt)},
         collect=False,
     )
-    diagnostics = race(args.repeat, {"build": build, "runner": run_runner})
+    diagnostics = race(
+        args.repeat, {"build": build, "from_ids": build_from_ids, "runner": run_runner}
+    )
     trec_s, assay_s, trec_nogc_s, assay_nogc_s = on["trec"], on["assay"], off["trec"], off["assay"]
     build_s, metrics_s = off["build"], off["metrics"]
 
@@ -207,6 +221,10 @@ def main() -> None:
     print(
         f"  Sample + Output building alone {diagnostics['build']:8.3f} s   "
         f"pytrec_eval / it: {trec_s / diagnostics['build']:.2f}"
+    )
+    print(
+        f"  the same from id lists         {diagnostics['from_ids']:8.3f} s   "
+        f"pytrec_eval / it: {trec_s / diagnostics['from_ids']:.2f}   (coerce_output)"
     )
     print(
         f"  Runner (assay run's engine)    {diagnostics['runner']:8.3f} s   "
