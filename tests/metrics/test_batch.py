@@ -438,3 +438,36 @@ def test_context_recall_and_precision_split_each_reference_once(monkeypatch: Any
     for metric in [rag.ContextRecall(), rag.ContextPrecision()]:
         assert_same_as_rows(metric, samples, outputs)
     assert sorted(calls) == sorted(references)
+
+
+def test_row_column_keeps_each_rows_keys_errors_and_order() -> None:
+    from assay.errors import MetricError
+    from assay.metrics.batch import row_column
+
+    rows: list[Any] = [
+        (1.0, {"a": 1, "b": [2]}),
+        MetricError("row 1 cannot be scored"),
+        (0.5, {"a": 3, "b": None, "note": "x"}),
+        (0.0, {"a": 4, "b": 5}),
+    ]
+
+    def kernel(index: int) -> Any:
+        if isinstance(rows[index], Exception):
+            raise rows[index]
+        return rows[index]
+
+    column = row_column(kernel, len(rows))
+    assert column.errors == {1: "row 1 cannot be scored"}
+    assert math.isnan(column.values[1]) and list(column.values[[0, 2, 3]]) == [1.0, 0.5, 0.0]
+    assert [column.details_at(i) for i in range(4)] == [
+        {"a": 1, "b": [2]},
+        {},
+        {"a": 3, "b": None, "note": "x"},
+        {"a": 4, "b": 5},
+    ]
+    assert list(column.details_at(2)) == ["a", "b", "note"]
+    assert column.absent == {"note": frozenset({0, 3})}
+    uniform = row_column(lambda i: (0.25, {"k": i}), 3)
+    assert uniform.details == {"k": [0, 1, 2]} and not uniform.absent and not uniform.errors
+    nothing = row_column(kernel, 0)
+    assert len(nothing) == 0 and not nothing.details

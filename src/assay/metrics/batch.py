@@ -146,19 +146,22 @@ def _details_column(
 
     scored = [row for row in rows if row is not None]
     shapes = set(map(tuple, scored))
+    if not shapes:  # no row scored
+        return ScoreColumn(np.array(values, dtype=np.float64), errors)
     if len(shapes) == 1:  # every row has the same keys in the same order: transpose at C speed
         (keys,) = shapes
         blank = dict.fromkeys(keys, _ABSENT)
         filled = map(_VALUES, [blank if row is None else row for row in rows])
         details = dict(zip(keys, map(list, zip(*filled)))) if keys else {}
         return ScoreColumn(np.array(values, dtype=np.float64), errors, details)
-    order = list(dict.fromkeys(chain.from_iterable(scored)))
+    order = list(dict.fromkeys(chain.from_iterable(scored)))  # as the rows first hold them
     details = {key: [_ABSENT if row is None else row.get(key) for row in rows] for key in order}
-    absent: dict[str, frozenset[int]] = {}
-    for key in order:
-        missing = frozenset(i for i, row in enumerate(rows) if row is not None and key not in row)
-        if missing:
-            absent[key] = missing
+    everywhere = set.intersection(*map(set, shapes))
+    absent = {
+        key: frozenset(i for i, row in enumerate(rows) if row is not None and key not in row)
+        for key in order
+        if key not in everywhere
+    }
     return ScoreColumn(np.array(values, dtype=np.float64), errors, details, absent)
 
 
