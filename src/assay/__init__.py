@@ -35,6 +35,7 @@ _LAZY = {
     "resolve_all": "assay.metrics.registry",
     "Output": "assay.outputs",
     "Retrieved": "assay.outputs",
+    "RankedDocs": "assay.outputs",
     "load_outputs": "assay.loading",
     "evaluate": "assay.api",
     "RunOptions": "assay.evaluation",
@@ -67,7 +68,7 @@ if TYPE_CHECKING:
     from assay.loading import load_dataset, load_outputs
     from assay.metrics.base import Metric, MetricScore
     from assay.metrics.registry import catalogue, resolve, resolve_all
-    from assay.outputs import Output, Retrieved
+    from assay.outputs import Output, RankedDocs, Retrieved
     from assay.rebuild import report_from_store
     from assay.report.html import render_html
     from assay.report.junit import render_junit
@@ -101,6 +102,7 @@ __all__ = [
     "OutputsError",
     "ProviderError",
     "PythonTarget",
+    "RankedDocs",
     "Report",
     "Retrieved",
     "RunOptions",
