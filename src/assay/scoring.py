@@ -110,17 +110,22 @@ def _column_details(column: ScoreColumn, size: int) -> list[dict[str, Any] | Non
     """Rows' details built in one pass where every column is plain JSON (None: check the row).
 
     A details column of strings, integers, booleans, None and finite floats cannot fail
-    :func:`check_details`, so its rows need no per-row check.
+    :func:`check_details`, so its rows need no per-row check. A row leaves out the keys
+    ``column.absent`` says it lacks, as :meth:`ScoreColumn.details_at` does.
     """
     keys = list(column.details)
     columns = [column.details[key] for key in keys]
-    plain = (
-        not column.absent
-        and all(type(key) is str for key in keys)
-        and all(len(c) == size and _plain_column(c) for c in columns)
+    plain = all(type(key) is str for key in keys) and all(
+        len(c) == size and _plain_column(c) for c in columns
     )
     if not plain:
         return [None] * size
+    if column.absent:  # keys some rows lack (their placeholders are None: plain too)
+        gone = [column.absent.get(key, frozenset()) for key in keys]
+        return [
+            {k: c[i] for k, c, missing in zip(keys, columns, gone) if i not in missing}
+            for i in range(size)
+        ]
     if len(keys) == 1:
         key = keys[0]
         return [{key: value} for value in columns[0]]
