@@ -27,7 +27,7 @@ from assay.errors import NotIndexable
 from assay.jsonl_lines import BLOCK, BOM, SMALL_BLOCK
 
 _DECODER = json.JSONDecoder()
-_SPACE = re.compile(r"[ \t\n\r]*")
+_NOT_SPACE = re.compile(r"[^ \t\n\r]")
 
 
 class Item(NamedTuple):
@@ -78,9 +78,11 @@ class _Window:
     def next_char(self) -> str:
         """The next character that is not JSON whitespace, left unread; "" at the end."""
         while True:
-            self.pos = _SPACE.match(self.text, self.pos).end()  # type: ignore[union-attr]
-            if self.pos < len(self.text):
+            found = _NOT_SPACE.search(self.text, self.pos)
+            if found is not None:
+                self.pos = found.start()
                 return self.text[self.pos]
+            self.pos = len(self.text)
             if not self.fill():
                 return ""
 
