@@ -24,7 +24,7 @@ from assay.dataset import Dataset, Sample, dataset_from_data
 from assay.documents import MAX_DATASET_BYTES, parse_jsonl_line
 from assay.errors import DatasetError, NotIndexable, UnusualLineBreaks
 from assay.json_items import ItemScan, SpanReader
-from assay.jsonl_lines import LineReader, first_offset, iter_lines
+from assay.jsonl_lines import LineReader, first_offset, iter_entries
 
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
 
@@ -147,15 +147,14 @@ class JsonlSamples(IndexedSamples):
         offsets, hashes = array("q"), array("q")
         keys: set[str] = set()
         try:
-            for number, (offset, line) in enumerate(iter_lines(path, start), start=1):
-                if line.strip():
-                    checked = _checked(line, number, path)
-                    if checked is None:  # a conversation expands into turns: load it whole
-                        return None
-                    sample_id, metadata = checked
-                    offsets.append(offset)
-                    hashes.append(hash(sample_id))
-                    keys.update(metadata)
+            for number, offset, line in iter_entries(path, start):
+                checked = _checked(line, number, path)
+                if checked is None:  # a conversation expands into turns: load it whole
+                    return None
+                sample_id, metadata = checked
+                offsets.append(offset)
+                hashes.append(hash(sample_id))
+                keys.update(metadata)
         except (UnusualLineBreaks, UnicodeDecodeError, DatasetError, ValidationError, OSError):
             return None
         if not offsets or has_duplicates(hashes):
@@ -163,9 +162,8 @@ class JsonlSamples(IndexedSamples):
         return cls(path, start, offsets, hashes, frozenset(keys))
 
     def _texts(self) -> Iterator[str]:
-        for _, line in iter_lines(self.path, self._start):
-            if line.strip():
-                yield line
+        for _, _, line in iter_entries(self.path, self._start):
+            yield line
 
     def _text_at(self, index: int) -> str:
         return self._reader.line_at(self._offsets[index])

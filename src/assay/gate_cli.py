@@ -217,7 +217,12 @@ def _both_reports(
 
     if _is_outputs_file(current):
         if reference in ("baseline", "latest"):
-            raise _needs_a_reference_file(reference)
+            from assay.errors import UsageError
+
+            raise UsageError(
+                "compare: scoring a saved-outputs file needs a reference report file or run "
+                f"id, not '{reference}'"
+            )
         reference_side, _ = streamed_from_argument(reference, store_path=store)
         base = Path(reference).parent if Path(reference).is_file() else Path.cwd()
         scored = _score_outputs(Path(current), reference_side.report, base)
@@ -226,15 +231,6 @@ def _both_reports(
     if reference in ("baseline", "latest"):
         return current_side, _named_reference(reference, current_side.report, store)
     return current_side, streamed_from_argument(reference, store_path=store)[0]
-
-
-def _needs_a_reference_file(name: str) -> Exception:
-    from assay.errors import UsageError
-
-    return UsageError(
-        f"compare: scoring a saved-outputs file needs a reference report file or run id, "
-        f"not '{name}'"
-    )
 
 
 def _named_reference(name: str, current: Report, store: Path | None) -> StreamedReport:

@@ -45,6 +45,13 @@ def iter_lines(path: Path, start: int = 0) -> Iterator[tuple[int, str]]:
             yield from _split(rest + b"\n", offset)
 
 
+def iter_entries(path: Path, start: int = 0) -> Iterator[tuple[int, int, str]]:
+    """``(line number, offset, line)`` of every line that is not blank, from byte ``start``."""
+    for number, (offset, line) in enumerate(iter_lines(path, start), start=1):
+        if line.strip():
+            yield number, offset, line
+
+
 def has_other_breaks(body: bytes) -> bool:
     """Whether ``body`` ends a line other than with ``\n`` or ``\r\n`` (with a lone ``\r``).
 

@@ -20,7 +20,7 @@ from typing import Any
 from assay.documents import MAX_DATASET_BYTES, parse_jsonl_line
 from assay.errors import AssayError, NotIndexable, OutputsError, UnusualLineBreaks
 from assay.json_items import ItemScan, SpanReader, parse_item
-from assay.jsonl_lines import LineReader, first_offset, iter_lines
+from assay.jsonl_lines import LineReader, first_offset, iter_entries
 from assay.outputs import Output, coerce_output
 
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
@@ -175,11 +175,10 @@ class JsonlOutputs(IndexedOutputs):
         start = first_offset(path)
         offsets, hashes = array("q"), array("q")
         try:
-            for number, (offset, line) in enumerate(iter_lines(path, start), start=1):
-                if line.strip():
-                    sample_id = _entry_id(parse_jsonl_line(line, number, path, OutputsError))
-                    offsets.append(offset)
-                    hashes.append(hash(sample_id))
+            for number, offset, line in iter_entries(path, start):
+                sample_id = _entry_id(parse_jsonl_line(line, number, path, OutputsError))
+                offsets.append(offset)
+                hashes.append(hash(sample_id))
         except (UnusualLineBreaks, UnicodeDecodeError, AssayError, ValueError, OSError):
             return None
         index = _sorted_index(hashes, offsets)
@@ -191,9 +190,8 @@ class JsonlOutputs(IndexedOutputs):
         return found, output, following
 
     def _ids(self) -> Iterator[str]:
-        for number, (_, line) in enumerate(iter_lines(self.path, self._start), start=1):
-            if line.strip():
-                yield _entry_id(parse_jsonl_line(line, number, self.path, OutputsError))
+        for number, _, line in iter_entries(self.path, self._start):
+            yield _entry_id(parse_jsonl_line(line, number, self.path, OutputsError))
 
 
 class DocumentOutputs(IndexedOutputs):
@@ -214,7 +212,7 @@ class DocumentOutputs(IndexedOutputs):
         spans, hashes = array("q"), array("q")
         try:
             for item in scan.items():
-                hashes.append(hash(_item_entry(item.key, item.value, scan.kind)[0]))
+                hashes.append(hash(_item_entry(item.key, item.value)[0]))
                 spans.extend((item.start, item.end))
         except (NotIndexable, AssayError, ValueError):
             return None
@@ -225,8 +223,7 @@ class DocumentOutputs(IndexedOutputs):
 
     def _entry_at(self, locator: int) -> tuple[str, Output, int]:
         text = self._reader.text(self._spans[2 * locator], self._spans[2 * locator + 1])
-        key, value = parse_item(text, keyed=self._keyed)
-        found, output = _item_entry(key, value, "object" if self._keyed else "array")
+        found, output = _item_entry(*parse_item(text, keyed=self._keyed))
         return found, output, locator + 1
 
     def _ids(self) -> Iterator[str]:
@@ -234,12 +231,13 @@ class DocumentOutputs(IndexedOutputs):
             yield self._entry_at(locator)[0]
 
 
-def _item_entry(key: str | None, value: Any, kind: str | None) -> tuple[str, Output]:
+def _item_entry(key: str | None, value: Any) -> tuple[str, Output]:
     """An ``outputs`` item's id and output, checked as :func:`load_outputs` checks them
-    (ValueError if not; a conversation, which becomes one entry per turn, too)."""
-    if kind == "array":
+    (ValueError if not; a conversation, which becomes one entry per turn, too). A list's
+    entry (no key) carries its id; a mapping's member is keyed by it."""
+    if key is None:
         return _entry(value)
-    if key == "" or key is None:
+    if key == "":
         raise ValueError("no id")
     if isinstance(value, Mapping) and "turns" in value and "output" not in value:
         raise ValueError("a conversation")

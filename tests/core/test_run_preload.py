@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -35,6 +36,18 @@ print(json.dumps({"before": before, "daemon": thread.daemon,
 """
 
 
+def run_probe(code: str, *args: str) -> Any:
+    """Run ``code`` in a fresh interpreter (assay from this checkout); its last line, as JSON."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env={"PYTHONPATH": str(SRC), "PATH": ""},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def test_preload_imports_the_run_end_modules_in_a_fresh_interpreter() -> None:
     loaded = [
         "scipy.special",
@@ -48,14 +61,7 @@ def test_preload_imports_the_run_end_modules_in_a_fresh_interpreter() -> None:
         "assay.report.markdown",
     ]
     watched = [*loaded, "assay.report.html", "assay.report.junit"]
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(watched)],
-        env={"PYTHONPATH": str(SRC), "PATH": ""},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_probe(PROBE, json.dumps(watched))
     assert result == {"before": [], "daemon": True, "after": loaded}
 
 
@@ -86,14 +92,7 @@ print(json.dumps({"pauses": len(pauses), "finders restored": sys.meta_path == fi
 def test_a_preload_under_a_running_loop_pauses_between_modules() -> None:
     """The thread leaves the GIL free before each module it imports while the run's event
     loop runs (scipy.special alone is hundreds of modules), and puts the finders back."""
-    done = subprocess.run(
-        [sys.executable, "-c", PAUSE_PROBE],
-        env={"PYTHONPATH": str(SRC), "PATH": ""},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_probe(PAUSE_PROBE)
     assert result["pauses"] > 100
     assert result["finders restored"] and result["loaded"]
 
@@ -237,12 +236,5 @@ print(json.dumps({"before": before, "not built after": built}))
 def test_preload_builds_the_deferred_report_models() -> None:
     """The report models build their validators on first use (a judge run's first request
     does not wait for them); the preload builds them while the run waits on replies."""
-    done = subprocess.run(
-        [sys.executable, "-c", DEFERRED_PROBE],
-        env={"PYTHONPATH": str(SRC), "PATH": ""},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_probe(DEFERRED_PROBE)
     assert result == {"before": False, "not built after": []}

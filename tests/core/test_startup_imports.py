@@ -42,12 +42,21 @@ print(json.dumps({"loaded": [m for m in json.loads(sys.argv[1]) if m in sys.modu
 """
 
 
-def _probe(argv: list[str], watched: tuple[str, ...], cwd: Path) -> dict[str, object]:
-    """Run ``assay ARGV`` in a fresh interpreter: which ``watched`` modules it loaded, stdout."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
-    env["PYTHONPATH"] = str(SRC)
+def _probe(
+    argv: list[str],
+    watched: tuple[str, ...],
+    cwd: Path,
+    *,
+    code: str = PROBE,
+    env: dict[str, str] | None = None,
+) -> dict[str, object]:
+    """Run ``assay ARGV`` in a fresh interpreter under ``code`` (by default: which ``watched``
+    modules it loaded, and its stdout); the probe's last line, as JSON."""
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+        env["PYTHONPATH"] = str(SRC)
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(watched), *argv],
+        [sys.executable, "-c", code, json.dumps(watched), *argv],
         env=env,
         cwd=cwd,
         capture_output=True,
@@ -122,14 +131,6 @@ def test_judge_run_sends_its_first_request_before_loading_numpy(
     env.update(PYTHONPATH=str(SRC), OPENAI_API_KEY="sk-test-not-a-key")
     watched = ("numpy", "scipy", "yaml", "sklearn", "openai", "httpx", "rich", "torch")
     watched += COMMAND_MODULES
-    done = subprocess.run(
-        [sys.executable, "-c", JUDGE_PROBE, json.dumps(watched), *argv],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = _probe(argv, watched, tmp_path, code=JUDGE_PROBE, env=env)
     assert result == {"at_first_request": ["assay.run_cli"]}
     assert openai_server.total_calls() == 3

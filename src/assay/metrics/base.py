@@ -48,6 +48,23 @@ class MetricScore:
         return passes(self.value)
 
 
+# MetricScore's slots, set directly by unit_score.
+_SET_VALUE, _SET_DETAILS, _SET_USAGE = (vars(MetricScore)[f].__set__ for f in MetricScore.__slots__)
+
+
+def unit_score(value: float, details: dict[str, Any]) -> MetricScore:
+    """``MetricScore(value, details)`` for a float ``value`` the caller knows is in [0, 1].
+
+    It skips the checks and the dataclass ``__init__`` (half the cost of a rouge-l ``score()``
+    call's result); anything else must go through ``MetricScore(...)``, which checks it.
+    """
+    score: MetricScore = object.__new__(MetricScore)
+    _SET_VALUE(score, value)
+    _SET_DETAILS(score, details)
+    _SET_USAGE(score, None)
+    return score
+
+
 @runtime_checkable
 class Metric(Protocol):
     """What every metric provides. ``score`` may also be ``async def``."""

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import count
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import regex
 from rapidfuzz.distance import LCSseq
 
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import MetricScore, clamp01, expected_string
+from assay.metrics.base import MetricScore, clamp01, expected_string, unit_score
 from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
 from assay.metrics.tokens import token_keys, token_keys_all, tokenize
 
@@ -159,7 +159,7 @@ class Regex:
         found, engine = _compiled(expected_string(sample, self.name)).find(
             output.text, self.timeout_s
         )
-        return _unit_score(1.0 if found else 0.0, {"match": found, "engine": engine})
+        return unit_score(1.0 if found else 0.0, {"match": found, "engine": engine})
 
     def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
         """As ``score`` row by row: the rows grouped by pattern, one parse and compile and one
@@ -210,20 +210,6 @@ def rouge_l_counts(reference: list[str], candidate: list[str]) -> int:
 
 
 _similarity = LCSseq.similarity
-_new = object.__new__
-# MetricScore's slots, set directly: a score whose value is already a float in [0, 1] needs
-# neither its checks nor its dataclass __init__ (half the cost of a rouge-l score() call's
-# score object; tests/metrics/test_lexical.py checks it equals the checked construction).
-_SET_VALUE, _SET_DETAILS, _SET_USAGE = (vars(MetricScore)[f].__set__ for f in MetricScore.__slots__)
-
-
-def _unit_score(value: float, details: dict[str, Any]) -> MetricScore:
-    """``MetricScore(value, details)`` for a float ``value`` the caller knows is in [0, 1]."""
-    score: MetricScore = _new(MetricScore)
-    _SET_VALUE(score, value)
-    _SET_DETAILS(score, details)
-    _SET_USAGE(score, None)
-    return score
 
 
 @dataclass(frozen=True)
@@ -259,11 +245,11 @@ class RougeL:
         precision, recall = lcs / n_cand, lcs / n_ref
         details = {"lcs_tokens": lcs, "precision": precision, "recall": recall}
         if not lcs:
-            return _unit_score(0.0, details)
+            return unit_score(0.0, details)
         beta2 = self.beta * self.beta
         value = (1 + beta2) * precision * recall / (recall + beta2 * precision)
         if 0.0 <= value <= 1.0:
-            return _unit_score(value, details)
+            return unit_score(value, details)
         return MetricScore(clamp01(value), details)  # rounded past 1.0; NaN is an error
 
     def _edge_score(self, n_ref: int, n_cand: int) -> MetricScore:
