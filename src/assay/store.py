@@ -1,5 +1,8 @@
 """The run store: every finished execution committed to SQLite (WAL) as the run goes.
 
+An execution is stored a row each, or, clean and in the session that created the run, a chunk
+to a row (:mod:`assay.store_chunks`); the readers here merge the two in dataset order.
+
 A run that is interrupted, killed or whose provider fails keeps every finished result; the run
 can be resumed (finished executions are not redone) and any stored run can be reported again.
 Commits are grouped for at most ``commit_interval_s`` so 100,000 fast executions do not pay
@@ -19,6 +22,16 @@ from typing import Any
 
 from assay.errors import StoreError
 from assay.results import ExecutionResult
+from assay.store_chunks import (
+    INSERT_CHUNK,
+    StoredEntry,
+    chunk_cursor,
+    chunk_entries,
+    chunk_keys,
+    chunk_row,
+    has_table,
+    merged,
+)
 from assay.store_schema import (
     INSERT_MANY,
     INSERT_ONE,
@@ -26,12 +39,14 @@ from assay.store_schema import (
     ROWS_PER_INSERT,
     STORE_SCHEMA,
     TABLES,
+    RunRecord,
     decode_json,
     encode_json,
     now_iso,
     open_read_only,
     store_path,
 )
+from assay.store_verdicts import RunVerdicts
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,21 +66,9 @@ class StoredExecution:
     row: bytes | None = None
 
 
-@dataclass(frozen=True)
-class RunRecord:
-    run_id: str
-    created_at: str
-    updated_at: str
-    dataset_name: str
-    dataset_path: str | None
-    status: str
-    config: dict[str, Any]
-    executions: int
-    errored: int
-
-
-class RunStore:
-    """SQLite-backed store of runs and their executions."""
+class RunStore(RunVerdicts):
+    """SQLite-backed store of runs and their executions (and, from :class:`RunVerdicts`, the
+    gate outcomes and compliance summaries kept beside them)."""
 
     def __init__(
         self,
@@ -79,11 +82,15 @@ class RunStore:
         self.read_only = read_only
         self._pending = 0
         self._rows: list[tuple[Any, ...]] = []
+        self._chunks: list[tuple[Any, ...]] = []  # chunk rows not yet written
+        self._created: set[str] = set()  # runs this store object created: they take chunks
         self._tags_json: dict[tuple[str, ...], bytes] = {}
         self._last_commit = time.monotonic()
         if read_only:
             self.db = open_read_only(self.path)
+            self._has_chunks = has_table(self.db, "chunks")  # a v1 store opened read-only
             return
+        self._has_chunks = True  # TABLES creates it
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -94,7 +101,7 @@ class RunStore:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(TABLES)
             self.db.execute(
-                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (STORE_SCHEMA,)
+                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (STORE_SCHEMA,)
             )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open run store {self.path}: {exc}") from None
@@ -112,6 +119,7 @@ class RunStore:
             )
         except sqlite3.IntegrityError:
             raise StoreError(f"run '{run_id}' already exists in {self.path}") from None
+        self._created.add(run_id)
 
     def set_status(self, run_id: str, status: str) -> None:
         self.flush()
@@ -129,8 +137,13 @@ class RunStore:
         row = self.db.execute(
             "SELECT r.run_id, r.created_at, r.updated_at, r.dataset_name, r.dataset_path, "
             "r.status, r.config, "
-            "(SELECT COUNT(*) FROM executions e WHERE e.run_id = r.run_id), "
-            "(SELECT COUNT(*) FROM executions e WHERE e.run_id = r.run_id AND e.has_error) "
+            "(SELECT COUNT(*) FROM executions e WHERE e.run_id = r.run_id) "
+            + (
+                "+ (SELECT COALESCE(SUM(c.size), 0) FROM chunks c WHERE c.run_id = r.run_id), "
+                if self._has_chunks
+                else ", "
+            )
+            + "(SELECT COUNT(*) FROM executions e WHERE e.run_id = r.run_id AND e.has_error) "
             "FROM runs r WHERE r.run_id = ?",
             (run_id,),
         ).fetchone()
@@ -213,7 +226,25 @@ class RunStore:
     ) -> None:
         """Store finished executions given as columns, none with an error or provider usage
         (the caller knows: see :class:`~assay.executions.ResultChunk`), so each is stored as
-        its report row, already encoded. Committed as :meth:`record_many` commits."""
+        its report row, already encoded. Committed as :meth:`record_many` commits.
+
+        Executions of a run this store object created, with no answer to keep, are stored as
+        one chunk (:mod:`assay.store_chunks`); others a row each.
+        """
+        if results and run_id in self._created and all(o is None for o in outputs):
+            self._chunks.append(
+                chunk_row(
+                    run_id,
+                    results,
+                    positions=positions,
+                    tags=tags,
+                    row_hashes=row_hashes,
+                    rows=rows,
+                )
+            )
+            self._pending += len(results)
+            self._flush_when_due()
+            return
         tags_json = self._tags_of
         self._rows.extend(
             (
@@ -267,15 +298,17 @@ class RunStore:
 
     def flush(self) -> None:
         """Write and commit what was recorded since the last flush, in one transaction."""
-        if self._rows:
+        if self._rows or self._chunks:
             rows, self._rows = self._rows, []
+            chunks, self._chunks = self._chunks, []
             self.db.execute("BEGIN")
             try:
                 self._insert(rows)
+                self.db.executemany(INSERT_CHUNK, chunks)
             except BaseException:
                 # e.g. Ctrl-C between BEGIN and COMMIT: keep the rows for the next flush
                 self.db.execute("ROLLBACK")
-                self._rows = rows + self._rows
+                self._rows, self._chunks = rows + self._rows, chunks + self._chunks
                 raise
             self.db.execute("COMMIT")
         self._pending = 0
@@ -302,17 +335,35 @@ class RunStore:
         query = "SELECT sample_id, repetition FROM executions WHERE run_id = ?"
         if not include_errored:
             query += " AND has_error = 0"
-        return {(r[0], r[1]) for r in self.db.execute(query, (run_id,))}
+        done = {(r[0], r[1]) for r in self.db.execute(query, (run_id,))}
+        for (keys,) in self._chunk_rows(run_id, "keys"):  # clean: done either way
+            done.update(chunk_keys(keys))
+        return done
 
     def iter_stored(self, run_id: str) -> Iterator[tuple[str, int, bytes, str, bytes]]:
         """Stored executions in dataset order, undecoded: (sample id, repetition, tags JSON,
-        row hash, result JSON). The order comes from an index, so nothing is sorted in memory."""
+        row hash, result JSON). The order comes from an index, so nothing is sorted in memory;
+        executions stored in chunks are merged in by their (position, repetition)."""
         self.flush()
-        yield from self.db.execute(
-            "SELECT sample_id, repetition, tags, row_hash, result FROM executions "
+        if next(iter(self._chunk_rows(run_id, "1")), None) is None:
+            yield from self.db.execute(
+                "SELECT sample_id, repetition, tags, row_hash, result FROM executions "
+                "WHERE run_id = ? ORDER BY position, repetition",
+                (run_id,),
+            )
+            return
+        keyed = self.db.execute(
+            "SELECT position, sample_id, repetition, tags, row_hash, result FROM executions "
             "WHERE run_id = ? ORDER BY position, repetition",
             (run_id,),
         )
+        rows: Iterator[StoredEntry] = ((row[0], row[2], row[1:]) for row in keyed)
+        chunked = chunk_entries(self._chunk_rows(run_id, "keys, rows"), self._tags_of)
+        yield from merged(rows, chunked)
+
+    def _chunk_rows(self, run_id: str, columns: str) -> Iterable[Any]:
+        """``columns`` of a run's chunks, in order; none in a v1 store opened read-only."""
+        return chunk_cursor(self.db, run_id, columns) if self._has_chunks else ()
 
     def iter_results(self, run_id: str) -> Iterator[tuple[ExecutionResult, list[str], str]]:
         """Stored executions in dataset order, with each sample's tags and row hash."""
@@ -341,41 +392,6 @@ class RunStore:
         )
         for found, repetition, output in cursor:
             yield found, repetition, decode_json(output)
-
-    # ----------------------------------------------------------------------- gate verdicts
-
-    def record_gate(self, run_id: str, result: dict[str, Any]) -> None:
-        """Keep the gate's outcome of a run (its JSON), replacing an earlier one."""
-        self.db.execute(
-            "INSERT OR REPLACE INTO gates VALUES (?, ?, ?)",
-            (run_id, int(bool(result.get("passed"))), json.dumps(result)),
-        )
-
-    def gate(self, run_id: str) -> dict[str, Any] | None:
-        """The gate outcome recorded for a run; None when no gate was recorded."""
-        try:
-            row = self.db.execute("SELECT result FROM gates WHERE run_id = ?", (run_id,)).fetchone()
-        except sqlite3.OperationalError:  # a store written before gates were recorded
-            return None
-        return None if row is None else dict(json.loads(row[0]))
-
-    # ----------------------------------------------------------------------- compliance
-
-    def record_compliance(self, run_id: str, summary: dict[str, Any]) -> None:
-        """Keep a run's adversarial compliance summary, so re-rendered reports show it."""
-        self.db.execute(
-            "INSERT OR REPLACE INTO compliance VALUES (?, ?)", (run_id, json.dumps(summary))
-        )
-
-    def compliance(self, run_id: str) -> dict[str, Any] | None:
-        """The compliance summary recorded for a run; None when it had no adversarial samples."""
-        try:
-            row = self.db.execute(
-                "SELECT summary FROM compliance WHERE run_id = ?", (run_id,)
-            ).fetchone()
-        except sqlite3.OperationalError:  # a store opened read-only before the table existed
-            return None
-        return None if row is None else dict(json.loads(row[0]))
 
     def close(self) -> None:
         try:

@@ -8,15 +8,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pydantic_core
 
 from assay.errors import StoreError
 
-STORE_SCHEMA: Final = "assay.store.v1"
+STORE_SCHEMA: Final = "assay.store.v2"  # v2: the chunks table (v1 stores gain it on opening)
 PAGE_SIZE: Final = 16384
 
 TABLES = """
@@ -43,6 +44,15 @@ CREATE TABLE IF NOT EXISTS executions (
     PRIMARY KEY (run_id, sample_id, repetition)
 );
 CREATE INDEX IF NOT EXISTS executions_order ON executions (run_id, position, repetition);
+CREATE TABLE IF NOT EXISTS chunks (
+    run_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    repetition INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    keys BLOB NOT NULL,
+    rows BLOB NOT NULL,
+    PRIMARY KEY (run_id, position, repetition)
+);
 CREATE TABLE IF NOT EXISTS gates (
     run_id TEXT PRIMARY KEY,
     passed INTEGER NOT NULL,
@@ -97,3 +107,18 @@ def now_iso() -> str:
 
 def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A run as ``assay runs`` lists it: the runs table's row and its execution counts."""
+
+    run_id: str
+    created_at: str
+    updated_at: str
+    dataset_name: str
+    dataset_path: str | None
+    status: str
+    config: dict[str, Any]
+    executions: int
+    errored: int

@@ -40,7 +40,9 @@ def stored(store: Path, run_id: str) -> tuple[int, str]:
     """(executions stored, run status) read straight from the SQLite store."""
     with sqlite3.connect(store) as db:
         count = db.execute(
-            "SELECT COUNT(*) FROM executions WHERE run_id = ?", (run_id,)
+            "SELECT (SELECT COUNT(*) FROM executions WHERE run_id = ?) "
+            "+ (SELECT COALESCE(SUM(size), 0) FROM chunks WHERE run_id = ?)",
+            (run_id, run_id),
         ).fetchone()[0]
         status = db.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0]
     return int(count), str(status)

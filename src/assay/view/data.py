@@ -19,7 +19,8 @@ from assay.loading import load_dataset, load_outputs
 from assay.outputs import Output
 from assay.rebuild import report_from_store
 from assay.report.model import Report, Row
-from assay.store import RunRecord, RunStore
+from assay.store import RunStore
+from assay.store_schema import RunRecord
 
 MAX_RUNS = 200
 CACHED_REPORTS = 32
