@@ -40,7 +40,7 @@ _AFTER_THE_RUN = (
 _STDLIB_AFTER_THE_RUN = ("statistics",)  # NormalDist, for every report's Wilson intervals
 _PAUSE_S: Final = 0.0003
 """How long the preload waits, the GIL free, before each module it imports while the run's
-event loop runs (numpy and scipy.special are ~400 modules: ~0.1 s more for the thread)."""
+event loop runs (numpy is ~110 modules: ~0.03 s more for the thread)."""
 
 
 class _Yielding:
@@ -77,7 +77,7 @@ def _running_loop() -> Any:
 def preload(formats: Iterable[str]) -> threading.Thread:
     """Import what the end of a run needs in a daemon thread; return the thread.
 
-    That is the mean's t quantile (scipy.special, ~0.2-0.4 s of CPU), the Wilson interval's
+    That is numpy for the statistics (~0.1-0.2 s of CPU), the Wilson interval's
     normal quantile, the compliance summary, the gate, the run store's rows and the renderers
     of ``formats``; then the report models' validators are built (``defer_build``: a judge
     run's first request does not wait for them). While the run's event loop runs, the thread
@@ -89,10 +89,8 @@ def preload(formats: Iterable[str]) -> threading.Thread:
     of these modules imports another of them in a cycle, so the two threads cannot wait on
     each other.
     """
-    from assay.report.statistics import T_QUANTILE_MODULE
-
     renderers = [_RENDERERS[f] for f in dict.fromkeys(formats) if f in _RENDERERS]
-    names = (T_QUANTILE_MODULE, *_STDLIB_AFTER_THE_RUN, *_AFTER_THE_RUN, *renderers)
+    names = ("numpy", *_STDLIB_AFTER_THE_RUN, *_AFTER_THE_RUN, *renderers)
     loop = _running_loop()
 
     def load() -> None:

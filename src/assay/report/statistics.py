@@ -8,6 +8,7 @@ import math
 from typing import TYPE_CHECKING
 
 from assay.report.model import Bucket, Interval
+from assay.report.t_quantile import t_quantile
 from assay.results import DEFAULT_THRESHOLD, passes
 
 if TYPE_CHECKING:  # numpy loads where first used: a run's first requests do not wait for it
@@ -68,20 +69,14 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
     )
 
 
-T_QUANTILE_MODULE = "scipy.special"
-"""Where the Student t quantile comes from (``stdtrit``); it loads ~3x faster than scipy.stats.
-``assay run`` imports it while the run waits on replies (:func:`assay.run_report.preload`)."""
-
-
 def mean_interval(values: np.ndarray, confidence: float = 0.95) -> Interval | None:
-    """Student-t interval of a mean, clipped to [0, 1]; None below two values."""
-    from scipy.special import stdtrit  # the Student t quantile (see T_QUANTILE_MODULE)
-
+    """Student-t interval of a mean, clipped to [0, 1]; None below two values. The t quantile
+    is :func:`t_quantile`'s (math only: a report loads no scipy)."""
     n = values.size
     if n < 2:
         return None
     spread = float(values.std(ddof=1))
-    half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * spread / math.sqrt(n)
+    half = t_quantile(n - 1, 0.5 + confidence / 2) * spread / math.sqrt(n)
     centre = float(values.mean())
     return Interval(
         low=max(0.0, centre - half), high=min(1.0, centre + half), confidence=confidence
