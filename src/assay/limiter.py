@@ -225,7 +225,8 @@ class Limiter:
     async def acquire(self) -> Slot:
         """Wait for a free slot, any server-requested pause, and the RPM spacing."""
         while True:
-            pause = self._paused_until - self.now()
+            # Never paused (the usual case): no clock to read.
+            pause = self._paused_until - self.now() if self._paused_until else 0.0
             if pause > 0:
                 await self._wait(min(pause, _PAUSE_RECHECK_S))
                 continue

@@ -261,35 +261,45 @@ class Runner:
         """Each execution answers and scores on its own; a new one starts as soon as one ends.
 
         At most ``window`` executions (or twice the SUT limit, if larger) are in flight, so a
-        slow sample never holds back the rest and memory stays bounded.
+        slow sample never holds back the rest and memory stays bounded. Each one reports its
+        own end (:class:`_Finished`), so waiting for the next costs the same whatever the window.
         """
         cap = max(self.window, 2 * limiter.max_concurrency)
+        finished = _Finished()
         running: set[asyncio.Task[Answered]] = set()
         try:
             for execution in executions:
                 if len(running) >= cap:
-                    running = await self._settle(running)
+                    await self._settle(running, finished)
                 # A budget that would be passed with this one launched waits for the work in
                 # flight to report its cost, and halts only once nothing is in flight.
                 while running and self._stop(len(running)):
-                    running = await self._settle(running)
+                    await self._settle(running, finished)
                 if self._stop(len(running)):
                     self.stopped_early = True
                     break
-                running.add(asyncio.ensure_future(self._one(limiter, execution)))
+                task = asyncio.ensure_future(self._one(limiter, execution))
+                running.add(task)
+                task.add_done_callback(finished.add)
+                if len(running) < cap:
+                    # Filling the window: each new execution takes its first steps (a judge
+                    # prompt, a request) before the next starts, and the replies of the first
+                    # requests are read as they come instead of after the whole window started.
+                    await asyncio.sleep(0)
             while running:
-                running = await self._settle(running)
+                await self._settle(running, finished)
         finally:
             for task in running:
                 task.cancel()
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
 
-    async def _settle(self, running: set[asyncio.Task[Answered]]) -> set[asyncio.Task[Answered]]:
-        """Wait until executions in flight finish; deliver those that did, return the rest."""
-        done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+    async def _settle(self, running: set[asyncio.Task[Answered]], finished: _Finished) -> None:
+        """Wait until executions in flight finish; deliver those that did, in the order they
+        finished, and take them out of ``running``."""
+        done = await finished.wait()
+        running.difference_update(done)
         self._deliver_answered([task.result() for task in done])  # a broken store ends the run
-        return running
 
     async def _one(self, limiter: Limiter, execution: Execution) -> Answered:
         return await self._score_async(execution, await self._answer(limiter, execution))
@@ -367,3 +377,33 @@ class Runner:
 
     def _applies(self, metric: Metric, sample: Sample) -> bool:
         return not self.scopes or applies(self.scopes, metric.name, sample.tags)
+
+
+class _Finished:
+    """The tasks of a stream that have finished and are not delivered yet, in finishing order.
+
+    ``add`` is each task's done callback; ``wait`` returns the tasks finished so far, waiting
+    for one when none has (one callback per task, where ``asyncio.wait`` on the whole window
+    added and removed one on every task in flight at every wait).
+    """
+
+    __slots__ = ("_done", "_wake")
+
+    def __init__(self) -> None:
+        self._done: list[asyncio.Task[Answered]] = []
+        self._wake: asyncio.Future[None] | None = None
+
+    def add(self, task: asyncio.Task[Answered]) -> None:
+        self._done.append(task)
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+
+    async def wait(self) -> list[asyncio.Task[Answered]]:
+        if not self._done:
+            self._wake = asyncio.get_running_loop().create_future()
+            try:
+                await self._wake
+            finally:
+                self._wake = None
+        done, self._done = self._done, []
+        return done

@@ -12,6 +12,7 @@ a report.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -73,8 +74,10 @@ class _Rejected(AssayError):
         super().__init__(reason)
 
 
+@functools.lru_cache(maxsize=256)
 def template_version(name: str, template: str) -> str:
-    """A version tag for the cache key: the prompt's name, parser revision and hash."""
+    """A version tag for the cache key: the prompt's name, parser revision and hash (a
+    judge metric asks for its template's on every sample: hashed once)."""
     digest = hashlib.sha256(template.encode("utf-8")).hexdigest()[:16]
     return f"{name}.v1:{digest}"
 
