@@ -118,14 +118,14 @@ def compare_reports(
     alpha: float = 0.05,
     seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES,
-    current_rows: Iterable[Row] | None = None,
-    reference_rows: Iterable[Row] | None = None,
+    current_rows: Iterable[Row | bytes] | None = None,
+    reference_rows: Iterable[Row | bytes] | None = None,
 ) -> Comparison:
     """Compare ``current`` against ``reference`` sample by sample; deterministic for a seed.
 
     ``current_rows`` / ``reference_rows`` stand for a report's ``rows`` when it does not hold
     them (streamed from a run store or a report file): each is read once, and only a few
-    numbers per sample are kept.
+    numbers per sample are kept. A row may be a model or, from a run store, its JSON.
     """
     if not 0.0 < alpha < 1.0:
         raise UsageError(f"alpha must be between 0 and 1 (exclusive); got {alpha}")

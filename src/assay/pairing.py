@@ -17,6 +17,7 @@ import numpy as np
 
 from assay.report.comparison_model import Flip, NewFailure, SampleRef
 from assay.report.model import Row
+from assay.store_schema import decode_json
 
 JoinKey = Literal["row_hash", "id"]
 
@@ -30,11 +31,14 @@ class MetricTally:
     passed: array[int] = field(default_factory=lambda: array("q"))
 
     def grow(self, size: int) -> None:
-        missing = size - len(self.scored)
-        if missing > 0:
-            self.total.extend([0.0] * missing)
-            self.scored.extend([0] * missing)
-            self.passed.extend([0] * missing)
+        """Room for ``size`` samples, grown by doubling: the columns may run past the table's
+        samples (the readers cut them to its length)."""
+        have = len(self.scored)
+        if size > have:
+            more = max(size - have, have)
+            self.total.extend(array("d", bytes(8 * more)))
+            self.scored.extend(array("q", bytes(8 * more)))
+            self.passed.extend(array("q", bytes(8 * more)))
 
 
 class SampleTable:
@@ -55,33 +59,52 @@ class SampleTable:
         self._tag_tuples: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     @classmethod
-    def of(cls, rows: Iterable[Row]) -> SampleTable:
+    def of(cls, rows: Iterable[Row | bytes]) -> SampleTable:
         table = cls()
         for row in rows:
             table.add(row)
         return table
 
-    def add(self, row: Row) -> None:
-        """Pool one row (one execution) into its sample."""
-        index = self.by_id.get(row.id)
+    def add(self, row: Row | bytes) -> None:
+        """Pool one row (one execution) into its sample: a model, or the row's JSON as a run
+        store keeps it (assay's own bytes: read without validation, as stored rows are)."""
+        if isinstance(row, bytes):
+            document = decode_json(row)
+            scores = [(m, s["score"], s["passed"]) for m, s in document["scores"].items()]
+            tags, errors = document["tags"], document["errors"]
+            self._add(document["id"], document["row_hash"], tags, scores, errors)
+        else:
+            scores = [(m, s.score, s.passed) for m, s in row.scores.items()]
+            self._add(row.id, row.row_hash, row.tags, scores, row.errors)
+
+    def _add(
+        self,
+        sample_id: str,
+        row_hash: str,
+        tags: list[str],
+        scores: list[tuple[str, float, bool]],
+        errors: dict[str, str],
+    ) -> None:
+        index = self.by_id.get(sample_id)
         if index is None:
-            index = self.by_id[row.id] = len(self.ids)
-            self.ids.append(row.id)
-            self.hashes.append(row.row_hash)
-            tags = tuple(row.tags)
-            self.tags.append(self._tag_tuples.setdefault(tags, tags))
-        if not row.row_hash or self.hashes[index] != row.row_hash:
+            index = self.by_id[sample_id] = len(self.ids)
+            self.ids.append(sample_id)
+            self.hashes.append(row_hash)
+            labels = tuple(tags)
+            self.tags.append(self._tag_tuples.setdefault(labels, labels))
+        if not row_hash or self.hashes[index] != row_hash:
             self.hashable = False
-        for metric, score in row.scores.items():
+        if errors:
+            self.errors.setdefault(index, set()).update(errors)
+        for metric, value, passed in scores:
             tally = self.metrics.get(metric)
             if tally is None:
                 tally = self.metrics[metric] = MetricTally()
-            tally.grow(index + 1)
-            tally.total[index] += score.score
+            if index >= len(tally.scored):
+                tally.grow(index + 1)
+            tally.total[index] += value
             tally.scored[index] += 1
-            tally.passed[index] += score.passed
-        if row.errors:
-            self.errors.setdefault(index, set()).update(row.errors)
+            tally.passed[index] += passed
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -184,7 +207,7 @@ class SampleAt:
 def _padded(values: np.ndarray, size: int) -> np.ndarray:
     """``values`` with zeros after it up to ``size`` (samples seen after a metric's last row)."""
     if len(values) >= size:
-        return values
+        return values[:size]
     return np.concatenate([values, np.zeros(size - len(values), dtype=values.dtype)])
 
 

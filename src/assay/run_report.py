@@ -265,7 +265,7 @@ def _compare(
     return compare_reports(
         report_obj,
         reference.report,
-        current_rows=None if rows is None else cast("Iterable[Row]", rows()),
+        current_rows=None if rows is None else cast("Iterable[bytes]", rows(encoded=True)),
         reference_rows=reference.rows(),
     )
 

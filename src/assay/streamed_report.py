@@ -31,7 +31,7 @@ class StreamedReport:
     rows, each call a new pass in report order."""
 
     report: Report
-    rows: Callable[[], Iterable[Row]]
+    rows: Callable[[], Iterable[Row | bytes]]  # a run store's rows come as their JSON
 
     @classmethod
     def whole(cls, report: Report) -> StreamedReport:
@@ -75,7 +75,7 @@ def _rows_at(path: Path, spans: array[int]) -> Iterator[Row]:
     reader = SpanReader(path)
     for index in range(0, len(spans), 2):
         try:
-            yield Row.model_validate(json.loads(reader.text(spans[index], spans[index + 1])))
+            yield _row(reader.text(spans[index], spans[index + 1]))
         except (ValueError, RecursionError, OSError) as exc:  # ValidationError is a ValueError
             problem = "the file changed while it was read"
             if isinstance(exc, ValidationError):
@@ -83,9 +83,19 @@ def _rows_at(path: Path, spans: array[int]) -> Iterator[Row]:
             raise InputError(problem, file=str(path), field=f"rows.{index // 2}") from None
 
 
+def _row(text: str) -> Row:
+    """One row, validated from its JSON in one step (about a third less CPU than parsing first).
+    A row that step refuses is read as a whole report is read, so it is refused (or, for JSON
+    only the stdlib takes, such as a lone surrogate escape, accepted) with the same words."""
+    try:
+        return Row.model_validate_json(text)
+    except ValidationError:
+        return Row.model_validate(json.loads(text))
+
+
 def stream_stored_report(store_path: Path, run_id: str) -> StreamedReport:
     """A stored run's report, its rows read from the run store on each pass."""
-    from assay.rebuild import report_from_store, rows_from_store
+    from assay.rebuild import report_from_store, row_json_from_store
     from assay.store import RunStore
 
     if not store_path.is_file():
@@ -97,10 +107,10 @@ def stream_stored_report(store_path: Path, run_id: str) -> StreamedReport:
     finally:
         store.close()
 
-    def rows() -> Iterator[Row]:
+    def rows() -> Iterator[bytes]:
         reader = RunStore(store_path)
         try:
-            yield from rows_from_store(reader, run_id, names)
+            yield from row_json_from_store(reader, run_id, names)
         finally:
             reader.close()
 

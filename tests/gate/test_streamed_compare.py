@@ -18,7 +18,7 @@ from assay.cli import main
 from assay.comparison import compare_reports
 from assay.errors import InputError
 from assay.rebuild import report_from_store
-from assay.report.model import Report
+from assay.report.model import Report, Row
 from assay.store import RunStore
 from assay.streamed_report import stream_report_file, stream_stored_report
 from gate.factory import make_report
@@ -210,7 +210,8 @@ def test_a_stored_run_streams_its_rows(tmp_path: Path, capsys: pytest.CaptureFix
     store.close()
     streamed = stream_stored_report(tmp_path / "runs.db", run_id)
     assert streamed.report == whole.model_copy(update={"rows": []})
-    assert list(streamed.rows()) == whole.rows
+    rows = list(streamed.rows())  # each row's JSON, as the store keeps it
+    assert [Row.model_validate_json(row) for row in rows] == whole.rows
 
 
 def test_compare_command_streams_report_files(
@@ -227,3 +228,95 @@ def test_compare_command_streams_report_files(
     expected = compare_reports(load_report(after), load_report(before))
     assert printed == json.loads(expected.model_dump_json())
     assert printed["counts"]["pass_to_fail"] > 0
+
+
+json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["", "1", "0.5", "true", "false", "null", "x", "1e3", " 2 "]),
+)
+json_value = st.recursive(
+    json_leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=2), st.dictionaries(st.sampled_from(["a", "score"]), inner)
+    ),
+    max_leaves=4,
+)
+row_paths = [
+    ("id",),
+    ("row_hash",),
+    ("repetition",),
+    ("tags",),
+    ("passed",),
+    ("scores",),
+    ("errors",),
+    ("scores", "m"),
+    ("scores", "m", "score"),
+    ("scores", "m", "passed"),
+    ("scores", "m", "details"),
+    ("errors", "k"),
+    ("extra",),
+    ("scores", "m", "extra"),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(changes=st.lists(st.tuples(st.sampled_from(row_paths), json_value), max_size=3))
+def test_a_streamed_row_is_validated_as_a_whole_report_validates_it(
+    changes: list[tuple[tuple[str, ...], Any]],
+) -> None:
+    """Validating a row from its JSON in one step gives the model, or the refusal and its
+    words, that parsing first and validating the value gives (the whole-file path)."""
+    from pydantic import ValidationError
+
+    document: dict[str, Any] = {
+        "id": "s1",
+        "row_hash": "h",
+        "repetition": 0,
+        "tags": ["a"],
+        "passed": True,
+        "scores": {"m": {"score": 0.5, "passed": True, "details": {"n": 1}}},
+        "errors": {},
+    }
+    for path, value in changes:
+        target = document
+        for key in path[:-1]:
+            target = target.get(key) if isinstance(target.get(key), dict) else {}
+        target[path[-1]] = value
+    text = json.dumps(document)
+    try:
+        expected: Any = Row.model_validate(json.loads(text))
+    except ValidationError as exc:
+        expected = exc.errors()[0]["msg"]
+    try:
+        got: Any = streamed_report._row(text)
+    except ValidationError as exc:
+        got = exc.errors()[0]["msg"]
+    assert got == expected
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(side=sides())
+def test_rows_given_as_stored_json_pool_as_their_models_do(side: dict[str, Any]) -> None:
+    """A run store's rows come to the comparison as their JSON: the same per-sample columns."""
+    import pydantic_core
+
+    from assay.pairing import SampleTable
+
+    rows = make_report(side).rows
+    models = SampleTable.of(rows)
+    stored = SampleTable.of([pydantic_core.to_json(row.model_dump()) for row in rows])
+    assert (stored.ids, stored.hashes, stored.tags, stored.errors, stored.hashable) == (
+        models.ids,
+        models.hashes,
+        models.tags,
+        models.errors,
+        models.hashable,
+    )
+    for metric in models.metrics:
+        for column in ("counts", "score_means", "pass_fractions", "fails"):
+            assert getattr(stored, column)(metric).tolist() == pytest.approx(
+                getattr(models, column)(metric).tolist(), nan_ok=True
+            )
