@@ -10,6 +10,7 @@ from functools import lru_cache
 import numpy as np
 
 from assay.report.model import Interval
+from assay.report.t_quantile import log_gamma_remainder, t_tail
 
 POWER = 0.80
 _BOOTSTRAP_CELLS = 2_000_000  # resample-matrix cells per chunk, bounds memory on big datasets
@@ -31,14 +32,71 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
 
 def sign_test(differences: np.ndarray) -> float | None:
-    """Two-sided exact sign test on paired differences (zeros dropped); exact McNemar for 0/1."""
-    from scipy.stats import binomtest
+    """Two-sided exact sign test on paired differences (zeros dropped); exact McNemar for 0/1.
 
+    With k of the n nonzero differences on the rarer side, the p-value is
+    min(1, 2 P(X <= k)) for X ~ Binomial(n, 1/2): the outcomes no likelier than k's, on both
+    sides (what ``scipy.stats.binomtest(k, n).pvalue`` gives).
+    """
     negative = int(np.sum(differences < 0))
     positive = int(np.sum(differences > 0))
     if negative + positive == 0:
         return 1.0 if differences.size else None
-    return float(binomtest(negative, negative + positive, 0.5).pvalue)
+    return min(1.0, 2.0 * _binomial_half_cdf(min(negative, positive), negative + positive))
+
+
+def _binomial_half_cdf(k: int, n: int) -> float:
+    """P(X <= k) for X ~ Binomial(n, 1/2) and k <= n/2: P(X = k) in Loader's saddle-point form
+    (no large logarithms to cancel, so exact to rounding for any n), the lower terms by the
+    ratio of neighbours, i / (n - i + 1), summed smallest first once they stop counting."""
+    term = _binomial_half_pmf(k, n)
+    terms = [term]
+    for i in range(k, 0, -1):
+        term *= i / (n - i + 1)
+        terms.append(term)
+        if term < 1e-17 * terms[0]:
+            break
+    return math.fsum(reversed(terms))
+
+
+def _binomial_half_pmf(k: int, n: int) -> float:
+    """P(X = k) for X ~ Binomial(n, 1/2), 0 <= k <= n (Loader 2000, "Fast and accurate
+    computation of binomial probabilities"): exp(-(stirlerr(n) terms) - bd0 terms) times
+    sqrt(n / (2 pi k (n - k)))."""
+    if k in (0, n):
+        return math.ldexp(1.0, -n)
+    half = n / 2
+    exponent = (
+        _stirling_error(n)
+        - _stirling_error(k)
+        - _stirling_error(n - k)
+        - _deviance(k, half)
+        - _deviance(n - k, half)
+    )
+    return math.exp(exponent) * math.sqrt(n / (2 * math.pi * k * (n - k)))
+
+
+def _stirling_error(k: int) -> float:
+    """log k! less Stirling's formula, log(sqrt(2 pi k) (k / e)^k)."""
+    if k >= 10:
+        return log_gamma_remainder(k)
+    return math.lgamma(k + 1) - (k + 0.5) * math.log(k) + k - 0.5 * math.log(2 * math.pi)
+
+
+def _deviance(x: float, mean: float) -> float:
+    """x log(x / mean) + mean - x, by its series in v = (x - mean) / (x + mean) when x is near
+    the mean (the direct form would cancel)."""
+    if abs(x - mean) >= 0.1 * (x + mean):
+        return x * math.log(x / mean) + mean - x
+    v = (x - mean) / (x + mean)
+    total, power = (x - mean) * v, 2 * x * v
+    for j in range(1, 1000):
+        power *= v * v
+        following = total + power / (2 * j + 1)
+        if following == total:
+            break
+        total = following
+    return total
 
 
 def sign_test_floor(alpha: float) -> int:
@@ -72,8 +130,6 @@ def paired_bootstrap_rows(
     rows: np.ndarray, *, rng: np.random.Generator, resamples: int, confidence: float
 ) -> list[tuple[Interval | None, float | None]]:
     """:func:`paired_bootstrap` for several statistics of the same samples (one resampling)."""
-    from scipy.stats import t as student_t
-
     k, n = rows.shape
     if n == 0:
         return [(None, None)] * k
@@ -92,7 +148,7 @@ def paired_bootstrap_rows(
         elif spread == 0.0 or np.all(differences == differences[0]):
             p_value = sign_test(differences)
         else:
-            p_value = float(2.0 * student_t.sf(abs(float(differences.mean())) / spread, n - 1))
+            p_value = 2.0 * t_tail(n - 1, abs(float(differences.mean())) / spread)
         results.append((interval, p_value))
     return results
 
@@ -126,9 +182,10 @@ def _resampled_means(rows: np.ndarray, *, rng: np.random.Generator, resamples: i
 
 @lru_cache(maxsize=32)
 def _z_sum(alpha: float) -> float:
-    from scipy.stats import norm
+    from statistics import NormalDist
 
-    return float(norm.ppf(1 - alpha / 2) + norm.ppf(POWER))
+    normal = NormalDist()
+    return normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(POWER)
 
 
 def minimum_detectable_difference(differences: np.ndarray, alpha: float) -> float | None:

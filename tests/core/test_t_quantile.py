@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import betainc, stdtr, stdtrit
 
-from assay.report.t_quantile import _ROOT_BERNOULLI, t_quantile
+from assay.report.t_quantile import _ROOT_BERNOULLI, t_quantile, t_tail
 
 TOLERANCE = 1e-13
 DFS = [*range(1, 31), 40, 50, 60, 99, 100, 101, 120, 1000, 12345, 10**5, 10**6, 10**7, 10**9]
@@ -102,3 +102,38 @@ def test_degrees_of_freedom_below_one_and_probabilities_outside_0_1_raise(
 def test_the_expansion_coefficients_are_sqrt_v_over_1_minus_exp_minus_v(v: float) -> None:
     series = sum(c * v**k for k, c in enumerate(_ROOT_BERNOULLI))
     assert series == pytest.approx(math.sqrt(v / -math.expm1(-v)), rel=1e-15)
+
+
+TAIL_DFS = [*range(2, 31), 40, 99, 100, 101, 1000, 12345, 10**5, 10**6, 10**9]
+TAIL_TS = [0.0, 1e-9, 1e-4, 0.05, 0.3, 0.7, 1.0, 1.5, 2.0, 2.5, 3.0, 5.0, 10.0, 30.0, 1e3, 1e6]
+
+
+@pytest.mark.parametrize("df", TAIL_DFS)
+def test_the_tail_matches_scipy(df: float) -> None:
+    """P(T > t) against scipy's t distribution function (stdtr(df, -t) = P(T < -t))."""
+    for t in TAIL_TS:
+        expected = float(stdtr(df, -t))
+        if expected < 1e-290:  # scipy rounds to 0 or a subnormal there
+            continue
+        assert t_tail(df, t) == pytest.approx(expected, rel=1e-12, abs=0), t
+
+
+@settings(max_examples=300, deadline=None)
+@given(df=st.floats(2, 1e7), t=st.floats(0, 60))
+def test_the_tail_matches_scipy_anywhere(df: float, t: float) -> None:
+    expected = float(stdtr(df, -t))
+    if expected > 1e-290:
+        assert t_tail(df, t) == pytest.approx(expected, rel=1e-11, abs=0)
+
+
+@pytest.mark.parametrize("t", [0.0, 1e-12, 1e-3, 0.5, 1.0, 3.0, 1e8])
+def test_one_degree_of_freedom_is_the_cauchy_tail(t: float) -> None:
+    """df = 1: P(T > t) = 1/2 - arctan(t) / pi (scipy's stdtr loses digits near t = 0)."""
+    assert t_tail(1, t) == pytest.approx(0.5 - math.atan(t) / math.pi, rel=1e-14)
+
+
+def test_the_tail_at_the_edges() -> None:
+    assert t_tail(5, 0.0) == 0.5 and t_tail(5, math.inf) == 0.0
+    for df, t in [(0.5, 1.0), (math.nan, 1.0), (5.0, -1.0), (5.0, math.nan)]:
+        with pytest.raises(ValueError):
+            t_tail(df, t)

@@ -83,6 +83,27 @@ def test_sign_test_edge_cases():
         assert stats.binomtest(k, k).pvalue < alpha <= stats.binomtest(k - 1, k - 1).pvalue
 
 
+@pytest.mark.parametrize("n", [*range(1, 40), 99, 100, 1001, 4096, 65537, 10**5, 10**6])
+def test_sign_test_matches_scipy_binomtest(n):
+    """The exact two-sided p-value for every kind of split: all one way, near even, far out."""
+    rng = np.random.default_rng(n)
+    splits = {0, 1, n // 2, (n - 1) // 2, *rng.integers(0, n + 1, size=6).tolist()}
+    splits |= {max(0, int(n / 2 - c * np.sqrt(n) / 2)) for c in (1, 2, 4, 8, 16, 37)}
+    for k in splits:
+        d = np.array([-1.0] * k + [1.0] * (n - k) + [0.0] * 3)
+        expected = stats.binomtest(k, n).pvalue
+        if expected > 1e-300:
+            assert sign_test(d) == pytest.approx(expected, rel=1e-11, abs=0), k
+
+
+def test_minimum_detectable_difference_uses_normal_quantiles():
+    from assay.paired_tests import _z_sum
+
+    for alpha in (0.001, 0.01, 0.05, 0.2):
+        expected = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(0.8)
+        assert _z_sum(alpha) == pytest.approx(expected, rel=1e-14)
+
+
 def test_holm_matches_statsmodels():
     rng = np.random.default_rng(0)
     for _ in range(20):
