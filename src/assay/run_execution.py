@@ -7,9 +7,10 @@ is evaluated here and finished by :func:`assay.run_report.finish_run`; several s
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,10 @@ import typer
 from assay.console import fail, warn
 from assay.run_plan import Plan, build_plan, system_limiter
 from assay.run_report import finish_run, gate_verdict, preload, write_out
+
+PRELOAD_SWITCH_S = 0.0005
+"""The interpreter's thread switch interval while a run preloads (default 5 ms): a reply that
+arrives while the preload thread holds the GIL waits at most this long to be read."""
 
 
 def execute(config: Any, *, lane: Any = None) -> None:
@@ -52,7 +57,8 @@ def _run_one(plan: Plan, store: Any) -> None:
     """One system: evaluate, then budget, comparison, gate, reports and the exit code."""
     config = plan.config
     resume_id = _resume_id(config, store, plan.loaded.name)
-    state, budget, progress = _watch(config, plan.thresholds, _preload_formats(plan))
+    formats = _preload_formats(plan)
+    state, budget, progress = _watch(config, plan.thresholds, formats)
     options = _options(
         plan,
         run_id=resume_id or config.run_id,
@@ -62,7 +68,8 @@ def _run_one(plan: Plan, store: Any) -> None:
     )
     # Rows stay in the store (flat memory: every format and the comparison stream them).
     keep_rows = store is None
-    report_obj = _evaluate(plan, store, state, progress, options, keep_rows)
+    with _switch_interval(PRELOAD_SWITCH_S if formats is not None else None):
+        report_obj = _evaluate(plan, store, state, progress, options, keep_rows)
     report_obj = _with_compliance(
         report_obj,
         plan.selected,
@@ -121,6 +128,23 @@ def _preload_formats(plan: Plan) -> list[str] | None:
     """
     waits = bool(plan.info) or not getattr(plan.system, "outputs_on_disk", False)
     return [plan.config.fmt, *(f for f, _ in plan.extra_reports)] if waits else None
+
+
+@contextlib.contextmanager
+def _switch_interval(seconds: float | None) -> Iterator[None]:
+    """The thread switch interval set to ``seconds`` (None: left alone), restored after.
+
+    Only the preload thread (:func:`assay.run_report.preload`) competes with the run's event
+    loop for the GIL: with the default interval each reply that came in meanwhile waited up to
+    5 ms for the loop to read it, and the next request waited with it.
+    """
+    previous = sys.getswitchinterval()
+    if seconds is not None:
+        sys.setswitchinterval(seconds)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
 
 
 def _watch(config: Any, thresholds: Any, formats: list[str] | None) -> tuple[Any, Any, Any]:
