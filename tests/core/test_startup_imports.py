@@ -94,6 +94,23 @@ def test_lexical_run_loads_no_model_client_no_scipy_and_no_other_command(tmp_pat
     assert metric["mean_ci"]["low"] < metric["mean"] < metric["mean_ci"]["high"]
 
 
+def test_a_comparison_loads_no_scipy(tmp_path: Path) -> None:
+    """``assay compare`` and ``--compare``: the paired tests take Student's t tail, the binomial
+    and the normal quantiles from assay itself and the stdlib (scipy.stats: ~0.5 s of start-up)."""
+    reports = []
+    for name, outputs in (("before", "outputs.json"), ("after", "outputs.json")):
+        report = tmp_path / f"{name}.json"
+        argv = ["run", str(QUICKSTART / "dataset.yml"), "--outputs", str(QUICKSTART / outputs)]
+        argv += ["-q", "--no-store", "-f", "json", "-o", str(report)]
+        if reports:
+            argv += ["--compare", str(reports[0])]
+        assert _probe(argv, ("scipy",), tmp_path)["loaded"] == []
+        reports.append(report)
+    assert "comparison" in json.loads(reports[1].read_text(encoding="utf-8"))
+    compared = _probe(["compare", str(reports[1]), str(reports[0])], ("scipy",), tmp_path)
+    assert compared["loaded"] == [] and "pass" in str(compared["stdout"]).lower()
+
+
 JUDGE_PROBE = """
 import json, socket, sys
 watched, first = json.loads(sys.argv[1]), []
