@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 
 import regex
 from rapidfuzz.distance import LCSseq
+from rapidfuzz.utils import default_process
 
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import MetricScore, clamp01, expected_string, unit_score
 from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
-from assay.metrics.tokens import token_keys, token_keys_all, tokenize
+from assay.metrics.tokens import FAST, regular, token_keys, token_keys_all, tokenize
 
 __all__ = [
     "Contains",
@@ -237,20 +238,26 @@ class RougeL:
         reference = sample.expected_output
         if type(reference) is not str:
             reference = expected_string(sample, self.name)
-        ref, cand = token_keys(reference, output.text)
+        text = output.text
+        both = reference + text
+        if FAST and (both.isascii() or regular(both)):  # token_keys' fast path, a call fewer
+            ref = default_process(reference).encode().split()
+            cand = default_process(text).encode().split()
+        else:
+            ref, cand = token_keys(reference, text)
         n_ref, n_cand, limit = len(ref), len(cand), self.max_tokens
         if not (0 < n_ref <= limit and 0 < n_cand <= limit):
             return self._edge_score(n_ref, n_cand)
         lcs = _similarity(ref, cand)
         precision, recall = lcs / n_cand, lcs / n_ref
         details = {"lcs_tokens": lcs, "precision": precision, "recall": recall}
-        if not lcs:
-            return unit_score(0.0, details)
-        beta2 = self.beta * self.beta
-        value = (1 + beta2) * precision * recall / (recall + beta2 * precision)
-        if 0.0 <= value <= 1.0:
-            return unit_score(value, details)
-        return MetricScore(clamp01(value), details)  # rounded past 1.0; NaN is an error
+        value = 0.0
+        if lcs:
+            beta2 = self.beta * self.beta
+            value = (1 + beta2) * precision * recall / (recall + beta2 * precision)
+            if not 0.0 <= value <= 1.0:
+                return MetricScore(clamp01(value), details)  # rounded past 1.0; NaN: an error
+        return unit_score(value, details)
 
     def _edge_score(self, n_ref: int, n_cand: int) -> MetricScore:
         """A side too long (an error), or an empty one: both empty score 1.0, one empty 0.0."""
