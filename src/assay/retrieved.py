@@ -67,13 +67,16 @@ class RankedDocs(Sequence[Retrieved]):
             return entries
         items = entries if isinstance(entries, (tuple, list)) else tuple(entries)
         try:  # comprehensions: faster than map(attrgetter) on slots
+            ids = tuple([entry.id for entry in items if not entry.text])
+            if len(ids) == len(items):  # no entry has a text: one pass, no texts tuple
+                return cls(ids)
             ids = tuple([entry.id for entry in items])
             texts = [entry.text for entry in items]
         except AttributeError:
             raise TypeError(
                 "retrieved must hold Retrieved entries (an id and a text each)"
             ) from None
-        return cls(ids, texts if any(texts) else None)
+        return cls(ids, texts)
 
     def __len__(self) -> int:
         return len(self.ids)

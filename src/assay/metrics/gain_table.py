@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+import operator
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -56,6 +57,21 @@ def _build(judged: Judged, option: int | None) -> GainTable:
         rankings = [rankings[i] for i in positions]
     cuts = list(map(min, ks, map(len, rankings)))
     width = max(cuts, default=0)
+    zero = itertools.repeat(0.0)
+    if min(cuts, default=0) == width:  # every row's gains cover the width: no padding
+        tops = map(operator.itemgetter(slice(width)), rankings)
+        gets = map(operator.attrgetter("get"), relevance)
+        flat = list(itertools.chain.from_iterable(map(map, gets, tops, itertools.repeat(zero))))
+    else:
+        flat = _padded(relevance, rankings, ks, width)
+    table = np.array(flat, dtype=np.float64).reshape(len(rows), width)
+    return GainTable(rows, positions, ks, cuts, table)
+
+
+def _padded(
+    relevance: list[Mapping[str, float]], rankings: list[Sequence[Any]], ks: list[int], width: int
+) -> list[float]:
+    """Each row's gains of its top k ids, zero-padded to ``width``, row after row."""
     flat: list[float] = []
     zero, padding = itertools.repeat(0.0), [0.0] * width
     for gain, ranking, k in zip(relevance, rankings, ks):
@@ -63,8 +79,7 @@ def _build(judged: Judged, option: int | None) -> GainTable:
         flat += map(gain.get, top, zero)
         if len(top) < width:
             flat += padding[len(top) :]
-    table = np.array(flat, dtype=np.float64).reshape(len(rows), width)
-    return GainTable(rows, positions, ks, cuts, table)
+    return flat
 
 
 def _ordered(judged: Judged) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]]:
@@ -110,13 +125,12 @@ def first_relevant_ranks(judged: Judged) -> list[int | None]:
             else:
                 starts[position] = cut
     zero = itertools.repeat(0.0)
-    for position, (gain, ranking, start) in enumerate(
-        zip(judged.relevance, judged.rankings, starts)
-    ):
-        if ranks[position] is None:
-            rest = itertools.islice(ranking, start, None)
-            relevant = map(_POSITIVE, map(gain.get, rest, zero))
-            ranks[position] = next(itertools.compress(itertools.count(start + 1), relevant), None)
+    relevance, rankings = judged.relevance, judged.rankings
+    for position in [position for position, rank in enumerate(ranks) if rank is None]:
+        start = starts[position]
+        rest = itertools.islice(rankings[position], start, None)
+        relevant = map(_POSITIVE, map(relevance[position].get, rest, zero))
+        ranks[position] = next(itertools.compress(itertools.count(start + 1), relevant), None)
     return ranks
 
 

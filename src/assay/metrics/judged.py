@@ -11,20 +11,27 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricError
 from assay.metrics.base import positive_int_option
 from assay.metrics.memo import LastParsed
 from assay.metrics.ranked_list import ranked
-from assay.metrics.relevance import DEFAULT_K, ordered_gains, relevance_source
+from assay.metrics.relevance import (
+    DEFAULT_K,
+    FINITE_LEVEL,
+    RELEVANT_KEY,
+    ordered_gains,
+    relevance_source,
+)
 from assay.outputs import parse_retrieved
 
 if TYPE_CHECKING:
     from assay.dataset import Sample
     from assay.outputs import Output
 
-_STR = frozenset({str})
+_STR, _INT, _DICT = frozenset({str}), frozenset({int}), frozenset({dict})
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,48 @@ def _same(cached: Sequence[Any], given: Sequence[Any]) -> bool:
 
 
 def _judge(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged:
+    return _judge_plain(samples, outputs) or _judge_rows(samples, outputs)
+
+
+def _judge_plain(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged | None:
+    """The common batch, read with no per-row Python loop: no metadata.relevant nor k, each
+    ``expected_output`` is ``{id: integer level}`` with a level above zero (all a float holds)
+    and each output has a ``retrieved`` list; None for any other batch. What ``_judge_rows``
+    gives for it (:func:`~assay.metrics.relevance.ordered_gains` keeps such a mapping as is)."""
+    metadata = [sample.metadata for sample in samples]
+    if any(metadata) and any(_reads(entries) for entries in metadata if entries):
+        return None
+    raws = [sample.expected_output for sample in samples]
+    if {*map(type, raws)} != _DICT:
+        return None
+    values = chain.from_iterable(map(dict.values, raws))
+    if {*map(type, values)} != _INT or {*map(type, chain.from_iterable(raws))} != _STR:
+        return None
+    ordered = [sorted(raw.values(), reverse=True) for raw in raws]
+    if not all([row and 0 < row[0] < FINITE_LEVEL and row[-1] > -FINITE_LEVEL for row in ordered]):
+        return None
+    try:
+        rankings = [output.retrieved.ids for output in outputs]  # type: ignore[union-attr]
+    except AttributeError:  # an output without one: its text is parsed row by row
+        return None
+    size = len(raws)
+    return Judged(
+        size,
+        rows=list(range(size)),
+        relevance=raws,
+        rankings=rankings,
+        ordered=list(chain.from_iterable(ordered)),
+        counts=list(map(len, ordered)),
+        metadata_k=[None] * size,
+    )
+
+
+def _reads(metadata: Mapping[str, Any]) -> bool:
+    """Whether a sample's metadata holds what the ranking metrics read (relevance or k)."""
+    return metadata.get(RELEVANT_KEY) is not None or metadata.get("k") is not None
+
+
+def _judge_rows(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged:
     judged = Judged(len(samples))
     for index, (sample, output) in enumerate(zip(samples, outputs)):
         try:

@@ -26,7 +26,7 @@ _LAST_GAINS: LastParsed[Mapping[str, float]] = LastParsed()
 _INT, _STR = frozenset({int}), frozenset({str})
 _METADATA_WHERE = f"metadata.{RELEVANT_KEY}"
 _POSITIVE = (0.0).__lt__
-_FINITE_LEVEL = 2**1023  # an integer level smaller than this in magnitude is a finite float
+FINITE_LEVEL = 2**1023  # an integer level smaller than this in magnitude is a finite float
 
 
 def gains(sample: Sample) -> Mapping[str, float]:
@@ -88,7 +88,7 @@ def ordered_gains(raw: Any, where: str) -> tuple[Mapping[str, float], list[float
     """
     if type(raw) is dict and {*map(type, raw.values())} == _INT and {*map(type, raw)} == _STR:
         ordered: list[Any] = sorted(raw.values(), reverse=True)
-        if 0 < ordered[0] < _FINITE_LEVEL and ordered[-1] > -_FINITE_LEVEL:
+        if 0 < ordered[0] < FINITE_LEVEL and ordered[-1] > -FINITE_LEVEL:
             return raw, ordered
     gain = parse_gains(raw, where)
     return gain, sorted(gain.values(), reverse=True)
@@ -98,7 +98,7 @@ def _integer_levels(raw: dict[str, int], where: str) -> Mapping[str, float]:
     # the common shape ({id: integer level}, from YAML or JSON), read without the checks of
     # _gain_map. Levels a float holds are returned as given, not copied: every use of a gain
     # (comparisons, division, the kernels' float64) reads an int as float() would
-    if max(raw.values()) < _FINITE_LEVEL and min(raw.values()) > -_FINITE_LEVEL:
+    if max(raw.values()) < FINITE_LEVEL and min(raw.values()) > -FINITE_LEVEL:
         return raw
     try:
         return dict(zip(raw, map(float, raw.values())))
