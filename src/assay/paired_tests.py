@@ -17,6 +17,8 @@ _BOOTSTRAP_CELLS = 2_000_000  # resample-matrix cells per chunk, bounds memory o
 # Draw counts of distinct columns when there are at most n / this many: a multinomial draw per
 # distinct column costs about as much as drawing and gathering this many indices.
 _DISTINCT_PER_SAMPLE = 8
+# Draw only on the columns that are not all zero when they are at most n / this many.
+_ZERO_SHARE = 2
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -158,25 +160,60 @@ def _resampled_means(rows: np.ndarray, *, rng: np.random.Generator, resamples: i
 
     A resample draws ``n`` columns with replacement. When few distinct columns repeat (pass/fail
     flips, scores on a scale, golden answers that recur), how often each distinct column is
-    drawn is Multinomial(n, count / n), which is sampled directly: the same distribution of
-    resampled means as drawing indices, at a cost that grows with the distinct columns, not with
-    ``n``. Otherwise the indices are drawn, a chunk of resamples at a time.
+    drawn is Multinomial(n, count / n), which is sampled directly (:func:`_distinct_means`).
+    When most columns are all zero (a run where few samples changed), only the draws that land
+    on the others count (:func:`_sparse_means`). Otherwise the indices are drawn, a chunk of
+    resamples at a time. Each is the same distribution of resampled means as drawing indices.
     """
     k, n = rows.shape
     distinct, counts = np.unique(rows, axis=1, return_counts=True)
+    changed = np.flatnonzero(rows.any(axis=0))
+    sparse = changed.size * _ZERO_SHARE <= n
+    # Costs in index draws a resample: n for indices, m for the sparse draw, 8 per distinct.
+    if counts.size * _DISTINCT_PER_SAMPLE <= (changed.size if sparse else n):
+        return _distinct_means(distinct, counts, n, rng=rng, resamples=resamples)
+    if sparse:
+        return _sparse_means(rows[:, changed], n, rng=rng, resamples=resamples)
     means = np.empty((k, resamples))
-    if counts.size * _DISTINCT_PER_SAMPLE <= n:
-        chunk = max(1, _BOOTSTRAP_CELLS // counts.size)
-        for start in range(0, resamples, chunk):
-            stop = min(resamples, start + chunk)
-            drawn = rng.multinomial(n, counts / n, size=stop - start)
-            means[:, start:stop] = (distinct @ drawn.T) / n
-        return means
     chunk = max(1, _BOOTSTRAP_CELLS // (n * k))
     for start in range(0, resamples, chunk):
         stop = min(resamples, start + chunk)
         idx = rng.integers(0, n, size=(stop - start, n))
         means[:, start:stop] = rows[:, idx].mean(axis=2)
+    return means
+
+
+def _distinct_means(
+    distinct: np.ndarray, counts: np.ndarray, n: int, *, rng: np.random.Generator, resamples: int
+) -> np.ndarray:
+    """Resampled means from how often each distinct column is drawn: Multinomial(n, count / n)."""
+    means = np.empty((distinct.shape[0], resamples))
+    chunk = max(1, _BOOTSTRAP_CELLS // counts.size)
+    for start in range(0, resamples, chunk):
+        stop = min(resamples, start + chunk)
+        drawn = rng.multinomial(n, counts / n, size=stop - start)
+        means[:, start:stop] = (distinct @ drawn.T) / n
+    return means
+
+
+def _sparse_means(
+    changed: np.ndarray, n: int, *, rng: np.random.Generator, resamples: int
+) -> np.ndarray:
+    """Resampled means when only ``changed``'s columns (of ``n``) are not all zero: of a
+    resample's ``n`` draws, Binomial(n, m / n) land on those m columns, each uniformly, and the
+    rest add nothing. Costs what drawing ~m indices a resample costs, not n."""
+    k, m = changed.shape
+    means = np.zeros((k, resamples))
+    if m == 0:
+        return means
+    hits = rng.binomial(n, m / n, size=resamples)
+    per_chunk = max(1, _BOOTSTRAP_CELLS // (k * m))  # resamples of ~m draws each
+    for start in range(0, resamples, per_chunk):
+        counts = hits[start : start + per_chunk]
+        drawn = changed[:, rng.integers(0, m, size=int(counts.sum()))]
+        running = np.concatenate([np.zeros((k, 1)), np.cumsum(drawn, axis=1)], axis=1)
+        ends = np.cumsum(counts)
+        means[:, start : start + counts.size] = (running[:, ends] - running[:, ends - counts]) / n
     return means
 
 
