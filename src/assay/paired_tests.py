@@ -166,14 +166,19 @@ def _resampled_means(rows: np.ndarray, *, rng: np.random.Generator, resamples: i
     resamples at a time. Each is the same distribution of resampled means as drawing indices.
     """
     k, n = rows.shape
-    distinct, counts = np.unique(rows, axis=1, return_counts=True)
     changed = np.flatnonzero(rows.any(axis=0))
-    sparse = changed.size * _ZERO_SHARE <= n
     # Costs in index draws a resample: n for indices, m for the sparse draw, 8 per distinct.
-    if counts.size * _DISTINCT_PER_SAMPLE <= (changed.size if sparse else n):
+    if changed.size * _ZERO_SHARE <= n:
+        moved = rows[:, changed]
+        distinct, counts = np.unique(moved, axis=1, return_counts=True)  # m columns, not n
+        if (counts.size + 1) * _DISTINCT_PER_SAMPLE <= changed.size:
+            distinct = np.concatenate([np.zeros((k, 1)), distinct], axis=1)
+            counts = np.concatenate([[n - changed.size], counts])
+            return _distinct_means(distinct, counts, n, rng=rng, resamples=resamples)
+        return _sparse_means(moved, n, rng=rng, resamples=resamples)
+    distinct, counts = np.unique(rows, axis=1, return_counts=True)
+    if counts.size * _DISTINCT_PER_SAMPLE <= n:
         return _distinct_means(distinct, counts, n, rng=rng, resamples=resamples)
-    if sparse:
-        return _sparse_means(rows[:, changed], n, rng=rng, resamples=resamples)
     means = np.empty((k, resamples))
     chunk = max(1, _BOOTSTRAP_CELLS // (n * k))
     for start in range(0, resamples, chunk):
