@@ -8,6 +8,7 @@ is evaluated here and finished by :func:`assay.run_report.finish_run`; several s
 from __future__ import annotations
 
 import contextlib
+import gc
 import shlex
 import sys
 from collections.abc import Iterable, Iterator
@@ -131,6 +132,22 @@ def _preload_formats(plan: Plan) -> list[str] | None:
 
 
 @contextlib.contextmanager
+def _collecting() -> Iterator[None]:
+    """The cycle collector on, which ``assay run``'s start-up ran without (cli.main).
+
+    What start-up made is frozen first: enabled as it is, the first allocation would set off a
+    collection walking all of it. The runner unfreezes it when the run ends (as it does what
+    it froze itself); here it is unfrozen too, in case the run ended before it began.
+    """
+    gc.freeze()
+    gc.enable()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+@contextlib.contextmanager
 def _switch_interval(seconds: float | None) -> Iterator[None]:
     """The thread switch interval set to ``seconds`` (None: left alone), restored after.
 
@@ -248,7 +265,7 @@ def _evaluate(
     from assay.evaluation import evaluate
 
     try:
-        with progress.session(lambda: state.total):
+        with _collecting(), progress.session(lambda: state.total):
             return evaluate(
                 plan.selected,
                 sut=plan.system,
@@ -333,13 +350,14 @@ def _run_many(
 
     check_combination(check, formats[0][0], [f for f, _ in formats[1:]])
     try:
-        run_systems(
-            SystemsRun(dataset=dataset, store=store, **shared),
-            specs,
-            outputs=formats,
-            write=write_out,
-            quiet=quiet,
-        )
+        with _collecting():
+            run_systems(
+                SystemsRun(dataset=dataset, store=store, **shared),
+                specs,
+                outputs=formats,
+                write=write_out,
+                quiet=quiet,
+            )
     finally:
         if store is not None:
             store.close()

@@ -125,7 +125,8 @@ class Runner:
 
     def run(self, executions: Iterable[Execution]) -> None:
         """Run every execution. The cycle collector is kept quiet meanwhile (see _deliver_with):
-        what exists before the run is frozen, and gen-0 collections are made rarer.
+        what exists before the run is frozen, and gen-0 collections are made rarer; afterwards
+        everything, the run's objects too, is unfrozen into the oldest generation.
 
         The synchronous path takes ``executions`` a chunk at a time (a generator stays lazy);
         the others list them first.
@@ -146,6 +147,11 @@ class Runner:
                 self._run_sync(executions)
         finally:
             self.on_result, self.on_chunk = handler, chunk_handler
+            # What the run allocated since the last freeze (up to the raised threshold's worth)
+            # joins the frozen objects first, so restoring the threshold does not set off a
+            # collection that walks all of it at once (~5-10 ms at the end of a judge run);
+            # unfrozen, everything lands in the oldest generation, as the run's survivors would.
+            gc.freeze()
             gc.set_threshold(*thresholds)
             gc.unfreeze()
 

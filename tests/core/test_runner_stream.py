@@ -4,6 +4,7 @@ filling the window lets the first executions progress before the last ones start
 from __future__ import annotations
 
 import asyncio
+import gc
 
 from assay.dataset import Sample
 from assay.executions import Execution
@@ -74,3 +75,10 @@ def test_filling_the_window_lets_the_first_answers_come_back_before_the_last_sta
     sut = EventSut(dict.fromkeys((f"{i:03d}" for i in range(count)), 0.0))
     run_stream(sut, count, sut_concurrency=count, window=count)
     assert sut.events.index(("end", "000")) < sut.events.index(("start", f"{count - 1:03d}"))
+
+
+def test_a_run_leaves_nothing_frozen_and_the_collector_thresholds_as_they_were() -> None:
+    thresholds = gc.get_threshold()
+    run_stream(EventSut({f"{i:03d}": 0.0 for i in range(20)}), 20)
+    assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == thresholds
