@@ -237,6 +237,16 @@ def test_empty_ranking_scores_zero_not_failure() -> None:
         assert metric.score(s, out).value == 0.0
 
 
+def test_batch_of_empty_rankings_scores_zero() -> None:
+    """MRR after hit@k in one batch where no output ranks anything (a gain table of no
+    column): zeros, as score() gives, not a failure."""
+    samples, outputs = [sample({"a": 1}), sample(["b"])], [ids_output(), ids_output()]
+    for metric in (HitAtK(), RecallAtK(), MRR(), NDCGAtK()):
+        column = metric.score_batch(samples, outputs)
+        assert column.values.tolist() == [0.0, 0.0]
+        assert not column.errors
+
+
 # --------------------------------------------------------------------------- k resolution
 
 

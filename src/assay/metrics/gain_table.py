@@ -114,7 +114,11 @@ def first_relevant_ranks(judged: Judged) -> list[int | None]:
     """
     ranks: list[int | None] = [None] * len(judged.rows)
     starts = [0] * len(judged.rows)
-    tables = [value for key, value in judged.derived.items() if key[0] == "table"]
+    tables = [
+        value
+        for key, value in judged.derived.items()
+        if key[0] == "table" and value.gains.shape[1]  # a table of no column has no argmax
+    ]
     if tables:
         table = max(tables, key=lambda t: t.gains.shape[1])
         positive = table.gains > 0

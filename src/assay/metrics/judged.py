@@ -28,10 +28,14 @@ from assay.metrics.relevance import (
 from assay.outputs import parse_retrieved
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from assay.dataset import Sample
     from assay.outputs import Output
 
 _STR, _INT, _DICT = frozenset({str}), frozenset({int}), frozenset({dict})
+_FINITE = float(FINITE_LEVEL)  # a float below it in magnitude is an int level below FINITE_LEVEL
 
 
 @dataclass(frozen=True)
@@ -42,8 +46,10 @@ class Judged:
     ``rankings`` hold each row's ids, best first (an output's ``RankedDocs.ids``, not copied:
     most kernels look at the first k only). ``ordered`` holds every row's
     gains from high to low, row after row (``counts``: how many each), so that recall and the
-    ideal DCG need no per-row work. A row's gains are the sample's own mapping when it holds
-    integer levels (see :func:`~assay.metrics.relevance.ordered_gains`): nothing is copied.
+    ideal DCG need no per-row work (a batch read in one go leaves it empty and puts them in
+    ``derived`` as the float64 array the kernels read). A row's gains are the sample's own
+    mapping when it holds integer levels (see :func:`~assay.metrics.relevance.ordered_gains`):
+    nothing is copied.
     """
 
     size: int
@@ -107,8 +113,8 @@ def _judge_plain(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged
     values = chain.from_iterable(map(dict.values, raws))
     if {*map(type, values)} != _INT or {*map(type, chain.from_iterable(raws))} != _STR:
         return None
-    ordered = [sorted(raw.values(), reverse=True) for raw in raws]
-    if not all([row and 0 < row[0] < FINITE_LEVEL and row[-1] > -FINITE_LEVEL for row in ordered]):
+    levels = _sorted_levels(raws)
+    if levels is None:
         return None
     try:
         rankings = [output.retrieved.ids for output in outputs]  # type: ignore[union-attr]
@@ -120,10 +126,41 @@ def _judge_plain(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged
         rows=list(range(size)),
         relevance=raws,
         rankings=rankings,
-        ordered=list(chain.from_iterable(ordered)),
-        counts=list(map(len, ordered)),
+        counts=levels[1],
         metadata_k=[None] * size,
+        derived={("ordered",): levels[0]},
     )
+
+
+def _sorted_levels(
+    raws: list[dict[str, int]],
+) -> tuple[tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]], list[int]] | None:
+    """Every row's levels from high to low as float64, row after row, and where each row
+    starts (one more entry: the end), as ``gain_table`` builds them from ``Judged.ordered``,
+    but sorted in one numpy call; and how many each row has. None when a row has no level
+    above zero or one at least 2**1023 in magnitude (the per-row path says why, or reads it)."""
+    import numpy as np
+
+    counts = np.fromiter(map(len, raws), dtype=np.intp, count=len(raws))
+    bounds = np.zeros(len(raws) + 1, dtype=np.intp)
+    np.cumsum(counts, out=bounds[1:])
+    values = chain.from_iterable(map(dict.values, raws))
+    try:
+        levels = np.fromiter(values, dtype=np.float64, count=int(bounds[-1]))
+    except OverflowError:  # beyond a float: the per-row path says so
+        return None
+    width = int(counts.max())
+    if counts.min() == width:  # as many levels in every row: no padding
+        table = -levels.reshape(len(raws), width)
+    else:  # negated levels left-aligned per row, +inf after them (sorted last)
+        table = np.full((len(raws), width), np.inf)
+        rows = np.arange(len(raws)).repeat(counts)
+        table[rows, np.arange(len(levels)) - bounds[:-1].repeat(counts)] = -levels
+    table.sort(axis=1)
+    if not (table[:, 0] < 0).all() or not (np.abs(levels) < _FINITE).all():
+        return None
+    inside = table if counts.min() == width else table[np.arange(width) < counts[:, None]]
+    return (-inside.reshape(-1), bounds), counts.tolist()
 
 
 def _reads(metadata: Mapping[str, Any]) -> bool:
