@@ -11,8 +11,10 @@ one fsync each; a SIGKILL loses at most that window plus what was in flight.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -86,6 +88,7 @@ class RunStore(RunVerdicts):
         self._created: set[str] = set()  # runs this store object created: they take chunks
         self._tags_json: dict[tuple[str, ...], bytes] = {}
         self._last_commit = time.monotonic()
+        self._checkpoint: threading.Thread | None = None
         if read_only:
             self.db = open_read_only(self.path)
             self._has_chunks = has_table(self.db, "chunks")  # a v1 store opened read-only
@@ -393,8 +396,24 @@ class RunStore(RunVerdicts):
         for found, repetition, output in cursor:
             yield found, repetition, decode_json(output)
 
+    def checkpoint_behind(self) -> None:
+        """Copy the write-ahead log into the database file now, in a thread with its own
+        connection, while this one goes on reading; :meth:`close` waits for it and then has
+        little or nothing left to copy (and sync: ~15 ms at the end of every ``assay run``)."""
+        self.flush()
+        self._checkpoint = threading.Thread(target=_checkpoint, args=(self.path,), daemon=True)
+        self._checkpoint.start()
+
     def close(self) -> None:
         try:
             self.flush()
         finally:
+            if self._checkpoint is not None:
+                self._checkpoint.join()
             self.db.close()
+
+
+def _checkpoint(path: Path) -> None:
+    """A passive checkpoint of the store at ``path``; a failure leaves the work to the close."""
+    with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("PRAGMA wal_checkpoint(PASSIVE)")

@@ -213,6 +213,26 @@ def test_store_survives_reopening(tmp_path: Path) -> None:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
+def test_a_checkpoint_behind_copies_the_log_while_the_store_reads_and_writes_on(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "runs.db"
+    store = RunStore(path)
+    new_run(store)
+    for i in range(50):
+        store.record("r", result(f"s{i}"), None, position=i, tags=[], row_hash="h")
+    store.checkpoint_behind()
+    assert store.get_run("r").executions == 50  # reads go on meanwhile
+    store.record("r", result("late"), None, position=50, tags=[], row_hash="h")  # and writes
+    store.set_status("r", "finished")
+    store.close()
+    # Closed as before: the log copied into the file and removed, every row in it.
+    assert not (tmp_path / "runs.db-wal").exists()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM executions").fetchone() == (51,)
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
 def test_run_listing_latest_and_errors(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.db")
     try:
@@ -354,3 +374,25 @@ def test_resume_of_a_run_killed_before_its_row_was_written_starts_it(tmp_path: P
     with sqlite3.connect(tmp_path / "runs.db") as db:
         status = db.execute("SELECT status FROM runs WHERE run_id = 'early'").fetchone()
     assert status == ("finished",)
+
+
+def test_assay_run_checkpoints_behind_once_the_gate_verdict_is_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.cli import main
+
+    quickstart = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+    verdicts: list[object] = []
+    checkpoint = RunStore.checkpoint_behind
+
+    def behind(store: RunStore) -> None:
+        verdicts.append(store.gate(store.latest_run_id()))  # the last write is in by now
+        checkpoint(store)
+
+    monkeypatch.setattr(RunStore, "checkpoint_behind", behind)
+    argv = ["run", str(quickstart / "dataset.yml"), "--outputs", str(quickstart / "outputs.json")]
+    argv += ["-m", "exact-match", "--store", str(tmp_path / "runs.db"), "-q", "-f", "json"]
+    with pytest.raises(SystemExit):
+        main([*argv, "-o", str(tmp_path / "report.json")])
+    assert len(verdicts) == 1 and isinstance(verdicts[0], dict)
+    assert not (tmp_path / "runs.db-wal").exists()
