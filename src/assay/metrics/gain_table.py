@@ -61,10 +61,11 @@ def _build(judged: Judged, option: int | None) -> GainTable:
     if min(cuts, default=0) == width:  # every row's gains cover the width: no padding
         tops = map(operator.itemgetter(slice(width)), rankings)
         gets = map(operator.attrgetter("get"), relevance)
-        flat = list(itertools.chain.from_iterable(map(map, gets, tops, itertools.repeat(zero))))
+        flat = itertools.chain.from_iterable(map(map, gets, tops, itertools.repeat(zero)))
+        table = np.fromiter(flat, dtype=np.float64, count=len(rows) * width)
     else:
-        flat = _padded(relevance, rankings, ks, width)
-    table = np.array(flat, dtype=np.float64).reshape(len(rows), width)
+        table = np.array(_padded(relevance, rankings, ks, width), dtype=np.float64)
+    table = table.reshape(len(rows), width)
     return GainTable(rows, positions, ks, cuts, table)
 
 
