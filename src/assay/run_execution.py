@@ -21,10 +21,6 @@ from assay.console import fail, warn
 from assay.run_plan import Plan, build_plan, system_limiter
 from assay.run_report import finish_run, gate_verdict, preload, write_out
 
-PRELOAD_SWITCH_S = 0.0005
-"""The interpreter's thread switch interval while a run preloads (default 5 ms): a reply that
-arrives while the preload thread holds the GIL waits at most this long to be read."""
-
 
 def execute(config: Any, *, lane: Any = None) -> None:
     """One ``assay run`` from its configuration: plan, evaluate, report, gate (never returns)."""
@@ -58,8 +54,7 @@ def _run_one(plan: Plan, store: Any) -> None:
     """One system: evaluate, then budget, comparison, gate, reports and the exit code."""
     config = plan.config
     resume_id = _resume_id(config, store, plan.loaded.name)
-    formats = _preload_formats(plan)
-    state, budget, progress = _watch(config, plan.thresholds, formats)
+    state, budget, progress = _watch(config, plan.thresholds, _preload_formats(plan))
     options = _options(
         plan,
         run_id=resume_id or config.run_id,
@@ -69,8 +64,7 @@ def _run_one(plan: Plan, store: Any) -> None:
     )
     # Rows stay in the store (flat memory: every format and the comparison stream them).
     keep_rows = store is None
-    with _switch_interval(PRELOAD_SWITCH_S if formats is not None else None):
-        report_obj = _evaluate(plan, store, state, progress, options, keep_rows)
+    report_obj = _evaluate(plan, store, state, progress, options, keep_rows)
     report_obj = _with_compliance(
         report_obj,
         plan.selected,
@@ -158,23 +152,6 @@ def _collecting() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
-
-
-@contextlib.contextmanager
-def _switch_interval(seconds: float | None) -> Iterator[None]:
-    """The thread switch interval set to ``seconds`` (None: left alone), restored after.
-
-    Only the preload thread (:func:`assay.run_report.preload`) competes with the run's event
-    loop for the GIL: with the default interval each reply that came in meanwhile waited up to
-    5 ms for the loop to read it, and the next request waited with it.
-    """
-    previous = sys.getswitchinterval()
-    if seconds is not None:
-        sys.setswitchinterval(seconds)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(previous)
 
 
 def _watch(config: Any, thresholds: Any, formats: list[str] | None) -> tuple[Any, Any, Any]:

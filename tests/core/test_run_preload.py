@@ -179,24 +179,13 @@ def test_no_preloaded_module_is_in_an_import_cycle() -> None:
     assert cycles == {name: [] for name in preloaded}
 
 
-def _preloads(
-    monkeypatch: pytest.MonkeyPatch, argv: list[str], intervals: list[float] | None = None
-) -> list[list[str]]:
-    """The formats ``assay run ARGV`` asked :func:`run_report.preload` for, one list a call
-    (and the thread switch interval at each call, into ``intervals``)."""
+def _preloads(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> list[list[str]]:
+    """The formats ``assay run ARGV`` asked :func:`run_report.preload` for, one list a call."""
     calls: list[list[str]] = []
-
-    def preload(formats: list[str]) -> None:
-        calls.append(list(formats))
-        if intervals is not None:
-            intervals.append(sys.getswitchinterval())
-
-    monkeypatch.setattr(run_execution, "preload", preload)
-    before = sys.getswitchinterval()
+    monkeypatch.setattr(run_execution, "preload", lambda formats: calls.append(list(formats)))
     with pytest.raises(SystemExit) as exited:
         main(["run", *argv, "-q", "--no-store"])
     assert exited.value.code in (None, 0)
-    assert sys.getswitchinterval() == before  # restored once the run is over
     return calls
 
 
@@ -225,13 +214,10 @@ def test_a_judge_run_loads_its_report_modules_once_while_it_waits(
     argv = [str(dataset), "--outputs", str(outputs), "-m", "llm-as-judge"]
     argv += ["--base-url", openai_server.url, "--no-cache", "-f", "md", "-o", os.devnull]
     argv += ["--also", f"junit={tmp_path / 'r.xml'}"]
-    intervals: list[float] = []
     try:
-        assert _preloads(monkeypatch, argv, intervals) == [["md", "junit"]]
+        assert _preloads(monkeypatch, argv) == [["md", "junit"]]
     finally:
         registry.reset()
-    # While the preload thread may hold the GIL, replies wait for it at most this long.
-    assert intervals == [pytest.approx(run_execution.PRELOAD_SWITCH_S)]
 
 
 DEFERRED_PROBE = """
