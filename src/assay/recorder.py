@@ -19,8 +19,8 @@ from assay.report.aggregate import ReportBuilder
 from assay.report.conversations import ConversationCollector
 from assay.report.failing import FailingRowCollector
 from assay.results import ExecutionResult, Thresholds, row_document, row_documents
-from assay.store import RunStore, StoredExecution
-from assay.store_schema import encode_json
+from assay.store import RunStore
+from assay.store_schema import StoredExecution, encode_json
 
 
 @dataclass

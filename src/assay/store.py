@@ -11,13 +11,11 @@ one fsync each; a SIGKILL loses at most that window plus what was in flight.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -42,6 +40,8 @@ from assay.store_schema import (
     STORE_SCHEMA,
     TABLES,
     RunRecord,
+    StoredExecution,
+    checkpoint,
     decode_json,
     encode_json,
     now_iso,
@@ -49,23 +49,6 @@ from assay.store_schema import (
     store_path,
 )
 from assay.store_verdicts import RunVerdicts
-
-
-@dataclass(frozen=True, slots=True)
-class StoredExecution:
-    """One finished execution as the store takes it.
-
-    ``row`` is the execution's report row as JSON (:func:`assay.results.row_document`); a
-    result without provider usage is stored as that row, so a report is written from the
-    stored bytes as they are, and one with usage keeps its full result document.
-    """
-
-    result: ExecutionResult
-    output: dict[str, Any] | None
-    position: int
-    tags: list[str]
-    row_hash: str
-    row: bytes | None = None
 
 
 class RunStore(RunVerdicts):
@@ -401,7 +384,7 @@ class RunStore(RunVerdicts):
         connection, while this one goes on reading; :meth:`close` waits for it and then has
         little or nothing left to copy (and sync: ~15 ms at the end of every ``assay run``)."""
         self.flush()
-        self._checkpoint = threading.Thread(target=_checkpoint, args=(self.path,), daemon=True)
+        self._checkpoint = threading.Thread(target=checkpoint, args=(self.path,), daemon=True)
         self._checkpoint.start()
 
     def close(self) -> None:
@@ -411,9 +394,3 @@ class RunStore(RunVerdicts):
             if self._checkpoint is not None:
                 self._checkpoint.join()
             self.db.close()
-
-
-def _checkpoint(path: Path) -> None:
-    """A passive checkpoint of the store at ``path``; a failure leaves the work to the close."""
-    with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(path)) as db:
-        db.execute("PRAGMA wal_checkpoint(PASSIVE)")

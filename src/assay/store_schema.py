@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import uuid
@@ -16,6 +17,7 @@ from typing import Any, Final
 import pydantic_core
 
 from assay.errors import StoreError
+from assay.results import ExecutionResult
 
 STORE_SCHEMA: Final = "assay.store.v2"  # v2: the chunks table (v1 stores gain it on opening)
 PAGE_SIZE: Final = 16384
@@ -122,3 +124,26 @@ class RunRecord:
     config: dict[str, Any]
     executions: int
     errored: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredExecution:
+    """One finished execution as the store takes it.
+
+    ``row`` is the execution's report row as JSON (:func:`assay.results.row_document`); a
+    result without provider usage is stored as that row, so a report is written from the
+    stored bytes as they are, and one with usage keeps its full result document.
+    """
+
+    result: ExecutionResult
+    output: dict[str, Any] | None
+    position: int
+    tags: list[str]
+    row_hash: str
+    row: bytes | None = None
+
+
+def checkpoint(path: Path) -> None:
+    """A passive checkpoint of the store at ``path``; a failure leaves the work to the close."""
+    with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("PRAGMA wal_checkpoint(PASSIVE)")
