@@ -29,6 +29,7 @@ from assay.conversation import Conversations
 from assay.dataset import Sample
 from assay.errors import AssayError
 from assay.executions import Execution, ResultChunk
+from assay.finished import FinishedTasks
 from assay.limiter import Limiter, RetryPolicy, call_limited
 from assay.metrics.base import Metric
 from assay.metrics.registry import applies
@@ -268,10 +269,11 @@ class Runner:
 
         At most ``window`` executions (or twice the SUT limit, if larger) are in flight, so a
         slow sample never holds back the rest and memory stays bounded. Each one reports its
-        own end (:class:`_Finished`), so waiting for the next costs the same whatever the window.
+        own end (:class:`~assay.finished.FinishedTasks`), so waiting for the next costs the same
+        whatever the window.
         """
         cap = max(self.window, 2 * limiter.max_concurrency)
-        finished = _Finished()
+        finished: FinishedTasks[Answered] = FinishedTasks()
         running: set[asyncio.Task[Answered]] = set()
         try:
             for execution in executions:
@@ -300,7 +302,9 @@ class Runner:
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
 
-    async def _settle(self, running: set[asyncio.Task[Answered]], finished: _Finished) -> None:
+    async def _settle(
+        self, running: set[asyncio.Task[Answered]], finished: FinishedTasks[Answered]
+    ) -> None:
         """Wait until executions in flight finish; deliver those that did, in the order they
         finished, and take them out of ``running``."""
         done = await finished.wait()
@@ -383,33 +387,3 @@ class Runner:
 
     def _applies(self, metric: Metric, sample: Sample) -> bool:
         return not self.scopes or applies(self.scopes, metric.name, sample.tags)
-
-
-class _Finished:
-    """The tasks of a stream that have finished and are not delivered yet, in finishing order.
-
-    ``add`` is each task's done callback; ``wait`` returns the tasks finished so far, waiting
-    for one when none has (one callback per task, where ``asyncio.wait`` on the whole window
-    added and removed one on every task in flight at every wait).
-    """
-
-    __slots__ = ("_done", "_wake")
-
-    def __init__(self) -> None:
-        self._done: list[asyncio.Task[Answered]] = []
-        self._wake: asyncio.Future[None] | None = None
-
-    def add(self, task: asyncio.Task[Answered]) -> None:
-        self._done.append(task)
-        if self._wake is not None and not self._wake.done():
-            self._wake.set_result(None)
-
-    async def wait(self) -> list[asyncio.Task[Answered]]:
-        if not self._done:
-            self._wake = asyncio.get_running_loop().create_future()
-            try:
-                await self._wake
-            finally:
-                self._wake = None
-        done, self._done = self._done, []
-        return done
