@@ -121,10 +121,10 @@ def _judge_plain(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged
     levels = _sorted_levels(raws)
     if levels is None:
         return None
-    try:
-        rankings = [output.retrieved.ids for output in outputs]  # type: ignore[union-attr]
-    except AttributeError:  # an output without one: its text is parsed row by row
+    retrieved = [output.retrieved for output in outputs]
+    if any(docs is None for docs in retrieved):  # none: its text is parsed row by row
         return None
+    rankings: list[Sequence[Any]] = [docs.ids for docs in retrieved if docs is not None]
     size = len(raws)
     return Judged(
         size,
