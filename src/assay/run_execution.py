@@ -82,7 +82,7 @@ def _run_one(plan: Plan, store: Any) -> None:
             report_obj,
             gate_block,
             store=store if not keep_rows else None,
-            gate_store=_LastWrite(store) if store is not None else None,
+            gate_store=store,
             metric_names=[m.name for m in plan.metrics],
             budget=budget,
             done=state.done,
@@ -98,19 +98,6 @@ def _run_one(plan: Plan, store: Any) -> None:
     finally:
         if store is not None:
             store.close()
-
-
-class _LastWrite:
-    """The run store as :func:`finish_run`'s ``gate_store``: the gate's verdict is the run's
-    last write, so once it is in, the store's checkpoint starts behind the rendering of the
-    reports (which only read) instead of in the close after them."""
-
-    def __init__(self, store: Any) -> None:
-        self._store = store
-
-    def record_gate(self, run_id: str, result: dict[str, Any]) -> None:
-        self._store.record_gate(run_id, result)
-        self._store.checkpoint_behind()
 
 
 def _resume_id(config: Any, store: Any, dataset_name: str) -> str | None:

@@ -221,6 +221,9 @@ def finish_run(
     update: dict[str, Any] = {"gate": gate_result.model_dump(mode="json")}
     if gate_store is not None:  # `assay view` shows each run's verdict
         gate_store.record_gate(report_obj.run.run_id, update["gate"])
+        # The run's last write: the store's log is copied into its file while the reports
+        # render (they only read), not in the close after them.
+        gate_store.checkpoint_behind()
     if comparison is not None:
         update["comparison"] = comparison.summary()
         # What the paired tests cannot see (too few samples, a drop under the MDD) is said on

@@ -25,11 +25,9 @@ from assay.results import ExecutionResult
 from assay.store_chunks import (
     INSERT_CHUNK,
     StoredEntry,
-    chunk_cursor,
     chunk_entries,
     chunk_keys,
     chunk_row,
-    has_table,
     merged,
 )
 from assay.store_schema import (
@@ -44,6 +42,7 @@ from assay.store_schema import (
     checkpoint,
     decode_json,
     encode_json,
+    has_table,
     now_iso,
     open_read_only,
     store_path,
@@ -349,7 +348,12 @@ class RunStore(RunVerdicts):
 
     def _chunk_rows(self, run_id: str, columns: str) -> Iterable[Any]:
         """``columns`` of a run's chunks, in order; none in a v1 store opened read-only."""
-        return chunk_cursor(self.db, run_id, columns) if self._has_chunks else ()
+        if not self._has_chunks:
+            return ()
+        return self.db.execute(
+            f"SELECT {columns} FROM chunks WHERE run_id = ? ORDER BY position, repetition",
+            (run_id,),
+        )
 
     def iter_results(self, run_id: str) -> Iterator[tuple[ExecutionResult, list[str], str]]:
         """Stored executions in dataset order, with each sample's tags and row hash."""

@@ -16,7 +16,6 @@ them.
 from __future__ import annotations
 
 import heapq
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
@@ -94,16 +93,3 @@ def merged(*ordered: Iterator[StoredEntry]) -> Iterator[tuple[str, int, bytes, s
 
 def _order(entry: StoredEntry) -> tuple[int, int]:
     return entry[0], entry[1]
-
-
-def chunk_cursor(db: sqlite3.Connection, run_id: str, columns: str) -> sqlite3.Cursor:
-    """``columns`` of a run's chunks, in order."""
-    return db.execute(
-        f"SELECT {columns} FROM chunks WHERE run_id = ? ORDER BY position, repetition",
-        (run_id,),
-    )
-
-
-def has_table(db: sqlite3.Connection, name: str) -> bool:
-    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
-    return found.fetchone() is not None

@@ -147,3 +147,9 @@ def checkpoint(path: Path) -> None:
     """A passive checkpoint of the store at ``path``; a failure leaves the work to the close."""
     with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(path)) as db:
         db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+
+def has_table(db: sqlite3.Connection, name: str) -> bool:
+    """Whether the store has table ``name`` (an older store may lack a newer table)."""
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+    return found.fetchone() is not None

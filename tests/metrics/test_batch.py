@@ -41,6 +41,19 @@ def assert_same_as_rows(metric: Any, samples: Sequence[Sample], outputs: Sequenc
         assert list(column.details_at(index)) == list(expected.details), (metric.name, index)
 
 
+def calls_to(monkeypatch: Any, module: Any, name: str) -> list[tuple[Any, ...]]:
+    """The arguments of every call to ``module.name`` from now on (the function still runs)."""
+    calls: list[tuple[Any, ...]] = []
+    real = getattr(module, name)
+
+    def counting(*args: Any) -> Any:
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(module, name, counting)
+    return calls
+
+
 def random_queries(rng: random.Random, count: int) -> list[tuple[dict[str, int], list[str], int]]:
     queries = []
     for _ in range(count):
@@ -284,20 +297,13 @@ def test_ranking_metrics_share_one_read_of_the_same_executions(monkeypatch: Any)
     """The runner hands each metric its own list of the same executions: one read serves all."""
     from assay.metrics import judged
 
-    calls = []
-    real = judged._judge
-
-    def counting(samples: Any, outputs: Any) -> Any:
-        calls.append(len(samples))
-        return real(samples, outputs)
-
-    monkeypatch.setattr(judged, "_judge", counting)
+    calls = calls_to(monkeypatch, judged, "_judge")
     samples, outputs = as_inputs(random_queries(random.Random(2), 50), random.Random(3))
     for metric in RANKING:
         metric.score_batch(list(samples), list(outputs))
-    assert calls == [50]
+    assert [len(args[0]) for args in calls] == [50]
     RANKING[0].score_batch(samples[:-1], outputs[:-1])
-    assert calls == [50, 49]
+    assert [len(args[0]) for args in calls] == [50, 49]
 
 
 # --------------------------------------------------------------------------- every batch metric
@@ -387,14 +393,7 @@ def test_trajectory_metrics_share_one_parse_of_a_batch(monkeypatch: Any) -> None
     and the kernel records a malformed or missing trajectory as that row's error."""
     from assay.metrics import trajectory
 
-    calls: list[Any] = []
-    real = trajectory.parse_trajectory
-
-    def counting(raw: Any) -> Any:
-        calls.append(raw)
-        return real(raw)
-
-    monkeypatch.setattr(trajectory, "parse_trajectory", counting)
+    calls = calls_to(monkeypatch, trajectory, "parse_trajectory")
     samples = [Sample(id=str(n), input={}, expected_output="") for n in range(3)]
     outputs = [Output("a", trajectory={"tool_calls": ["search"]}), Output("b")]
     outputs.append(Output("c", trajectory={"tool_calls": [{"arguments": {}}]}))
@@ -423,21 +422,14 @@ def test_an_option_score_rejects_for_every_row_errs_every_row_of_the_batch() -> 
 def test_context_recall_and_precision_split_each_reference_once(monkeypatch: Any) -> None:
     from assay.metrics import rag
 
-    calls: list[str] = []
-    real = rag.split_response
-
-    def counting(text: str) -> Any:
-        calls.append(text)
-        return real(text)
-
-    monkeypatch.setattr(rag, "split_response", counting)
+    calls = calls_to(monkeypatch, rag, "split_response")
     rag._claims.cache_clear()
     references = [f"The refund window is {n} days. Returns need a receipt." for n in range(50)]
     samples = [Sample(id=str(n), input={}, expected_output=r) for n, r in enumerate(references)]
     outputs = [Output("ok", contexts=("The refund window is 30 days.",)) for _ in references]
     for metric in [rag.ContextRecall(), rag.ContextPrecision()]:
         assert_same_as_rows(metric, samples, outputs)
-    assert sorted(calls) == sorted(references)
+    assert sorted(text for (text,) in calls) == sorted(references)
 
 
 def test_row_column_keeps_each_rows_keys_errors_and_order() -> None:

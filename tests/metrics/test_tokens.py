@@ -140,7 +140,7 @@ class Consulted:
 def test_the_block_look_up_never_clears_a_listed_code_point(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``regular`` says a text is clear without the regex only where it holds none of the
+    """``_regular`` says a text is clear without the regex only where it holds none of the
     listed code points: every code point, after a non-ASCII letter (the look-up's path) and
     between others; and the common scripts (Latin, Greek, Cyrillic, CJK, Devanagari) do clear
     without the regex, which is what the look-up is for."""
@@ -149,14 +149,14 @@ def test_the_block_look_up_never_clears_a_listed_code_point(
     monkeypatch.setattr(tokens, "_DIFFERENT", regex)
     for cp in range(sys.maxunicode + 1):
         if cp in listed:
-            assert not tokens.regular("é" + chr(cp)), hex(cp)
-            assert not tokens.regular("Ωx" + chr(cp) + "İ東"), hex(cp)
+            assert not tokens._regular("é" + chr(cp)), hex(cp)
+            assert not tokens._regular("Ωx" + chr(cp) + "İ東"), hex(cp)
     assert regex.calls >= len(listed)
     regex.calls = 0
-    assert tokens.regular("Straße naïve ΟΔΟς Москва 東京 हिन्दी Ünïcödé ĀĒ 123")
+    assert tokens._regular("Straße naïve ΟΔΟς Москва 東京 हिन्दी Ünïcödé ĀĒ 123")
     assert regex.calls == 0
-    assert tokens.regular("ΟΔΟΣ") is False
-    assert tokens.regular("İ") is False
+    assert tokens._regular("ΟΔΟΣ") is False
+    assert tokens._regular("İ") is False
 
 
 @verified

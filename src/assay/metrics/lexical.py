@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING
 
 import regex
 from rapidfuzz.distance import LCSseq
-from rapidfuzz.utils import default_process
 
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import MetricScore, clamp01, expected_string, unit_score
 from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
-from assay.metrics.tokens import FAST, regular, token_keys, token_keys_all, tokenize
+from assay.metrics.tokens import token_keys, token_keys_all, tokenize
 
 __all__ = [
     "Contains",
@@ -238,13 +237,7 @@ class RougeL:
         reference = sample.expected_output
         if type(reference) is not str:
             reference = expected_string(sample, self.name)
-        text = output.text
-        both = reference + text
-        if FAST and (both.isascii() or regular(both)):  # token_keys' fast path, a call fewer
-            ref = default_process(reference).encode().split()
-            cand = default_process(text).encode().split()
-        else:
-            ref, cand = token_keys(reference, text)
+        ref, cand = token_keys(reference, output.text)
         n_ref, n_cand, limit = len(ref), len(cand), self.max_tokens
         if not (0 < n_ref <= limit and 0 < n_cand <= limit):
             return self._edge_score(n_ref, n_cand)

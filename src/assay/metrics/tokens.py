@@ -95,7 +95,7 @@ _BLOCKS = _block_marks()
 def tokenize(text: str) -> list[str]:
     """Lower-cased maximal runs of Unicode letters and digits (the rouge-l/bertscore tokens)."""
     if FAST:
-        if text.isascii() or regular(text):
+        if text.isascii() or _regular(text):
             return default_process(text).split()
     elif text.isascii():
         return text.translate(_ASCII_TOKENS).split()
@@ -114,19 +114,19 @@ def token_keys(first: str, second: str) -> tuple[list[bytes], list[bytes]]:
     """
     if FAST:
         both = first + second
-        if both.isascii() or regular(both):
+        if both.isascii() or _regular(both):
             return default_process(first).encode().split(), default_process(second).encode().split()
     return _keys(first), _keys(second)
 
 
 def _keys(text: str) -> list[bytes]:
     """``tokenize(text)`` as UTF-8 bytes (a token is letters and digits: never a surrogate)."""
-    if FAST and (text.isascii() or regular(text)):
+    if FAST and (text.isascii() or _regular(text)):
         return default_process(text).encode().split()
     return [token.encode() for token in tokenize(text)]
 
 
-def regular(text: str) -> bool:
+def _regular(text: str) -> bool:
     """Whether ``text`` holds none of the listed code points (default_process gives its tokens).
     First a look-up of each UTF-16 code unit's high byte in :data:`_BLOCKS`, then ``in`` for the
     two listed code points alone in their blocks; where that cannot tell, the regex."""
