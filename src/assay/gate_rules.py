@@ -8,7 +8,6 @@ Rules come from three places, later ones overriding earlier ones key by key:
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.errors import UsageError
+from assay.project import read_toml
 
 FLOOR_KEYS = ("min_mean", "min_pass_rate", "min_p50", "min_p95", "min_coverage")
 FLOOR_STAT = {  # the aggregate each floor bounds
@@ -277,23 +277,6 @@ def rules_from_cli(cli: Mapping[str, Any] | None) -> GateRules:
     return rules
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """An ``assay.toml`` file as a mapping; a missing or malformed file is a UsageError."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: config file not found") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
-
-
 def load_rules(
     *,
     cli: Mapping[str, Any] | None = None,
@@ -308,13 +291,3 @@ def load_rules(
     if dataset_gate is not None:
         rules = rules.merged(rules_from_mapping(dataset_gate, "dataset gate"))
     return rules.merged(rules_from_cli(cli))
-
-
-def find_config(start: Path | None = None) -> Path | None:
-    """The nearest ``assay.toml`` in ``start`` (default: the working directory) or a parent."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / "assay.toml"
-        if candidate.is_file():
-            return candidate
-    return None

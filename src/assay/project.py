@@ -1,4 +1,5 @@
-"""The project directory ``.assay/``, where the run store, provider cache and baselines live.
+"""The project directory ``.assay/``, where the run store, provider cache and baselines live,
+and the project's ``assay.toml``.
 
 It is found the way git finds ``.git``: walking up from the working directory, the first folder
 that holds a ``.assay/`` directory, or failing that a ``.git`` or ``pyproject.toml`` (the
@@ -10,8 +11,11 @@ project. ``ASSAY_HOME`` names the directory outright; ``ASSAY_STORE``, ``ASSAY_C
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
+
+from assay.errors import UsageError
 
 HOME_ENV: Final = "ASSAY_HOME"
 DIR_NAME: Final = ".assay"
@@ -42,3 +46,30 @@ def project_dir(start: Path | None = None) -> Path:
     if root is None or (start is None and root == Path.cwd().absolute()):
         return (Path(start) if start is not None else Path()) / DIR_NAME
     return root / DIR_NAME
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The nearest ``assay.toml`` in ``start`` (default: the working directory) or a parent."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "assay.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """An ``assay.toml`` file as a mapping; a missing or malformed file is a UsageError."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: config file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None

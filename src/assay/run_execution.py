@@ -215,7 +215,7 @@ def _options(plan: Plan, **update: Any) -> Any:
 
 def _ray_options(executor: str | None, address: str | None) -> Any:
     """Ray options when the run goes to Ray (flag, ``ASSAY_EXECUTOR`` or ``assay.toml``)."""
-    from assay.gate_rules import find_config, read_toml
+    from assay.project import find_config, read_toml
 
     config = find_config()
     table = read_toml(config) if config is not None else {}

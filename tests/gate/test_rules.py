@@ -9,7 +9,8 @@ from assay import gate
 from assay.comparison import compare_reports
 from assay.errors import UsageError
 from assay.gate import evaluate
-from assay.gate_rules import GateRules, MetricFloors, find_config, load_rules
+from assay.gate_rules import GateRules, MetricFloors, load_rules
+from assay.project import find_config
 from assay.schema_files import generate, load
 from gate.factory import make_report
 
