@@ -51,6 +51,7 @@ def run_probe(code: str, *args: str) -> Any:
 def test_preload_imports_the_run_end_modules_in_a_fresh_interpreter() -> None:
     loaded = [
         "numpy",
+        "numpy.ma",
         "statistics",
         "assay.adversarial.lane",
         "assay.adversarial.compliance",
