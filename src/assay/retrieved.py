@@ -63,9 +63,12 @@ class RankedDocs(Sequence[Retrieved]):
     @classmethod
     def of(cls, entries: Iterable[Retrieved]) -> RankedDocs:
         """The ranking of ``Retrieved`` entries, in their order (nothing is dropped)."""
-        if isinstance(entries, RankedDocs):
+        if type(entries) is tuple or type(entries) is list:  # the common case, before the
+            items: Sequence[Retrieved] = entries  # ABC check below (a Python-level call)
+        elif isinstance(entries, RankedDocs):
             return entries
-        items = entries if isinstance(entries, (tuple, list)) else tuple(entries)
+        else:
+            items = entries if isinstance(entries, (tuple, list)) else tuple(entries)
         try:  # comprehensions: faster than map(attrgetter) on slots
             ids = tuple([entry.id for entry in items if not entry.text])
             if len(ids) == len(items):  # no entry has a text: one pass, no texts tuple
