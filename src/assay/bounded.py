@@ -54,15 +54,30 @@ def yaml_depth_problem(text: str, loader: type[Any], limit: int = MAX_DEPTH) -> 
     opening = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
     closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     depth = 0
-    for event in yaml.parse(text, Loader=loader):
-        if isinstance(event, opening):
-            depth += 1
-            if depth > limit:
-                line = event.start_mark.line + 1 if event.start_mark else None
-                return too_deep(limit) + (f" (line {line})" if line else "")
-        elif isinstance(event, closing):
-            depth -= 1
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, opening):
+                depth += 1
+                if depth > limit:
+                    return _too_deep_at(event.start_mark, limit)
+            elif isinstance(event, closing):
+                depth -= 1
+    except yaml.MarkedYAMLError as exc:
+        # libyaml (PyYAML 6.0.4's wheels) stops at its own depth limit, 1,000 levels, while
+        # scanning ahead of the events: past ours too, so it is the same problem.
+        if exc.problem != _LIBYAML_TOO_DEEP:
+            raise
+        return _too_deep_at(exc.problem_mark, limit)
     return None
+
+
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
+
+
+def _too_deep_at(mark: Any, limit: int) -> str:
+    """:func:`too_deep`, with the line where the limit was passed when the parser knows it."""
+    line = mark.line + 1 if mark is not None else None
+    return too_deep(limit) + (f" (line {line})" if line else "")
 
 
 def loads_json(text: str | bytes, fail: Callable[[str], Exception]) -> Any:
