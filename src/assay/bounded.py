@@ -16,6 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 MAX_DEPTH = 100
+# What libyaml says when it passes its own nesting limit (1,000 levels; PyYAML 6.0.4 wheels).
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 # Strings are cut out whole (their brackets do not count); an unterminated one runs to the end.
 _JSON_STRINGS = re.compile(r'"(?:[^"\\]+|\\.)*"?', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
@@ -63,15 +65,11 @@ def yaml_depth_problem(text: str, loader: type[Any], limit: int = MAX_DEPTH) -> 
             elif isinstance(event, closing):
                 depth -= 1
     except yaml.MarkedYAMLError as exc:
-        # libyaml (PyYAML 6.0.4's wheels) stops at its own depth limit, 1,000 levels, while
-        # scanning ahead of the events: past ours too, so it is the same problem.
+        # libyaml stops at its own limit while scanning ahead of the events: past ours too.
         if exc.problem != _LIBYAML_TOO_DEEP:
             raise
         return _too_deep_at(exc.problem_mark, limit)
     return None
-
-
-_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 
 
 def _too_deep_at(mark: Any, limit: int) -> str:
