@@ -8,6 +8,11 @@ this prints the throughput reached as a fraction of that bound (target: at least
 the run itself (the report's ``run.duration_seconds``: plan, judge calls, store, aggregation)
 and for the whole command (adding interpreter start-up, loading and rendering).
 
+Beside it, the least this machine allows (``bare_client.py``): the span a bare asyncio client
+takes for the same calls against the same server, and the start-up of a fresh interpreter
+that imports only the CLI stack (typer, pydantic, asyncio, ssl). ``ceiling`` is the highest
+fraction of the bound a CLI on that stack could show here: ideal / (stack start-up + bare span).
+
     python benchmarks/bench_judge_throughput.py \\
         [--samples 1000] [--latency-ms 50] [--concurrency 8 16 32]
 
@@ -28,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bare_client import bare_span, stack_start_s  # noqa: E402
 from timing import compile_package  # noqa: E402
 
 from openai_server import RemoteServer  # noqa: E402
@@ -62,15 +68,21 @@ def write_inputs(directory: Path, count: int) -> tuple[Path, Path]:
     return dataset, outputs
 
 
+def child_env() -> dict[str, str]:
+    """The environment of every child: this source tree, a fake key, no assay settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "OPENAI_"))}
+    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    env["OPENAI_API_KEY"] = "sk-bench-not-a-real-key"
+    return env
+
+
 def run_once(
     server: RemoteServer, dataset: Path, outputs: Path, concurrency: int, workdir: Path
 ) -> tuple[float, float, int, float, float, float]:
     """(command wall seconds, run seconds from the report, server calls, command CPU seconds,
     seconds from the command's start to the first request's arrival at the server, seconds
     from the server's last reply to the command's exit)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "OPENAI_"))}
-    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    env["OPENAI_API_KEY"] = "sk-bench-not-a-real-key"
+    env = child_env()
     report = workdir / f"report-{concurrency}.json"
     command = [
         sys.executable,
@@ -122,6 +134,31 @@ def run_once(
     return wall, float(data["run"]["duration_seconds"]), server.calls(), cpu, to_first, after_last
 
 
+def print_least(
+    server: RemoteServer, samples: int, latency: float, commands: dict[int, tuple[float, ...]]
+) -> None:
+    """The least this machine allows beside what ``assay run`` took, for each concurrency:
+    start-up of the bare CLI stack, a bare client's span, the ceiling they leave of the bound."""
+    stack = stack_start_s(child_env())
+    print(
+        f"the least this machine allows (bare_client.py): a fresh interpreter importing the CLI "
+        f"stack (typer, pydantic, asyncio, ssl) takes {stack:.2f} s; span = first request's "
+        "arrival to last reply"
+    )
+    print(
+        f"{'N':>3} {'ideal s':>8} {'bare span s':>11} {'ceiling':>8} | {'assay: 1st req s':>16} "
+        f"{'span s':>7} {'after s':>7} {'cmd frac':>8}"
+    )
+    for concurrency, (wall, to_first, after_last) in commands.items():
+        ideal = samples * latency / concurrency
+        bare = bare_span(server, samples, concurrency)
+        span = wall - to_first - after_last
+        print(
+            f"{concurrency:>3} {ideal:>8.2f} {bare:>11.2f} {ideal / (stack + bare):>8.2f} | "
+            f"{to_first:>16.2f} {span:>7.2f} {after_last:>7.2f} {ideal / wall:>8.2f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=1000)
@@ -156,6 +193,7 @@ def main() -> None:
         f"{'after s':>7}"
     )
     server, instant = RemoteServer(args.latency_ms), RemoteServer(0.0)
+    commands: dict[int, tuple[float, float, float]] = {}
     try:
         with tempfile.TemporaryDirectory() as temp:
             directory = Path(temp)
@@ -167,12 +205,14 @@ def main() -> None:
                 wall, run_s, calls, cpu, to_first, after_last = run_once(
                     server, dataset, outputs, concurrency, directory
                 )
+                commands[concurrency] = (wall, to_first, after_last)
                 print(
                     f"{concurrency:>3} {bound:>8.0f} {ideal:>8.2f} {floor:>8.2f} {run_s:>7.2f} "
                     f"{ideal / run_s:>8.2f} "
                     f"{wall:>7.2f} {ideal / wall:>8.2f} {calls:>6} {cpu:>12.2f} "
                     f"{to_first:>9.2f} {after_last:>7.2f}"
                 )
+        print_least(server, args.samples, latency, commands)
         print(f"load average after: {os.getloadavg()[0]:.1f} (other processes share the CPUs)")
     finally:
         server.stop()
