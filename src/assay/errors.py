@@ -83,7 +83,15 @@ class MetricConfigError(UsageError):
 
 
 class SystemUnderTestError(AssayError):
-    """The system under test failed on one sample; recorded as that sample's failure."""
+    """The system under test failed on one sample; recorded as that sample's failure.
+
+    ``field`` names the key of the answer at fault (``retrieved``, ``contexts``, ...) when one
+    is: a saved-outputs file's error names that field, not the whole output.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(message)
 
 
 class ProviderError(AssayError):

@@ -179,17 +179,19 @@ def coerce_output(value: Any) -> Output:
         nested = value.get("output")
         if isinstance(nested, Mapping) and set(value) == {"output"}:
             value = nested  # JSONL lines may wrap the whole answer: {"id": ..., "output": {...}}
-        text = value.get("output", value.get("actual_output"))
+        key = "output" if "output" in value or "actual_output" not in value else "actual_output"
+        text = value.get(key)
         if not isinstance(text, str):
             raise SystemUnderTestError(
-                f"returned a mapping whose 'output' is {type(text).__name__}; expected a string"
+                f"returned a mapping whose '{key}' is {type(text).__name__}; expected a string",
+                field=key,
             )
         retrieved = None
         if value.get("retrieved") is not None:
             try:
                 retrieved = parse_retrieved(value["retrieved"])
             except ValueError as exc:
-                raise SystemUnderTestError(str(exc)) from None
+                raise SystemUnderTestError(str(exc), field="retrieved") from None
         usage = value.get("usage")
         return Output(
             text,
@@ -208,13 +210,15 @@ def parse_contexts(raw: Any, *, where: str = "contexts") -> tuple[str, ...] | No
     if raw is None:
         return None
     if not isinstance(raw, list):
-        raise SystemUnderTestError(f"'{where}' must be a list of texts; got {type(raw).__name__}")
+        raise SystemUnderTestError(
+            f"'{where}' must be a list of texts; got {type(raw).__name__}", field=where
+        )
     texts: list[str] = []
     for position, entry in enumerate(raw):
         text = entry.get("text") if isinstance(entry, Mapping) else entry
         if not isinstance(text, str):
             raise SystemUnderTestError(
-                f"'{where}[{position}]' must be a text or an object with a 'text'"
+                f"'{where}[{position}]' must be a text or an object with a 'text'", field=where
             )
         texts.append(text)
     return tuple(texts)
@@ -229,7 +233,8 @@ def _trajectory(raw: Any) -> Mapping[str, Any] | None:
     if isinstance(raw, TrajectoryRecorder):
         return raw.trajectory().to_json()
     raise SystemUnderTestError(
-        f"returned a 'trajectory' that is {type(raw).__name__}; expected an object"
+        f"returned a 'trajectory' that is {type(raw).__name__}; expected an object",
+        field="trajectory",
     )
 
 
@@ -241,7 +246,7 @@ def _entry_output(entry: Any, *, sample_id: str, path: Path) -> Output:
             str(exc).replace("returned", "saved output is", 1),
             file=str(path),
             sample=sample_id,
-            field="output",
+            field=exc.field or "output",
         ) from None
 
 

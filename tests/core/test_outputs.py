@@ -201,6 +201,34 @@ def test_bad_retrieved_is_rejected(tmp_path: Path) -> None:
     assert error.sample == "a" and "retrieved[0]" in error.detail
 
 
+@pytest.mark.parametrize(
+    ("entry", "field", "where"),
+    [
+        ({"output": "x", "retrieved": [None]}, "retrieved", "'retrieved[0]'"),
+        ({"output": "x", "retrieved": "d1"}, "retrieved", "'retrieved'"),
+        ({"output": "x", "contexts": "c"}, "contexts", "'contexts'"),
+        ({"output": "x", "contexts": ["c", 3]}, "contexts", "'contexts[1]'"),
+        ({"output": "x", "trajectory": [1]}, "trajectory", "'trajectory'"),
+        ({"actual_output": 5}, "actual_output", "'actual_output'"),
+        ({"output": None, "actual_output": "x"}, "output", "'output'"),
+    ],
+)
+@pytest.mark.parametrize("name", ["o.json", "o.jsonl"])
+def test_a_bad_part_of_an_output_is_the_field_named(
+    tmp_path: Path, entry: dict[str, object], field: str, where: str, name: str
+) -> None:
+    """The error names the key at fault, in a JSON document and in a streamed JSONL file."""
+    if name.endswith(".jsonl"):
+        good = json.dumps({"id": "b", "output": "y"})
+        text = good + "\n" + json.dumps({"id": "a", **entry}) + "\n"
+    else:
+        text = json.dumps({"outputs": {"b": "y", "a": entry}})
+    error = outputs_error(write(tmp_path, name, text))
+    assert (error.sample, error.field) == ("a", field)
+    assert where in error.detail
+    assert f"sample 'a': field '{field}': " in str(error)
+
+
 class _Id(str):
     pass
 
