@@ -219,6 +219,24 @@ def test_bad_module_paths(path: str, message: str) -> None:
         resolve(path)
 
 
+@pytest.mark.parametrize(
+    ("path", "option", "kind"),
+    [
+        ("os:system", "command", "builtin_function_or_method"),
+        ("subprocess:run", "args", "function"),
+        ("subprocess:Popen", "args", "the class Popen"),
+    ],
+)
+def test_a_path_runs_only_a_metric_class(tmp_path: Path, path: str, option: str, kind: str) -> None:
+    """A dataset names code as data: a callable that is not a metric class is never called,
+    whatever options come with it."""
+    ran = tmp_path / "ran"
+    value: Any = f"touch {ran}" if option == "command" else ["touch", str(ran)]
+    with pytest.raises(MetricConfigError, match=f"resolves to {kind}, which has no 'name'"):
+        resolve({"name": path, option: value})
+    assert not ran.exists()
+
+
 def test_path_to_something_that_is_not_a_metric(plugin: str) -> None:
     with pytest.raises(MetricConfigError, match="resolves to int"):
         resolve(f"{plugin}:NOT_A_METRIC")

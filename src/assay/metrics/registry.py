@@ -56,6 +56,25 @@ def _import_path(path: str) -> Any:
     return target
 
 
+def _metric_path(path: str) -> Any:
+    """What a ``module:Class`` path names, when it is a metric or a class of them.
+
+    A dataset is data: the path it names is called only when it is a class that defines
+    ``score``, so a path to any other callable (``os:system``, ``subprocess:Popen``) is refused
+    before it runs, whatever options the dataset gives it.
+    """
+    target = _import_path(path)
+    if _is_metric(target) or (
+        isinstance(target, type) and callable(getattr(target, "score", None))
+    ):
+        return target
+    kind = f"the class {target.__name__}" if isinstance(target, type) else type(target).__name__
+    raise MetricConfigError(
+        f"metric '{path}' resolves to {kind}, which has no 'name' and 'score(sample, output)': "
+        "a path must name a metric class (one that defines score) or a metric object"
+    )
+
+
 def _unknown_options(factory: Any, options: Mapping[str, Any], label: str) -> None:
     """Name an option the factory does not take, with the ones it does (not a TypeError)."""
     try:
@@ -151,7 +170,7 @@ def _resolve_named(name: str, options: Mapping[str, Any]) -> Metric:
             ) from None
         return _build(target, options, name)
     if ":" in name:
-        return _build(_import_path(name), options, name)
+        return _build(_metric_path(name), options, name)
     known = ", ".join(sorted(BUILTINS) + sorted(plugins))
     raise MetricConfigError(f"unknown metric '{name}'. Known metrics: {known}")
 
