@@ -139,3 +139,32 @@ def test_store_backed_run_and_adversarial_lane_promote(
     assert categories == {"prompt-injection"}
     assert all(s.metadata["canary"] in s.input["system"] for s in promoted.samples)
     assert "Maintenance acknowledged" not in target.read_text()
+
+
+@pytest.mark.parametrize("kind", ["link", "pipe"])
+def test_nothing_failed_leaves_a_path_that_is_not_a_regular_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+) -> None:
+    """Only a stale regular file is removed: a link (or a device, a pipe) stays where it is."""
+    data = dict(DATASET, samples=DATASET["samples"][:2])
+    dataset = tmp_path / "support.yml"
+    dataset.write_text(yaml.safe_dump(data))
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"outputs": {"ok": "Paris", "007": "4"}}))
+    target = tmp_path / "failures.yml"
+    if kind == "link":
+        (tmp_path / "elsewhere.yml").write_text("kept")
+        target.symlink_to(tmp_path / "elsewhere.yml")
+    else:
+        os.mkfifo(target)
+    code = run(
+        capsys,
+        "run",
+        str(dataset),
+        "--outputs",
+        str(outputs),
+        "--no-store",
+        "--promote-failures",
+        str(target),
+    )
+    assert code == 0 and (target.is_symlink() if kind == "link" else target.exists())

@@ -95,6 +95,8 @@ def promote_failures(
     """
     document = promoted_document(dataset, rows, source=source, run_id=run_id)
     if document is None:
+        if path.is_symlink() or not path.is_file():
+            return 0  # only a regular file is removed: never a device, a link or a directory
         try:
             path.unlink(missing_ok=True)
         except OSError as exc:

@@ -1,0 +1,41 @@
+"""Atomic report writes: a regular file is replaced whole; a link or a special file is not."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from assay.fileio import write_atomic
+
+
+def test_a_regular_file_is_replaced_whole(tmp_path: Path) -> None:
+    target = tmp_path / "report.md"
+    target.write_text("old, and longer than the new text", encoding="utf-8")
+    write_atomic(target, [b"new", b" text"])
+    assert target.read_bytes() == b"new text"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # no temporary file left
+
+
+def test_a_link_keeps_pointing_at_its_file(tmp_path: Path) -> None:
+    real, link = tmp_path / "real.md", tmp_path / "link.md"
+    real.write_text("old", encoding="utf-8")
+    link.symlink_to(real)
+    write_atomic(link, "new")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text(encoding="utf-8") == "new"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_pipe_is_written_through_not_replaced(tmp_path: Path) -> None:
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    write_atomic(pipe, "through the pipe")
+    reader.join(10)
+    assert received == [b"through the pipe"]
+    assert not pipe.is_file() and pipe.exists()  # still the pipe, not a file in its place
