@@ -80,11 +80,27 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         typer.echo("assay: interrupted", err=True)
         sys.exit(130)
+    except Exception as exc:  # a case no check foresaw: one line and exit 2, never a traceback
+        typer.echo(f"assay: error: {unexpected(exc)}", err=True)
+        sys.exit(EXIT_USAGE)
     finally:
         if collecting:
             gc.enable()
         else:
             gc.disable()
+
+
+def unexpected(exc: Exception) -> str:
+    """One line for an error no check anticipated: its type and the start of its message.
+
+    Exit 1 means the gate failed, so a crash must not end with it (a CI job would read it as a
+    verdict); what reaches here is an input assay failed to check, reported as bad input.
+    """
+    message = " ".join(str(exc).split())[:300]
+    return (
+        f"unexpected {type(exc).__name__}{': ' + message if message else ''} "
+        "(an input assay did not check; please report it with the command)"
+    )
 
 
 def script_main() -> NoReturn:

@@ -71,5 +71,7 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: config file not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror}") from None

@@ -149,7 +149,7 @@ def score_sync(metric: Metric, sample: Sample, output: Output) -> ScoreResult:
         return ScoreResult(None, error=str(exc), usage=_usage_tuple(exc.usage))
     except AssayError as exc:
         return ScoreResult(None, error=str(exc))
-    except Exception as exc:  # a custom metric's bug must not end the run
+    except (Exception, SystemExit) as exc:  # a custom metric's bug (or exit) must not end the run
         return ScoreResult(None, error=_internal_error(metric.name, exc))
 
 
@@ -163,7 +163,7 @@ async def score_async(metric: Metric, sample: Sample, output: Output) -> ScoreRe
         return ScoreResult(None, error=str(exc), usage=_usage_tuple(exc.usage))
     except AssayError as exc:
         return ScoreResult(None, error=str(exc))
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         return ScoreResult(None, error=_internal_error(metric.name, exc))
 
 

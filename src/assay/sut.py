@@ -100,7 +100,7 @@ class PythonTarget:
                 value = await asyncio.to_thread(self.function, dict(sample.input), **extra)
         except (SystemUnderTestError, RateLimited):
             raise  # RateLimited lets the adaptive limiter back off and retry
-        except Exception as exc:  # the SUT's own bug: recorded for this sample, run goes on
+        except (Exception, SystemExit) as exc:  # a bug or sys.exit in the SUT: this sample fails
             raise SystemUnderTestError(f"raised {_short_error(exc)}") from None
         output = coerce_output(value)
         if recorder is not None and recorder.used and output.trajectory is None:

@@ -46,6 +46,10 @@ def _import_path(path: str) -> Any:
         raise MetricConfigError(
             f"metric '{path}': cannot import module '{module_name}' ({exc})"
         ) from None
+    except Exception as exc:  # an empty or relative name, or a module that fails as it loads
+        raise MetricConfigError(
+            f"metric '{path}': cannot import module '{module_name}' ({type(exc).__name__}: {exc})"
+        ) from None
     target: Any = module
     for part in attr.split("."):
         if not hasattr(target, part):

@@ -1,0 +1,108 @@
+"""Inputs a fuzzing pass found crashing ``assay`` or misbehaving: each ends as exit 2 with one
+line, or as the sample's recorded failure, never as a traceback or an exit code of its own."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import textwrap
+from pathlib import Path
+
+from runner.procs import run_assay
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "examples" / "quickstart"
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    """The single error line of a finished command that exited 2 (no traceback)."""
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("assay: error: "), lines
+    return str(lines[0])
+
+
+def small_run(tmp_path: Path) -> list[str]:
+    (tmp_path / "d.json").write_text(
+        json.dumps(
+            {"name": "t", "samples": [{"id": "s1", "input": {"q": "x"}, "expected_output": "a"}]}
+        ),
+        encoding="utf-8",
+    )
+    (tmp_path / "o.json").write_text(json.dumps({"outputs": {"s1": "a"}}), encoding="utf-8")
+    return ["run", "d.json", "--outputs", "o.json", "--no-store", "-q", "-o", "r.json"]
+
+
+def test_an_empty_or_relative_metric_module_is_a_config_error(tmp_path: Path) -> None:
+    for name in (":", ":X", ".:X", "..a:X"):
+        line = one_line_error(run_assay([*small_run(tmp_path), "-m", name], cwd=tmp_path))
+        assert f"metric '{name}': cannot import module" in line
+
+
+def test_a_config_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    (tmp_path / "assay.toml").write_bytes(b"[gate]\nmin_macro_f1 = 0.5 # \xff\n")
+    line = one_line_error(run_assay([*small_run(tmp_path), "-m", "exact-match"], cwd=tmp_path))
+    assert "assay.toml: not valid UTF-8" in line
+
+
+def test_sys_exit_in_a_system_under_test_or_a_metric_is_that_sample_s_failure(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "exits.py").write_text(
+        textwrap.dedent(
+            """
+            import sys
+
+            def answer(inp):
+                sys.exit(3)
+
+            class ExitMetric:
+                name = "exit-metric"
+
+                def score(self, sample, output):
+                    raise SystemExit(5)
+            """
+        ),
+        encoding="utf-8",
+    )
+    args = small_run(tmp_path)
+    env = {"PYTHONPATH": str(tmp_path)}
+    sut = run_assay(
+        [*args[:2], "--sut", "exits:answer", *args[4:], "-m", "exact-match", "-f", "json"],
+        cwd=tmp_path,
+        env=env,
+    )
+    assert sut.returncode == 1, sut.stderr  # the gate fails on the errored row; no exit 3
+    failures = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["failures"]
+    assert failures[0]["message"] == "raised SystemExit: 3"
+    metric = run_assay([*args, "-m", "exits:ExitMetric", "-f", "json"], cwd=tmp_path, env=env)
+    assert metric.returncode == 1, metric.stderr
+    failures = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["failures"]
+    assert failures[0]["message"] == "metric 'exit-metric' crashed: SystemExit: 5"
+
+
+def test_a_damaged_run_store_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """What no check foresaw still ends as exit 2 with one line (exit 1 is the gate's)."""
+    store = tmp_path / "s.db"
+    made = run_assay(
+        [
+            "run",
+            str(QUICKSTART / "dataset.yml"),
+            "--outputs",
+            str(QUICKSTART / "outputs.json"),
+            "--store",
+            str(store),
+            "--run-id",
+            "r1",
+            "-q",
+            "-o",
+            "r.md",
+        ],
+        cwd=tmp_path,
+    )
+    assert made.returncode in (0, 1), made.stderr
+    with sqlite3.connect(store) as connection:
+        connection.execute("update chunks set rows = substr(rows, 1, 100)")
+    line = one_line_error(run_assay(["report", "r1", "--store", str(store)], cwd=tmp_path))
+    assert "unexpected ValueError" in line
