@@ -6,12 +6,24 @@ when it has one, else its index) and the dotted field it is about; the rest are 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from assay.errors import InputError
+from assay.errors import DatasetError, InputError, MetricConfigError
+
+
+@contextlib.contextmanager
+def declared_metrics(path: str | Path) -> Iterator[None]:
+    """Building the metrics a dataset declares: one that cannot be built is that dataset's
+    error, naming its file and the field ``metrics`` (the message names the metric)."""
+    try:
+        yield
+    except MetricConfigError as exc:
+        raise DatasetError(str(exc), file=str(path), field="metrics") from None
 
 
 def _sample_label(raw_samples: Any, index: int) -> str | int:

@@ -4,6 +4,7 @@ its metrics, provider settings and system under test resolved, before any work s
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,6 +66,7 @@ def _flag_problems(config: Any) -> list[str]:
 def build_plan(config: Any, lane: Any) -> Plan:
     """Load the dataset, resolve its metrics and provider settings, build the system."""
     from assay.api import metric_plan
+    from assay.dataset_errors import declared_metrics
     from assay.loading import load_dataset
     from assay.metrics.base import provider_use
     from assay.providers.settings import build as build_providers
@@ -77,7 +79,9 @@ def build_plan(config: Any, lane: Any) -> Plan:
             f"{config.dataset}: no metrics: declare 'metrics:' in the dataset or pass --metric NAME"
         )
     providers = build_providers(cli=config.provider_flags(), dataset=loaded.providers)
-    chosen = metric_plan(loaded, lane.metric_specs if lane is not None else config.metric or None)
+    named = lane.metric_specs if lane is not None else config.metric or None
+    with declared_metrics(config.dataset) if named is None else contextlib.nullcontext():
+        chosen = metric_plan(loaded, named)  # the dataset's own metrics when none are named
     metrics, scopes = chosen.metrics, chosen.scopes
     plan = Plan(
         config=config,

@@ -106,3 +106,16 @@ def test_a_damaged_run_store_is_one_line_not_a_traceback(tmp_path: Path) -> None
         connection.execute("update chunks set rows = substr(rows, 1, 100)")
     line = one_line_error(run_assay(["report", "r1", "--store", str(store)], cwd=tmp_path))
     assert "unexpected ValueError" in line
+
+
+def test_a_bad_metric_entry_of_a_dataset_names_the_file_and_field(tmp_path: Path) -> None:
+    for entry in ("no-such-metric", {"name": "rouge-l", "beta": -1}, {"name": "os:system"}):
+        sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
+        document = {"name": "t", "metrics": [entry], "samples": [sample]}
+        (tmp_path / "m.json").write_text(json.dumps(document), encoding="utf-8")
+        for args in (
+            ["validate", "m.json"],
+            [*small_run(tmp_path)[:1], "m.json", *small_run(tmp_path)[2:]],
+        ):
+            line = one_line_error(run_assay(args, cwd=tmp_path))
+            assert line.startswith("assay: error: m.json: field 'metrics': "), line
