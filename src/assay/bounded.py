@@ -22,6 +22,7 @@ _LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 _JSON_STRINGS = re.compile(r'"(?:[^"\\]+|\\.)*"?', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 _OPEN = frozenset("[{")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # \ud800-\udfff: half of a UTF-16 pair
 
 
 def too_deep(limit: int = MAX_DEPTH) -> str:
@@ -89,10 +90,28 @@ def loads_json(text: str | bytes, fail: Callable[[str], Exception]) -> Any:
     if problem is not None:
         raise fail(problem)
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise fail(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except ValueError:  # an integer literal past Python's digit limit
         raise fail("not valid JSON: a number is too long to read") from None
     except RecursionError:
         raise fail(too_deep()) from None
+    problem = lone_surrogate_problem(text, value)
+    if problem is not None:
+        raise fail(problem)
+    return value
+
+
+def lone_surrogate_problem(text: str, value: Any) -> str | None:
+    """What is wrong when ``value`` (parsed from ``text``) holds a string with a lone UTF-16
+    surrogate escape (``"\\ud800"``): no valid text has one, and no report could be written
+    with it. Only looked for when ``text`` has a ``\\u`` escape in the surrogate range."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return None
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(exc.object[exc.start])
+        return f"not valid text: a lone surrogate escape \\u{code:04x} (an unpaired UTF-16 half)"
+    return None

@@ -119,3 +119,22 @@ def test_a_bad_metric_entry_of_a_dataset_names_the_file_and_field(tmp_path: Path
         ):
             line = one_line_error(run_assay(args, cwd=tmp_path))
             assert line.startswith("assay: error: m.json: field 'metrics': "), line
+
+
+def test_a_lone_surrogate_escape_is_refused_and_a_pair_is_kept(tmp_path: Path) -> None:
+    """``"\\ud800"`` alone is no text (no report could hold it); ``"\\ud83d\\ude00"`` is one."""
+    sample = '{"id": "s1", "input": {"q": "x"}, "expected_output": "%s"}'
+    for name, text, good in (
+        ("lone.json", "\\ud800", False),
+        ("pair.json", "\\ud83d\\ude00", True),
+    ):
+        (tmp_path / name).write_text('{"name": "t", "samples": [%s]}' % (sample % text), "utf-8")
+        result = run_assay(["validate", name], cwd=tmp_path)
+        if good:
+            assert result.returncode == 0, result.stderr
+        else:
+            assert "lone surrogate escape \\ud800" in one_line_error(result)
+    args = small_run(tmp_path)
+    (tmp_path / "o.json").write_text('{"outputs": {"s1": "\\udfff"}}', encoding="utf-8")
+    line = one_line_error(run_assay([*args, "-m", "exact-match"], cwd=tmp_path))
+    assert line.startswith("assay: error: o.json: not valid text: a lone surrogate"), line
