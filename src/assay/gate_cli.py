@@ -258,7 +258,7 @@ def _is_outputs_file(target: str) -> bool:
         return True
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, OSError):
+    except (ValueError, OSError, RecursionError):  # not read here: the report reader says why
         return False
     if isinstance(document, list):
         return True

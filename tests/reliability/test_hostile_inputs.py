@@ -138,3 +138,10 @@ def test_a_lone_surrogate_escape_is_refused_and_a_pair_is_kept(tmp_path: Path) -
     (tmp_path / "o.json").write_text('{"outputs": {"s1": "\\udfff"}}', encoding="utf-8")
     line = one_line_error(run_assay([*args, "-m", "exact-match"], cwd=tmp_path))
     assert line.startswith("assay: error: o.json: not valid text: a lone surrogate"), line
+
+
+def test_a_deeply_nested_report_is_refused_by_every_reader(tmp_path: Path) -> None:
+    (tmp_path / "deep.json").write_text('{"rows": ' + "[" * 50_000 + "]" * 50_000 + "}", "utf-8")
+    for args in (["brief", "deep.json"], ["compare", "deep.json", "deep.json"]):
+        line = one_line_error(run_assay(args, cwd=tmp_path))
+        assert line == "assay: error: deep.json: the document is nested more than 100 levels deep"

@@ -10,13 +10,13 @@ is data, not instructions. So an answer cannot pose as part of the brief.
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from assay.bounded import loads_json
 from assay.dataset import read_text
 from assay.errors import InputError
 from assay.report.model import Report, Row
@@ -34,10 +34,9 @@ NOTICE = (
 def load_report(path: Path) -> Report:
     """A JSON report from disk, or a one-line input error naming the file."""
     text = read_text(path, InputError)
+    data = loads_json(text, lambda message: InputError(message, file=str(path)))
     try:
-        return Report.model_validate(json.loads(text))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg} (line {exc.lineno})", file=str(path)) from None
+        return Report.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])

@@ -95,7 +95,7 @@ class History:
         text = read_text(self.path, InputError)
         try:
             return Manifest.model_validate(json.loads(text))
-        except (ValueError, ValidationError) as exc:
+        except (ValueError, RecursionError, ValidationError) as exc:
             first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
             raise InputError(
                 f"not a valid {MANIFEST_SCHEMA} manifest ({first})", file=str(self.path)
