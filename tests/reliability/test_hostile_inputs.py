@@ -145,3 +145,31 @@ def test_a_deeply_nested_report_is_refused_by_every_reader(tmp_path: Path) -> No
     for args in (["brief", "deep.json"], ["compare", "deep.json", "deep.json"]):
         line = one_line_error(run_assay(args, cwd=tmp_path))
         assert line == "assay: error: deep.json: the document is nested more than 100 levels deep"
+
+
+def test_a_report_with_a_score_outside_0_1_is_refused(tmp_path: Path) -> None:
+    """A NaN (or 1.5) score is no score a metric gives: the report is refused where it is read,
+    by compare and brief alike, naming the row's field (before: compare crashed on NaN)."""
+    made = run_assay(
+        [
+            "run",
+            str(QUICKSTART / "dataset.yml"),
+            "--outputs",
+            str(QUICKSTART / "outputs.json"),
+            "--no-store",
+            "-q",
+            "-f",
+            "json",
+            "-o",
+            "good.json",
+        ],
+        cwd=tmp_path,
+    )
+    assert made.returncode in (0, 1), made.stderr
+    for bad in (float("nan"), 1.5):
+        report = json.loads((tmp_path / "good.json").read_text(encoding="utf-8"))
+        next(iter(report["rows"][0]["scores"].values()))["score"] = bad
+        (tmp_path / "bad.json").write_text(json.dumps(report), encoding="utf-8")
+        for args in (["compare", "bad.json", "good.json"], ["brief", "bad.json"]):
+            line = one_line_error(run_assay(args, cwd=tmp_path))
+            assert line.startswith("assay: error: bad.json: field 'rows.0.scores."), line

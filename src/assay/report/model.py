@@ -150,7 +150,7 @@ class Usage(UsageBlock):
 
 
 class RowScore(StrictModel):
-    score: float
+    score: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)  # as MetricScore: never NaN
     passed: bool
     details: dict[str, Any] = Field(default_factory=dict)
 
