@@ -17,13 +17,14 @@ def validate(
     dataset: Annotated[Path, typer.Argument(help="Dataset file (.yml, .yaml, .json, .jsonl).")],
 ) -> None:
     """Check a dataset against the schema and report the first problem precisely."""
+    from assay.api import metric_plan
     from assay.dataset_errors import declared_metrics
     from assay.loading import load_dataset
-    from assay.metrics.registry import resolve_all
 
     loaded = load_dataset(dataset)
-    with declared_metrics(dataset):
-        resolve_all(loaded.metrics)
+    if loaded.metrics:  # checked as `assay run` checks them: options, thresholds, tag scopes
+        with declared_metrics(dataset):
+            metric_plan(loaded)
     tags = sorted({tag for sample in loaded.samples for tag in sample.tags})
     typer.echo(
         f"{dataset}: ok ({len(loaded.samples)} samples, {len(loaded.metrics)} default metrics, "

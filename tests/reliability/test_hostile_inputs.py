@@ -173,3 +173,15 @@ def test_a_report_with_a_score_outside_0_1_is_refused(tmp_path: Path) -> None:
         for args in (["compare", "bad.json", "good.json"], ["brief", "bad.json"]):
             line = one_line_error(run_assay(args, cwd=tmp_path))
             assert line.startswith("assay: error: bad.json: field 'rows.0.scores."), line
+
+
+def test_validate_refuses_what_run_refuses_in_the_metrics_list(tmp_path: Path) -> None:
+    sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
+    for entry, words in (
+        ({"name": "rouge-l", "threshold": 2}, "'threshold' must be in [0, 1]"),
+        ({"name": "rouge-l", "tags": 5}, "'tags' must be a tag or a non-empty list"),
+    ):
+        document = {"name": "t", "metrics": [entry], "samples": [sample]}
+        (tmp_path / "m.json").write_text(json.dumps(document), encoding="utf-8")
+        line = one_line_error(run_assay(["validate", "m.json"], cwd=tmp_path))
+        assert line.startswith("assay: error: m.json: field 'metrics': ") and words in line
