@@ -93,27 +93,25 @@ def test_run_promotes_failed_and_errored_samples(
     assert [m.name for m in promoted.metrics] == ["exact-match"]
 
 
-def test_nothing_failed_removes_a_stale_file(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def run_with_nothing_failed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, target: Path
+) -> int:
+    """``assay run --promote-failures target`` over two samples that both pass."""
     data = dict(DATASET, samples=DATASET["samples"][:2])
     dataset = tmp_path / "support.yml"
     dataset.write_text(yaml.safe_dump(data))
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps({"outputs": {"ok": "Paris", "007": "4"}}))
+    args = ["run", str(dataset), "--outputs", str(outputs), "--no-store"]
+    return run(capsys, *args, "--promote-failures", str(target))
+
+
+def test_nothing_failed_removes_a_stale_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     target = tmp_path / "failures.yml"
     target.write_text("stale")
-    code = run(
-        capsys,
-        "run",
-        str(dataset),
-        "--outputs",
-        str(outputs),
-        "--no-store",
-        "--promote-failures",
-        str(target),
-    )
-    assert code == 0 and not target.exists()
+    assert run_with_nothing_failed(capsys, tmp_path, target) == 0 and not target.exists()
 
 
 def test_store_backed_run_and_adversarial_lane_promote(
@@ -146,25 +144,11 @@ def test_nothing_failed_leaves_a_path_that_is_not_a_regular_file(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
 ) -> None:
     """Only a stale regular file is removed: a link (or a device, a pipe) stays where it is."""
-    data = dict(DATASET, samples=DATASET["samples"][:2])
-    dataset = tmp_path / "support.yml"
-    dataset.write_text(yaml.safe_dump(data))
-    outputs = tmp_path / "outputs.json"
-    outputs.write_text(json.dumps({"outputs": {"ok": "Paris", "007": "4"}}))
     target = tmp_path / "failures.yml"
     if kind == "link":
         (tmp_path / "elsewhere.yml").write_text("kept")
         target.symlink_to(tmp_path / "elsewhere.yml")
     else:
         os.mkfifo(target)
-    code = run(
-        capsys,
-        "run",
-        str(dataset),
-        "--outputs",
-        str(outputs),
-        "--no-store",
-        "--promote-failures",
-        str(target),
-    )
-    assert code == 0 and (target.is_symlink() if kind == "link" else target.exists())
+    assert run_with_nothing_failed(capsys, tmp_path, target) == 0
+    assert target.is_symlink() if kind == "link" else target.exists()

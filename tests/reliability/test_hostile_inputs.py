@@ -34,6 +34,18 @@ def small_run(tmp_path: Path) -> list[str]:
     return ["run", "d.json", "--outputs", "o.json", "--no-store", "-q", "-o", "r.json"]
 
 
+def quickstart(tmp_path: Path, *options: str) -> None:
+    """The bundled quickstart example run in ``tmp_path`` with ``options`` (it must finish)."""
+    example = [
+        "run",
+        str(QUICKSTART / "dataset.yml"),
+        "--outputs",
+        str(QUICKSTART / "outputs.json"),
+    ]
+    made = run_assay([*example, "-q", *options], cwd=tmp_path)
+    assert made.returncode in (0, 1), made.stderr
+
+
 def test_an_empty_or_relative_metric_module_is_a_config_error(tmp_path: Path) -> None:
     for name in (":", ":X", ".:X", "..a:X"):
         line = one_line_error(run_assay([*small_run(tmp_path), "-m", name], cwd=tmp_path))
@@ -85,23 +97,7 @@ def test_sys_exit_in_a_system_under_test_or_a_metric_is_that_sample_s_failure(
 def test_a_damaged_run_store_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     """What no check foresaw still ends as exit 2 with one line (exit 1 is the gate's)."""
     store = tmp_path / "s.db"
-    made = run_assay(
-        [
-            "run",
-            str(QUICKSTART / "dataset.yml"),
-            "--outputs",
-            str(QUICKSTART / "outputs.json"),
-            "--store",
-            str(store),
-            "--run-id",
-            "r1",
-            "-q",
-            "-o",
-            "r.md",
-        ],
-        cwd=tmp_path,
-    )
-    assert made.returncode in (0, 1), made.stderr
+    quickstart(tmp_path, "--store", str(store), "--run-id", "r1", "-o", "r.md")
     with sqlite3.connect(store) as connection:
         connection.execute("update chunks set rows = substr(rows, 1, 100)")
     line = one_line_error(run_assay(["report", "r1", "--store", str(store)], cwd=tmp_path))
@@ -150,22 +146,7 @@ def test_a_deeply_nested_report_is_refused_by_every_reader(tmp_path: Path) -> No
 def test_a_report_with_a_score_outside_0_1_is_refused(tmp_path: Path) -> None:
     """A NaN (or 1.5) score is no score a metric gives: the report is refused where it is read,
     by compare and brief alike, naming the row's field (before: compare crashed on NaN)."""
-    made = run_assay(
-        [
-            "run",
-            str(QUICKSTART / "dataset.yml"),
-            "--outputs",
-            str(QUICKSTART / "outputs.json"),
-            "--no-store",
-            "-q",
-            "-f",
-            "json",
-            "-o",
-            "good.json",
-        ],
-        cwd=tmp_path,
-    )
-    assert made.returncode in (0, 1), made.stderr
+    quickstart(tmp_path, "--no-store", "-f", "json", "-o", "good.json")
     for bad in (float("nan"), 1.5):
         report = json.loads((tmp_path / "good.json").read_text(encoding="utf-8"))
         next(iter(report["rows"][0]["scores"].values()))["score"] = bad
