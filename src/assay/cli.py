@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo("assay: interrupted", err=True)
         sys.exit(130)
     except Exception as exc:  # a case no check foresaw: one line and exit 2, never a traceback
-        typer.echo(f"assay: error: {unexpected(exc)}", err=True)
+        typer.echo(f"assay: error: {_unexpected(exc)}", err=True)
         sys.exit(EXIT_USAGE)
     finally:
         if collecting:
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
             gc.disable()
 
 
-def unexpected(exc: Exception) -> str:
+def _unexpected(exc: Exception) -> str:
     """One line for an error no check anticipated: its type and the start of its message.
 
     Exit 1 means the gate failed, so a crash must not end with it (a CI job would read it as a

@@ -249,7 +249,7 @@ def _named_reference(name: str, current: Report, store: Path | None) -> Streamed
 
 def _is_outputs_file(target: str) -> bool:
     """A saved-outputs file (JSONL, or a JSON/YAML document that is not an assay report)."""
-    import json
+    from assay.bounded import loads_json
 
     path = Path(target)
     if not path.is_file():
@@ -257,8 +257,8 @@ def _is_outputs_file(target: str) -> bool:
     if path.suffix.lower() in (".jsonl", ".yml", ".yaml"):
         return True
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, OSError, RecursionError):  # not read here: the report reader says why
+        document = loads_json(path.read_bytes(), ValueError)
+    except (ValueError, OSError):  # not read here: the report reader says why
         return False
     if isinstance(document, list):
         return True

@@ -13,7 +13,6 @@ under an exclusive lock file; retention keeps the newest N runs plus each slice'
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.adversarial.drift import Check, DropRule, check, parse_rules, report_values
+from assay.bounded import loads_json
 from assay.dataset import read_text
 from assay.errors import InputError, UsageError
 from assay.fileio import write_atomic
@@ -93,13 +93,16 @@ class History:
         if not self.path.exists():
             return Manifest()
         text = read_text(self.path, InputError)
+        data = loads_json(text, self._invalid)
         try:
-            return Manifest.model_validate(json.loads(text))
-        except (ValueError, RecursionError, ValidationError) as exc:
-            first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-            raise InputError(
-                f"not a valid {MANIFEST_SCHEMA} manifest ({first})", file=str(self.path)
-            ) from None
+            return Manifest.model_validate(data)
+        except ValidationError as exc:
+            raise self._invalid(exc.errors()[0]["msg"]) from None
+
+    def _invalid(self, problem: str) -> InputError:
+        return InputError(
+            f"not a valid {MANIFEST_SCHEMA} manifest ({problem})", file=str(self.path)
+        )
 
     def baseline(self, report: Report) -> LaneRun | None:
         wanted = slice_of(report)
