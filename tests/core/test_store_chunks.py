@@ -145,3 +145,34 @@ def test_a_row_with_a_raw_line_break_is_refused_not_split(tmp_path: Path) -> Non
             outputs=[None],
         )
     store.close()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_run_stored_only_in_chunks_reads_its_rows_without_the_merge(
+    tmp_path: Path, seed: int
+) -> None:
+    """``chunked_rows`` gives what ``iter_stored`` gives as rows, in the same order; a run
+    with any execution stored a row of its own gets None (the merge is needed)."""
+    rng = random.Random(seed)
+    keys = plan(rng.randint(1, 40), rng.randint(1, 3))
+    store = RunStore(tmp_path / "runs.db", commit_interval_s=rng.choice([0, 3600]))
+    new_run(store)
+    size = rng.randint(1, 9)
+    for first in range(0, len(keys), size):
+        part = keys[first : first + size]
+        store.record_clean(
+            "r",
+            [clean(k) for k in part],
+            positions=[k[2] for k in part],
+            tags=[[] for _ in part],
+            row_hashes=[f"h{k[2]}" for k in part],
+            rows=[row_of(k) for k in part],
+            outputs=[None for _ in part],
+        )
+    chunked = store.chunked_rows("r")
+    assert chunked is not None
+    assert list(chunked) == [row[4] for row in store.iter_stored("r")]
+    assert len([row[4] for row in store.iter_stored("r")]) == len(keys)
+    store.record("r", result("late", 0, error="boom"), None, position=99, tags=[], row_hash="h")
+    assert store.chunked_rows("r") is None
+    store.close()
