@@ -9,6 +9,8 @@ import subprocess
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from runner.procs import run_assay
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,13 +97,49 @@ def test_sys_exit_in_a_system_under_test_or_a_metric_is_that_sample_s_failure(
 
 
 def test_a_damaged_run_store_is_one_line_not_a_traceback(tmp_path: Path) -> None:
-    """What no check foresaw still ends as exit 2 with one line (exit 1 is the gate's)."""
+    """A row cut short ends as exit 2 with one line naming the store, run and sample."""
     store = tmp_path / "s.db"
     quickstart(tmp_path, "--store", str(store), "--run-id", "r1", "-o", "r.md")
     with sqlite3.connect(store) as connection:
         connection.execute("update chunks set rows = substr(rows, 1, 100)")
     line = one_line_error(run_assay(["report", "r1", "--store", str(store)], cwd=tmp_path))
-    assert "unexpected ValueError" in line
+    assert f"run store {store}: run 'r1': the stored execution of sample 'capital-france'" in line
+    assert "is damaged" in line
+
+
+@pytest.mark.parametrize(
+    ("edit", "damaged"),
+    [
+        ("update runs set config = 'garbage'", "the stored configuration (runs.config)"),
+        ("update runs set config = '[1, 2]'", "the stored configuration (runs.config)"),
+        ("""update runs set config = '{"metrics": 5}'""", "(key 'metrics': "),
+        ("""update runs set config = '{"repetitions": "x"}'""", "(key 'repetitions': "),
+        ("update runs set created_at = 'yesterday'", "the stored run record (runs)"),
+        ("update chunks set keys = '[1]'", "a chunk of stored executions"),
+        ("update chunks set rows = 'garbage'", "a chunk of stored executions"),
+        (
+            "update chunks set rows = "
+            """cast(replace(rows, '"score":1.0', '"score":"x"') as blob)""",
+            "a score of 'x' is not a number in [0, 1]",
+        ),
+        ("insert into compliance values ('r1', 'garbage')", "the stored compliance"),
+    ],
+)
+def test_a_run_store_edited_by_hand_names_what_is_damaged(
+    tmp_path: Path, edit: str, damaged: str
+) -> None:
+    store = tmp_path / "s.db"
+    quickstart(tmp_path, "--store", str(store), "--run-id", "r1", "-o", "r.md")
+    with sqlite3.connect(store) as connection:
+        connection.execute(edit)
+    commands = [["report", "r1", "--store", str(store), "-o", "again.json"]]
+    if "compliance" not in edit and "created_at" not in edit:  # what a resume reads
+        example = [str(QUICKSTART / "dataset.yml"), "--outputs", str(QUICKSTART / "outputs.json")]
+        commands.append(["run", *example, "--store", str(store), "--resume", "r1", "-q"])
+    for command in commands:
+        line = one_line_error(run_assay(command, cwd=tmp_path))
+        assert line.startswith(f"assay: error: run store {store}: run 'r1': "), line
+        assert damaged in line and "is damaged" in line, line
 
 
 def test_a_bad_metric_entry_of_a_dataset_names_the_file_and_field(tmp_path: Path) -> None:
