@@ -102,7 +102,8 @@ def test_undefined_kappa_cannot_pass_a_gate(capsys, tmp_path):
     [
         (["--mode", "as_worst"], "cannot_assess_mode must be one of"),
         (["--format", "xml"], "--format must be text or json"),
-        (["--bootstrap", "-1"], "--bootstrap must be >= 0"),
+        (["--bootstrap", "-1"], "--bootstrap must be from 0 to 100000; got -1"),
+        (["--bootstrap", "100000001"], "--bootstrap must be from 0 to 100000; got 100000001"),
         (["--min-agreement", "1.5"], "--min-agreement must be in [0, 1]"),
     ],
 )

@@ -204,3 +204,23 @@ def test_validate_refuses_what_run_refuses_in_the_metrics_list(tmp_path: Path) -
         (tmp_path / "m.json").write_text(json.dumps(document), encoding="utf-8")
         line = one_line_error(run_assay(["validate", "m.json"], cwd=tmp_path))
         assert line.startswith("assay: error: m.json: field 'metrics': ") and words in line
+
+
+def test_repetitions_past_their_limit_are_refused_before_the_run(tmp_path: Path) -> None:
+    """``--repetitions 100000000`` (or ``repetitions:`` in a dataset) is refused, not run."""
+    from assay.config import MAX_REPETITIONS
+
+    args = [*small_run(tmp_path), "-m", "exact-match"]
+    line = one_line_error(run_assay([*args, "--repetitions", "100000000"], cwd=tmp_path))
+    assert line == (
+        f"assay: error: --repetitions must be an integer from 1 to {MAX_REPETITIONS}; got 100000000"
+    )
+    help_text = " ".join(run_assay(["run", "--help"], cwd=tmp_path).stdout.split())
+    assert f"Run each sample N times (1 to {MAX_REPETITIONS})" in help_text
+    document = json.loads((tmp_path / "d.json").read_text(encoding="utf-8"))
+    document["repetitions"] = MAX_REPETITIONS + 1
+    (tmp_path / "d.json").write_text(json.dumps(document), encoding="utf-8")
+    for command in (["validate", "d.json"], args):
+        line = one_line_error(run_assay(command, cwd=tmp_path))
+        assert line.startswith("assay: error: d.json: field 'repetitions': "), line
+        assert str(MAX_REPETITIONS) in line
