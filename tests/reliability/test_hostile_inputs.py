@@ -224,3 +224,21 @@ def test_repetitions_past_their_limit_are_refused_before_the_run(tmp_path: Path)
         line = one_line_error(run_assay(command, cwd=tmp_path))
         assert line.startswith("assay: error: d.json: field 'repetitions': "), line
         assert str(MAX_REPETITIONS) in line
+
+
+def test_a_bad_executor_in_assay_toml_names_the_file_and_key(tmp_path: Path) -> None:
+    """Only a value from the flag (or ASSAY_EXECUTOR) is blamed on ``--executor``."""
+    args = [*small_run(tmp_path), "-m", "exact-match"]
+    config = tmp_path / "assay.toml"
+    for text, expected in (
+        ('executor = "rayy"\n', f"{config}: executor must be local or ray; got 'rayy'"),
+        ("executor = 5\n", f"{config}: executor must be local or ray; got 5"),
+        (
+            'executor = "ray"\n[ray]\nbatch_size = "x"\n',
+            f"{config} [ray].batch_size must be an integer of at least 1; got 'x'",
+        ),
+    ):
+        config.write_text(text, encoding="utf-8")
+        assert one_line_error(run_assay(args, cwd=tmp_path)) == f"assay: error: {expected}"
+    line = one_line_error(run_assay([*args, "--executor", "rayy"], cwd=tmp_path))
+    assert line == "assay: error: --executor must be local or ray; got 'rayy'"
