@@ -242,3 +242,14 @@ def test_a_bad_executor_in_assay_toml_names_the_file_and_key(tmp_path: Path) -> 
         assert one_line_error(run_assay(args, cwd=tmp_path)) == f"assay: error: {expected}"
     line = one_line_error(run_assay([*args, "--executor", "rayy"], cwd=tmp_path))
     assert line == "assay: error: --executor must be local or ray; got 'rayy'"
+
+
+def test_control_characters_in_an_error_line_are_escaped(tmp_path: Path) -> None:
+    """A metric name with a NUL, an escape sequence and line breaks stays one printable line."""
+    name = "exact\x00match\x1b[31m\nX\u2028Y\x7f"
+    sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
+    document = {"name": "t", "metrics": [name], "samples": [sample]}
+    (tmp_path / "m.json").write_text(json.dumps(document), encoding="utf-8")
+    line = one_line_error(run_assay(["validate", "m.json"], cwd=tmp_path))
+    assert "unknown metric 'exact\\x00match\\x1b[31m\\nX\\u2028Y\\x7f'" in line
+    assert line.isprintable(), line
