@@ -253,3 +253,21 @@ def test_control_characters_in_an_error_line_are_escaped(tmp_path: Path) -> None
     line = one_line_error(run_assay(["validate", "m.json"], cwd=tmp_path))
     assert "unknown metric 'exact\\x00match\\x1b[31m\\nX\\u2028Y\\x7f'" in line
     assert line.isprintable(), line
+
+
+def test_pii_leak_kinds_are_checked_when_the_metric_is_built(tmp_path: Path) -> None:
+    """``kinds: 5`` passed validate and then errored every row; now both commands refuse it."""
+    for kinds, problem in ((5, "must be a list of kinds"), (["zzz"], "unknown kind(s) ['zzz']")):
+        sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
+        entry = {"name": "pii-leak", "kinds": kinds}
+        document = {"name": "t", "metrics": [entry], "samples": [sample]}
+        (tmp_path / "m.json").write_text(json.dumps(document), encoding="utf-8")
+        for args in (
+            ["validate", "m.json"],
+            [*small_run(tmp_path)[:1], "m.json", *small_run(tmp_path)[2:]],
+        ):
+            line = one_line_error(run_assay(args, cwd=tmp_path))
+            assert line.startswith(
+                "assay: error: m.json: field 'metrics': pii-leak option 'kinds"
+            ), line
+            assert problem in line
