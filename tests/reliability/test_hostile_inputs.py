@@ -271,3 +271,18 @@ def test_pii_leak_kinds_are_checked_when_the_metric_is_built(tmp_path: Path) -> 
                 "assay: error: m.json: field 'metrics': pii-leak option 'kinds"
             ), line
             assert problem in line
+
+
+def test_a_lone_surrogate_escape_in_a_jsonl_line_is_named_with_its_line(tmp_path: Path) -> None:
+    """Before: 'line 2 is not valid JSON: not valid JSON' (the stdlib reads the escape)."""
+    good = '{"id": "s1", "input": {"q": "x"}, "expected_output": "a"}'
+    (tmp_path / "d.jsonl").write_text(good + "\n" + good.replace("s1", "s2\\udc00") + "\n", "utf-8")
+    line = one_line_error(run_assay(["validate", "d.jsonl"], cwd=tmp_path))
+    assert line == (
+        "assay: error: d.jsonl: line 2: not valid text: a lone surrogate escape \\udc00 "
+        "(an unpaired UTF-16 half)"
+    )
+    (tmp_path / "o.jsonl").write_text('{"id": "s1", "output": "\\ud800"}\n', "utf-8")
+    args = [*small_run(tmp_path)[:2], "--outputs", "o.jsonl", *small_run(tmp_path)[4:]]
+    line = one_line_error(run_assay([*args, "-m", "exact-match"], cwd=tmp_path))
+    assert line.startswith("assay: error: o.jsonl: line 1: not valid text: a lone surrogate"), line
