@@ -17,8 +17,10 @@ from assay.report.model import (
 from assay.results import ExecutionResult, row_document
 from assay.store import RunStore
 from assay.store_schema import (
+    DAMAGE,
     ROW_PREFIX,
     RunRecord,
+    damage,
     damaged,
     decode_json,
     encode_json,
@@ -45,9 +47,12 @@ def row_json_from_store(store: RunStore, run_id: str, metric_names: list[str]) -
         if raw.startswith(ROW_PREFIX):
             yield raw
             continue
-        with damaged(store.path, run_id, stored_execution(sample_id, repetition)):
+        try:  # (a try block costs nothing in 3.11 until it catches; damaged() would)
             result = ExecutionResult.from_json(sample_id, repetition, decode_json(raw))
             tag_list = stored_tags(decode_json(tags))
+        except DAMAGE as exc:
+            what = stored_execution(sample_id, repetition)
+            raise damage(store.path, run_id, what, exc) from None
         yield encode_json(row_document(result, tag_list, row_hash, metric_names, thresholds))
 
 

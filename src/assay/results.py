@@ -151,17 +151,21 @@ class ExecutionResult:
 def _stored_score(value: Any) -> float | None:
     """A stored score read back: None, or a number in [0, 1] as MetricScore made it; a store
     edited by hand may hold anything (ValueError, which the store's reader names)."""
+    if type(value) is float and 0.0 <= value <= 1.0:
+        return value  # what assay stores (NaN fails the comparison)
     if value is None:
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
+    if type(value) is int and 0 <= value <= 1:
         return float(value)
     raise ValueError(f"a score of {str(value)[:40]!r} is not a number in [0, 1]")
 
 
 def _stored_details(value: Any) -> Mapping[str, Any]:
     """A stored score's details read back: an object (or nothing)."""
-    if value is None or isinstance(value, dict):
-        return value or {}
+    if type(value) is dict:
+        return value
+    if value is None:
+        return {}
     raise ValueError(f"a score's details are a JSON {type(value).__name__}, not an object")
 
 

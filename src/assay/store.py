@@ -31,6 +31,7 @@ from assay.store_chunks import (
     merged,
 )
 from assay.store_schema import (
+    DAMAGE,
     INSERT_MANY,
     INSERT_ONE,
     PAGE_SIZE,
@@ -40,6 +41,7 @@ from assay.store_schema import (
     RunRecord,
     StoredExecution,
     checkpoint,
+    damage,
     damaged,
     decode_json,
     encode_json,
@@ -362,11 +364,18 @@ class RunStore(RunVerdicts):
 
     def iter_results(self, run_id: str) -> Iterator[tuple[ExecutionResult, list[str], str]]:
         """Stored executions in dataset order, with each sample's tags and row hash."""
-        for sample_id, repetition, tags, row_hash, result in self.iter_stored(run_id):
-            with damaged(self.path, run_id, stored_execution(sample_id, repetition)):
-                stored = ExecutionResult.from_json(sample_id, repetition, decode_json(result))
-                tag_list = stored_tags(decode_json(tags))
-            yield stored, tag_list, row_hash
+        sample_id: str | None = None
+        repetition: int | None = None
+        try:
+            for sample_id, repetition, tags, row_hash, result in self.iter_stored(run_id):
+                yield (
+                    ExecutionResult.from_json(sample_id, repetition, decode_json(result)),
+                    stored_tags(decode_json(tags)),
+                    row_hash,
+                )
+        except DAMAGE as exc:  # only this generator's reads: a consumer's errors stay there
+            what = stored_execution(sample_id, repetition)
+            raise damage(self.path, run_id, what, exc) from None
 
     def outputs(
         self, run_id: str, sample_id: str | None = None
@@ -384,10 +393,13 @@ class RunStore(RunVerdicts):
         cursor = self.db.execute(
             query + " AND output IS NOT NULL ORDER BY position, repetition", params
         )
-        for found, repetition, output in cursor:
-            with damaged(self.path, run_id, stored_execution(found, repetition, "answer")):
-                answer = decode_json(output)
-            yield found, repetition, answer
+        found, repetition = None, None
+        try:
+            for found, repetition, output in cursor:
+                yield found, repetition, decode_json(output)
+        except DAMAGE as exc:
+            what = stored_execution(found, repetition, "answer")
+            raise damage(self.path, run_id, what, exc) from None
 
     def checkpoint_behind(self) -> None:
         """Copy the write-ahead log into the database file now, in a thread with its own

@@ -101,7 +101,7 @@ def open_read_only(path: Path) -> sqlite3.Connection:
 
 # What a stored value that is not what assay wrote raises when read: bad JSON (ValueError), a
 # wrong shape (TypeError, KeyError, AttributeError, IndexError, pydantic's ValidationError).
-_DAMAGE = (ValueError, TypeError, KeyError, AttributeError, IndexError)
+DAMAGE = (ValueError, TypeError, KeyError, AttributeError, IndexError)
 
 
 @contextlib.contextmanager
@@ -110,10 +110,14 @@ def damaged(path: Path, run_id: str, what: str) -> Iterator[None]:
     hand, or cut short) becomes a StoreError naming the store, the run and the value."""
     try:
         yield
-    except _DAMAGE as exc:
-        raise StoreError(
-            f"run store {path}: run '{run_id}': {what} is damaged ({_reason(exc)[:200]})"
-        ) from None
+    except DAMAGE as exc:
+        raise damage(path, run_id, what, exc) from None
+
+
+def damage(path: Path, run_id: str, what: str, exc: Exception) -> StoreError:
+    """The StoreError for ``exc`` (one of :data:`DAMAGE`) met reading ``what`` of a run; for
+    per-execution loops, where :func:`damaged` (~2.5 us a use) would cost seconds a million."""
+    return StoreError(f"run store {path}: run '{run_id}': {what} is damaged ({_reason(exc)[:200]})")
 
 
 def _reason(exc: Exception) -> str:
@@ -140,8 +144,12 @@ class _StoredConfig(BaseModel):
 
 def stored_tags(value: Any) -> list[str]:
     """A stored execution's tags read back: a list of strings (ValueError if not)."""
-    if isinstance(value, list) and all(isinstance(tag, str) for tag in value):
-        return value
+    if type(value) is list:
+        for tag in value:  # a plain loop: the quickest check of a row's one or two tags
+            if type(tag) is not str:
+                break
+        else:
+            return value
     raise ValueError("its tags are not a list of strings")
 
 
