@@ -464,3 +464,11 @@ def test_row_column_keeps_each_rows_keys_errors_and_order() -> None:
     assert uniform.details == {"k": [0, 1, 2]} and not uniform.absent and not uniform.errors
     nothing = row_column(kernel, 0)
     assert len(nothing) == 0 and not nothing.details
+
+
+def test_a_batch_whose_every_relevance_mapping_is_empty_is_scored_as_its_rows() -> None:
+    """Every ``expected_output`` ``{}``: the batch path indexed an empty table (IndexError)."""
+    samples = [Sample(id="s0", input={"question": ""}, expected_output={})]
+    outputs = [Output("", retrieved=None)]
+    for metric in (RecallAtK(), HitAtK(), MRR(), NDCGAtK()):
+        assert_same_as_rows(metric, samples, outputs)
