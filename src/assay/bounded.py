@@ -103,11 +103,17 @@ def loads_json(text: str | bytes, fail: Callable[[str], Exception]) -> Any:
     return value
 
 
+def has_surrogate_escape(text: str, start: int = 0) -> bool:
+    """Whether ``text`` (from ``start`` on) has a ``\\u`` escape in the UTF-16 surrogate range:
+    the cheap test that tells a reader whether :func:`lone_surrogate_problem` is worth asking."""
+    return _SURROGATE_ESCAPE.search(text, start) is not None
+
+
 def lone_surrogate_problem(text: str, value: Any) -> str | None:
     """What is wrong when ``value`` (parsed from ``text``) holds a string with a lone UTF-16
     surrogate escape (``"\\ud800"``): no valid text has one, and no report could be written
     with it. Only looked for when ``text`` has a ``\\u`` escape in the surrogate range."""
-    if not _SURROGATE_ESCAPE.search(text):
+    if not has_surrogate_escape(text):
         return None
     try:
         json.dumps(value, ensure_ascii=False).encode("utf-8")

@@ -17,7 +17,7 @@ from typing import NoReturn
 import typer
 
 from assay.commands import CommandTree
-from assay.console import EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, fail, warn
+from assay.console import EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, error_line, fail, warn
 from assay.errors import AssayError
 
 app = typer.Typer(
@@ -75,13 +75,13 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, standalone_mode=True)
     except AssayError as exc:
-        typer.echo(f"assay: error: {exc}", err=True)
+        typer.echo(error_line(str(exc)), err=True)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         typer.echo("assay: interrupted", err=True)
         sys.exit(130)
     except Exception as exc:  # a case no check foresaw: one line and exit 2, never a traceback
-        typer.echo(f"assay: error: {_unexpected(exc)}", err=True)
+        typer.echo(error_line(_unexpected(exc)), err=True)
         sys.exit(EXIT_USAGE)
     finally:
         if collecting:

@@ -132,6 +132,11 @@ class RunConfig(BaseModel):
         return flags
 
 
+MAX_REPETITIONS = 1000
+"""The most repetitions a run takes (``--repetitions`` or a dataset's ``repetitions:``): a
+typing slip such as 100000000 is refused, not run for days."""
+
+
 def _problems(config: RunConfig) -> list[str]:
     """Every flag value that is wrong on its own, in the order the CLI reports them."""
     checks: list[tuple[bool, str]] = [
@@ -141,8 +146,9 @@ def _problems(config: RunConfig) -> list[str]:
         ),
         (config.retry_errors and not config.resume, "--retry-errors needs --resume RUN_ID"),
         (
-            config.repetitions is not None and config.repetitions < 1,
-            f"--repetitions must be a positive integer; got {config.repetitions}",
+            config.repetitions is not None and not 1 <= config.repetitions <= MAX_REPETITIONS,
+            f"--repetitions must be an integer from 1 to {MAX_REPETITIONS}; "
+            f"got {config.repetitions}",
         ),
         (
             config.budget_usd is not None and not config.budget_usd > 0,

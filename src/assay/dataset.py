@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from assay.config import MAX_REPETITIONS
 from assay.dataset_errors import describe, translate
 
 # Re-exported: callers read and parse their files through assay.dataset.
@@ -179,7 +180,7 @@ class Dataset(BaseModel):
     schema_version: Literal["assay.dataset.v1", "eval-harness.dataset.v1"] = DATASET_SCHEMA
     name: str = Field(min_length=1)
     description: str | None = None
-    repetitions: int = Field(default=1, ge=1)
+    repetitions: int = Field(default=1, ge=1, le=MAX_REPETITIONS)
     metrics: list[MetricSpec] = Field(
         default_factory=list, json_schema_extra={"items": METRIC_ITEM}
     )

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic_core
 
-from assay.bounded import MAX_DEPTH, json_depth_problem, loads_json, yaml_depth_problem
+from assay.bounded import (
+    MAX_DEPTH,
+    json_depth_problem,
+    loads_json,
+    lone_surrogate_problem,
+    yaml_depth_problem,
+)
 from assay.errors import DatasetError, InputError
 from assay.jsonl_lines import JSONL_BREAK
 
@@ -180,7 +186,11 @@ def parse_jsonl_line(line: str, number: int, path: Path, error: type[InputError]
         return _from_json(line)  # ~3x faster than json.loads per line
     except ValueError:
         try:
-            json.loads(line)  # the stdlib words the problem better
+            value = json.loads(line)  # the stdlib words the problem better
+            # what the stdlib reads and pydantic-core does not: a lone "\ud800" escape
+            problem = lone_surrogate_problem(line, value)
+            if problem is not None:
+                raise error(f"line {number}: {problem}", file=str(path)) from None
             message = "not valid JSON"
         except json.JSONDecodeError as exc:
             message = f"{exc.msg} (column {exc.colno})"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -16,7 +16,8 @@ def write_atomic(path: str | Path, text: str | bytes | Iterable[bytes]) -> None:
 
     A symbolic link keeps pointing where it did: the file it names is replaced. A path that is
     not a regular file (``/dev/null``, ``/dev/stdout``, a pipe) is written to as it is, never
-    replaced by a file.
+    replaced by a file. The file gets the mode ``open(path, "w")`` would give it (0666 less the
+    umask), or keeps the mode of the regular file it replaces.
     """
     pieces: Iterable[bytes] = (
         [text.encode("utf-8")]
@@ -32,9 +33,12 @@ def write_atomic(path: str | Path, text: str | bytes | Iterable[bytes]) -> None:
     path = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        kept = _mode_kept(path)
+        fd, tmp = _temporary(path)
         try:
             with os.fdopen(fd, "wb") as handle:
+                if kept is not None:
+                    os.chmod(tmp, kept)
                 for piece in pieces:
                     handle.write(piece)
             os.replace(tmp, path)
@@ -43,6 +47,28 @@ def write_atomic(path: str | Path, text: str | bytes | Iterable[bytes]) -> None:
             raise
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _mode_kept(path: Path) -> int | None:
+    """The permission bits of the regular file at ``path`` that a write replaces; None when
+    there is none (the new file then gets 0666 less the umask, as ``open`` gives)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return None
+
+
+def _temporary(path: Path) -> tuple[int, str]:
+    """A new file beside ``path``, open for writing, created with mode 0666 that the umask
+    trims as for ``open`` (``mkstemp`` made every report 0600)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):  # a clash of 48 random bits is all but impossible; a few are retried
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
 
 
 def _special(path: Path) -> bool:

@@ -9,8 +9,9 @@ bytes it occupies, so the caller can keep the offsets and read the item again la
 
 Anything it does not expect (a top level that is not an object, a key given twice, the member
 missing or neither array nor object, invalid JSON or UTF-8, a value nested deeper than the
-whole-file reader allows) raises :class:`~assay.errors.NotIndexable`; the caller then reads the
-file whole, which reports the problem exactly as it always did.
+whole-file reader allows, a string with a lone surrogate escape such as ``"\\ud800"``) raises
+:class:`~assay.errors.NotIndexable`; the caller then reads the file whole, which reports the
+problem exactly as it always did.
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from assay.bounded import MAX_DEPTH, json_depth_problem
+from assay.bounded import (
+    MAX_DEPTH,
+    has_surrogate_escape,
+    json_depth_problem,
+    lone_surrogate_problem,
+)
 from assay.errors import NotIndexable
 from assay.jsonl_lines import BLOCK, BOM, SMALL_BLOCK
 
@@ -51,6 +57,7 @@ class _Window:
         self.pos = 0
         self.eof = False
         self._ascii = True
+        self._surrogates = False  # a \\ud800-style escape seen: values are then checked
         self._mark = (0, base)  # (index in text, byte offset): where byte counting resumes
 
     def fill(self, want: int = BLOCK) -> bool:
@@ -62,7 +69,9 @@ class _Window:
         self.eof = len(data) < size
         chunk = self._decode(data, final=self.eof)
         self._ascii = self._ascii and chunk.isascii()
+        seam = max(0, len(self.text) - 5)  # an escape may straddle the blocks
         self.text += chunk
+        self._surrogates = self._surrogates or has_surrogate_escape(self.text, seam)
         return bool(chunk) or not self.eof
 
     def byte_at(self, index: int) -> int:
@@ -109,6 +118,8 @@ class _Window:
             brackets = text.count("[", pos, end) + text.count("{", pos, end)
             if brackets > depth_left and json_depth_problem(text[pos:end], depth_left):
                 raise NotIndexable
+            if self._surrogates and lone_surrogate_problem(text[pos:end], value):
+                raise NotIndexable  # the whole-file reader names it, as for a small file
             self.pos = end
             return value
 

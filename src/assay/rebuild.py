@@ -17,7 +17,17 @@ from assay.report.model import (
 )
 from assay.results import ExecutionResult, row_document
 from assay.store import RunStore
-from assay.store_schema import ROW_PREFIX, decode_json, encode_json
+from assay.store_schema import (
+    DAMAGE,
+    ROW_PREFIX,
+    RunRecord,
+    damage,
+    damaged,
+    decode_json,
+    encode_json,
+    stored_execution,
+    stored_tags,
+)
 
 
 def rows_from_store(store: RunStore, run_id: str, metric_names: list[str]) -> Iterator[Row]:
@@ -47,9 +57,13 @@ def row_json_from_store(store: RunStore, run_id: str, metric_names: list[str]) -
         if raw.startswith(ROW_PREFIX):
             yield raw
             continue
-        result = ExecutionResult.from_json(sample_id, repetition, decode_json(raw))
-        row = row_document(result, decode_json(tags), row_hash, metric_names, thresholds)
-        yield encode_json(row)
+        try:  # (a try block costs nothing in 3.11 until it catches; damaged() would)
+            result = ExecutionResult.from_json(sample_id, repetition, decode_json(raw))
+            tag_list = stored_tags(decode_json(tags))
+        except DAMAGE as exc:
+            what = stored_execution(sample_id, repetition)
+            raise damage(store.path, run_id, what, exc) from None
+        yield encode_json(row_document(result, tag_list, row_hash, metric_names, thresholds))
 
 
 class RowSource(Protocol):
@@ -89,44 +103,51 @@ def report_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -
 
     With ``keep_rows=False`` the report's ``rows`` are empty; stream them with rows_from_store.
     """
-    from datetime import datetime
-
-    from assay import __version__
-
     record = store.get_run(run_id)
     builder = builder_from_store(store, run_id, keep_rows=keep_rows)
-    started = datetime.fromisoformat(record.created_at)
-    finished = datetime.fromisoformat(record.updated_at)
     warnings = (
         []
         if record.status == "finished"
         else [f"run status is '{record.status}': the report covers finished work only"]
     )
-    info = record.config
-    report = builder.build(
-        dataset=DatasetInfo(
-            name=record.dataset_name,
-            schema_version=str(info.get("dataset_schema_version", "assay.dataset.v1")),
-            path=record.dataset_path,
-            samples=int(info.get("dataset_samples", builder.sample_count)),
-        ),
-        run=RunInfo(
-            run_id=run_id,
-            assay_version=__version__,
-            started_at=record.created_at,
-            finished_at=record.updated_at,
-            duration_seconds=round(max(0.0, (finished - started).total_seconds()), 3),
-            system_under_test=SystemUnderTestInfo.model_validate(
-                info.get("system_under_test", {"kind": "none"})
-            ),
-            repetitions=int(info.get("repetitions", 1)),
-            halted=record.status == "halted",
-            embedding_provider=info.get("embedding_provider"),
-            judge_model=info.get("judge_model"),
-        ),
-        warnings=warnings,
-    )
+    with damaged(store.path, run_id, "the stored run record (runs)"):
+        dataset, run = _run_infos(record, builder.sample_count)
+    report = builder.build(dataset=dataset, run=run, warnings=warnings)
     compliance = store.compliance(run_id)
     if compliance is None:
         return report
-    return report.model_copy(update={"adversarial": Compliance.model_validate(compliance)})
+    with damaged(store.path, run_id, "the stored compliance summary (compliance.summary)"):
+        adversarial = Compliance.model_validate(compliance)
+    return report.model_copy(update={"adversarial": adversarial})
+
+
+def _run_infos(record: RunRecord, sample_count: int) -> tuple[DatasetInfo, RunInfo]:
+    """The report's dataset and run sections from a stored run's record."""
+    from datetime import datetime
+
+    from assay import __version__
+
+    started = datetime.fromisoformat(record.created_at)
+    finished = datetime.fromisoformat(record.updated_at)
+    info = record.config
+    dataset = DatasetInfo(
+        name=record.dataset_name,
+        schema_version=str(info.get("dataset_schema_version", "assay.dataset.v1")),
+        path=record.dataset_path,
+        samples=int(info.get("dataset_samples", sample_count)),
+    )
+    run = RunInfo(
+        run_id=record.run_id,
+        assay_version=__version__,
+        started_at=record.created_at,
+        finished_at=record.updated_at,
+        duration_seconds=round(max(0.0, (finished - started).total_seconds()), 3),
+        system_under_test=SystemUnderTestInfo.model_validate(
+            info.get("system_under_test", {"kind": "none"})
+        ),
+        repetitions=int(info.get("repetitions", 1)),
+        halted=record.status == "halted",
+        embedding_provider=info.get("embedding_provider"),
+        judge_model=info.get("judge_model"),
+    )
+    return dataset, run

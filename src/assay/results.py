@@ -123,7 +123,10 @@ class ExecutionResult:
             repetition,
             {
                 name: ScoreResult(
-                    s["value"], s.get("details") or {}, s.get("error"), tuple(s.get("usage") or ())
+                    _stored_score(s["value"]),
+                    _stored_details(s.get("details")),
+                    s.get("error"),
+                    tuple(s.get("usage") or ()),
                 )
                 for name, s in data.get("scores", {}).items()
             },
@@ -137,12 +140,33 @@ class ExecutionResult:
         errors = dict(row.get("errors") or {})
         sut_error = errors.pop(SUT_STAGE, None)
         scores = {
-            name: ScoreResult(s["score"], s.get("details") or {})
+            name: ScoreResult(_stored_score(s["score"]), _stored_details(s.get("details")))
             for name, s in (row.get("scores") or {}).items()
         }
         for name, message in errors.items():
             scores[name] = ScoreResult(None, error=message)
         return cls(sample_id, repetition, scores, sut_error)
+
+
+def _stored_score(value: Any) -> float | None:
+    """A stored score read back: None, or a number in [0, 1] as MetricScore made it; a store
+    edited by hand may hold anything (ValueError, which the store's reader names)."""
+    if type(value) is float and 0.0 <= value <= 1.0:
+        return value  # what assay stores (NaN fails the comparison)
+    if value is None:
+        return None
+    if type(value) is int and 0 <= value <= 1:
+        return float(value)
+    raise ValueError(f"a score of {str(value)[:40]!r} is not a number in [0, 1]")
+
+
+def _stored_details(value: Any) -> Mapping[str, Any]:
+    """A stored score's details read back: an object (or nothing)."""
+    if type(value) is dict:
+        return value
+    if value is None:
+        return {}
+    raise ValueError(f"a score's details are a JSON {type(value).__name__}, not an object")
 
 
 def row_document(

@@ -214,7 +214,8 @@ def _options(plan: Plan, **update: Any) -> Any:
 
 
 def _ray_options(executor: str | None, address: str | None) -> Any:
-    """Ray options when the run goes to Ray (flag, ``ASSAY_EXECUTOR`` or ``assay.toml``)."""
+    """Ray options when the run goes to Ray (flag, ``ASSAY_EXECUTOR`` or ``assay.toml``); a
+    bad value names where it came from: the flag, or the file and its key."""
     from assay.project import find_config, read_toml
 
     config = find_config()
@@ -223,16 +224,26 @@ def _ray_options(executor: str | None, address: str | None) -> Any:
     if chosen == "local":
         return None
     if chosen != "ray":
-        fail(f"--executor must be local or ray; got {chosen!r}")
+        where = "--executor" if executor else f"{config}: executor"
+        fail(f"{where} must be local or ray; got {chosen!r}")
     from assay.ray_executor import RayOptions
 
     ray_table = table.get("ray")
     configured: dict[str, Any] = ray_table if isinstance(ray_table, dict) else {}
     return RayOptions(
         address=address or configured.get("address"),
-        batch_size=int(configured.get("batch_size", 256)),
-        max_retries=int(configured.get("max_retries", 3)),
+        batch_size=_ray_count(configured, "batch_size", 256, f"{config} [ray]", least=1),
+        max_retries=_ray_count(configured, "max_retries", 3, f"{config} [ray]", least=0),
     )
+
+
+def _ray_count(table: dict[str, Any], key: str, default: int, where: str, *, least: int) -> int:
+    """An integer setting of ``assay.toml [ray]``, at least ``least``; one line naming the file
+    and key otherwise (before: ``int("x")`` ended as an unexpected ValueError)."""
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        fail(f"{where}.{key} must be an integer of at least {least}; got {value!r}")
+    return value
 
 
 def _evaluate(

@@ -251,7 +251,10 @@ RpmOpt: TypeAlias = Annotated[
 RepetitionsOpt: TypeAlias = Annotated[
     int | None,
     _option(
-        "--repetitions", env="ASSAY_REPETITIONS", help="Run each sample N times.", panel="Runner"
+        "--repetitions",
+        env="ASSAY_REPETITIONS",
+        help="Run each sample N times (1 to 1000).",
+        panel="Runner",
     ),
 ]
 ConcurrencyOpt: TypeAlias = Annotated[

@@ -32,6 +32,7 @@ from assay.store_chunks import (
     merged,
 )
 from assay.store_schema import (
+    DAMAGE,
     INSERT_MANY,
     INSERT_ONE,
     PAGE_SIZE,
@@ -41,12 +42,17 @@ from assay.store_schema import (
     RunRecord,
     StoredExecution,
     checkpoint,
+    damage,
+    damaged,
     decode_json,
     encode_json,
     has_table,
     now_iso,
     open_read_only,
     store_path,
+    stored_config,
+    stored_execution,
+    stored_tags,
 )
 from assay.store_verdicts import RunVerdicts
 
@@ -136,9 +142,8 @@ class RunStore(RunVerdicts):
         if row is None:
             raise self._no_run(run_id)
         run_id, created, updated, name, path, status, config, executions, errored = row
-        return RunRecord(
-            run_id, created, updated, name, path, status, json.loads(config), executions, errored
-        )
+        config = stored_config(config, self.path, run_id)
+        return RunRecord(run_id, created, updated, name, path, status, config, executions, errored)
 
     def run_config(self, run_id: str) -> dict[str, Any]:
         """A run's configuration (metrics, thresholds, ...): :meth:`get_run`'s ``config``
@@ -146,7 +151,7 @@ class RunStore(RunVerdicts):
         row = self.db.execute("SELECT config FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         if row is None:
             raise self._no_run(run_id)
-        return dict(json.loads(row[0]))
+        return stored_config(row[0], self.path, run_id)
 
     def _no_run(self, run_id: str) -> StoreError:
         return StoreError(f"no run '{run_id}' in {self.path} (see 'assay runs')")
@@ -322,8 +327,9 @@ class RunStore(RunVerdicts):
         if not include_errored:
             query += " AND has_error = 0"
         done = {(r[0], r[1]) for r in self.db.execute(query, (run_id,))}
-        for (keys,) in self._chunk_rows(run_id, "keys"):  # clean: done either way
-            done.update(chunk_keys(keys))
+        with damaged(self.path, run_id, "a chunk of stored executions (chunks.keys)"):
+            for (keys,) in self._chunk_rows(run_id, "keys"):  # clean: done either way
+                done.update(chunk_keys(keys))
         return done
 
     def iter_stored(self, run_id: str) -> Iterator[tuple[str, int, bytes, str, bytes]]:
@@ -345,7 +351,8 @@ class RunStore(RunVerdicts):
         )
         rows: Iterator[StoredEntry] = ((row[0], row[2], row[1:]) for row in keyed)
         chunked = chunk_entries(self._chunk_rows(run_id, "keys, rows"), self._tags_of)
-        yield from merged(rows, chunked)
+        with damaged(self.path, run_id, "a chunk of stored executions (chunks)"):
+            yield from merged(rows, chunked)
 
     def chunked_rows(self, run_id: str) -> Iterator[bytes] | None:
         """A run's stored report rows in dataset order, straight from its chunks, when every
@@ -378,12 +385,18 @@ class RunStore(RunVerdicts):
 
     def iter_results(self, run_id: str) -> Iterator[tuple[ExecutionResult, list[str], str]]:
         """Stored executions in dataset order, with each sample's tags and row hash."""
-        for sample_id, repetition, tags, row_hash, result in self.iter_stored(run_id):
-            yield (
-                ExecutionResult.from_json(sample_id, repetition, decode_json(result)),
-                decode_json(tags),
-                row_hash,
-            )
+        sample_id: str | None = None
+        repetition: int | None = None
+        try:
+            for sample_id, repetition, tags, row_hash, result in self.iter_stored(run_id):
+                yield (
+                    ExecutionResult.from_json(sample_id, repetition, decode_json(result)),
+                    stored_tags(decode_json(tags)),
+                    row_hash,
+                )
+        except DAMAGE as exc:  # only this generator's reads: a consumer's errors stay there
+            what = stored_execution(sample_id, repetition)
+            raise damage(self.path, run_id, what, exc) from None
 
     def outputs(
         self, run_id: str, sample_id: str | None = None
@@ -401,8 +414,13 @@ class RunStore(RunVerdicts):
         cursor = self.db.execute(
             query + " AND output IS NOT NULL ORDER BY position, repetition", params
         )
-        for found, repetition, output in cursor:
-            yield found, repetition, decode_json(output)
+        found, repetition = None, None
+        try:
+            for found, repetition, output in cursor:
+                yield found, repetition, decode_json(output)
+        except DAMAGE as exc:
+            what = stored_execution(found, repetition, "answer")
+            raise damage(self.path, run_id, what, exc) from None
 
     def checkpoint_behind(self) -> None:
         """Copy the write-ahead log into the database file now, in a thread with its own

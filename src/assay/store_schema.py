@@ -9,13 +9,16 @@ import contextlib
 import os
 import sqlite3
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
 
 import pydantic_core
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from assay.bounded import loads_json
 from assay.errors import StoreError
 from assay.results import ExecutionResult
 
@@ -94,6 +97,75 @@ def open_read_only(path: Path) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         raise StoreError(f"cannot read run store {path}: {exc}") from None
     return db
+
+
+# What a stored value that is not what assay wrote raises when read: bad JSON (ValueError), a
+# wrong shape (TypeError, KeyError, AttributeError, IndexError, pydantic's ValidationError).
+DAMAGE = (ValueError, TypeError, KeyError, AttributeError, IndexError)
+
+
+@contextlib.contextmanager
+def damaged(path: Path, run_id: str, what: str) -> Iterator[None]:
+    """Read ``what`` of run ``run_id`` inside: a value assay cannot read (a store edited by
+    hand, or cut short) becomes a StoreError naming the store, the run and the value."""
+    try:
+        yield
+    except DAMAGE as exc:
+        raise damage(path, run_id, what, exc) from None
+
+
+def damage(path: Path, run_id: str, what: str, exc: Exception) -> StoreError:
+    """The StoreError for ``exc`` (one of :data:`DAMAGE`) met reading ``what`` of a run; for
+    per-execution loops, where :func:`damaged` (~2.5 us a use) would cost seconds a million."""
+    return StoreError(f"run store {path}: run '{run_id}': {what} is damaged ({_reason(exc)[:200]})")
+
+
+def _reason(exc: Exception) -> str:
+    """What :func:`damaged` caught, in a few words (a validation error: its first problem)."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        return f"key '{'.'.join(map(str, first['loc']))}': {first['msg']}"
+    if isinstance(exc, KeyError):
+        return f"no key {exc}"
+    return " ".join(str(exc).split())
+
+
+class _StoredConfig(BaseModel):
+    """The keys of a run's stored configuration that assay reads back, with their types."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    metrics: list[str] = []
+    scopes: dict[str, list[str]] = {}
+    thresholds: dict[str, float] = {}
+    repetitions: int = Field(1, ge=1)
+    dataset_samples: int = Field(0, ge=0)
+    system_under_test: dict[str, Any] = {}
+
+
+def stored_tags(value: Any) -> list[str]:
+    """A stored execution's tags read back: a list of strings (ValueError if not)."""
+    if type(value) is list:
+        for tag in value:  # a plain loop: the quickest check of a row's one or two tags
+            if type(tag) is not str:
+                break
+        else:
+            return value
+    raise ValueError("its tags are not a list of strings")
+
+
+def stored_execution(sample_id: object, repetition: object, part: str = "execution") -> str:
+    """How :func:`damaged` names a ``part`` of one stored execution."""
+    return f"the stored {part} of sample {sample_id!r} repetition {repetition}"
+
+
+def stored_config(text: str | bytes, path: Path, run_id: str) -> dict[str, Any]:
+    """A run's configuration from its stored JSON, checked to be what assay wrote."""
+    with damaged(path, run_id, "the stored configuration (runs.config)"):
+        config = loads_json(text, ValueError)
+        if not isinstance(config, dict):
+            raise TypeError(f"a JSON {type(config).__name__}, not an object")
+        _StoredConfig.model_validate(config)
+    return config
 
 
 def store_path() -> Path:

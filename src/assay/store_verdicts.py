@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 from typing import Any
+
+from assay.bounded import loads_json
+from assay.store_schema import damaged
 
 
 class RunVerdicts:
     """The gates and compliance tables of a run store (``db``: its open connection)."""
 
     db: sqlite3.Connection
+    path: Path
 
     def record_gate(self, run_id: str, result: dict[str, Any]) -> None:
         """Keep the gate's outcome of a run (its JSON), replacing an earlier one."""
@@ -26,7 +31,7 @@ class RunVerdicts:
             row = self.db.execute("SELECT result FROM gates WHERE run_id = ?", (run_id,)).fetchone()
         except sqlite3.OperationalError:  # a store written before gates were recorded
             return None
-        return None if row is None else dict(json.loads(row[0]))
+        return None if row is None else self._document(run_id, row[0], "gate outcome (gates)")
 
     def record_compliance(self, run_id: str, summary: dict[str, Any]) -> None:
         """Keep a run's adversarial compliance summary, so re-rendered reports show it."""
@@ -42,4 +47,9 @@ class RunVerdicts:
             ).fetchone()
         except sqlite3.OperationalError:  # a store opened read-only before the table existed
             return None
-        return None if row is None else dict(json.loads(row[0]))
+        return None if row is None else self._document(run_id, row[0], "compliance (compliance)")
+
+    def _document(self, run_id: str, text: str, what: str) -> dict[str, Any]:
+        """A stored JSON object of a run; a StoreError naming ``what`` if it is not one."""
+        with damaged(self.path, run_id, f"the stored {what}"):
+            return dict(loads_json(text, ValueError))

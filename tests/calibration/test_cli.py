@@ -102,7 +102,8 @@ def test_undefined_kappa_cannot_pass_a_gate(capsys, tmp_path):
     [
         (["--mode", "as_worst"], "cannot_assess_mode must be one of"),
         (["--format", "xml"], "--format must be text or json"),
-        (["--bootstrap", "-1"], "--bootstrap must be >= 0"),
+        (["--bootstrap", "-1"], "--bootstrap must be from 0 to 100000; got -1"),
+        (["--bootstrap", "100000001"], "--bootstrap must be from 0 to 100000; got 100000001"),
         (["--min-agreement", "1.5"], "--min-agreement must be in [0, 1]"),
     ],
 )
@@ -132,3 +133,29 @@ def test_console_script_in_a_subprocess(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["judges"] == ["judge-a", "judge-b"]
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        # a short row: before, its missing cells were read as missing labels
+        ("item_id,criterion,human,j\na1,c,MET,MET\na2,c,MET\n", "line 3: expected 4 columns"),
+        # a long row after a blank line and a quoted cell over two lines: before, the extra
+        # cell was dropped (and a line count from the row index was off by the blank lines)
+        (
+            'item_id,criterion,human,j\n\n"a\n1",c,MET,MET\n\na3,c,MET,MET,UNMET\n',
+            "line 6: expected 4 columns (as in the header), found 5",
+        ),
+        # a short row of the long form: before, 'empty rater name'
+        ("item_id,criterion,rater,label\na1,c,human,MET\na1,c\n", "found 2"),
+    ],
+)
+def test_a_csv_row_of_the_wrong_length_names_file_line_and_counts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, where: str
+) -> None:
+    path = tmp_path / "rows.csv"
+    path.write_text(text, encoding="utf-8")
+    code, _, err = run(capsys, str(path))
+    assert code == 2
+    assert err.startswith(f"assay: error: {path}: line ") and err.count("\n") == 1, err
+    assert where in err

@@ -39,3 +39,29 @@ def test_a_pipe_is_written_through_not_replaced(tmp_path: Path) -> None:
     reader.join(10)
     assert received == [b"through the pipe"]
     assert not pipe.is_file() and pipe.exists()  # still the pipe, not a file in its place
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX modes")
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+def test_a_new_file_gets_the_mode_open_gives_and_a_replaced_file_keeps_its_own(
+    tmp_path: Path, umask: int
+) -> None:
+    """Before, every report came out 0600 (mkstemp's mode), whatever the umask or old file."""
+    previous = os.umask(umask)
+    try:
+        plain = tmp_path / "plain.md"
+        with open(plain, "w", encoding="utf-8"):  # what a normal write would give
+            pass
+        write_atomic(tmp_path / "new.md", "text")
+        assert os.stat(tmp_path / "new.md").st_mode & 0o7777 == 0o666 & ~umask
+        assert os.stat(tmp_path / "new.md").st_mode & 0o7777 == os.stat(plain).st_mode & 0o7777
+        for mode in (0o640, 0o604, 0o755):
+            os.chmod(tmp_path / "new.md", mode)
+            write_atomic(tmp_path / "new.md", "again")
+            assert os.stat(tmp_path / "new.md").st_mode & 0o7777 == mode
+        link = tmp_path / "link.md"
+        link.symlink_to(tmp_path / "new.md")
+        write_atomic(link, "through the link")
+        assert os.stat(tmp_path / "new.md").st_mode & 0o7777 == 0o755
+    finally:
+        os.umask(previous)

@@ -133,6 +133,26 @@ def test_invalid_utf8_is_not_scanned(tmp_path: Path, small_blocks: None) -> None
         list(ItemScan(path, "samples").items())
 
 
+@pytest.mark.parametrize("block", [3, 7, 1 << 20])  # the escape straddles blocks, or not
+def test_a_lone_surrogate_escape_is_named_as_a_whole_read_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    monkeypatch.setattr(json_items, "BLOCK", block)
+    streamed(monkeypatch)
+    document = dataset_document(3)
+    data = tmp_path / "d.json"
+    data.write_text(json.dumps(document).replace('"s1"', '"s1\\ud800"'), encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"d\.json: not valid text: a lone surrogate"):
+        load_dataset(data)
+    out = tmp_path / "o.json"
+    out.write_text('{"outputs": {"a": "\\udc00x", "b": "\\ud83d\\ude00"}}', encoding="utf-8")
+    with pytest.raises(OutputsError, match=r"o\.json: not valid text: a lone surrogate"):
+        load_outputs(out)
+    out.write_text('{"outputs": {"a": "\\ud83d\\ude00"}}', encoding="utf-8")  # a valid pair
+    scanned = load_outputs(out)
+    assert isinstance(scanned, DocumentOutputs) and scanned["a"].text == "\U0001f600"
+
+
 def dataset_document(count: int, seed: int = 5) -> dict[str, Any]:
     rng = random.Random(seed)
     words = ["refund", "parcel", "caf\u00e9", "\u00fcber", "label", "\U0001f600", "window"]

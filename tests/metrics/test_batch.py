@@ -319,7 +319,7 @@ VARIANTS: list[Any] = [
     {"name": "invisible-characters", "allow": ["zero_width", "bidi"]},
     {"name": "invisible-characters", "allow": ["zero_width", "bogus"]},  # every row errs
     {"name": "pii-leak", "kinds": ["email", "card"]},
-    {"name": "pii-leak", "kinds": ["email", "passport"]},  # every row errs
+    # (pii-leak with an unknown kind is refused when built: tests/metrics/test_safety.py)
     {"name": "forbidden-tool-call", "tools": ["search", "send_email"]},
     {"name": "ordinal-distance", "scale": ["bad", "ok", "good"]},
     {"name": "ordinal-distance", "scale": ["good", "ok", "bad", "refund", "café", "x"]},
@@ -407,11 +407,12 @@ def test_trajectory_metrics_share_one_parse_of_a_batch(monkeypatch: Any) -> None
 
 
 def test_an_option_score_rejects_for_every_row_errs_every_row_of_the_batch() -> None:
-    from assay.metrics.safety import InvisibleCharacters, PiiLeak
+    from assay.metrics.safety import InvisibleCharacters
 
     samples = [Sample(id=str(n), input={}, expected_output="") for n in range(3)]
     outputs = [Output("a@example.com"), Output("\u200b"), Output("")]
-    for metric in [InvisibleCharacters(allow=("tag", "nope")), PiiLeak(kinds=("nope",))]:
+    # (pii-leak's unknown kinds are refused when it is built: tests/metrics/test_safety.py)
+    for metric in [InvisibleCharacters(allow=("tag", "nope"))]:
         column = metric.score_batch(samples, outputs)
         assert set(column.errors) == {0, 1, 2}
         assert len(set(column.errors.values())) == 1
@@ -463,3 +464,11 @@ def test_row_column_keeps_each_rows_keys_errors_and_order() -> None:
     assert uniform.details == {"k": [0, 1, 2]} and not uniform.absent and not uniform.errors
     nothing = row_column(kernel, 0)
     assert len(nothing) == 0 and not nothing.details
+
+
+def test_a_batch_whose_every_relevance_mapping_is_empty_is_scored_as_its_rows() -> None:
+    """Every ``expected_output`` ``{}``: the batch path indexed an empty table (IndexError)."""
+    samples = [Sample(id="s0", input={"question": ""}, expected_output={})]
+    outputs = [Output("", retrieved=None)]
+    for metric in (RecallAtK(), HitAtK(), MRR(), NDCGAtK()):
+        assert_same_as_rows(metric, samples, outputs)

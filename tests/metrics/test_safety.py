@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assay.dataset import Sample
-from assay.errors import MetricError
+from assay.errors import MetricConfigError, MetricError
 from assay.metrics.registry import resolve
 from assay.metrics.safety import (
     CanaryLeak,
@@ -133,8 +133,12 @@ def test_pii_leak_scores_and_allows_listed_text() -> None:
 def test_pii_kinds_option() -> None:
     metric = resolve({"name": "pii-leak", "kinds": ["email"]})
     assert metric.score(sample(), Output("+1 555-0142")).value == 1.0
-    with pytest.raises(MetricError, match="unknown kind"):
-        PiiLeak(kinds=("postcode",)).score(sample(), Output("x"))
+    # refused when built (validate and run name the dataset's field), not row by row
+    with pytest.raises(MetricConfigError, match="unknown kind"):
+        PiiLeak(kinds=("postcode",))
+    for kinds in (5, "email", [5]):
+        with pytest.raises(MetricConfigError, match="'kinds' must be a list of kinds"):
+            resolve({"name": "pii-leak", "kinds": kinds})
 
 
 # --------------------------------------------------------------------------- forbidden-tool-call

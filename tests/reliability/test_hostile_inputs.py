@@ -9,6 +9,8 @@ import subprocess
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from runner.procs import run_assay
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,13 +97,49 @@ def test_sys_exit_in_a_system_under_test_or_a_metric_is_that_sample_s_failure(
 
 
 def test_a_damaged_run_store_is_one_line_not_a_traceback(tmp_path: Path) -> None:
-    """What no check foresaw still ends as exit 2 with one line (exit 1 is the gate's)."""
+    """A row cut short ends as exit 2 with one line naming the store, run and sample."""
     store = tmp_path / "s.db"
     quickstart(tmp_path, "--store", str(store), "--run-id", "r1", "-o", "r.md")
     with sqlite3.connect(store) as connection:
         connection.execute("update chunks set rows = substr(rows, 1, 100)")
     line = one_line_error(run_assay(["report", "r1", "--store", str(store)], cwd=tmp_path))
-    assert "unexpected ValueError" in line
+    assert f"run store {store}: run 'r1': the stored execution of sample 'capital-france'" in line
+    assert "is damaged" in line
+
+
+@pytest.mark.parametrize(
+    ("edit", "damaged"),
+    [
+        ("update runs set config = 'garbage'", "the stored configuration (runs.config)"),
+        ("update runs set config = '[1, 2]'", "the stored configuration (runs.config)"),
+        ("""update runs set config = '{"metrics": 5}'""", "(key 'metrics': "),
+        ("""update runs set config = '{"repetitions": "x"}'""", "(key 'repetitions': "),
+        ("update runs set created_at = 'yesterday'", "the stored run record (runs)"),
+        ("update chunks set keys = '[1]'", "a chunk of stored executions"),
+        ("update chunks set rows = 'garbage'", "a chunk of stored executions"),
+        (
+            "update chunks set rows = "
+            """cast(replace(rows, '"score":1.0', '"score":"x"') as blob)""",
+            "a score of 'x' is not a number in [0, 1]",
+        ),
+        ("insert into compliance values ('r1', 'garbage')", "the stored compliance"),
+    ],
+)
+def test_a_run_store_edited_by_hand_names_what_is_damaged(
+    tmp_path: Path, edit: str, damaged: str
+) -> None:
+    store = tmp_path / "s.db"
+    quickstart(tmp_path, "--store", str(store), "--run-id", "r1", "-o", "r.md")
+    with sqlite3.connect(store) as connection:
+        connection.execute(edit)
+    commands = [["report", "r1", "--store", str(store), "-o", "again.json"]]
+    if "compliance" not in edit and "created_at" not in edit:  # what a resume reads
+        example = [str(QUICKSTART / "dataset.yml"), "--outputs", str(QUICKSTART / "outputs.json")]
+        commands.append(["run", *example, "--store", str(store), "--resume", "r1", "-q"])
+    for command in commands:
+        line = one_line_error(run_assay(command, cwd=tmp_path))
+        assert line.startswith(f"assay: error: run store {store}: run 'r1': "), line
+        assert damaged in line and "is damaged" in line, line
 
 
 def test_a_bad_metric_entry_of_a_dataset_names_the_file_and_field(tmp_path: Path) -> None:
@@ -166,3 +204,85 @@ def test_validate_refuses_what_run_refuses_in_the_metrics_list(tmp_path: Path) -
         (tmp_path / "m.json").write_text(json.dumps(document), encoding="utf-8")
         line = one_line_error(run_assay(["validate", "m.json"], cwd=tmp_path))
         assert line.startswith("assay: error: m.json: field 'metrics': ") and words in line
+
+
+def test_repetitions_past_their_limit_are_refused_before_the_run(tmp_path: Path) -> None:
+    """``--repetitions 100000000`` (or ``repetitions:`` in a dataset) is refused, not run."""
+    from assay.config import MAX_REPETITIONS
+
+    args = [*small_run(tmp_path), "-m", "exact-match"]
+    line = one_line_error(run_assay([*args, "--repetitions", "100000000"], cwd=tmp_path))
+    assert line == (
+        f"assay: error: --repetitions must be an integer from 1 to {MAX_REPETITIONS}; got 100000000"
+    )
+    help_text = " ".join(run_assay(["run", "--help"], cwd=tmp_path).stdout.split())
+    assert f"Run each sample N times (1 to {MAX_REPETITIONS})" in help_text
+    document = json.loads((tmp_path / "d.json").read_text(encoding="utf-8"))
+    document["repetitions"] = MAX_REPETITIONS + 1
+    (tmp_path / "d.json").write_text(json.dumps(document), encoding="utf-8")
+    for command in (["validate", "d.json"], args):
+        line = one_line_error(run_assay(command, cwd=tmp_path))
+        assert line.startswith("assay: error: d.json: field 'repetitions': "), line
+        assert str(MAX_REPETITIONS) in line
+
+
+def test_a_bad_executor_in_assay_toml_names_the_file_and_key(tmp_path: Path) -> None:
+    """Only a value from the flag (or ASSAY_EXECUTOR) is blamed on ``--executor``."""
+    args = [*small_run(tmp_path), "-m", "exact-match"]
+    config = tmp_path / "assay.toml"
+    for text, expected in (
+        ('executor = "rayy"\n', f"{config}: executor must be local or ray; got 'rayy'"),
+        ("executor = 5\n", f"{config}: executor must be local or ray; got 5"),
+        (
+            'executor = "ray"\n[ray]\nbatch_size = "x"\n',
+            f"{config} [ray].batch_size must be an integer of at least 1; got 'x'",
+        ),
+    ):
+        config.write_text(text, encoding="utf-8")
+        assert one_line_error(run_assay(args, cwd=tmp_path)) == f"assay: error: {expected}"
+    line = one_line_error(run_assay([*args, "--executor", "rayy"], cwd=tmp_path))
+    assert line == "assay: error: --executor must be local or ray; got 'rayy'"
+
+
+def test_control_characters_in_an_error_line_are_escaped(tmp_path: Path) -> None:
+    """A metric name with a NUL, an escape sequence and line breaks stays one printable line."""
+    name = "exact\x00match\x1b[31m\nX\u2028Y\x7f"
+    sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
+    document = {"name": "t", "metrics": [name], "samples": [sample]}
+    (tmp_path / "m.json").write_text(json.dumps(document), encoding="utf-8")
+    line = one_line_error(run_assay(["validate", "m.json"], cwd=tmp_path))
+    assert "unknown metric 'exact\\x00match\\x1b[31m\\nX\\u2028Y\\x7f'" in line
+    assert line.isprintable(), line
+
+
+def test_pii_leak_kinds_are_checked_when_the_metric_is_built(tmp_path: Path) -> None:
+    """``kinds: 5`` passed validate and then errored every row; now both commands refuse it."""
+    for kinds, problem in ((5, "must be a list of kinds"), (["zzz"], "unknown kind(s) ['zzz']")):
+        sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
+        entry = {"name": "pii-leak", "kinds": kinds}
+        document = {"name": "t", "metrics": [entry], "samples": [sample]}
+        (tmp_path / "m.json").write_text(json.dumps(document), encoding="utf-8")
+        for args in (
+            ["validate", "m.json"],
+            [*small_run(tmp_path)[:1], "m.json", *small_run(tmp_path)[2:]],
+        ):
+            line = one_line_error(run_assay(args, cwd=tmp_path))
+            assert line.startswith(
+                "assay: error: m.json: field 'metrics': pii-leak option 'kinds"
+            ), line
+            assert problem in line
+
+
+def test_a_lone_surrogate_escape_in_a_jsonl_line_is_named_with_its_line(tmp_path: Path) -> None:
+    """Before: 'line 2 is not valid JSON: not valid JSON' (the stdlib reads the escape)."""
+    good = '{"id": "s1", "input": {"q": "x"}, "expected_output": "a"}'
+    (tmp_path / "d.jsonl").write_text(good + "\n" + good.replace("s1", "s2\\udc00") + "\n", "utf-8")
+    line = one_line_error(run_assay(["validate", "d.jsonl"], cwd=tmp_path))
+    assert line == (
+        "assay: error: d.jsonl: line 2: not valid text: a lone surrogate escape \\udc00 "
+        "(an unpaired UTF-16 half)"
+    )
+    (tmp_path / "o.jsonl").write_text('{"id": "s1", "output": "\\ud800"}\n', "utf-8")
+    args = [*small_run(tmp_path)[:2], "--outputs", "o.jsonl", *small_run(tmp_path)[4:]]
+    line = one_line_error(run_assay([*args, "-m", "exact-match"], cwd=tmp_path))
+    assert line.startswith("assay: error: o.jsonl: line 1: not valid text: a lone surrogate"), line

@@ -245,3 +245,31 @@ def test_zip_of_official_bundle_loads_like_the_directory(bundles_dir: Path, tmp_
     shutil.copytree(bundles_dir / "interop-level-3", copy)
     archive = zip_dir(copy, tmp_path / "b.tez")
     assert set(open_bundle(archive).items) == set(open_bundle(copy).items)
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda m: "{not json", "not valid JSON"),
+        (lambda m: [1, 2], "must be a JSON object"),
+        (lambda m: {**m, "tezit_version": "2.0"}, "tezit_version '2.0' has an unsupported"),
+        (
+            lambda m: m["context"]["items"][0].update(file="../../etc/passwd") or m,
+            "file '../../etc/passwd' climbs out of the bundle",
+        ),
+        (
+            lambda m: m["context"]["items"][0].update(file="/etc/passwd") or m,
+            "file '/etc/passwd' is absolute",
+        ),
+        (lambda m: m["synthesis"].update(file="a\\b.md") or m, "synthesis.file 'a\\b.md' contains"),
+    ],
+)
+def test_every_manifest_error_names_the_bundle(bundle_copy: Any, change: Any, problem: str) -> None:
+    path = bundle_copy()
+    manifest = change(json.loads((path / "manifest.json").read_text()))
+    text = manifest if isinstance(manifest, str) else json.dumps(manifest)
+    (path / "manifest.json").write_text(text)
+    with pytest.raises(TezError) as raised:
+        open_bundle(path)
+    assert str(raised.value).startswith(f"{path}:manifest.json: "), str(raised.value)
+    assert problem in str(raised.value)

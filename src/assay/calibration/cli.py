@@ -94,13 +94,13 @@ def agreement(
 def _check_common(
     *, fmt: str, bootstrap: int, min_kappa: float | None, min_agreement: float | None
 ) -> None:
-    """UsageError on a bad format, a negative bootstrap or a gate threshold out of range."""
+    """UsageError on a bad format, a bootstrap count or a gate threshold out of range."""
     from assay.errors import UsageError
 
     if fmt not in ("text", "json"):
         raise UsageError(f"--format must be text or json; got {fmt!r}")
-    if bootstrap < 0:
-        raise UsageError(f"--bootstrap must be >= 0; got {bootstrap}")
+    if not 0 <= bootstrap <= opt.MAX_BOOTSTRAP:
+        raise UsageError(f"--bootstrap must be from 0 to {opt.MAX_BOOTSTRAP}; got {bootstrap}")
     _check_unit("--min-kappa", min_kappa, -1.0)
     _check_unit("--min-agreement", min_agreement, 0.0)
 

@@ -42,12 +42,16 @@ NaModeOption = Annotated[
         help="NA handling for multi-choice criteria (default: --mode).",
     ),
 ]
+MAX_BOOTSTRAP = 100_000
+"""The most ``--bootstrap`` resamples (the usual 1,000-10,000 with room to spare): a slip such as
+100000000 is refused, not resampled for hours."""
+
 BootstrapOption = Annotated[
     int,
     typer.Option(
         "--bootstrap",
         envvar="ASSAY_AGREEMENT_BOOTSTRAP",
-        help="Item-level bootstrap resamples (0 = none).",
+        help=f"Item-level bootstrap resamples (0 = none; at most {MAX_BOOTSTRAP}).",
     ),
 ]
 DistributionOption = Annotated[

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,9 +22,9 @@ _ID_COLUMNS = ("item_id", "id", "item")
 
 def labels_from_csv(text: str, source: str, declared: list[Criterion] | None) -> LabelSet:
     """Read a long or wide labels CSV; ``declared`` criteria replace the inferred ones."""
-    reader = csv.DictReader(io.StringIO(text))
-    columns = _Columns.of(reader.fieldnames or [], source)
-    rows = _items(reader, columns, source)
+    reader = csv.reader(io.StringIO(text))
+    columns = _Columns.of(next(reader, []), source)
+    rows = _items(_records(reader, columns.header, source), columns, source)
     notes: list[str] = []
     if declared is not None:
         criteria = declared
@@ -80,13 +80,30 @@ class _Columns:
         ]
 
 
+def _records(reader: Any, header: list[str], source: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """Each row of ``reader`` (a ``csv.reader`` past the header) as {column: cell}, with the
+    line it starts on as an editor numbers it (a quoted cell may span lines; blank lines are
+    skipped); a row with more or fewer cells than the header is refused, not cut or padded."""
+    end = reader.line_num
+    for cells in reader:
+        start, end = end + 1, reader.line_num
+        if not cells:
+            continue
+        if len(cells) != len(header):
+            raise CalibrationError(
+                f"line {start}: expected {len(header)} columns (as in the header), "
+                f"found {len(cells)}",
+                file=source,
+            )
+        yield start, dict(zip(header, cells, strict=True))
+
+
 def _items(
-    reader: Iterable[dict[str | Any, str | Any]], columns: _Columns, source: str
+    records: Iterable[tuple[int, dict[str, str]]], columns: _Columns, source: str
 ) -> list[dict[str, Any]]:
     """The rows grouped into items (``id``, ``human``, ``judges``) in order of first appearance."""
     items: dict[str, dict[str, Any]] = {}
-    for line, raw_row in enumerate(reader, start=2):
-        row = {(k or "").strip(): (v if v is not None else "") for k, v in raw_row.items()}
+    for line, row in records:
         item_id = row.get(columns.id_col, "").strip()
         criterion = row.get(columns.crit_col, "").strip()
         if not item_id or not criterion:

@@ -154,7 +154,9 @@ def _sorted_levels(
         levels = np.fromiter(values, dtype=np.float64, count=int(bounds[-1]))
     except OverflowError:  # beyond a float: the per-row path says so
         return None
-    width = int(counts.max())
+    width = int(counts.max()) if len(raws) else 0
+    if width == 0:  # no row has a level: nothing to sort (the per-row path says why)
+        return None
     if counts.min() == width:  # as many levels in every row: no padding
         table = -levels.reshape(len(raws), width)
     else:  # negated levels left-aligned per row, +inf after them (sorted last)

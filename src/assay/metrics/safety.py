@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from assay.errors import MetricError
+from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import type_name
 from assay.metrics.batch import Row, RowScored
 
@@ -270,10 +270,22 @@ class PiiLeak(RowScored):
     name: str = "pii-leak"
     kinds: Sequence[str] = field(default=PII_KINDS)
 
-    def _kinds(self) -> frozenset[str]:
-        unknown = sorted(set(self.kinds) - set(PII_KINDS))
+    def __post_init__(self) -> None:
+        """Check ``kinds`` when the metric is built, so ``validate`` and ``run`` refuse a bad
+        list naming the dataset's field (before: every row of the run errored)."""
+        kinds = self.kinds
+        if not isinstance(kinds, (list, tuple)) or not all(isinstance(k, str) for k in kinds):
+            raise MetricConfigError(
+                f"pii-leak option 'kinds' must be a list of kinds {list(PII_KINDS)}; got {kinds!r}"
+            )
+        unknown = sorted(set(kinds) - set(PII_KINDS))
         if unknown:
-            raise MetricError(f"pii-leak: unknown kind(s) {unknown}; known: {list(PII_KINDS)}")
+            raise MetricConfigError(
+                f"pii-leak option 'kinds': unknown kind(s) {unknown}; known: {list(PII_KINDS)}"
+            )
+        object.__setattr__(self, "kinds", tuple(kinds))
+
+    def _kinds(self) -> frozenset[str]:
         return frozenset(self.kinds)
 
     def row(self, sample: Sample, output: Output) -> Row:
@@ -282,7 +294,7 @@ class PiiLeak(RowScored):
     def batch_kernel(
         self, samples: Sequence[Sample], outputs: Sequence[Output]
     ) -> Callable[[int], Row]:
-        kinds = self._kinds()  # every row's error when a kind is unknown
+        kinds = self._kinds()
         return lambda index: pii_row(samples[index].metadata, outputs[index].text, kinds)
 
 

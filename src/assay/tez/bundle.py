@@ -94,7 +94,7 @@ class Bundle:
         """Bytes of a bundle file (size-capped, path-checked)."""
         if self._reader is None:  # pragma: no cover - always set by open_bundle
             raise TezError("bundle is closed", file=str(self.source))
-        return self._reader.read(safe_relpath(rel, what="path"))
+        return self._reader.read(safe_relpath(rel, what="path", file=str(self.source)))
 
     def read_text(self, rel: str) -> str:
         return decode_utf8(self.read_bytes(rel), f"{self.source}:{rel}")
@@ -198,7 +198,8 @@ def _load_item(
         return ContextItem(
             entry.id, entry.type, entry.title, None, None, None, None, entry.declared_hash
         )
-    rel = safe_relpath(entry.file, what=f"manifest.json: context item '{entry.id}' file")
+    manifest = f"{source}:manifest.json"
+    rel = safe_relpath(entry.file, what=f"context item '{entry.id}' file", file=manifest)
     if rel not in names:
         warnings.append(f"context item '{entry.id}': file '{rel}' is missing from the bundle")
         return ContextItem(
@@ -226,7 +227,7 @@ def _load_synthesis(
     synthesis = manifest.get("synthesis")
     declared = synthesis.get("file") if isinstance(synthesis, dict) else None
     candidates = (
-        [safe_relpath(declared, what="manifest.json: synthesis.file")]
+        [safe_relpath(declared, what="synthesis.file", file=f"{source}:manifest.json")]
         if isinstance(declared, str) and declared
         else []
     )

@@ -53,7 +53,8 @@ class EvalState:
 
 def _load_json(bundle: Bundle, rel: str, state: EvalState) -> Any:
     try:
-        return loads_json(bundle.read_text(rel), lambda m: TezError(f"{rel}: {m}"))
+        label = f"{bundle.source}:{rel}"
+        return loads_json(bundle.read_text(rel), lambda m: TezError(m, file=label))
     except TezError as exc:
         state.warnings.append(str(exc))
     return None

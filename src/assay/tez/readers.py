@@ -28,20 +28,21 @@ class Limits:
     max_entries: int = 10_000
 
 
-def safe_relpath(raw: str, *, what: str) -> str:
-    """A normalised relative POSIX path, or TezError when it could leave the bundle."""
+def safe_relpath(raw: str, *, what: str, file: str | None = None) -> str:
+    """A normalised relative POSIX path, or TezError when it could leave the bundle; ``file``
+    (the bundle's manifest, say) is named in the error."""
     if not isinstance(raw, str) or not raw.strip():
-        raise TezError(f"{what} is empty")
+        raise TezError(f"{what} is empty", file=file)
     if "\x00" in raw or "\\" in raw:
-        raise TezError(f"{what} '{raw!s}' contains a NUL or backslash; refusing it")
+        raise TezError(f"{what} '{raw!s}' contains a NUL or backslash; refusing it", file=file)
     posix = PurePosixPath(raw)
     if posix.is_absolute() or (posix.parts and ":" in posix.parts[0]):
-        raise TezError(f"{what} '{raw}' is absolute; bundle paths must be relative")
+        raise TezError(f"{what} '{raw}' is absolute; bundle paths must be relative", file=file)
     parts = [p for p in posix.parts if p not in ("", ".")]
     if ".." in parts:
-        raise TezError(f"{what} '{raw}' climbs out of the bundle with '..'; refusing it")
+        raise TezError(f"{what} '{raw}' climbs out of the bundle with '..'; refusing it", file=file)
     if not parts:
-        raise TezError(f"{what} '{raw}' names no file")
+        raise TezError(f"{what} '{raw}' names no file", file=file)
     return "/".join(parts)
 
 
