@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
-from assay.errors import StoreError
 from assay.report.aggregate import ReportBuilder, make_row
 from assay.report.compliance_model import Compliance
 from assay.report.model import (
@@ -44,12 +43,7 @@ def row_json_from_store(store: RunStore, run_id: str, metric_names: list[str]) -
     without a model per row: a judge run's 1,000 rows took ~5 ms more through ``Row``)."""
     chunked = store.chunked_rows(run_id)
     if chunked is not None:
-        for raw in chunked:
-            if not raw.startswith(ROW_PREFIX):
-                raise StoreError(
-                    f"{store.path}: run '{run_id}' has a damaged row (not a report row)"
-                )
-            yield raw
+        yield from chunked
         return
     thresholds = dict(store.run_config(run_id).get("thresholds", {}))
     for sample_id, repetition, tags, row_hash, stored in store.iter_stored(run_id):

@@ -36,6 +36,7 @@ from assay.store_schema import (
     INSERT_MANY,
     INSERT_ONE,
     PAGE_SIZE,
+    ROW_PREFIX,
     ROWS_PER_INSERT,
     STORE_SCHEMA,
     TABLES,
@@ -371,8 +372,20 @@ class RunStore(RunVerdicts):
         return self._chunk_bodies(run_id)
 
     def _chunk_bodies(self, run_id: str) -> Iterator[bytes]:
-        for (body,) in self._chunk_rows(run_id, "rows"):
-            yield from (body.encode("utf-8") if isinstance(body, str) else body).split(ROW_BREAK)
+        """Each chunk's rows, checked as far as costs nothing per row: as many as the chunk
+        says it holds, each a report row (a store edited by hand: a StoreError)."""
+        for position, size, body in self._chunk_rows(run_id, "position, size, rows"):
+            raw = body.encode("utf-8") if isinstance(body, str) else body
+            rows = raw.split(ROW_BREAK) if isinstance(raw, bytes) else []
+            if len(rows) != size or not all(row.startswith(ROW_PREFIX) for row in rows):
+                problem = (
+                    f"{len(rows)} rows where {size} were stored"
+                    if len(rows) != size
+                    else "a row that is not a report row"
+                )
+                where = f"the chunk at position {position}"
+                raise damage(self.path, run_id, where, ValueError(problem))
+            yield from rows
 
     def _chunk_rows(self, run_id: str, columns: str) -> Iterable[Any]:
         """``columns`` of a run's chunks, in order; none in a v1 store opened read-only."""

@@ -142,6 +142,44 @@ def test_a_run_store_edited_by_hand_names_what_is_damaged(
         assert damaged in line and "is damaged" in line, line
 
 
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        ("update chunks set rows = substr(rows, 1, 30)", None),
+        ("update chunks set rows = cast('garbage' as blob)", "a row that is not a report row"),
+        ("update chunks set rows = rows || cast(x'0a' as blob) || rows", "2 rows where 1 were"),
+    ],
+)
+def test_a_damaged_chunk_of_a_run_stored_in_chunks_only_is_named(
+    tmp_path: Path, edit: str, problem: str | None
+) -> None:
+    """A clean run keeps every row in chunks, and a report streams their bytes as stored: a
+    chunk cut short, replaced or doubled is a StoreError naming the store and run (from the
+    aggregates' read of every row, or from the rows' own check), never broken JSON."""
+    from assay.errors import StoreError
+    from assay.store import RunStore
+
+    store = tmp_path / "s.db"
+    command = [*small_run(tmp_path), "-m", "exact-match", "--run-id", "r1"]
+    command[command.index("--no-store")] = "--store"
+    command.insert(command.index("--store") + 1, str(store))
+    assert run_assay(command, cwd=tmp_path).returncode == 0
+    with sqlite3.connect(store) as connection:
+        assert connection.execute("select count(*) from executions").fetchone() == (0,)
+        connection.execute(edit)
+    report = ["report", "r1", "--store", str(store), "-f", "json", "-o", "again.json"]
+    line = one_line_error(run_assay(report, cwd=tmp_path))
+    assert line.startswith(f"assay: error: run store {store}: run 'r1': "), line
+    assert "is damaged" in line, line
+    if problem is not None:  # the rows' own check, as the end of a run reads them
+        reader = RunStore(store, read_only=True)
+        rows = reader.chunked_rows("r1")
+        assert rows is not None
+        with pytest.raises(StoreError, match=f"the chunk at position 0 is damaged .{problem}"):
+            list(rows)
+        reader.db.close()
+
+
 def test_a_bad_metric_entry_of_a_dataset_names_the_file_and_field(tmp_path: Path) -> None:
     for entry in ("no-such-metric", {"name": "rouge-l", "beta": -1}, {"name": "os:system"}):
         sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
