@@ -183,3 +183,22 @@ def test_re2_path_agrees_with_the_regex_engine(
     compiled = regex.compile(body, flags)
     reference = (compiled.match if anchored else compiled.search)(text) is not None
     assert match(pattern, text, 1.0) == (reference, "re2"), pattern
+
+
+@pytest.mark.parametrize(
+    "body", ["a{99999999999999999999}", "a{4294967296}", "a{2,1001}", "a{0001001}", "x{5000,}"]
+)
+def test_a_repeat_past_re2_s_limit_keeps_the_regex_engine_s_meaning(body: str) -> None:
+    """RE2 reads ``a{1001}`` and beyond as literal text; ``regex`` repeats or refuses it. Such a
+    pattern is never spelled for RE2: its outcome is the regex engine's, an error included."""
+    assert re2_spelling(body, 0) is None
+    assert re2_spelling("a{1000}", 0) == "a{1000}" and re2_spelling("a{2,}", 0) == "a{2,}"
+    text = "a" * 1100  # a repeat to regex; RE2 would look for the braces themselves
+    try:
+        compiled = regex.compile(body)
+    except regex.error:
+        with pytest.raises(MetricError, match="repeat count too big"):
+            match(compile_pattern(body, 0, False), text, 5.0)
+        return
+    expected = compiled.search(text) is not None
+    assert match(compile_pattern(body, 0, False), text, 5.0) == (expected, "backtracking")

@@ -46,6 +46,8 @@ _VERBOSE = int(regex.X)
 _FLAG_PREFIX = ((_IGNORECASE, "i"), (_MULTILINE, "m"), (_DOTALL, "s"))
 # What the spelling must look at; everything between two of these is copied as it is.
 _SPECIAL = re.compile(r"\\.?|[\[\]${(]", re.DOTALL)
+_REPEAT = re.compile(r"(\d+)(?:,(\d*))?\}")  # after "{": a bounded repeat's counts
+_RE2_MAX_REPEAT = 1000
 _START, _ANYWHERE = re2._Anchor.ANCHOR_START, re2._Anchor.UNANCHORED
 
 
@@ -175,9 +177,21 @@ def _outside(body: str, text: str, end: int, multiline: bool) -> str | None:
         return r"(?:\n?\z)" if following in ("", "|", ")") else None
     if text == "{" and following == ",":
         return None  # {,n} is a repeat to Python, a literal to RE2
+    if text == "{" and _past_re2_limit(body, end):
+        return None  # a literal to RE2, "repeat count too big" or a repeat to Python
     if text == "(" and following == "?" and _inline_flags_change(body, end - 1):
         return None
     return text
+
+
+def _past_re2_limit(body: str, end: int) -> bool:
+    """Whether the ``{m}``/``{m,}``/``{m,n}`` starting at ``end`` has a count over RE2's
+    1,000 (RE2 then reads the braces as literal text; ``regex`` does not)."""
+    repeat = _REPEAT.match(body, end)
+    if repeat is None:
+        return False
+    counts = [count.lstrip("0") for count in repeat.groups() if count]
+    return any(len(count) > 4 or int(count or "0") > _RE2_MAX_REPEAT for count in counts)
 
 
 def _escape(text: str, following: str, in_class: bool, unicode: bool) -> str | None:
