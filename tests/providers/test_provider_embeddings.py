@@ -121,6 +121,8 @@ async def test_prefetch_usage_is_claimed_once(
         ),
         (lambda texts: [[], []], "is not a non-empty list of finite numbers"),
         (lambda texts: [[1.0, "x"], [1.0, 2.0]], "is not a non-empty list of finite numbers"),
+        (lambda texts: [[1.0, 2.0], [1e308, 1.0]], "embedding 1 .* within float32's range"),
+        (lambda texts: [[-3.5e38, 1.0], [1.0, 2.0]], "embedding 0 .* within float32's range"),
     ],
 )
 async def test_bad_vectors_are_provider_errors(

@@ -28,7 +28,9 @@ def _vector(raw: Any) -> Vector | None:
             or not math.isfinite(value)
         ):
             return None
-    return np.asarray(raw, dtype=np.float32)
+    with np.errstate(over="ignore"):  # past float32's range (~3.4e38): refused just below
+        vector = np.asarray(raw, dtype=np.float32)
+    return vector if bool(np.isfinite(vector).all()) else None
 
 
 def parse_embeddings(
@@ -73,7 +75,7 @@ def _ordered(items: list[Any], where: str) -> list[Vector]:
         if vector is None:
             raise ProviderError(
                 f"{where} returned a malformed response (embedding {index} is not a "
-                "non-empty list of finite numbers)"
+                "non-empty list of finite numbers within float32's range)"
             )
         ordered[index] = vector
     return [v for v in ordered if v is not None]
