@@ -46,11 +46,13 @@ def _verbatim_id_loader() -> type[yaml.SafeLoader]:
 
 
 _NUMERIC_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
     import yaml
 
+    _refuse_repeated_keys(node)
     loader.flatten_mapping(node)
     result: dict[Any, Any] = {}
     for key_node, value_node in node.value:
@@ -75,6 +77,24 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bo
                 None, None, f"unhashable mapping key {key!r}", key_node.start_mark
             ) from exc
     return result
+
+
+def _refuse_repeated_keys(node: yaml.MappingNode) -> None:
+    """A key written twice in one mapping (``id: s1`` ... ``id: s2``) is an error, not "the
+    last one wins": YAML says keys are unique, and a silently dropped value is a wrong golden
+    sample. Keys a ``<<`` merge brings in may be overridden, as YAML allows."""
+    import yaml
+
+    seen: set[tuple[str, str]] = set()
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
+            continue
+        key = (key_node.tag, key_node.value)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key_node.value!r} is given twice", key_node.start_mark
+            )
+        seen.add(key)
 
 
 def read_text(path: Path, error: type[InputError] = DatasetError) -> str:

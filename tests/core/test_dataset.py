@@ -366,6 +366,36 @@ def test_sample_that_is_not_a_mapping(tmp_path: Path) -> None:
     assert error.sample == 1
 
 
+@pytest.mark.parametrize(
+    ("text", "key", "line"),
+    [
+        (
+            "name: d\nsamples:\n  - id: a\n    id: b\n    input: {}\n    expected_output: x\n",
+            "id",
+            4,
+        ),
+        ("name: d\nsamples:\n  - {id: a, input: {q: 1, 'q': 2}, expected_output: x}\n", "q", 3),
+        ("name: d\nname: e\nsamples:\n  - {id: a, input: {}, expected_output: x}\n", "name", 2),
+    ],
+)
+def test_a_yaml_key_given_twice_is_refused(tmp_path: Path, text: str, key: str, line: int) -> None:
+    """YAML keys are unique: a repeated one is named with its line, never "the last wins"."""
+    error = load_error(tmp_path, "d.yml", text)
+    assert f"key '{key}' is given twice (line {line}," in error.detail
+
+
+def test_a_yaml_merge_key_may_be_overridden(tmp_path: Path) -> None:
+    text = (
+        "name: d\nsamples:\n  - &b {id: a, input: {q: 1}, expected_output: x}\n"
+        "  - <<: *b\n    id: b\n    expected_output: y\n"
+    )
+    samples = load_dataset(write(tmp_path, "d.yml", text)).samples
+    assert [(s.id, s.input, s.expected_output) for s in samples] == [
+        ("a", {"q": 1}, "x"),
+        ("b", {"q": 1}, "y"),
+    ]
+
+
 def test_malformed_yaml_names_the_line(tmp_path: Path) -> None:
     text = "name: d\nsamples:\n  - id: a\n    input: {q: 1\n    expected_output: x\n"
     error = load_error(tmp_path, "d.yml", text)
