@@ -201,8 +201,9 @@ class Dataset(BaseModel):
     def _digit_string_repetitions(cls, value: Any) -> Any:
         if isinstance(value, bool):
             raise ValueError("must be an integer of at least 1, not a boolean")
-        if isinstance(value, str) and value.strip().isdigit():
-            return int(value.strip())
+        digits = value.strip() if isinstance(value, str) else ""
+        if digits.isascii() and digits.isdigit():  # "12"; not "١٢" or "²", which int() reads
+            return int(digits)
         return value
 
     @model_validator(mode="after")

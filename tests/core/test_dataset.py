@@ -232,7 +232,7 @@ def test_repetitions_accept_digit_strings(tmp_path: Path, raw: object, expected:
     assert load_dataset(write(tmp_path, "r.yml", text)).repetitions == expected
 
 
-@pytest.mark.parametrize("raw", ["0", "-1", "abc", "1.5", "true"])
+@pytest.mark.parametrize("raw", ["0", "-1", "abc", "1.5", "true", '"\u0661\u0662"', '"\u00b2"'])
 def test_bad_repetitions_are_rejected(tmp_path: Path, raw: str) -> None:
     text = (
         f"name: r\nrepetitions: {raw}\nsamples:\n  - {{id: a, input: {{}}, expected_output: x}}\n"
