@@ -70,8 +70,22 @@ def baseline_dir(root: Path | None = None) -> Path:
     return project_dir().absolute() / DEFAULT_BASELINE_DIR.name
 
 
+_SLUG_CHARS = 80  # file names stay far below every file system's limit (255 bytes)
+
+
 def slug(dataset: str) -> str:
-    """A file-name-safe form of a dataset name (unsafe characters become '_')."""
+    """A file-name-safe form of a dataset name, one per name: a name that is safe as it is
+    stays as it is; any other (unsafe characters made '_', or cut to 80 characters) gets a
+    short hash of the whole name, so 'a/b' and 'a_b' never share a baseline."""
+    cleaned = _legacy_slug(dataset)[:_SLUG_CHARS]
+    if cleaned == dataset:
+        return cleaned
+    digest = hashlib.sha256(dataset.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{cleaned}-{digest}"
+
+
+def _legacy_slug(dataset: str) -> str:
+    """The slug before names got a hash (baselines pinned then are still found)."""
     cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", dataset).lstrip(".")
     return cleaned or "dataset"
 
@@ -139,10 +153,14 @@ def set_baseline(
 
 
 def read_pointer(dataset: str, *, root: Path | None = None) -> tuple[Path, BaselinePointer] | None:
-    """The dataset's pointer, or None when no baseline was set."""
-    path = baseline_dir(root) / f"{slug(dataset)}.json"
+    """The dataset's pointer, or None when no baseline was set (a pointer of another
+    dataset, pinned under an older slug shared by both, is not this dataset's)."""
+    folder = baseline_dir(root)
+    path = folder / f"{slug(dataset)}.json"
     if not path.is_file():
-        return None
+        path = folder / f"{_legacy_slug(dataset)}.json"
+        if len(path.name) > 255 or not path.is_file():
+            return None
     try:
         pointer = BaselinePointer.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
@@ -153,7 +171,7 @@ def read_pointer(dataset: str, *, root: Path | None = None) -> tuple[Path, Basel
         ) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    return path, pointer
+    return (path, pointer) if pointer.dataset == dataset else None
 
 
 def list_pointers(*, root: Path | None = None) -> list[tuple[Path, BaselinePointer]]:

@@ -11,6 +11,7 @@ import pytest
 
 from assay import baseline as baseline_module
 from assay.baseline import (
+    list_pointers,
     load_baseline,
     load_report,
     read_pointer,
@@ -59,10 +60,36 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
 # --------------------------------------------------------------------------- library
 
 
+def test_datasets_whose_names_clean_alike_keep_their_own_baselines(tmp_path):
+    """'a/b', 'a_b', 'a\\0b' and a 5,000-character name: each its own file, none replaced."""
+    names = ["a/b", "a_b", "a\x00b", "..", "", "n" * 5000]
+    for index, name in enumerate(names):
+        set_baseline(
+            make_report({"s": {"scores": {"m": [0.5]}}}, dataset=name, run_id=f"r{index}"),
+            source="t",
+        )
+    for index, name in enumerate(names):
+        found = read_pointer(name)
+        assert found is not None and found[1].summary.run_id == f"r{index}", name
+    assert len(list_pointers()) == len(names)
+
+
+def test_a_baseline_pinned_under_the_old_name_is_still_found(tmp_path):
+    path, _ = set_baseline(
+        make_report({"s": {"scores": {"m": [1.0]}}}, dataset="x y", run_id="r1"), source="t"
+    )
+    path.rename(path.with_name("x_y.json"))  # where assay kept it before names had a hash
+    found = read_pointer("x y")
+    assert found is not None and found[1].summary.run_id == "r1"
+    assert read_pointer("x_y") is None  # that file is another dataset's pointer
+
+
 def test_set_show_and_resolve_baseline(tmp_path):
     report = make_report({"a": {"scores": {"m": [1.0]}}}, dataset="my data/set", run_id="r-7")
     path, pointer = set_baseline(report, source="ref.json")
-    assert path == tmp_path / ".assay" / "baselines" / "my_data_set.json" and slug("..x y") == "x_y"
+    assert path == tmp_path / ".assay" / "baselines" / f"{slug('my data/set')}.json"
+    assert slug("my data/set").startswith("my_data_set-") and slug("..x y").startswith("x_y-")
+    assert slug("support.faq") == "support.faq"  # a safe name stays as it is
     document = json.loads(path.read_text(encoding="utf-8"))
     jsonschema.validate(document, json.loads((SCHEMAS / "baseline.v1.json").read_text()))
     assert json.loads((SCHEMAS / "baseline.v1.json").read_text()) == generate("baseline.v1.json")
