@@ -159,3 +159,15 @@ def test_a_csv_row_of_the_wrong_length_names_file_line_and_counts(
     assert code == 2
     assert err.startswith(f"assay: error: {path}: line ") and err.count("\n") == 1, err
     assert where in err
+
+
+def test_labels_that_differ_only_in_case_are_one_inferred_option(capsys, tmp_path):
+    """Options are matched ignoring case, so inferred ones are too: 'Yes'/'yes' and
+    'nan'/'NaN' are one option each (before: an 'unexpected ValidationError')."""
+    rows = ["a,c,Yes,yes", "b,c,no,No", "d,c,maybe,yes", "e,c,nan,NaN"]
+    labels = tmp_path / "labels.csv"
+    labels.write_text("item_id,criterion,human,judge-a\n" + "\n".join(rows) + "\n")
+    code, out, err = run(capsys, str(labels), "--format", "json")
+    assert code == 0, err
+    overall = json.loads(out)["overall"]["aggregate"]  # a, b, e agree; d does not
+    assert overall["n_samples"] == 4 and overall["accuracy_micro"] == pytest.approx(3 / 4)

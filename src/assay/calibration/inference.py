@@ -66,7 +66,7 @@ def _infer_one(name: str, labels: list[Any]) -> tuple[Criterion, str | None]:
     words = {str(r).strip().upper() for r in labels}
     if not labels or words <= _BINARY_WORDS:
         return Criterion(name=name), None
-    na = sorted({str(r).strip() for r in labels if str(r).strip().upper() in _NA_WORDS})
+    na = _distinct([r for r in labels if str(r).strip().upper() in _NA_WORDS])
     rest = [r for r in labels if str(r).strip().upper() not in _NA_WORDS]
     numbers = _as_integers(rest)
     if numbers is not None and len(set(numbers)) >= 2:
@@ -88,7 +88,7 @@ def _ordinal(name: str, numbers: list[int], na: list[str]) -> tuple[Criterion, s
 
 def _nominal(name: str, rest: list[Any], na: list[str]) -> tuple[Criterion, str]:
     """Nominal options from the distinct labels, padded to the two a criterion needs."""
-    distinct = sorted({str(r).strip() for r in rest}, key=str.lower)
+    distinct = _distinct(rest)
     observed = len(distinct)
     while len(distinct) < 2:  # a criterion needs two real options; say they were padded
         distinct.append(f"(unobserved {len(distinct) + 1})")
@@ -120,3 +120,12 @@ def _as_integers(values: list[Any]) -> list[int] | None:
     if out and max(out) - min(out) > 100:
         return None
     return out
+
+
+def _distinct(labels: list[Any]) -> list[str]:
+    """The labels as options, sorted: one per label ignoring case, as options are matched
+    ('nan' and 'NaN' are one option; its spelling is the first in sort order)."""
+    folded: dict[str, str] = {}
+    for label in sorted({str(r).strip() for r in labels}):
+        folded.setdefault(label.lower(), label)
+    return sorted(folded.values(), key=str.lower)
