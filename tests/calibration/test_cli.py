@@ -171,3 +171,16 @@ def test_labels_that_differ_only_in_case_are_one_inferred_option(capsys, tmp_pat
     assert code == 0, err
     overall = json.loads(out)["overall"]["aggregate"]  # a, b, e agree; d does not
     assert overall["n_samples"] == 4 and overall["accuracy_micro"] == pytest.approx(3 / 4)
+
+
+def test_a_bootstrap_too_large_for_memory_is_refused_before_it_starts(capsys, tmp_path):
+    """600 free-text labels inferred as one nominal criterion: its jackknife alone would hold
+    600 x 600^2 cells (1.7 GB); refused with exit 2 and the way out, not a MemoryError."""
+    labels = tmp_path / "labels.csv"
+    rows = [f"i{n},c,cat{n},cat{n + 1}" for n in range(600)]
+    labels.write_text("item_id,criterion,human,judge-a\n" + "\n".join(rows) + "\n")
+    code, _, err = run(capsys, str(labels), "--bootstrap", "50")
+    assert code == 2, err
+    assert "criterion 'c' has 601 options" in err and "--bootstrap 0" in err
+    code, _, err = run(capsys, str(labels), "--bootstrap", "0")
+    assert code == 0, err

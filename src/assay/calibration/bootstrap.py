@@ -27,9 +27,11 @@ from assay.calibration.agreement import Pairs
 from assay.calibration.bootstrap_result import BootstrapDistribution, BootstrapResult, Interval
 from assay.calibration.intervals import finite_or_none, interval
 from assay.calibration.replicates import RaterReplicates
+from assay.errors import UsageError
 
 __all__ = ["bootstrap", "bootstrap_raters", "interval"]
 
+_MAX_BYTES = 1_000_000_000  # the largest array a bootstrap may build (see _check_memory)
 _CHUNK_CELLS = 4_000_000  # resamples x items per chunk (bounds memory to ~32 MB per array)
 
 
@@ -62,6 +64,8 @@ def bootstrap_raters(
     whose paired differences ``a - b`` of micro accuracy and macro mean kappa get their own
     intervals (per resample, from the same items; BCa from the paired jackknife).
     """
+    every = [pairs for rater in raters for pairs in rater[0]]
+    _check_memory(every, n_items=len(raters[0][1]), n_resamples=n_resamples)
     states = [RaterReplicates(*rater) for rater in raters]
     _resample(states, n_items=len(raters[0][1]), n_resamples=n_resamples, seed=seed)
     results = [state.result(n_resamples, seed, confidence) for state in states]
@@ -85,6 +89,25 @@ def bootstrap_raters(
                 )
             )
     return results, comparisons
+
+
+def _check_memory(pairs: Sequence[Pairs], *, n_items: int, n_resamples: int) -> None:
+    """Refuse, before any allocation, a bootstrap whose arrays would not fit in memory.
+
+    A criterion of K options keeps K*K confusion cells per resample of a chunk, and its
+    jackknife one row of them per distinct observed cell: free text inferred as a nominal
+    criterion of 5,000 options asked for ~40 GB (a MemoryError) before this check.
+    """
+    chunk = min(max(1, _CHUNK_CELLS // max(n_items, 1)), n_resamples)
+    for each in pairs:
+        cells = each.scale.k * each.scale.k
+        needed = max(chunk, min(each.n, cells)) * cells * 8
+        if needed > _MAX_BYTES:
+            raise UsageError(
+                f"--bootstrap: criterion {each.criterion.name!r} has {each.scale.k} options; its "
+                f"intervals would need about {needed / 1e9:.1f} GB (the limit is "
+                f"{_MAX_BYTES / 1e9:.1f} GB): declare the criterion, or pass --bootstrap 0"
+            )
 
 
 def _resample(
