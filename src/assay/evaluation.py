@@ -24,7 +24,12 @@ from assay.ray_executor import RayOptions, run_on_ray
 from assay.recorder import Recorder
 from assay.report.aggregate import ReportBuilder
 from assay.report.conversations import ConversationCollector
-from assay.report.failing import DEFAULT_TEXT_LIMIT, REDACTED, FailingRowCollector
+from assay.report.failing import (
+    DEFAULT_TEXT_LIMIT,
+    REDACTED,
+    FailingRowCollector,
+    redacted_row,
+)
 from assay.report.model import DatasetInfo, Report, RunInfo
 from assay.results import ExecutionResult
 from assay.runner import Runner, never_stop
@@ -314,7 +319,7 @@ def _stored_answers(
 
 
 def _with_failing_rows(report: Report, failing: FailingRowCollector) -> Report:
-    """The report plus its failing rows; with ``redact``, failure messages lose their text."""
+    """The report plus its failing rows; with ``redact``, failure messages and rows lose texts."""
     update: dict[str, Any] = {
         "failing_rows": failing.rows,
         "failing_rows_omitted": failing.omitted,
@@ -322,6 +327,7 @@ def _with_failing_rows(report: Report, failing: FailingRowCollector) -> Report:
     }
     if failing.redact:
         update["failures"] = [f.model_copy(update={"message": REDACTED}) for f in report.failures]
+        update["rows"] = [redacted_row(row) for row in report.rows]
     return report.model_copy(update=update)
 
 
