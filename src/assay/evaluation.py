@@ -26,9 +26,8 @@ from assay.report.aggregate import ReportBuilder
 from assay.report.conversations import ConversationCollector
 from assay.report.failing import (
     DEFAULT_TEXT_LIMIT,
-    REDACTED,
     FailingRowCollector,
-    redacted_row,
+    redacted_report,
 )
 from assay.report.model import DatasetInfo, Report, RunInfo
 from assay.results import ExecutionResult
@@ -151,6 +150,7 @@ def _open_run(
             "system_under_test": sut.describe().model_dump(),
             "dataset_schema_version": dataset.schema_version,
             "dataset_samples": len(dataset.samples),
+            **({"redact": True} if options.redact else {}),  # `assay report RUN` redacts too
             **_files(sut, options.dataset_path),
             **options.extra_info,
         },
@@ -323,12 +323,9 @@ def _with_failing_rows(report: Report, failing: FailingRowCollector) -> Report:
     update: dict[str, Any] = {
         "failing_rows": failing.rows,
         "failing_rows_omitted": failing.omitted,
-        "redacted": failing.redact,
     }
-    if failing.redact:
-        update["failures"] = [f.model_copy(update={"message": REDACTED}) for f in report.failures]
-        update["rows"] = [redacted_row(row) for row in report.rows]
-    return report.model_copy(update=update)
+    report = report.model_copy(update=update)
+    return redacted_report(report) if failing.redact else report
 
 
 def _executor(ray: RayOptions | None) -> Callable[[Runner, Sequence[Execution]], None] | None:

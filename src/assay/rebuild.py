@@ -7,7 +7,7 @@ from typing import Protocol
 
 from assay.report.aggregate import ReportBuilder, make_row
 from assay.report.compliance_model import Compliance
-from assay.report.failing import redacted_row
+from assay.report.failing import redacted_report, redacted_row
 from assay.report.model import (
     DatasetInfo,
     Report,
@@ -119,6 +119,8 @@ def report_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -
     with damaged(store.path, run_id, "the stored run record (runs)"):
         dataset, run = _run_infos(record, builder.sample_count)
     report = builder.build(dataset=dataset, run=run, warnings=warnings)
+    if record.config.get("redact"):  # a run made with --redact is reported redacted again
+        report = redacted_report(report)
     compliance = store.compliance(run_id)
     if compliance is None:
         return report

@@ -54,3 +54,24 @@ def test_no_report_holds_an_error_or_detail_text_when_redacted(
     details = rows["s2"]["scores"]["llm-as-judge"]["details"]
     assert details["judge_reason"] == "(redacted)" and details["judge_score"] == 0.5
     assert "(redacted)" in outputs["junit"].read_text(encoding="utf-8")
+
+
+def test_assay_report_of_a_redacted_run_is_redacted_again(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    """Before, ``assay report RUN`` rendered a --redact run's stored rows and failures as kept."""
+    openai_server.chat_reply = lambda request: json.dumps({"score": 0.5, "reason": SECRET})
+    (tmp_path / "redsut.py").write_text(SUT, encoding="utf-8")
+    (tmp_path / "d.yml").write_text(DATASET, encoding="utf-8")
+    env = {"ASSAY_API_KEY": "sk-test", "ASSAY_HOME": str(tmp_path / "home")}
+    args = ["run", "d.yml", "--sut", "redsut:answer", "--base-url", openai_server.url]
+    first = run_assay([*args, "--redact", "-q", "-o", "first.json"], cwd=tmp_path, env=env)
+    assert first.returncode == 1, first.stderr
+    for fmt in ("json", "md", "html", "junit"):
+        again = run_assay(["report", "latest", "-f", fmt], cwd=tmp_path, env=env)
+        assert again.returncode == 0, again.stderr
+        assert SECRET not in again.stdout, fmt
+        assert "redacted" in again.stdout, fmt
+    assert json.loads(run_assay(["report", "latest", "-f", "json"], cwd=tmp_path, env=env).stdout)[
+        "redacted"
+    ]

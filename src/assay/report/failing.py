@@ -14,7 +14,7 @@ from typing import Any
 from assay.dataset import Sample
 from assay.errors import AssayError
 from assay.outputs import Output
-from assay.report.model import FailingRow, Row, trusted
+from assay.report.model import FailingRow, Report, Row, trusted
 from assay.results import SUT_STAGE, ExecutionResult, Thresholds, passes, threshold_for
 from assay.trajectory import parse_trajectory
 
@@ -43,6 +43,13 @@ def input_text(raw: Mapping[str, Any]) -> str:
         if isinstance(raw.get(key), str):
             return str(raw[key])
     return _as_text(dict(raw))
+
+
+def redacted_report(report: Report) -> Report:
+    """``report`` marked ``redacted``, its failure messages and rows without their texts."""
+    failures = [f.model_copy(update={"message": REDACTED}) for f in report.failures]
+    rows = [redacted_row(row) for row in report.rows]
+    return report.model_copy(update={"redacted": True, "failures": failures, "rows": rows})
 
 
 def redacted_row(row: Row) -> Row:
