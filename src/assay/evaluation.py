@@ -24,7 +24,11 @@ from assay.ray_executor import RayOptions, run_on_ray
 from assay.recorder import Recorder
 from assay.report.aggregate import ReportBuilder
 from assay.report.conversations import ConversationCollector
-from assay.report.failing import DEFAULT_TEXT_LIMIT, REDACTED, FailingRowCollector
+from assay.report.failing import (
+    DEFAULT_TEXT_LIMIT,
+    FailingRowCollector,
+    redacted_report,
+)
 from assay.report.model import DatasetInfo, Report, RunInfo
 from assay.results import ExecutionResult
 from assay.runner import Runner, never_stop
@@ -146,6 +150,7 @@ def _open_run(
             "system_under_test": sut.describe().model_dump(),
             "dataset_schema_version": dataset.schema_version,
             "dataset_samples": len(dataset.samples),
+            **({"redact": True} if options.redact else {}),  # `assay report RUN` redacts too
             **_files(sut, options.dataset_path),
             **options.extra_info,
         },
@@ -314,15 +319,13 @@ def _stored_answers(
 
 
 def _with_failing_rows(report: Report, failing: FailingRowCollector) -> Report:
-    """The report plus its failing rows; with ``redact``, failure messages lose their text."""
+    """The report plus its failing rows; with ``redact``, failure messages and rows lose texts."""
     update: dict[str, Any] = {
         "failing_rows": failing.rows,
         "failing_rows_omitted": failing.omitted,
-        "redacted": failing.redact,
     }
-    if failing.redact:
-        update["failures"] = [f.model_copy(update={"message": REDACTED}) for f in report.failures]
-    return report.model_copy(update=update)
+    report = report.model_copy(update=update)
+    return redacted_report(report) if failing.redact else report
 
 
 def _executor(ray: RayOptions | None) -> Callable[[Runner, Sequence[Execution]], None] | None:

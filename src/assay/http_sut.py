@@ -120,6 +120,24 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
+def _check_url(url: str) -> None:
+    """One line naming ``--sut-url`` when it is no http(s) URL with a host and valid port.
+
+    The URL is never echoed: without a scheme its credentials and query would be shown.
+    """
+    try:
+        parts = urlsplit(url)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        valid = False
+    if not valid:
+        raise UsageError(
+            "--sut-url must be an http:// or https:// URL with a host and a port in 0-65535 "
+            "(the value is not shown: it may hold credentials)"
+        )
+
+
 class HttpTarget:
     """POSTs each sample's input to ``url`` and reads the answer from the JSON reply."""
 
@@ -136,11 +154,7 @@ class HttpTarget:
         limiter: Limiter | None = None,
         trajectory_path: str | None = None,
     ) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UsageError(
-                f"--sut-url must be an http:// or https:// URL; got {public_url(url)!r}"
-            )
+        _check_url(url)
         if not timeout_s > 0:
             raise UsageError(f"--sut-timeout must be a positive number of seconds; got {timeout_s}")
         self.url = url

@@ -7,6 +7,7 @@ from typing import Protocol
 
 from assay.report.aggregate import ReportBuilder, make_row
 from assay.report.compliance_model import Compliance
+from assay.report.failing import redacted_report, redacted_row
 from assay.report.model import (
     DatasetInfo,
     Report,
@@ -27,6 +28,8 @@ from assay.store_schema import (
     stored_execution,
     stored_tags,
 )
+
+_ROW_JSON = Row.__pydantic_serializer__
 
 
 def rows_from_store(store: RunStore, run_id: str, metric_names: list[str]) -> Iterator[Row]:
@@ -66,10 +69,19 @@ class RowSource(Protocol):
     def __call__(self, encoded: bool = False) -> Iterable[Row | bytes]: ...
 
 
-def stored_rows(store: RunStore, run_id: str, metric_names: list[str]) -> RowSource:
-    """The rows of a stored run, read from the store each time they are asked for."""
+def stored_rows(
+    store: RunStore, run_id: str, metric_names: list[str], *, redact: bool = False
+) -> RowSource:
+    """The rows of a stored run, read from the store each time they are asked for.
+
+    With ``redact`` each row is rebuilt without its texts (:func:`redacted_row`) and encoded
+    again, never streamed as stored: the store keeps the texts that resume reads.
+    """
 
     def rows(encoded: bool = False) -> Iterable[Row | bytes]:
+        if redact:
+            models = map(redacted_row, rows_from_store(store, run_id, metric_names))
+            return map(_ROW_JSON.to_json, models) if encoded else models
         source = row_json_from_store if encoded else rows_from_store
         return source(store, run_id, metric_names)
 
@@ -107,6 +119,8 @@ def report_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -
     with damaged(store.path, run_id, "the stored run record (runs)"):
         dataset, run = _run_infos(record, builder.sample_count)
     report = builder.build(dataset=dataset, run=run, warnings=warnings)
+    if record.config.get("redact"):  # a run made with --redact is reported redacted again
+        report = redacted_report(report)
     compliance = store.compliance(run_id)
     if compliance is None:
         return report

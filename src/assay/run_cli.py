@@ -148,7 +148,15 @@ def report(
         # Every format streams the rows from the store or needs none, as `assay run` does.
         report_obj = report_from_store(store, resolved, keep_rows=False)
         names = [str(name) for name in store.run_config(resolved).get("metrics", [])]
-        write_out(render(report_obj, fmt, None, stored_rows(store, resolved, names)), out)
+        write_out(
+            render(
+                report_obj,
+                fmt,
+                None,
+                stored_rows(store, resolved, names, redact=report_obj.redacted),
+            ),
+            out,
+        )
     finally:
         store.close()
 

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import typer
 
@@ -280,11 +281,18 @@ def _evaluate(
         raise
 
 
-def _resume_command(run_id: str) -> str:
-    args = [a for a in sys.argv[1:]]
+_URL_FLAGS = ("--sut-url", "--base-url")
+
+
+def _resume_command(run_id: str, argv: list[str] | None = None) -> str:
+    """The command that resumes ``run_id``: this one without its run id, plus ``--resume``.
+
+    URL flags lose their credentials and query string (never printed); a note says to give
+    them again when any was left out.
+    """
     cleaned: list[str] = []
     skip = False
-    for arg in args:
+    for arg in sys.argv[1:] if argv is None else argv:
         if skip:
             skip = False
             continue
@@ -294,7 +302,44 @@ def _resume_command(run_id: str) -> str:
         if arg.startswith(("--resume=", "--run-id=")):
             continue
         cleaned.append(arg)
-    return "assay " + " ".join(shlex.quote(a) for a in cleaned) + f" --resume {shlex.quote(run_id)}"
+    shown, left_out = _public_urls(cleaned)
+    command = "assay " + " ".join(shlex.quote(a) for a in shown)
+    command += f" --resume {shlex.quote(run_id)}"
+    if left_out:
+        command += (
+            f"\n  (credentials and query string of {', '.join(left_out)} are left out;"
+            " add them again)"
+        )
+    return command
+
+
+def _public_urls(args: list[str]) -> tuple[list[str], list[str]]:
+    """``args`` with each URL flag's value shown without userinfo or query, and those flags."""
+    shown: list[str] = []
+    left_out: set[str] = set()
+    flag = ""
+    for arg in args:
+        name, eq, value = arg.partition("=")
+        if flag or (eq and name in _URL_FLAGS):
+            public = _public_url(arg if flag else value)
+            if public != (arg if flag else value):
+                left_out.add(flag or name)
+                arg = public if flag else f"{name}={public}"
+        shown.append(arg)
+        flag = arg if not flag and arg in _URL_FLAGS else ""
+    return shown, sorted(left_out)
+
+
+def _public_url(url: str) -> str:
+    """``url`` as given when it holds no secret, else without userinfo, query and fragment."""
+    from assay.http_sut import public_url
+
+    try:
+        parts = urlsplit(url)
+        secret = parts.username is not None or parts.password is not None
+        return public_url(url) if secret or parts.query or parts.fragment else url
+    except ValueError:
+        return "URL"
 
 
 def _run_systems(plan: Plan, store: Any) -> None:

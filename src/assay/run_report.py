@@ -216,7 +216,7 @@ def finish_run(
     if store is not None:
         from assay.rebuild import stored_rows
 
-        rows = stored_rows(store, report_obj.run.run_id, metric_names)
+        rows = stored_rows(store, report_obj.run.run_id, metric_names, redact=report_obj.redacted)
     comparison = None
     if compare is not None:
         comparison = _compare(report_obj, compare, store_path=store_path, rows=rows)

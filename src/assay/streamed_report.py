@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -95,7 +95,7 @@ def _row(text: str) -> Row:
 
 def stream_stored_report(store_path: Path, run_id: str) -> StreamedReport:
     """A stored run's report, its rows read from the run store on each pass."""
-    from assay.rebuild import report_from_store, row_json_from_store
+    from assay.rebuild import report_from_store, stored_rows
     from assay.store import RunStore
 
     if not store_path.is_file():
@@ -110,7 +110,8 @@ def stream_stored_report(store_path: Path, run_id: str) -> StreamedReport:
     def rows() -> Iterator[bytes]:
         reader = RunStore(store_path)
         try:
-            yield from row_json_from_store(reader, run_id, names)
+            rows = stored_rows(reader, run_id, names, redact=report.redacted)
+            yield from cast("Iterable[bytes]", rows(encoded=True))
         finally:
             reader.close()
 

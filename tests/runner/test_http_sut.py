@@ -245,3 +245,28 @@ def test_cli_flags_reach_the_target(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert bad.returncode == 2 and "--rpm" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "admin:hunter2@rag.internal/answer?token=T0KEN",  # no scheme: once echoed with its secrets
+        "http://[::1/answer?token=T0KEN",  # once the catch-all 'unexpected ValueError'
+        "http://admin:hunter2@127.0.0.1:99999/answer?token=T0KEN",  # port out of range, the same
+    ],
+)
+@pytest.mark.parametrize("flag", ["--sut-url", "--base-url"])
+def test_a_bad_url_is_one_line_naming_the_flag_without_its_secrets(
+    tmp_path: Path, url: str, flag: str
+) -> None:
+    dataset = tmp_path / "d.json"
+    write_dataset(dataset, 1)
+    args = ["--sut-url", url] if flag == "--sut-url" else ["--sut-url", "http://127.0.0.1:9/"]
+    if flag == "--base-url":
+        args += ["--base-url", url]
+    done = run_assay(["run", str(dataset), *args, "--no-store"], cwd=tmp_path)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    named = "--sut-url" if flag == "--sut-url" else "'base_url' from the command line"
+    assert "unexpected" not in lines[0] and named in lines[0]
+    assert "hunter2" not in done.stderr and "T0KEN" not in done.stderr

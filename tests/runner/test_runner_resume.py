@@ -289,3 +289,35 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> N
     assert report["summary"]["total_executions"] == len(ids)
     assert report["summary"]["total_failures"] == 0
     assert stored(store, "job-3") == (len(ids), "finished")
+
+
+def test_the_resume_line_leaves_out_url_credentials_and_query() -> None:
+    """Before, Ctrl-C printed --sut-url/--base-url as given: user, password and token shown."""
+    from assay.run_execution import _resume_command
+
+    argv = [
+        "run",
+        "d.yml",
+        "--sut-url",
+        "http://user:pw@rag.internal:8080/answer?token=S3CRET",
+        "--base-url=https://key:pw2@api.example.com/v1?api-key=K3Y#frag",
+        "--run-id",
+        "old",
+    ]
+    line = _resume_command("job-3", argv)
+    for secret in ("user", "pw", "S3CRET", "key:", "K3Y", "frag"):
+        assert secret not in line
+    command, note = line.splitlines()
+    assert shlex.split(command) == [
+        "assay",
+        "run",
+        "d.yml",
+        "--sut-url",
+        "http://rag.internal:8080/answer",
+        "--base-url=https://api.example.com/v1",
+        "--resume",
+        "job-3",
+    ]
+    assert "--base-url, --sut-url" in note and "again" in note
+    plain = ["run", "d.yml", "--sut-url", "http://127.0.0.1:9/a", "--base-url", "http://h/v1"]
+    assert _resume_command("r", plain) == f"assay {' '.join(plain)} --resume r"

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Final, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
@@ -94,6 +95,13 @@ class ProviderSettings(BaseModel):
         value = value.strip().rstrip("/")
         if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
+        try:  # a bad host or port was a row error at run time (a ValueError from urlsplit)
+            parts = urlsplit(value)
+            valid = bool(parts.hostname) and (parts.port is None or parts.port >= 0)
+        except ValueError:
+            valid = False
+        if not valid:
+            raise ValueError("must be an http:// or https:// URL with a host and a port in 0-65535")
         return value
 
     @field_validator("judge_model", "embedding_model")

@@ -14,7 +14,7 @@ from typing import Any
 from assay.dataset import Sample
 from assay.errors import AssayError
 from assay.outputs import Output
-from assay.report.model import FailingRow, trusted
+from assay.report.model import FailingRow, Report, Row, trusted
 from assay.results import SUT_STAGE, ExecutionResult, Thresholds, passes, threshold_for
 from assay.trajectory import parse_trajectory
 
@@ -43,6 +43,38 @@ def input_text(raw: Mapping[str, Any]) -> str:
         if isinstance(raw.get(key), str):
             return str(raw[key])
     return _as_text(dict(raw))
+
+
+def redacted_report(report: Report) -> Report:
+    """``report`` marked ``redacted``, its failure messages and rows without their texts."""
+    failures = [f.model_copy(update={"message": REDACTED}) for f in report.failures]
+    rows = [redacted_row(row) for row in report.rows]
+    return report.model_copy(update={"redacted": True, "failures": failures, "rows": rows})
+
+
+def redacted_row(row: Row) -> Row:
+    """``row`` for a ``--redact`` report: error messages and string details become REDACTED.
+
+    Errors quote the system's exceptions and details such as ``judge_reason`` quote answers;
+    every report renders rows, so each row source passes through here (numbers, bools stay).
+    """
+    scores = {
+        name: score.model_copy(update={"details": _redacted(score.details)})
+        for name, score in row.scores.items()
+    }
+    errors = dict.fromkeys(row.errors, REDACTED)
+    return row.model_copy(update={"scores": scores, "errors": errors})
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` with every string in it (keys aside) replaced by REDACTED."""
+    if isinstance(value, str):
+        return REDACTED
+    if isinstance(value, Mapping):
+        return {key: _redacted(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(item) for item in value]
+    return value
 
 
 def _tools(output: Output | None) -> list[str] | None:
