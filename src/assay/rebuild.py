@@ -7,7 +7,7 @@ from typing import Protocol
 
 from assay.report.aggregate import ReportBuilder, make_row
 from assay.report.compliance_model import Compliance
-from assay.report.failing import redacted_report, redacted_row
+from assay.report.failing import FailingRowCollector, redacted_report, redacted_row
 from assay.report.model import (
     DatasetInfo,
     Report,
@@ -88,8 +88,15 @@ def stored_rows(
     return rows
 
 
-def builder_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -> ReportBuilder:
-    """Fold every stored execution of a run, in dataset order, into a fresh builder."""
+def builder_from_store(
+    store: RunStore,
+    run_id: str,
+    *,
+    keep_rows: bool = True,
+    failing: FailingRowCollector | None = None,
+) -> ReportBuilder:
+    """Fold every stored execution of a run, in dataset order, into a fresh builder (and into
+    ``failing``, when given, in the same pass)."""
     config = store.run_config(run_id)
     scopes = {name: frozenset(tags) for name, tags in config.get("scopes", {}).items()}
     builder = ReportBuilder(
@@ -99,8 +106,11 @@ def builder_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) 
         thresholds=dict(config.get("thresholds", {})),
         per_sample=int(config.get("repetitions", 1)) > 1,  # 1M samples' tallies: ~200 MB
     )
-    for result, tags, row_hash in store.iter_results(run_id):
+    for position, (result, tags, row_hash) in enumerate(store.iter_results(run_id)):
         builder.add(result, tags, row_hash)
+        if failing is not None:
+            failing.position = position  # dataset order: the store reads executions so
+            failing.add_stored(result, tags)
     return builder
 
 
@@ -110,7 +120,9 @@ def report_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -
     With ``keep_rows=False`` the report's ``rows`` are empty; stream them with rows_from_store.
     """
     record = store.get_run(run_id)
-    builder = builder_from_store(store, run_id, keep_rows=keep_rows)
+    thresholds = dict(record.config.get("thresholds", {}))
+    failing = FailingRowCollector(thresholds, redact=bool(record.config.get("redact")))
+    builder = builder_from_store(store, run_id, keep_rows=keep_rows, failing=failing)
     warnings = (
         []
         if record.status == "finished"
@@ -118,7 +130,13 @@ def report_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -
     )
     with damaged(store.path, run_id, "the stored run record (runs)"):
         dataset, run = _run_infos(record, builder.sample_count)
-    report = builder.build(dataset=dataset, run=run, warnings=warnings)
+    report = builder.build(dataset=dataset, run=run, warnings=warnings).model_copy(
+        update={
+            "failing_rows": failing.rows,  # what failed and why; the texts stay in the dataset
+            "failing_rows_omitted": failing.omitted,
+            "gate": store.gate(run_id),
+        }
+    )
     if record.config.get("redact"):  # a run made with --redact is reported redacted again
         report = redacted_report(report)
     compliance = store.compliance(run_id)

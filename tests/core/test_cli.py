@@ -364,6 +364,12 @@ def test_runs_and_report_rerender_the_same_body(
         for key in COMPARED:
             assert stored[key] == live[key], key
         assert stored["run"]["run_id"] == "first-run"
+        assert stored["gate"] == live["gate"] and live["gate"] is not None
+        # what failed and why, as the run listed it; the texts stay in the dataset
+        texts = ("input", "expected", "actual", "tools")
+        assert live["failing_rows"] and stored["failing_rows"] == [
+            {**row, **dict.fromkeys(texts)} for row in live["failing_rows"]
+        ]
 
     code, md, _ = run_main(capsys, "report", "first-run", "--store", store)
     assert code == 0 and md.startswith("# Eval report")

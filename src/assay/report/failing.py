@@ -22,6 +22,7 @@ DEFAULT_TEXT_LIMIT = 200
 LISTING_CAP = 1000
 REDACTED = "(redacted)"
 _INPUT_KEYS = ("question", "input", "query", "prompt", "message", "text")
+_NO_TEXTS: Mapping[str, Any] = {"input": None, "expected": None, "actual": None, "tools": None}
 
 
 def truncate(text: str, limit: int) -> str:
@@ -109,20 +110,30 @@ class FailingRowCollector:
 
     def add(self, result: ExecutionResult, sample: Sample, output: Output | None) -> None:
         """Record every failed or errored metric of one execution."""
+        self._add(result, sample.tags, (sample, output))
+
+    def add_stored(self, result: ExecutionResult, tags: list[str]) -> None:
+        """:meth:`add` for an execution read back from the run store, which keeps no dataset:
+        the rows say what failed and why, without the texts (``input``, ``expected``...)."""
+        self._add(result, tags, None)
+
+    def _add(
+        self, result: ExecutionResult, tags: list[str], texts: tuple[Sample, Output | None] | None
+    ) -> None:
         if result.sut_error is not None:
-            self._append(result, sample, output, SUT_STAGE, "errored", None, result.sut_error)
+            self._append(result, tags, texts, SUT_STAGE, "errored", None, result.sut_error)
         for name, outcome in result.scores.items():
             if outcome.error is not None or outcome.value is None:
                 reason = outcome.error or "metric produced no score"
-                self._append(result, sample, output, name, "errored", None, reason)
+                self._append(result, tags, texts, name, "errored", None, reason)
             elif not passes(outcome.value, threshold_for(self.thresholds, name)):
-                self._append(result, sample, output, name, "failed", outcome.value, None)
+                self._append(result, tags, texts, name, "failed", outcome.value, None)
 
     def _append(
         self,
         result: ExecutionResult,
-        sample: Sample,
-        output: Output | None,
+        tags: list[str],
+        texts: tuple[Sample, Output | None] | None,
         metric: str,
         status: str,
         score: float | None,
@@ -135,27 +146,26 @@ class FailingRowCollector:
         reason = (
             error if error is not None else f"scored {score:.4f}, below the threshold {threshold}"
         )
-        texts = self._texts(sample, output)
         self._keep(
             trusted(
                 FailingRow,
                 {
                     "sample_id": result.sample_id,
                     "repetition": result.repetition,
-                    "tags": list(sample.tags),
+                    "tags": list(tags),
                     "metric": metric,
                     "status": status,
                     "score": score,
                     "threshold": threshold,
                     "reason": REDACTED if self.redact and error is not None else reason,
-                    **texts,
+                    **(self._texts(*texts) if texts is not None else _NO_TEXTS),
                 },
             )
         )
 
-    def _texts(self, sample: Sample, output: Output | None) -> dict[str, Any]:
+    def _texts(self, sample: Sample, output: Output | None) -> Mapping[str, Any]:
         if self.redact:
-            return {"input": None, "expected": None, "actual": None, "tools": None}
+            return _NO_TEXTS
         limit = self.text_limit
         expected = sample.expected_output
         return {
