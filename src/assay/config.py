@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 FORMATS = ("json", "md", "html", "junit")
+MIN_RPM = 0.01  # a slower rate waits hours between calls: a typo (1e-3 for 1e3), not a plan
 
 
 class RunConfig(BaseModel):
@@ -155,8 +156,13 @@ def _problems(config: RunConfig) -> list[str]:
             f"--budget-usd must be a positive amount in US dollars; got {config.budget_usd}",
         ),
         (
-            config.rpm is not None and not config.rpm > 0,
-            f"--rpm must be a positive number of calls per minute; got {config.rpm}",
+            config.rpm is not None and not config.rpm >= MIN_RPM,
+            f"--rpm must be at least {MIN_RPM} calls per minute (one per 100 minutes); "
+            f"got {config.rpm}",
+        ),
+        (
+            config.text_limit < 0,
+            f"--text-limit must be 0 (no limit) or a positive number; got {config.text_limit}",
         ),
         (
             config.sut_timeout is not None and not config.sut_timeout > 0,

@@ -3,7 +3,10 @@ report header names what the metrics themselves use."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
+
+import pytest
 
 from assay.config import RunConfig
 from assay.metrics.base import provider_use
@@ -25,6 +28,25 @@ def test_problems_name_each_bad_flag_format_first() -> None:
     assert "--retry-errors needs --resume RUN_ID" in problems
     assert "--concurrency must be at least 1; got 0" in problems
     assert RunConfig(dataset=Path("d.yml")).problems() == []
+
+
+@pytest.mark.parametrize(
+    ("flags", "problem"),
+    [
+        ({"rpm": 1e-300}, "--rpm must be at least 0.01 calls per minute"),
+        ({"rpm": 0.0}, "--rpm must be at least 0.01"),
+        ({"rpm": math.nan}, "--rpm must be at least 0.01"),
+        ({"text_limit": -5}, "--text-limit must be 0 (no limit) or a positive number; got -5"),
+    ],
+)
+def test_a_rate_that_would_wait_for_ever_or_a_negative_limit_is_refused(
+    flags: dict[str, float], problem: str
+) -> None:
+    """--rpm 1e-300 waited ~10^300 minutes between calls (the run hung); -5 meant nothing."""
+    problems = RunConfig.model_validate({"dataset": "d.yml", **flags}).problems()
+    assert any(p.startswith(problem) for p in problems), problems
+    fine = {"rpm": 0.01} if "rpm" in flags else {"text_limit": 0}
+    assert RunConfig.model_validate({"dataset": "d.yml", **fine}).problems() == []
 
 
 def test_provider_flags_become_settings_above_the_dataset_block() -> None:
