@@ -34,6 +34,22 @@ def test_round_trip_and_wal(tmp_path: Path) -> None:
     assert mode == "wal"
 
 
+def test_a_value_that_is_not_a_blob_is_a_miss_and_is_replaced(tmp_path: Path) -> None:
+    """A cache edited by hand (a value stored as TEXT, a number or NULL) is asked again, never
+    a crash of every row that reads it."""
+    cache = ProviderCache(tmp_path / "c.sqlite3")
+    cache.put_many([(key, "chat", "m", b"ok") for key in ("text", "number", "null", "kept")])
+    cache.close()
+    with sqlite3.connect(tmp_path / "c.sqlite3") as db:
+        db.execute("UPDATE entries SET value = 'a text' WHERE key = 'text'")
+        db.execute("UPDATE entries SET value = 7 WHERE key = 'number'")
+    cache = ProviderCache(tmp_path / "c.sqlite3")
+    assert cache.get_many(["text", "number", "kept"]) == {"kept": b"ok"}
+    cache.put("text", "chat", "m", b"again")
+    assert cache.get("text") == b"again"
+    cache.close()
+
+
 def test_modes(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite3"
     ProviderCache(path).put("k", "chat", "m", b"v")

@@ -107,7 +107,8 @@ class ProviderCache:
                     rows = conn.execute(
                         f"SELECT key, value FROM entries WHERE key IN ({marks})", chunk
                     )
-                    found.update((key, bytes(value)) for key, value in rows)
+                    # a value that is not a blob (a cache edited by hand) is a miss: asked again
+                    found.update((k, bytes(v)) for k, v in rows if isinstance(v, bytes))
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot read the provider cache at {self.path}: {exc}") from None
         return found
