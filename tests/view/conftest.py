@@ -69,9 +69,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     return Runs(work / ".assay" / "runs.db", ids[0], ids[1], dict(zip(ids, [first, second])))
 
 
-@pytest.fixture
-def server(runs: Runs) -> Iterator[ViewServer]:
-    data = ViewData(runs.store)
+@contextlib.contextmanager
+def serving(store: Path) -> Iterator[ViewServer]:
+    """`assay view` over ``store`` on a free loopback port, for the block's duration."""
+    data = ViewData(store)
     server = ViewServer(data, "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -82,3 +83,9 @@ def server(runs: Runs) -> Iterator[ViewServer]:
         server.server_close()
         data.close()
         thread.join(timeout=5)
+
+
+@pytest.fixture
+def server(runs: Runs) -> Iterator[ViewServer]:
+    with serving(runs.store) as server:
+        yield server

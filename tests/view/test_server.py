@@ -14,7 +14,7 @@ import pytest
 
 from assay.store import RunStore
 
-from .conftest import BROKEN, FIXED
+from .conftest import BROKEN, FIXED, serving
 
 
 def get(server, path: str) -> tuple[int, str, dict[str, str]]:
@@ -131,3 +131,19 @@ def test_gate_verdict_is_recorded_in_the_store(runs):
         assert store.gate(runs.second)["failures"][0]["rule"] == "min_macro_f1"
     finally:
         store.db.close()
+
+
+def test_a_damaged_run_is_named_and_the_other_runs_are_still_listed(runs, tmp_path):
+    """One run edited by hand in the store (a created_at that is no date) used to turn the
+    whole index into an error page; it is now a note, and every other run is listed."""
+    import shutil
+
+    copy = tmp_path / "runs.db"
+    shutil.copy(runs.store, copy)
+    with sqlite3.connect(copy) as db:
+        db.execute("UPDATE runs SET created_at = 'yesterday' WHERE run_id = ?", (runs.first,))
+    with serving(copy) as server:
+        status, body, _ = get(server, "/")
+    assert status == 200
+    assert set(re.findall(r'href="/run/([^"]+)"', body)) == {runs.second}
+    assert f"run &#x27;{runs.first}&#x27;: the stored run record (runs) is damaged" in body

@@ -127,11 +127,13 @@ def dataset_section(name: str, runs: Sequence[RunView]) -> str:
     )
 
 
-def index_page(store: str, datasets: dict[str, list[RunView]]) -> str:
-    if not datasets:
+def index_page(store: str, datasets: dict[str, list[RunView]], damaged: Sequence[str] = ()) -> str:
+    """The runs of every dataset; ``damaged`` lists runs that could not be read, one line each."""
+    notes = "".join(f'<p class="warn">{e(line)}</p>' for line in damaged)
+    if not datasets and not damaged:
         body = f"<h1>Runs</h1><p>No runs in {e(store)} yet: run <code>assay run</code> first.</p>"
     else:
-        body = f'<h1>Runs</h1><p class="meta">store: {e(store)}</p>' + "".join(
+        body = f'<h1>Runs</h1><p class="meta">store: {e(store)}</p>{notes}' + "".join(
             dataset_section(name, runs) for name, runs in datasets.items()
         )
     return page("runs", body)

@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 from assay.comparison import compare_reports
+from assay.errors import StoreError
 from assay.view.compare_page import compare_page
-from assay.view.data import ViewData
+from assay.view.data import RunView, ViewData
 from assay.view.index_page import index_page
 from assay.view.run_page import run_page
 
 
 def index(data: ViewData) -> str:
-    datasets = {
-        name: [data.run(record.run_id) for record in records]
-        for name, records in data.datasets().items()
-    }
-    return index_page(str(data.store.path), datasets)
+    """Every run, by dataset; a run the store cannot give back (damaged by hand) is named in a
+    note, and the others are still listed."""
+    datasets: dict[str, list[RunView]] = {}
+    damaged: list[str] = []
+    for name, records in data.datasets().items():
+        for record in records:
+            try:
+                datasets.setdefault(name, []).append(data.run(record.run_id))
+            except StoreError as exc:
+                damaged.append(str(exc))
+    kept = {name: runs for name, runs in datasets.items() if runs}
+    return index_page(str(data.store.path), kept, damaged)
 
 
 def run(data: ViewData, run_id: str) -> str:
