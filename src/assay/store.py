@@ -42,6 +42,7 @@ from assay.store_schema import (
     TABLES,
     RunRecord,
     StoredExecution,
+    check_schema,
     checkpoint,
     damage,
     damaged,
@@ -81,6 +82,7 @@ class RunStore(RunVerdicts):
         self._checkpoint: threading.Thread | None = None
         if read_only:
             self.db = open_read_only(self.path)
+            check_schema(self.db, self.path)
             self._has_chunks = has_table(self.db, "chunks")  # a v1 store opened read-only
             return
         self._has_chunks = True  # TABLES creates it
@@ -92,6 +94,7 @@ class RunStore(RunVerdicts):
             self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
+            check_schema(self.db, self.path)
             self.db.executescript(TABLES)
             self.db.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (STORE_SCHEMA,)

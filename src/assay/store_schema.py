@@ -221,6 +221,26 @@ def checkpoint(path: Path) -> None:
         db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
 
+_KNOWN_SCHEMAS: Final = ("assay.store.v1", STORE_SCHEMA)
+
+
+def check_schema(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse a store this assay cannot read faithfully: a newer schema (rewriting its
+    version would silently downgrade it), or a v2 store whose chunks table is gone (its
+    executions would read as none: a report of 0 samples)."""
+    if not has_table(db, "meta"):
+        return  # a new store, or one from before the meta table: nothing recorded
+    row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    version = None if row is None else row[0]
+    if version is not None and version not in _KNOWN_SCHEMAS:
+        raise StoreError(
+            f"run store {path} has schema {version!r}; this assay reads "
+            f"{', '.join(_KNOWN_SCHEMAS)} (a newer assay wrote it?)"
+        )
+    if version == STORE_SCHEMA and not has_table(db, "chunks"):
+        raise StoreError(f"run store {path} is damaged: its 'chunks' table is missing")
+
+
 def has_table(db: sqlite3.Connection, name: str) -> bool:
     """Whether the store has table ``name`` (an older store may lack a newer table)."""
     found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))

@@ -180,6 +180,35 @@ def test_a_damaged_chunk_of_a_run_stored_in_chunks_only_is_named(
         reader.db.close()
 
 
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        ("drop table chunks", "is damaged: its 'chunks' table is missing"),
+        ("update meta set value = 'assay.store.v99'", "has schema 'assay.store.v99'"),
+    ],
+)
+def test_a_store_without_its_chunks_or_of_a_newer_schema_is_refused(
+    tmp_path: Path, edit: str, problem: str
+) -> None:
+    """Before: with the chunks table dropped, 'assay report' said 0 samples (exit 0), and a
+    run rewrote a v99 store's version to v2. Now every reader and writer refuses them."""
+    store = tmp_path / "s.db"
+    quickstart(tmp_path, "--store", str(store), "--run-id", "r1", "-o", "r.md")
+    with sqlite3.connect(store) as connection:
+        connection.execute(edit)
+    example = [str(QUICKSTART / "dataset.yml"), "--outputs", str(QUICKSTART / "outputs.json")]
+    for command in (
+        ["report", "r1", "--store", str(store)],
+        ["runs", "--store", str(store)],
+        ["run", *example, "--store", str(store), "-q", "-o", "again.md"],
+    ):
+        line = one_line_error(run_assay(command, cwd=tmp_path))
+        assert line == f"assay: error: run store {store} {problem}" or problem in line, line
+    with sqlite3.connect(store) as connection:  # nothing was rewritten
+        version = connection.execute("select value from meta").fetchone()[0]
+    assert version == ("assay.store.v99" if "v99" in edit else "assay.store.v2")
+
+
 def test_a_bad_metric_entry_of_a_dataset_names_the_file_and_field(tmp_path: Path) -> None:
     for entry in ("no-such-metric", {"name": "rouge-l", "beta": -1}, {"name": "os:system"}):
         sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
