@@ -97,15 +97,52 @@ class PythonTarget:
             if self.is_async:
                 value = await self.function(dict(sample.input), **extra)
             else:
-                value = await asyncio.to_thread(self.function, dict(sample.input), **extra)
+                value = _unwrapped(
+                    await asyncio.to_thread(_captured, self.function, dict(sample.input), extra)
+                )
         except (SystemUnderTestError, RateLimited):
             raise  # RateLimited lets the adaptive limiter back off and retry
-        except (Exception, SystemExit) as exc:  # a bug or sys.exit in the SUT: this sample fails
+        except BaseException as exc:  # a bug, sys.exit, a stray BaseException: this sample fails
+            if _stops_the_run(exc):
+                raise
             raise SystemUnderTestError(f"raised {_short_error(exc)}") from None
         output = coerce_output(value)
         if recorder is not None and recorder.used and output.trajectory is None:
             output = replace(output, trajectory=recorder.trajectory().to_json())
         return output
+
+
+def _captured(function: Any, arguments: Any, extra: Mapping[str, Any]) -> tuple[bool, Any]:
+    """``(True, answer)`` or ``(False, exception)``: what a sync SUT did in its worker thread.
+
+    Handed back as a value, not as the future's exception: asyncio throws a future's exception
+    into the task, and a thrown ``GeneratorExit`` closes the coroutines instead of reaching the
+    ``except`` that makes it this sample's failure.
+    """
+    try:
+        return True, function(arguments, **extra)
+    except BaseException as exc:
+        return False, exc
+
+
+def _unwrapped(result: tuple[bool, Any]) -> Any:
+    """The answer :func:`_captured` caught, or its exception raised again here."""
+    answered, value = result
+    if answered:
+        return value
+    raise value
+
+
+def _stops_the_run(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C or a cancellation of the runner's own task, not the SUT's doing.
+
+    A SUT that raises ``CancelledError`` itself leaves its task uncancelled, so that one fails
+    the sample like any other exception.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    task = asyncio.current_task()
+    return isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling() > 0
 
 
 def _takes_recorder(function: Any) -> bool:

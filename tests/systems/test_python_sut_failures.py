@@ -1,0 +1,98 @@
+"""What a Python ``--sut`` does on one sample ends as that sample's failure, through the CLI.
+
+Each case runs ``python -m assay run`` in a fresh process: a stray ``BaseException``, a hang
+past ``--sut-timeout`` or an answer that cannot be read is a row with an error, never a
+traceback, a hang or a run left unfinished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+MODULE = """
+import asyncio, time
+
+class MyBase(BaseException):
+    pass
+
+def my_base(inp): raise MyBase("boom")
+def generator_exit(inp): raise GeneratorExit()
+def cancelled(inp): raise asyncio.CancelledError()
+async def a_cancelled(inp): raise asyncio.CancelledError()
+async def a_generator_exit(inp): raise GeneratorExit()
+async def a_my_base(inp): raise MyBase("boom")
+def interrupt(inp): raise KeyboardInterrupt()
+"""
+
+DATASET = """
+name: sut-failures
+metrics: [exact-match]
+samples: [{id: s1, input: {q: x}, expected_output: a}]
+"""
+
+
+_FLAGS = ("-f", "json", "--store", "runs.db", "-q")
+
+
+def _run(tmp_path: Path, function: str, *flags: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "sut_mod.py").write_text(textwrap.dedent(MODULE), encoding="utf-8")
+    (tmp_path / "d.yml").write_text(DATASET, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(SRC), "ASSAY_HOME": str(tmp_path / "home")}
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "run",
+            "d.yml",
+            "--sut",
+            f"sut_mod:{function}",
+            *_FLAGS,
+            *flags,
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _failure(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    (failure,) = json.loads(result.stdout)["failures"]
+    assert (failure["sample_id"], failure["stage"]) == ("s1", "system-under-test")
+    return dict(failure)
+
+
+@pytest.mark.parametrize(
+    ("function", "raised"),
+    [
+        ("my_base", "MyBase"),
+        ("generator_exit", "GeneratorExit"),
+        ("cancelled", "CancelledError"),
+        ("a_cancelled", "CancelledError"),
+        ("a_generator_exit", "GeneratorExit"),
+        ("a_my_base", "MyBase"),
+    ],
+)
+def test_a_stray_base_exception_fails_the_sample(
+    tmp_path: Path, function: str, raised: str
+) -> None:
+    assert f"raised {raised}" in _failure(_run(tmp_path, function))["message"]
+
+
+def test_keyboard_interrupt_from_the_sut_still_stops_the_run(tmp_path: Path) -> None:
+    result = _run(tmp_path, "interrupt")
+    assert result.returncode == 130, result.stderr
