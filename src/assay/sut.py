@@ -7,9 +7,12 @@ Each answers one sample with an :class:`~assay.outputs.Output`. A failure on one
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import importlib
 import inspect
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -86,6 +89,7 @@ class PythonTarget:
         self.is_async = inspect.iscoroutinefunction(self.function)
         self.wants_recorder = _takes_recorder(self.function)
         self.limiter: Limiter | None = None  # `assay run` attaches one (--concurrency, --rpm)
+        self.timeout_s: float | None = None  # `assay run` sets --sut-timeout; none by default
 
     def describe(self) -> SystemUnderTestInfo:
         return SystemUnderTestInfo(kind="python", target=self.spec)
@@ -94,12 +98,7 @@ class PythonTarget:
         recorder = TrajectoryRecorder() if self.wants_recorder else None
         extra = {"recorder": recorder} if recorder is not None else {}
         try:
-            if self.is_async:
-                value = await self.function(dict(sample.input), **extra)
-            else:
-                value = _unwrapped(
-                    await asyncio.to_thread(_captured, self.function, dict(sample.input), extra)
-                )
+            value = await self._call(dict(sample.input), extra)
         except (SystemUnderTestError, RateLimited):
             raise  # RateLimited lets the adaptive limiter back off and retry
         except BaseException as exc:  # a bug, sys.exit, a stray BaseException: this sample fails
@@ -110,6 +109,52 @@ class PythonTarget:
         if recorder is not None and recorder.used and output.trajectory is None:
             output = replace(output, trajectory=recorder.trajectory().to_json())
         return output
+
+    async def _call(self, arguments: dict[str, Any], extra: Mapping[str, Any]) -> Any:
+        """The SUT's answer, given up after ``timeout_s`` when one is set.
+
+        A sync SUT then runs in a daemon thread of its own: Python cannot stop a thread, so one
+        that never returns keeps running (and must not hold up the process's exit) while the
+        sample fails and the run goes on.
+        """
+        if self.timeout_s is None:
+            if self.is_async:
+                return await self.function(arguments, **extra)
+            return _unwrapped(await asyncio.to_thread(_captured, self.function, arguments, extra))
+        deadline = asyncio.timeout(self.timeout_s)  # in this task: no wrapping task to throw
+        try:
+            async with deadline:
+                if self.is_async:
+                    return await self.function(arguments, **extra)
+                return _unwrapped(await _in_daemon_thread(self.function, arguments, extra))
+        except TimeoutError:
+            if not deadline.expired():
+                raise  # the SUT's own TimeoutError
+            message = f"did not answer within {self.timeout_s:g} s (--sut-timeout)"
+            raise SystemUnderTestError(message) from None
+
+
+def _in_daemon_thread(
+    function: Any, arguments: Any, extra: Mapping[str, Any]
+) -> asyncio.Future[tuple[bool, Any]]:
+    """A future of :func:`_captured` run in a new daemon thread (with this context's variables)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[tuple[bool, Any]] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def call() -> None:
+        result = context.run(_captured, function, arguments, extra)
+        with contextlib.suppress(RuntimeError):  # the loop closed: the run ended without it
+            loop.call_soon_threadsafe(_settle, future, result)
+
+    threading.Thread(target=call, name="assay-sut", daemon=True).start()
+    return future
+
+
+def _settle(future: asyncio.Future[tuple[bool, Any]], result: tuple[bool, Any]) -> None:
+    """Hand ``result`` to ``future`` unless the deadline already gave up on it."""
+    if not future.done():
+        future.set_result(result)
 
 
 def _captured(function: Any, arguments: Any, extra: Mapping[str, Any]) -> tuple[bool, Any]:

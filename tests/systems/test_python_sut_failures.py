@@ -32,6 +32,9 @@ async def a_cancelled(inp): raise asyncio.CancelledError()
 async def a_generator_exit(inp): raise GeneratorExit()
 async def a_my_base(inp): raise MyBase("boom")
 def interrupt(inp): raise KeyboardInterrupt()
+async def a_hang(inp): await asyncio.sleep(10**6)
+def hang(inp): time.sleep(10**6)
+def quick(inp): return "a"
 """
 
 DATASET = """
@@ -96,3 +99,16 @@ def test_a_stray_base_exception_fails_the_sample(
 def test_keyboard_interrupt_from_the_sut_still_stops_the_run(tmp_path: Path) -> None:
     result = _run(tmp_path, "interrupt")
     assert result.returncode == 130, result.stderr
+
+
+@pytest.mark.parametrize("function", ["a_hang", "hang"])
+def test_sut_timeout_fails_a_hanging_sample_and_the_run_ends(tmp_path: Path, function: str) -> None:
+    """A sync SUT's thread cannot be stopped: the exit must not wait for it either."""
+    result = _run(tmp_path, function, "--sut-timeout", "0.5")
+    assert _failure(result)["message"] == "did not answer within 0.5 s (--sut-timeout)"
+
+
+def test_sut_timeout_leaves_quick_answers_alone(tmp_path: Path) -> None:
+    result = _run(tmp_path, "quick", "--sut-timeout", "30")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["failures"] == []
