@@ -11,6 +11,7 @@ import contextlib
 import contextvars
 import importlib
 import inspect
+import json
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -23,6 +24,7 @@ from assay.errors import RateLimited, SystemUnderTestError, UsageError
 from assay.limiter import Limiter
 from assay.outputs import Output, coerce_output
 from assay.report.model import SystemUnderTestInfo
+from assay.retrieved import RankedDocs
 from assay.trajectory import TrajectoryRecorder
 
 
@@ -105,7 +107,7 @@ class PythonTarget:
             if _stops_the_run(exc):
                 raise
             raise SystemUnderTestError(f"raised {_short_error(exc)}") from None
-        output = coerce_output(value)
+        output = _read_answer(value)
         if recorder is not None and recorder.used and output.trajectory is None:
             output = replace(output, trajectory=recorder.trajectory().to_json())
         return output
@@ -155,6 +157,68 @@ def _settle(future: asyncio.Future[tuple[bool, Any]], result: tuple[bool, Any]) 
     """Hand ``result`` to ``future`` unless the deadline already gave up on it."""
     if not future.done():
         future.set_result(result)
+
+
+def _read_answer(value: Any) -> Output:
+    """The SUT's answer as an :class:`Output` whose texts are plain ``str`` a report can hold.
+
+    A ``str`` subclass whose ``__len__`` or ``__str__`` raises, or a lone surrogate, passed
+    :func:`coerce_output` and ended the run later, in a metric or the report writer.
+    """
+    if type(value) is str:  # the usual answer: only its encoding to check
+        _check_writable(value, "output")
+        return Output(value)
+    try:
+        output = _exact_output(coerce_output(value))
+    except SystemUnderTestError:
+        raise
+    except Exception as exc:  # e.g. a str subclass's __len__, called while ranking
+        message = f"returned an answer that cannot be read ({_short_error(exc)})"
+        raise SystemUnderTestError(message) from None
+    for name, part in output.to_json().items():
+        _check_writable(part, name)
+    return output
+
+
+def _check_writable(part: Any, field: str) -> None:
+    """Fail the sample, naming ``field``, when ``part`` cannot be written as UTF-8 JSON.
+
+    One encoding per field: a lone surrogate (``"\\ud800"``) has no UTF-8 form.
+    """
+    try:
+        text = part if type(part) is str else json.dumps(part, ensure_ascii=False, default=str)
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        message = f"returned text in '{field}' that is not valid Unicode ({exc.reason})"
+        raise SystemUnderTestError(message, field=field) from None
+    except Exception as exc:
+        message = f"returned a '{field}' that cannot be written ({_short_error(exc)})"
+        raise SystemUnderTestError(message, field=field) from None
+
+
+def _exact_output(output: Output) -> Output:
+    """``output`` with its texts plain ``str``: a subclass's methods are called once, here."""
+    ranking = output.retrieved
+    if ranking is not None:
+        ids = tuple(_exact(text, "retrieved") for text in ranking.ids)
+        texts = ranking.texts
+        ranking = RankedDocs(ids, texts and tuple(_exact(text, "retrieved") for text in texts))
+    contexts = output.contexts
+    if contexts is not None:
+        contexts = tuple(_exact(text, "contexts") for text in contexts)
+    text = _exact(output.text, "output")
+    return Output(text, ranking, output.trajectory, output.usage, contexts)
+
+
+def _exact(text: str, field: str) -> str:
+    """``text`` as a plain ``str`` (a subclass's ``str()``), or the failure naming ``field``."""
+    if type(text) is str:
+        return text
+    try:
+        return str.__str__(str(text))
+    except Exception as exc:
+        message = f"returned text in '{field}' whose str() raised {_short_error(exc)}"
+        raise SystemUnderTestError(message, field=field) from None
 
 
 def _captured(function: Any, arguments: Any, extra: Mapping[str, Any]) -> tuple[bool, Any]:

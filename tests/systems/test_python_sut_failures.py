@@ -35,6 +35,22 @@ def interrupt(inp): raise KeyboardInterrupt()
 async def a_hang(inp): await asyncio.sleep(10**6)
 def hang(inp): time.sleep(10**6)
 def quick(inp): return "a"
+
+class BadStr(str):
+    def __str__(self): raise RuntimeError("boom")
+    def __len__(self): raise RuntimeError("boom len")
+
+class FineStr(str):
+    pass
+
+def bad_str(inp): return BadStr("a")
+def bad_str_context(inp): return {"output": "a", "contexts": [BadStr("c")]}
+def fine_str(inp): return FineStr("a")
+def surrogate(inp): return "a\\ud800b"
+def surrogate_id(inp): return {"output": "a", "retrieved": ["d\\ud800"]}
+def surrogate_text(inp): return {"output": "a", "retrieved": [{"id": "d", "text": "\\udfff"}]}
+def surrogate_context(inp): return {"output": "a", "contexts": ["\\ud800"]}
+def surrogate_trajectory(inp): return {"output": "a", "trajectory": {"note": "\\ud800"}}
 """
 
 DATASET = """
@@ -110,5 +126,29 @@ def test_sut_timeout_fails_a_hanging_sample_and_the_run_ends(tmp_path: Path, fun
 
 def test_sut_timeout_leaves_quick_answers_alone(tmp_path: Path) -> None:
     result = _run(tmp_path, "quick", "--sut-timeout", "30")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["failures"] == []
+
+
+@pytest.mark.parametrize(
+    ("function", "message"),
+    [
+        ("bad_str", "returned text in 'output' whose str() raised RuntimeError: boom"),
+        ("bad_str_context", "returned text in 'contexts' whose str() raised RuntimeError: boom"),
+        ("surrogate", "returned text in 'output' that is not valid Unicode"),
+        ("surrogate_id", "returned text in 'retrieved' that is not valid Unicode"),
+        ("surrogate_text", "returned text in 'retrieved' that is not valid Unicode"),
+        ("surrogate_context", "returned text in 'contexts' that is not valid Unicode"),
+        ("surrogate_trajectory", "returned text in 'trajectory' that is not valid Unicode"),
+    ],
+)
+def test_an_unwritable_answer_fails_the_sample_naming_the_field(
+    tmp_path: Path, function: str, message: str
+) -> None:
+    assert _failure(_run(tmp_path, function))["message"].startswith(message)
+
+
+def test_a_plain_str_subclass_is_read_as_its_text(tmp_path: Path) -> None:
+    result = _run(tmp_path, "fine_str")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["failures"] == []
