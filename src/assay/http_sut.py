@@ -8,10 +8,11 @@ empty path) is the whole reply.
 
 Headers come from ``ASSAY_SUT_HEADERS``: a JSON object, or ``Name: value; Name2: value2``. Their
 values are sent and never printed. Every failure — a timeout (``--sut-timeout`` bounds the whole
-call), a refused connection, a non-2xx status, a reply that is not JSON or lacks the answer — is
-that sample's failure, reported with the status or reason only, never the reply body. HTTP 429
-(and 503 with ``Retry-After``) raise :class:`~assay.errors.RateLimited`, so the runner backs
-off, lowers concurrency and tries the sample again (:mod:`assay.limiter`).
+call), a refused connection, a non-2xx status, a reply over :data:`MAX_REPLY_BYTES` decoded, not
+JSON or lacking the answer — is that sample's failure, reported with the status or reason only,
+never the reply body. HTTP 429 (and 503 with ``Retry-After``) raise
+:class:`~assay.errors.RateLimited`, so the runner backs off, lowers concurrency and tries the
+sample again (:mod:`assay.limiter`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Mapping, Sequence
+import zlib
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -32,6 +34,8 @@ from assay.report.model import SystemUnderTestInfo
 
 DEFAULT_OUTPUT_PATH = "output"
 DEFAULT_TIMEOUT_S = 60.0
+MAX_REPLY_BYTES = 10 * 1024 * 1024
+"""The largest reply body read, after decompression: a larger one fails its sample unread."""
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _STEP = re.compile(r"\[(\d+)\]")
 
@@ -153,6 +157,7 @@ class HttpTarget:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         limiter: Limiter | None = None,
         trajectory_path: str | None = None,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         _check_url(url)
         if not timeout_s > 0:
@@ -172,6 +177,7 @@ class HttpTarget:
             parse_path(trajectory_path, flag="--sut-trajectory-path") if trajectory_path else None
         )
         self.timeout_s = float(timeout_s)
+        self.max_reply_bytes = max_reply_bytes
         self.limiter = limiter or Limiter(8)
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -246,8 +252,8 @@ class HttpTarget:
         client = self._session()
 
         async def exchange() -> tuple[Any, bytes]:
-            reply = await client.post(self.url, json=dict(sample.input))
-            return reply, await reply.aread()
+            async with client.stream("POST", self.url, json=dict(sample.input)) as reply:
+                return reply, await self._body(reply)
 
         try:
             # One deadline for the whole exchange (httpx's own timeouts are per phase).
@@ -285,6 +291,21 @@ class HttpTarget:
         )
         return self._read(document)
 
+    async def _body(self, reply: Any) -> bytes:
+        """The decoded reply body, read in pieces and given up once past ``max_reply_bytes``.
+
+        Read whole, a 100 MB reply or a gzip bomb took a gigabyte of memory before any check.
+        """
+        parts: list[bytes] = []
+        size = 0
+        async for piece in _decoded(reply, self.max_reply_bytes + 1, self.shown):
+            size += len(piece)
+            if size > self.max_reply_bytes:
+                limit = self.max_reply_bytes / (1024 * 1024)
+                raise SystemUnderTestError(f"{self.shown} sent a reply larger than {limit:g} MB")
+            parts.append(piece)
+        return b"".join(parts)
+
     def _read(self, document: Any) -> Output:
         text = lookup(document, self.output_path)
         where = _render(self.output_path)
@@ -321,6 +342,27 @@ class HttpTarget:
                 f"the reply's '{where}' is {_kind(raw)}, not an object or a list of tool calls"
             )
         return raw
+
+
+async def _decoded(reply: Any, most: int, shown: str) -> AsyncIterator[bytes]:
+    """The reply body's decoded pieces; a gzip one at most ``most`` bytes each.
+
+    httpx inflates each network read whole (a 64 KiB gzip read can be 64 MiB): gzip, the
+    encoding bombs use, is inflated here instead, a bounded piece at a time.
+    """
+    if reply.headers.get("content-encoding", "").strip().lower() not in ("gzip", "x-gzip"):
+        async for piece in reply.aiter_bytes():
+            yield piece
+        return
+    inflate = zlib.decompressobj(zlib.MAX_WBITS | 16)
+    try:
+        async for data in reply.aiter_raw():
+            while data:
+                yield inflate.decompress(data, most)
+                data = inflate.unconsumed_tail
+        yield inflate.flush()
+    except zlib.error:
+        raise SystemUnderTestError(f"{shown} sent a gzip body that does not inflate") from None
 
 
 def _kind(value: Any) -> str:

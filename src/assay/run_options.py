@@ -84,7 +84,10 @@ SutTimeoutOpt: TypeAlias = Annotated[
     _option(
         "--sut-timeout",
         env="ASSAY_SUT_TIMEOUT",
-        help="Seconds allowed per call to the system under test (default 60).",
+        help=(
+            "Seconds allowed per call to the system under test (default 60 for --sut-url, "
+            "none for a Python --sut)."
+        ),
         panel="Input",
     ),
 ]

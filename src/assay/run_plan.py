@@ -130,6 +130,7 @@ def _system(plan: Plan) -> Any:
     if only is not None:
         system = PythonTarget(only.value)
         system.limiter = limiter
+        system.timeout_s = config.sut_timeout
         return system
     from assay.http_sut import HttpTarget
 
