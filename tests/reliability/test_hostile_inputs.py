@@ -209,16 +209,19 @@ def test_a_store_without_its_chunks_or_of_a_newer_schema_is_refused(
     assert version == ("assay.store.v99" if "v99" in edit else "assay.store.v2")
 
 
+def refusals_of(tmp_path: Path, entry: object) -> list[str]:
+    """The one error line of ``validate`` and of ``run`` on a dataset whose metrics list is
+    ``[entry]`` (both must refuse it)."""
+    sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
+    document = {"name": "t", "metrics": [entry], "samples": [sample]}
+    (tmp_path / "m.json").write_text(json.dumps(document), encoding="utf-8")
+    run = [*small_run(tmp_path)[:1], "m.json", *small_run(tmp_path)[2:]]
+    return [one_line_error(run_assay(args, cwd=tmp_path)) for args in (["validate", "m.json"], run)]
+
+
 def test_a_bad_metric_entry_of_a_dataset_names_the_file_and_field(tmp_path: Path) -> None:
     for entry in ("no-such-metric", {"name": "rouge-l", "beta": -1}, {"name": "os:system"}):
-        sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
-        document = {"name": "t", "metrics": [entry], "samples": [sample]}
-        (tmp_path / "m.json").write_text(json.dumps(document), encoding="utf-8")
-        for args in (
-            ["validate", "m.json"],
-            [*small_run(tmp_path)[:1], "m.json", *small_run(tmp_path)[2:]],
-        ):
-            line = one_line_error(run_assay(args, cwd=tmp_path))
+        for line in refusals_of(tmp_path, entry):
             assert line.startswith("assay: error: m.json: field 'metrics': "), line
 
 
@@ -325,15 +328,7 @@ def test_control_characters_in_an_error_line_are_escaped(tmp_path: Path) -> None
 def test_pii_leak_kinds_are_checked_when_the_metric_is_built(tmp_path: Path) -> None:
     """``kinds: 5`` passed validate and then errored every row; now both commands refuse it."""
     for kinds, problem in ((5, "must be a list of kinds"), (["zzz"], "unknown kind(s) ['zzz']")):
-        sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
-        entry = {"name": "pii-leak", "kinds": kinds}
-        document = {"name": "t", "metrics": [entry], "samples": [sample]}
-        (tmp_path / "m.json").write_text(json.dumps(document), encoding="utf-8")
-        for args in (
-            ["validate", "m.json"],
-            [*small_run(tmp_path)[:1], "m.json", *small_run(tmp_path)[2:]],
-        ):
-            line = one_line_error(run_assay(args, cwd=tmp_path))
+        for line in refusals_of(tmp_path, {"name": "pii-leak", "kinds": kinds}):
             assert line.startswith(
                 "assay: error: m.json: field 'metrics': pii-leak option 'kinds"
             ), line
