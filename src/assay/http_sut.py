@@ -23,7 +23,6 @@ import re
 import zlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from assay.bounded import loads_json
 from assay.dataset import Sample
@@ -31,6 +30,7 @@ from assay.errors import RateLimited, SystemUnderTestError, UsageError
 from assay.limiter import Limiter, is_overload, retry_after_seconds
 from assay.outputs import Output, parse_retrieved
 from assay.report.model import SystemUnderTestInfo
+from assay.urls import is_http_url, public_url
 
 DEFAULT_OUTPUT_PATH = "output"
 DEFAULT_TIMEOUT_S = 60.0
@@ -116,26 +116,12 @@ def parse_headers(raw: str | None) -> dict[str, str]:
     return headers
 
 
-def public_url(url: str) -> str:
-    """The URL without credentials, query or fragment (safe for reports and messages)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
 def _check_url(url: str) -> None:
     """One line naming ``--sut-url`` when it is no http(s) URL with a host and valid port.
 
     The URL is never echoed: without a scheme its credentials and query would be shown.
     """
-    try:
-        parts = urlsplit(url)
-        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
-        parts.port  # noqa: B018 - raises ValueError for a port out of range
-    except ValueError:
-        valid = False
-    if not valid:
+    if not is_http_url(url):
         raise UsageError(
             "--sut-url must be an http:// or https:// URL with a host and a port in 0-65535 "
             "(the value is not shown: it may hold credentials)"

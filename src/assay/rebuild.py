@@ -109,7 +109,7 @@ def builder_from_store(
     for position, (result, tags, row_hash) in enumerate(store.iter_results(run_id)):
         builder.add(result, tags, row_hash)
         if failing is not None:
-            failing.position = position  # dataset order: the store reads executions so
+            failing.position = position  # iter_results reads executions in dataset order
             failing.add_stored(result, tags)
     return builder
 

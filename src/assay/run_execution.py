@@ -21,6 +21,7 @@ import typer
 from assay.console import fail, warn
 from assay.run_plan import Plan, build_plan, system_limiter
 from assay.run_report import finish_run, gate_verdict, preload, write_out
+from assay.urls import public_url
 
 
 def execute(config: Any, *, lane: Any = None) -> None:
@@ -332,8 +333,6 @@ def _public_urls(args: list[str]) -> tuple[list[str], list[str]]:
 
 def _public_url(url: str) -> str:
     """``url`` as given when it holds no secret, else without userinfo, query and fragment."""
-    from assay.http_sut import public_url
-
     try:
         parts = urlsplit(url)
         secret = parts.username is not None or parts.password is not None

@@ -133,7 +133,8 @@ def _reason(exc: Exception) -> str:
 class _StoredConfig(BaseModel):
     """The keys of a run's stored configuration that assay reads back, with their types."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    # built when a stored run is first read back, not when a run imports the store
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
     metrics: list[str] = []
     scopes: dict[str, list[str]] = {}
     thresholds: dict[str, float] = {}

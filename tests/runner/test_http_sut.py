@@ -12,8 +12,9 @@ import pytest
 
 from assay.dataset import Sample
 from assay.errors import RateLimited, SystemUnderTestError, UsageError
-from assay.http_sut import HttpTarget, lookup, parse_headers, parse_path, public_url
+from assay.http_sut import HttpTarget, lookup, parse_headers, parse_path
 from assay.limiter import Limiter
+from assay.urls import public_url
 from runner.procs import run_assay
 from runner.sut_server import SutServer, write_dataset
 

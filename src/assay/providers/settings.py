@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Final, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
@@ -23,6 +22,7 @@ from assay.errors import UsageError
 from assay.limiter import BACKOFF_BASE_S, MAX_CONCURRENCY, MAX_WAIT_S, PROVIDER_MAX_RETRIES
 from assay.project import project_dir
 from assay.providers.pricing import DEFAULT_PRICES, ModelPrice
+from assay.urls import is_http_url
 
 PROVIDER_SETTINGS_SCHEMA: Final = "assay.providers.v1"
 EmbeddingKind = Literal["openai", "local", "hashing"]
@@ -95,12 +95,7 @@ class ProviderSettings(BaseModel):
         value = value.strip().rstrip("/")
         if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
-        try:  # a bad host or port was a row error at run time (a ValueError from urlsplit)
-            parts = urlsplit(value)
-            valid = bool(parts.hostname) and (parts.port is None or parts.port >= 0)
-        except ValueError:
-            valid = False
-        if not valid:
+        if not is_http_url(value):  # a bad host or port was a row error at run time
             raise ValueError("must be an http:// or https:// URL with a host and a port in 0-65535")
         return value
 
