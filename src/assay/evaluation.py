@@ -66,7 +66,8 @@ class RunState:
     halted: bool = False
     halt_reason: str | None = None
     should_stop: Callable[[], bool] = never_stop  # the runner scores in chunks only then
-    on_result: Callable[[ExecutionResult], None] | None = None
+    # Each batch of finished executions as it is recorded (a chunk of saved outputs, or one).
+    on_results: Callable[[Sequence[ExecutionResult]], None] | None = None
 
 
 def _iso(stamp: float) -> str:
@@ -172,9 +173,8 @@ def _recorder(
 
     def on_done(results: Sequence[ExecutionResult]) -> None:
         state.done += len(results)
-        if state.on_result is not None:
-            for result in results:
-                state.on_result(result)
+        if state.on_results is not None:
+            state.on_results(results)
 
     return Recorder(
         run_id=state.run_id,

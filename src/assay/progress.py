@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TextIO
@@ -164,14 +164,15 @@ class Progress:
             finally:
                 self._bar = None
 
-    def advance(self, result: ExecutionResult) -> None:
-        """One execution finished."""
+    def advance(self, results: Sequence[ExecutionResult]) -> None:
+        """Executions finished (one, or a chunk of saved outputs); off: nothing is counted."""
         if self.mode == "off":
             return
         with self._lock:
-            self.counts.add(result, self.thresholds)
+            for result in results:
+                self.counts.add(result, self.thresholds)
         if self._bar is not None:
-            self._bar.update(self._task, advance=1, total=self._total() or None)
+            self._bar.update(self._task, advance=len(results), total=self._total() or None)
         elif self.mode == "lines":
             self.tick()
 

@@ -11,7 +11,7 @@ import contextlib
 import gc
 import shlex
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -156,19 +156,17 @@ def _watch(config: Any, thresholds: Any, formats: list[str] | None) -> tuple[Any
 
         budget = BudgetGuard(config.budget_usd, state)
     progress = Progress(progress_mode(quiet=config.quiet), thresholds=thresholds)
-    previous = state.on_result
     to_preload = [formats] if formats is not None else []
 
-    def on_result(result: Any) -> None:
+    def on_results(results: Sequence[Any]) -> None:
         if to_preload:  # the first result: the run is under way, load what its end needs
             preload(to_preload.pop())
         if budget is not None:
-            budget.observe(result)
-        progress.advance(result)
-        if previous is not None:
-            previous(result)
+            for result in results:
+                budget.observe(result)
+        progress.advance(results)
 
-    state.on_result = on_result
+    state.on_results = on_results
     return state, budget, progress
 
 

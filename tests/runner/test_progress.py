@@ -50,7 +50,7 @@ def test_lines_come_every_tenth_and_every_ten_seconds_never_in_the_first_second(
     with progress.session(lambda: 100):
         for i in range(100):
             clock.now += 0.5 if i < 40 else 0.02  # 20 s for the first 40, then fast
-            progress.advance(_result(str(i), 1.0 if i % 4 else 0.0))
+            progress.advance([_result(str(i), 1.0 if i % 4 else 0.0)])
     lines = out.getvalue().splitlines()
     done = [int(LINE.match(line).group(1)) for line in lines]  # type: ignore[union-attr]
     # 0.5 s apart: one line each time a tenth is crossed (10, 20, 30, 40); then the run speeds
@@ -97,7 +97,7 @@ def test_a_run_over_within_a_second_prints_nothing() -> None:
     with progress.session(lambda: 5):
         for i in range(5):
             clock.now += 0.1
-            progress.advance(_result(str(i), 1.0))
+            progress.advance([_result(str(i), 1.0)])
     assert out.getvalue() == ""
 
 

@@ -101,7 +101,7 @@ def _run_one(run: SystemsRun, spec: SystemSpec, quiet: bool) -> Any:
     options = run.options(spec.name)
     state = RunState()
     progress = Progress(progress_mode(quiet=quiet), thresholds=options.thresholds)
-    state.on_result = progress.advance
+    state.on_results = progress.advance
     with progress.session(lambda: state.total):
         report = evaluate(
             run.dataset,
