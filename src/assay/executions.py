@@ -8,14 +8,15 @@ folds scores in as arrays (see :meth:`assay.report.aggregate.ReportBuilder.add_c
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 from assay.dataset import Sample
 from assay.outputs import Output
-from assay.results import ExecutionResult, ScoreResult
+from assay.results import ExecutionResult, ScoreResult, Thresholds, passes, threshold_for
 
 if TYPE_CHECKING:  # numpy loads where first used: a run's first requests do not wait for it
     import numpy as np
@@ -54,21 +55,147 @@ class MetricColumn:
         )
         return cls(np.asarray(rows, dtype=np.intp), values, errored)
 
+    @classmethod
+    def of_plain(cls, rows: Sequence[int], scores: PlainScores) -> MetricColumn:
+        """The column of outcomes that all scored (none errored)."""
+        import numpy as np
+
+        values = np.array(scores.values, dtype=np.float64)
+        return cls(np.asarray(rows, dtype=np.intp), values, np.zeros(len(values), dtype=np.bool_))
+
 
 @dataclass(frozen=True, slots=True)
+class PlainScores:
+    """One metric's outcomes over the rows it scored, every one a value in [0, 1] with plain
+    JSON details (see :func:`assay.scoring.score_plain`): no result object per row."""
+
+    values: list[float]
+    details: list[dict[str, Any]]
+
+
+Outcomes = PlainScores | list[ScoreResult]
+"""One metric's outcomes over the rows it scored: plain columns, or a result per row."""
+
+
+@dataclass(slots=True)
 class ResultChunk:
     """Finished executions scored together: per row its answer (an error message when the
-    system under test failed) and result, and per metric a :class:`MetricColumn`.
+    system under test failed), per metric its outcomes on the rows it scored (``scored``, in
+    the metrics' order) and a :class:`MetricColumn`.
 
     ``clean`` says no row has a system-under-test failure, a metric error or missing score, or
-    provider usage, so no row needs looking at for them (False: look).
+    provider usage, so no row needs looking at for them (False: look). Each row's
+    :class:`ExecutionResult` is built only when asked for (:attr:`results`, :meth:`result_at`):
+    a clean chunk of saved outputs goes to the store and the report from its columns.
     """
 
     executions: Sequence[Execution]
     answers: Sequence[Output | str]
-    results: list[ExecutionResult]
+    scored: list[tuple[str, list[int], Outcomes]]
     columns: dict[str, MetricColumn]
     clean: bool = False
+    _results: list[ExecutionResult] | None = None
+
+    @property
+    def results(self) -> list[ExecutionResult]:
+        """Each row's result, in row order (built on first use)."""
+        if self._results is None:
+            rows: list[dict[str, ScoreResult]] = [{} for _ in self.executions]
+            for name, picked, outcomes in self.scored:
+                for index, result in zip(picked, _score_results(outcomes)):
+                    rows[index][name] = result
+            self._results = [
+                _execution_result(execution, answer, scores)
+                for execution, answer, scores in zip(self.executions, self.answers, rows)
+            ]
+        return self._results
+
+    def result_at(self, index: int) -> ExecutionResult:
+        """Row ``index``'s result, without building the other rows'."""
+        if self._results is not None:
+            return self._results[index]
+        scores = {}
+        for name, picked, outcomes in self.scored:
+            at = index if len(picked) == len(self.executions) else _find(picked, index)
+            if at is not None:
+                scores[name] = _score_result(outcomes, at)
+        return _execution_result(self.executions[index], self.answers[index], scores)
+
+    def full_columns(self) -> list[tuple[str, PlainScores]] | None:
+        """Every metric's plain outcomes when each scored every row; None otherwise."""
+        size, full = len(self.executions), []
+        for name, picked, outcomes in self.scored:
+            if not isinstance(outcomes, PlainScores) or len(picked) != size:
+                return None
+            full.append((name, outcomes))
+        return full
+
+
+class ChunkResults(Sequence[ExecutionResult]):
+    """A chunk's results as a sequence whose length costs nothing: the rows' results are built
+    only if something reads them (progress lines, a budget), not for a quiet run."""
+
+    def __init__(self, chunk: ResultChunk) -> None:
+        self.chunk = chunk
+
+    def __len__(self) -> int:
+        return len(self.chunk.executions)
+
+    @overload
+    def __getitem__(self, index: int) -> ExecutionResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ExecutionResult]: ...
+
+    def __getitem__(self, index: int | slice) -> ExecutionResult | list[ExecutionResult]:
+        return self.chunk.results[index]
+
+    def __iter__(self) -> Iterator[ExecutionResult]:
+        return iter(self.chunk.results)
+
+
+def failing_entries(chunk: ResultChunk, thresholds: Thresholds | None) -> npt.NDArray[np.intp]:
+    """Per row of ``chunk``, how many of its stages failed or errored (the system under test,
+    each metric): the failing rows it gives, as :class:`~assay.report.failing.FailingRowCollector`
+    counts them."""
+    import numpy as np
+
+    counts = np.fromiter(
+        (isinstance(answer, str) for answer in chunk.answers),
+        dtype=np.intp,
+        count=len(chunk.answers),
+    )
+    for name, column in chunk.columns.items():
+        failed = ~passes(column.values, threshold_for(thresholds, name))  # NaN (errored) too
+        counts[column.rows] += failed | column.errored
+    return counts
+
+
+def _score_results(outcomes: Outcomes) -> list[ScoreResult]:
+    if isinstance(outcomes, PlainScores):
+        return [ScoreResult(v, d) for v, d in zip(outcomes.values, outcomes.details)]
+    return outcomes
+
+
+def _score_result(outcomes: Outcomes, at: int) -> ScoreResult:
+    if isinstance(outcomes, PlainScores):
+        return ScoreResult(outcomes.values[at], outcomes.details[at])
+    return outcomes[at]
+
+
+def _find(picked: list[int], index: int) -> int | None:
+    """Where ``index`` is in ``picked`` (ascending row indices), or None."""
+    at = bisect.bisect_left(picked, index)
+    return at if at < len(picked) and picked[at] == index else None
+
+
+def _execution_result(
+    execution: Execution, answer: Output | str, scores: dict[str, ScoreResult]
+) -> ExecutionResult:
+    sample_id, repetition = execution.sample.id, execution.repetition
+    if isinstance(answer, str):
+        return ExecutionResult(sample_id, repetition, {}, sut_error=answer)
+    return ExecutionResult(sample_id, repetition, scores)
 
 
 def plan(

@@ -11,16 +11,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from assay.dataset import CONVERSATION_KEY
-from assay.executions import Execution, ResultChunk
+from assay.dataset import CONVERSATION_KEY, Sample
+from assay.executions import ChunkResults, Execution, ResultChunk, failing_entries
 from assay.outputs import Output
 from assay.report.aggregate import ReportBuilder
 from assay.report.conversations import ConversationCollector
 from assay.report.failing import FailingRowCollector
-from assay.results import ExecutionResult, Thresholds, row_document, row_documents
+from assay.results import (
+    ExecutionResult,
+    Thresholds,
+    row_document,
+    row_documents,
+    scored_rows,
+    threshold_for,
+)
 from assay.store import RunStore
 from assay.store_schema import StoredExecution, encode_json
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 
 @dataclass
@@ -61,23 +73,43 @@ class Recorder:
 
     def on_chunk(self, chunk: ResultChunk) -> None:
         """A chunk of finished executions, each metric's scores as a column (saved outputs)."""
-        executions, results = chunk.executions, chunk.results
+        executions = chunk.executions
         samples = [execution.sample for execution in executions]
         tags = [sample.tags for sample in samples]
         hashes = [sample.row_hash for sample in samples]
         outputs = [a if isinstance(a, Output) else None for a in chunk.answers]
+        waiting = self.waiting
         for execution in executions:
-            del self.waiting[(execution.sample.id, execution.repetition)]
+            del waiting[(execution.sample.id, execution.repetition)]
         if self.store is not None:
             self._store_chunk(self.store, chunk, tags, hashes, outputs)
-        passed = self.builder.add_chunk(chunk, tags, hashes).tolist()
+        passed = self.builder.add_chunk(chunk, tags, hashes)
         for index, sample in enumerate(samples):
             if CONVERSATION_KEY in sample.metadata:  # a turn (see conversation_of)
-                self.conversations.add(results[index], sample, executions[index].position)
-            if not passed[index]:
-                self.failing.position = executions[index].position
-                self.failing.add(results[index], sample, outputs[index])
-        self.on_done(results)
+                self.conversations.add(chunk.result_at(index), sample, executions[index].position)
+        self._add_failing(chunk, samples, outputs, passed)
+        self.on_done(ChunkResults(chunk))
+
+    def _add_failing(
+        self,
+        chunk: ResultChunk,
+        samples: list[Sample],
+        outputs: list[Output | None],
+        passed: npt.NDArray[np.bool_],
+    ) -> None:
+        """The chunk's rows that did not pass to the failing rows: listed while they sort among
+        the first ones, else only counted."""
+        failing, executions = self.failing, chunk.executions
+        entries: list[int] | None = None
+        for index in (~passed).nonzero()[0].tolist():
+            execution = executions[index]
+            if failing.lists(execution.position, execution.repetition):
+                failing.position = execution.position
+                failing.add(chunk.result_at(index), samples[index], outputs[index])
+                continue
+            if entries is None:
+                entries = failing_entries(chunk, self.thresholds).tolist()
+            failing.count(entries[index])
 
     def _store_chunk(
         self,
@@ -88,27 +120,55 @@ class Recorder:
         outputs: list[Output | None],
     ) -> None:
         """A chunk into the store, each execution with its report row encoded."""
+        executions = chunk.executions
         if not chunk.clean:
             store.record_many(
                 self.run_id,
                 [
                     self._stored(result, output, execution, labels, row_hash)
                     for result, output, execution, labels, row_hash in zip(
-                        chunk.results, outputs, chunk.executions, tags, hashes
+                        chunk.results, outputs, executions, tags, hashes
                     )
                 ],
             )
             return
-        rows = row_documents(chunk.results, tags, hashes, self.metric_names, self.thresholds)
+        ids = [execution.sample.id for execution in executions]
+        repetitions = [execution.repetition for execution in executions]
         store.record_clean(
             self.run_id,
-            chunk.results,
-            positions=[execution.position for execution in chunk.executions],
+            ids,
+            repetitions,
+            positions=[execution.position for execution in executions],
             tags=tags,
             row_hashes=hashes,
-            rows=list(map(encode_json, rows)),
+            rows=list(map(encode_json, self._rows(chunk, ids, repetitions, tags, hashes))),
             outputs=[o.to_json() if o is not None and self.keep_outputs else None for o in outputs],
         )
+
+    def _rows(
+        self,
+        chunk: ResultChunk,
+        ids: list[str],
+        repetitions: list[int],
+        tags: list[list[str]],
+        hashes: list[str],
+    ) -> list[dict[str, Any]]:
+        """The report rows of a clean chunk: from its columns when every metric scored every
+        row plainly, else from each row's result."""
+        full = chunk.full_columns()
+        by_name = dict(full) if full is not None else {}
+        if full is None or any(name not in by_name for name in self.metric_names):
+            return row_documents(chunk.results, tags, hashes, self.metric_names, self.thresholds)
+        columns = [
+            (
+                name,
+                threshold_for(self.thresholds, name),
+                by_name[name].values,
+                by_name[name].details,
+            )
+            for name in self.metric_names
+        ]
+        return scored_rows(ids, repetitions, tags, hashes, columns)
 
     def _stored(
         self,

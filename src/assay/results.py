@@ -9,6 +9,7 @@ gate rule and JUnit case asks :func:`passes`.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -197,6 +198,47 @@ def row_documents(
     once, not per row)."""
     limits = [(name, threshold_for(thresholds, name)) for name in metric_names]
     return [_row(r, labels, h, limits) for r, labels, h in zip(results, tags, row_hashes)]
+
+
+def scored_rows(
+    ids: Sequence[str],
+    repetitions: Sequence[int],
+    tags: Sequence[list[str]],
+    row_hashes: Sequence[str],
+    columns: Sequence[tuple[str, float, Sequence[float], Sequence[dict[str, Any]]]],
+) -> list[dict[str, Any]]:
+    """The rows :func:`row_document` gives for executions that every metric scored, built
+    from each metric's name, threshold, values and details (one entry per row, in the
+    metrics' order) without a result object per row."""
+    entries = []
+    verdicts = []
+    for _name, threshold, values, details in columns:
+        passed = [passes(value, threshold) for value in values]
+        verdicts.append(passed)
+        entries.append(
+            [{"score": v, "passed": p, "details": d} for v, p, d in zip(values, passed, details)]
+        )
+    names = [column[0] for column in columns]
+    all_pass = map(all, zip(*verdicts)) if verdicts else itertools.repeat(True)
+    return [
+        {
+            "id": sample_id,
+            "row_hash": row_hash,
+            "repetition": repetition,
+            "tags": labels,
+            "passed": passed,
+            "scores": dict(zip(names, scores)),
+            "errors": {},
+        }
+        for sample_id, row_hash, repetition, labels, passed, scores in zip(
+            ids,
+            row_hashes,
+            repetitions,
+            tags,
+            all_pass,
+            zip(*entries) if entries else itertools.repeat(()),
+        )
+    ]
 
 
 def _row(

@@ -16,12 +16,12 @@ from typing import Any, cast
 
 from assay.dataset import Sample
 from assay.errors import AssayError, MetricError
-from assay.executions import Execution, MetricColumn, ResultChunk
+from assay.executions import Execution, MetricColumn, Outcomes, PlainScores, ResultChunk
 from assay.metrics.base import Metric, MetricScore, check_details
 from assay.metrics.batch import ScoreColumn
 from assay.metrics.registry import applies
 from assay.outputs import Output
-from assay.results import ExecutionResult, ScoreResult
+from assay.results import ScoreResult
 
 
 def _internal_error(metric: str, exc: BaseException) -> str:
@@ -58,6 +58,17 @@ def score_column(
     raises, or returns a column of the wrong length, is ignored and the batch is scored row by
     row; values outside [0, 1] become that row's error, as ``MetricScore`` would make them.
     """
+    scored = score_plain(metric, samples, outputs)
+    if isinstance(scored, PlainScores):
+        return [ScoreResult(value, row) for value, row in zip(scored.values, scored.details)]
+    return scored
+
+
+def score_plain(
+    metric: Metric, samples: Sequence[Sample], outputs: Sequence[Output]
+) -> PlainScores | list[ScoreResult]:
+    """:func:`score_column`, a batch whose every row scored plainly (a value in [0, 1], plain
+    JSON details, nothing to check) left as its two columns instead of a result per row."""
     batch = getattr(metric, "score_batch", None)
     if batch is None or not samples:
         return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
@@ -70,8 +81,9 @@ def score_column(
         return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
     details = _column_details(column, len(values))
     if not column.errors and _all_plain(details) and all(0.0 <= v <= 1.0 for v in values):
-        plain = cast("list[dict[str, Any]]", details)  # none errs, none needs a check
-        return [ScoreResult(value, row) for value, row in zip(values, plain)]
+        return PlainScores(
+            values, cast("list[dict[str, Any]]", details)
+        )  # none errs or needs a check
     return _checked_rows(metric, column, values, details)
 
 
@@ -181,10 +193,10 @@ def score_chunk(
     chunk: Sequence[Execution],
     answers: Sequence[Output | str],
 ) -> ResultChunk:
-    """Every applicable metric's results over a chunk of the synchronous path, each metric
-    scoring its rows in one :func:`score_column` call; the rows' results and each metric's
-    column. A text answer is the system under test's failure for that execution."""
-    rows: list[dict[str, ScoreResult]] = [{} for _ in chunk]
+    """Every applicable metric's outcomes over a chunk of the synchronous path, each metric
+    scoring its rows in one :func:`score_plain` call, with each metric's column. A text answer
+    is the system under test's failure for that execution."""
+    scored: list[tuple[str, list[int], Outcomes]] = []
     columns: dict[str, MetricColumn] = {}
     answered = [i for i, answer in enumerate(answers) if not isinstance(answer, str)]
     unclean = len(answered) < len(answers)  # the system under test failed somewhere
@@ -194,18 +206,14 @@ def score_chunk(
         if scopes:
             picked = [i for i in answered if applies(scopes, metric.name, chunk[i].sample.tags)]
             picked, samples, outputs = _rows_of(chunk, answers, picked)
-        scored = score_column(metric, list(samples), list(outputs))  # each metric its own
-        for i, result in zip(picked, scored):
-            rows[i][metric.name] = result
-        columns[metric.name] = column = MetricColumn.of(picked, scored)
-        unclean = unclean or bool(column.errored.any()) or any(r.usage for r in scored)
-    results = [
-        ExecutionResult(e.sample.id, e.repetition, {}, sut_error=answer)
-        if isinstance(answer, str)
-        else ExecutionResult(e.sample.id, e.repetition, scores)
-        for e, answer, scores in zip(chunk, answers, rows)
-    ]
-    return ResultChunk(chunk, answers, results, columns, clean=not unclean)
+        outcomes = score_plain(metric, list(samples), list(outputs))  # each metric its own
+        scored.append((metric.name, picked, outcomes))
+        if isinstance(outcomes, PlainScores):
+            columns[metric.name] = MetricColumn.of_plain(picked, outcomes)
+            continue
+        columns[metric.name] = column = MetricColumn.of(picked, outcomes)
+        unclean = unclean or bool(column.errored.any()) or any(r.usage for r in outcomes)
+    return ResultChunk(chunk, answers, scored, columns, clean=not unclean)
 
 
 def _rows_of(

@@ -211,7 +211,8 @@ class RunStore(RunVerdicts):
     def record_clean(
         self,
         run_id: str,
-        results: Sequence[ExecutionResult],
+        ids: Sequence[str],
+        repetitions: Sequence[int],
         *,
         positions: Sequence[int],
         tags: Sequence[list[str]],
@@ -219,33 +220,35 @@ class RunStore(RunVerdicts):
         rows: Sequence[bytes],
         outputs: Sequence[dict[str, Any] | None],
     ) -> None:
-        """Store finished executions given as columns, none with an error or provider usage
-        (the caller knows: see :class:`~assay.executions.ResultChunk`), so each is stored as
-        its report row, already encoded. Committed as :meth:`record_many` commits.
+        """Store finished executions given as columns (each's sample id, repetition...), none
+        with an error or provider usage (the caller knows: see
+        :class:`~assay.executions.ResultChunk`), so each is stored as its report row, already
+        encoded. Committed as :meth:`record_many` commits.
 
         Executions of a run this store object created, with no answer to keep, are stored as
         one chunk (:mod:`assay.store_chunks`); others a row each.
         """
-        if results and run_id in self._created and all(o is None for o in outputs):
+        if ids and run_id in self._created and all(o is None for o in outputs):
             self._chunks.append(
                 chunk_row(
                     run_id,
-                    results,
+                    ids,
+                    repetitions,
                     positions=positions,
                     tags=tags,
                     row_hashes=row_hashes,
                     rows=rows,
                 )
             )
-            self._pending += len(results)
+            self._pending += len(ids)
             self._flush_when_due()
             return
         tags_json = self._tags_of
         self._rows.extend(
             (
                 run_id,
-                result.sample_id,
-                result.repetition,
+                sample_id,
+                repetition,
                 position,
                 tags_json(labels),
                 row_hash,
@@ -253,11 +256,11 @@ class RunStore(RunVerdicts):
                 encode_json(output) if output is not None else None,
                 row,
             )
-            for result, position, labels, row_hash, row, output in zip(
-                results, positions, tags, row_hashes, rows, outputs
+            for sample_id, repetition, position, labels, row_hash, row, output in zip(
+                ids, repetitions, positions, tags, row_hashes, rows, outputs
             )
         )
-        self._pending += len(results)
+        self._pending += len(ids)
         self._flush_when_due()
 
     def _flush_when_due(self) -> None:

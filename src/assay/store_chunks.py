@@ -19,7 +19,6 @@ import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
-from assay.results import ExecutionResult
 from assay.store_schema import decode_json, encode_json
 
 INSERT_CHUNK: Final = "INSERT OR REPLACE INTO chunks VALUES (?, ?, ?, ?, ?, ?)"
@@ -32,23 +31,23 @@ StoredEntry = tuple[int, int, tuple[str, int, bytes, str, bytes]]
 
 def chunk_row(
     run_id: str,
-    results: Sequence[ExecutionResult],
+    ids: Sequence[str],
+    repetitions: Sequence[int],
     *,
     positions: Sequence[int],
     tags: Sequence[list[str]],
     row_hashes: Sequence[str],
     rows: Sequence[bytes],
 ) -> tuple[Any, ...]:
-    """The table row of a chunk of clean executions (at least one)."""
+    """The table row of a chunk of clean executions (at least one), given as columns."""
     keys = {
-        "ids": [result.sample_id for result in results],
-        "repetitions": [result.repetition for result in results],
+        "ids": list(ids),
+        "repetitions": list(repetitions),
         "positions": list(positions),
         "tags": list(tags),
         "row_hashes": list(row_hashes),
     }
-    first = results[0]
-    return (run_id, positions[0], first.repetition, len(results), encode_json(keys), _joined(rows))
+    return (run_id, positions[0], repetitions[0], len(ids), encode_json(keys), _joined(rows))
 
 
 def _joined(rows: Sequence[bytes]) -> bytes:

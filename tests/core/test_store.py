@@ -146,7 +146,8 @@ def test_clean_executions_given_as_columns_are_stored_as_one_by_one(tmp_path: Pa
             else:
                 store.record_clean(
                     "r",
-                    clean,
+                    [r.sample_id for r in clean],
+                    [r.repetition for r in clean],
                     positions=[0, 1],
                     tags=tags,
                     row_hashes=hashes,

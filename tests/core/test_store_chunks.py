@@ -9,16 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from assay.results import ExecutionResult, ScoreResult
 from assay.store import RunStore
 
 from .test_store import new_run, result
 
 Key = tuple[str, int, int]  # sample id, repetition, position
-
-
-def clean(key: Key) -> ExecutionResult:
-    return ExecutionResult(key[0], key[1], {"m": ScoreResult(key[2] / 100, {"n": key[2]})})
 
 
 def row_of(key: Key) -> bytes:
@@ -39,7 +34,8 @@ def write(store: RunStore, keys: list[Key], chunked: bool, chunk: int) -> None:
         if pending:
             store.record_clean(
                 "r",
-                [clean(k) for k in pending],
+                [k[0] for k in pending],
+                [k[1] for k in pending],
                 positions=[k[2] for k in pending],
                 tags=[["t"] if k[2] % 2 else [] for k in pending],
                 row_hashes=[f"h{k[2]}" for k in pending],
@@ -138,7 +134,8 @@ def test_a_row_with_a_raw_line_break_is_refused_not_split(tmp_path: Path) -> Non
     with pytest.raises(ValueError, match="line break"):
         store.record_clean(
             "r",
-            [clean(("a", 0, 0))],
+            ["a"],
+            [0],
             positions=[0],
             tags=[[]],
             row_hashes=["h"],
@@ -163,7 +160,8 @@ def test_a_run_stored_only_in_chunks_reads_its_rows_without_the_merge(
         part = keys[first : first + size]
         store.record_clean(
             "r",
-            [clean(k) for k in part],
+            [k[0] for k in part],
+            [k[1] for k in part],
             positions=[k[2] for k in part],
             tags=[[] for _ in part],
             row_hashes=[f"h{k[2]}" for k in part],

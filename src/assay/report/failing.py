@@ -112,6 +112,14 @@ class FailingRowCollector:
         """Record every failed or errored metric of one execution."""
         self._add(result, sample.tags, (sample, output))
 
+    def lists(self, position: int, repetition: int) -> bool:
+        """Whether an execution at ``position`` could still be listed (else only counted)."""
+        return self._bound is None or (position, repetition) < self._bound
+
+    def count(self, entries: int) -> None:
+        """Count failing rows that will not be listed (see :meth:`lists`)."""
+        self._seen += entries
+
     def add_stored(self, result: ExecutionResult, tags: list[str]) -> None:
         """:meth:`add` for an execution read back from the run store, which keeps no dataset:
         the rows say what failed and why, without the texts (``input``, ``expected``...)."""
