@@ -12,6 +12,7 @@ the file whole, which reports the problem exactly as before.
 
 from __future__ import annotations
 
+import itertools
 import json
 from array import array
 from collections.abc import Iterator, Sequence
@@ -21,12 +22,13 @@ from typing import Any, overload
 from pydantic import ValidationError
 
 from assay.dataset import Dataset, Sample, dataset_from_data
-from assay.documents import MAX_DATASET_BYTES, parse_jsonl_line
+from assay.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
 from assay.errors import DatasetError, NotIndexable, UnusualLineBreaks
 from assay.json_items import ItemScan, SpanReader
 from assay.jsonl_lines import LineReader, first_offset, iter_entries
 
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
+PARSE_GROUP = 256  # lines of a large JSONL dataset parsed in one call as a run reads them
 
 
 def is_large(path: Path) -> bool:
@@ -164,6 +166,26 @@ class JsonlSamples(IndexedSamples):
     def _texts(self) -> Iterator[str]:
         for _, _, line in iter_entries(self.path, self._start):
             yield line
+
+    def __iter__(self) -> Iterator[Sample]:
+        """The samples in file order, a group of lines parsed at a time (lines the first pass
+        checked one by one; anything unexpected reads the group a line at a time)."""
+        texts = self._texts()
+        try:
+            while group := list(itertools.islice(texts, PARSE_GROUP)):
+                values = parse_jsonl_lines(group)
+                if values is None:
+                    yield from map(self._read, group)
+                else:
+                    yield from map(self._value, values)
+        except (UnusualLineBreaks, UnicodeDecodeError, OSError):
+            raise self._changed() from None
+
+    def _value(self, value: Any) -> Sample:
+        try:
+            return _sample_value(value)
+        except (DatasetError, ValidationError):
+            raise self._changed() from None
 
     def _text_at(self, index: int) -> str:
         return self._reader.line_at(self._offsets[index])

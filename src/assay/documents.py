@@ -196,6 +196,22 @@ def iter_jsonl(text: str, path: Path, error: type[InputError]) -> Iterator[tuple
             yield number, parse_jsonl_line(line, number, path, error)
 
 
+def parse_jsonl_lines(lines: list[str]) -> list[Any] | None:
+    """The values of JSONL lines already checked one by one, parsed in one call (about twice
+    as fast as a call per line); None when that cannot be trusted to give what
+    :func:`parse_jsonl_line` gives for each (a line that could nest deeply, a parse error, a
+    value count that is not one per line): parse them one by one then."""
+    for line in lines:
+        if line.count("[") + line.count("{") > MAX_DEPTH:
+            return None
+    try:
+        # Only keys are worth caching here: answers and inputs rarely repeat.
+        values = _from_json("[" + ",".join(lines) + "]", cache_strings="keys")
+    except ValueError:
+        return None
+    return values if type(values) is list and len(values) == len(lines) else None
+
+
 def parse_jsonl_line(line: str, number: int, path: Path, error: type[InputError]) -> Any:
     """The value of one JSONL line, or ``error`` naming the file and line."""
     if line.count("[") + line.count("{") > MAX_DEPTH:  # else it cannot nest that deep

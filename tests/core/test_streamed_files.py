@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from assay import dataset_stream, outputs_stream
 from assay.cli import main
 from assay.dataset_stream import JsonlSamples
+from assay.documents import parse_jsonl_line, parse_jsonl_lines
 from assay.errors import DatasetError, OutputsError
 from assay.loading import load_dataset, load_outputs
 from assay.outputs_stream import JsonlOutputs, same_ids
@@ -425,3 +426,42 @@ def test_the_index_checks_an_output_line_as_the_lookup_does(value: Any) -> None:
             _entry_id(value)
         return
     assert _entry_id(value) == expected
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_JSON_VALUES, min_size=1, max_size=12))
+def test_lines_parsed_together_are_the_lines_parsed_one_by_one(values: list[Any]) -> None:
+    lines = [json.dumps(value, ensure_ascii=False) for value in values]
+    together = parse_jsonl_lines(lines)
+    assert together == [parse_jsonl_line(line, 1, Path("x"), DatasetError) for line in lines]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["[1, [2", "3]]"],  # no line is a value of its own: two lines, one value
+        ["1, 2"],  # one line, two values
+        ['{"a": 1}', "{oops"],
+        ["[" * 101 + "]" * 101],  # deeper than a line may nest: the per-line check words it
+    ],
+)
+def test_lines_that_only_parse_together_are_left_to_the_line_parser(lines: list[str]) -> None:
+    assert parse_jsonl_lines(lines) is None
+
+
+def test_a_streamed_dataset_past_a_parse_group_reads_every_sample(
+    tmp_path: Path, streamed: None
+) -> None:
+    count = 2 * dataset_stream.PARSE_GROUP + 3
+    path, _ = make_files(tmp_path, count)
+    expected = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    samples = list(load_dataset(path).samples)
+    assert [s.id for s in samples] == [str(r["id"]) for r in expected]
+    assert [s.expected_output for s in samples] == [r["expected_output"] for r in expected]
