@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from assay.dataset import CONVERSATION_KEY, Sample
 from assay.executions import ChunkResults, Execution, ResultChunk, failing_entries
@@ -28,7 +28,7 @@ from assay.results import (
     threshold_for,
 )
 from assay.store import RunStore
-from assay.store_schema import StoredExecution, encode_json
+from assay.store_schema import StoredExecution, encode_json, encode_plain_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -141,7 +141,7 @@ class Recorder:
             positions=[execution.position for execution in executions],
             tags=tags,
             row_hashes=hashes,
-            rows=list(map(encode_json, self._rows(chunk, ids, repetitions, tags, hashes))),
+            rows=self._rows(chunk, ids, repetitions, tags, hashes),
             outputs=[o.to_json() if o is not None and self.keep_outputs else None for o in outputs],
         )
 
@@ -152,13 +152,14 @@ class Recorder:
         repetitions: list[int],
         tags: list[list[str]],
         hashes: list[str],
-    ) -> list[dict[str, Any]]:
-        """The report rows of a clean chunk: from its columns when every metric scored every
-        row plainly, else from each row's result."""
+    ) -> list[bytes]:
+        """The report rows of a clean chunk, encoded: from its columns when every metric scored
+        every row plainly (plain JSON, finite: encode_plain_rows), else from each result."""
         full = chunk.full_columns()
         by_name = dict(full) if full is not None else {}
         if full is None or any(name not in by_name for name in self.metric_names):
-            return row_documents(chunk.results, tags, hashes, self.metric_names, self.thresholds)
+            rows = row_documents(chunk.results, tags, hashes, self.metric_names, self.thresholds)
+            return list(map(encode_json, rows))
         columns = [
             (
                 name,
@@ -168,7 +169,7 @@ class Recorder:
             )
             for name in self.metric_names
         ]
-        return scored_rows(ids, repetitions, tags, hashes, columns)
+        return encode_plain_rows(scored_rows(ids, repetitions, tags, hashes, columns))
 
     def _stored(
         self,

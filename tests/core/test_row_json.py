@@ -8,13 +8,23 @@ and errors; and a result stored as its row must read back as the same result.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pydantic_core
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.report.model import Row
-from assay.results import SUT_STAGE, ExecutionResult, ScoreResult, row_document, row_documents
+from assay.results import (
+    SUT_STAGE,
+    ExecutionResult,
+    ScoreResult,
+    row_document,
+    row_documents,
+    scored_rows,
+    threshold_for,
+)
+from assay.store_schema import encode_plain_rows
 
 _text = st.text(max_size=12)
 _leaf = st.one_of(
@@ -106,3 +116,51 @@ def test_rows_of_a_chunk_are_each_rows_document(
         validated = Row.model_validate(json.loads(written))
         assert written == validated.__pydantic_serializer__.to_json(validated)
         assert row == row_document(result, labels, row_hash, METRICS, thresholds)
+
+
+_scalar = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),  # past 64 bits too
+    st.floats(allow_nan=False, allow_infinity=False),  # 1e16 and up have an exponent
+    st.text(max_size=12),
+    st.sampled_from(["1e5", ":12e3", "[7e1", "caf\u00e9", "\u2028"]),  # exponents in strings
+)
+_plain_details = st.dictionaries(st.text(max_size=6), _scalar, max_size=3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    columns=st.lists(
+        st.tuples(st.floats(0.0, 1.0), _plain_details), min_size=1, max_size=5
+    ).flatmap(
+        lambda first: st.lists(
+            st.lists(
+                st.tuples(st.floats(0.0, 1.0), _plain_details),
+                min_size=len(first),
+                max_size=len(first),
+            ),
+            max_size=len(METRICS) - 1,
+        ).map(lambda rest: [first, *rest])
+    ),
+    thresholds=st.dictionaries(st.sampled_from(METRICS), st.floats(0.0, 1.0), max_size=3),
+)
+def test_rows_built_from_plain_columns_are_each_rows_document(
+    columns: list[list[tuple[float, dict[str, Any]]]], thresholds: dict[str, float]
+) -> None:
+    """scored_rows (a clean chunk's columns) gives row_document's rows, and encode_plain_rows
+    gives pydantic-core's bytes for them (positive exponents and big integers included)."""
+    names = METRICS[: len(columns)]
+    size = len(columns[0])
+    ids, repetitions = [f"s{i}" for i in range(size)], [i % 3 for i in range(size)]
+    tags, hashes = [["t"] if i % 2 else [] for i in range(size)], [f"h{i}" for i in range(size)]
+    spec = [
+        (name, threshold_for(thresholds, name), [v for v, _ in col], [d for _, d in col])
+        for name, col in zip(names, columns)
+    ]
+    rows = scored_rows(ids, repetitions, tags, hashes, spec)
+    for index, row in enumerate(rows):
+        scores = {name: ScoreResult(*col[index]) for name, col in zip(names, columns)}
+        result = ExecutionResult(ids[index], repetitions[index], scores)
+        assert row == row_document(result, tags[index], hashes[index], METRICS, thresholds)
+    assert encode_plain_rows(rows) == [pydantic_core.to_json(row) for row in rows]
