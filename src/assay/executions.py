@@ -67,7 +67,8 @@ class MetricColumn:
 @dataclass(frozen=True, slots=True)
 class PlainScores:
     """One metric's outcomes over the rows it scored, every one a value in [0, 1] with plain
-    JSON details (see :func:`assay.scoring.score_plain`): no result object per row."""
+    JSON details (scalars; floats finite and under ``ORJSON_FLOAT_BOUND``: see
+    :func:`assay.scoring.score_plain`): no result object per row."""
 
     values: list[float]
     details: list[dict[str, Any]]

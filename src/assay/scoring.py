@@ -10,7 +10,6 @@ outside [0, 1] records an error for that row; the run goes on.
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -22,6 +21,7 @@ from assay.metrics.batch import ScoreColumn
 from assay.metrics.registry import applies
 from assay.outputs import Output
 from assay.results import ScoreResult
+from assay.store_schema import ORJSON_FLOAT_BOUND
 
 
 def _internal_error(metric: str, exc: BaseException) -> str:
@@ -145,10 +145,13 @@ def _column_details(column: ScoreColumn, size: int) -> list[dict[str, Any] | Non
 
 
 def _plain_column(values: Sequence[Any]) -> bool:
+    """Whether a details column holds only JSON scalars, its floats finite and under
+    ORJSON_FLOAT_BOUND in magnitude (so its rows are encoded as :func:`encode_plain_rows` may)."""
     types = set(map(type, values))
     if float in types:
         types.discard(float)
-        finite = all(math.isfinite(v) for v in values if type(v) is float)
+        bound = ORJSON_FLOAT_BOUND
+        finite = all(-bound < v < bound for v in values if type(v) is float)  # NaN fails
         return finite and types <= _SAFE_TYPES
     return types <= _SAFE_TYPES
 

@@ -185,3 +185,74 @@ def test_a_chunk_is_clean_only_without_errors_or_usage() -> None:
             and all(s.error is None and s.value is not None for s in r.scores.values())
             for r in chunk.results
         )
+
+
+class BigDetails:
+    """Scores 0.25 with one details value, row by row and as a column: one orjson and
+    pydantic-core write differently (a float past 1e16) or orjson cannot (past 64 bits)."""
+
+    name = "big-details"
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def score(self, sample: Sample, output: Output) -> MetricScore:
+        return MetricScore(0.25, details={"value": self.value, "small": 1e-7})
+
+    def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn:
+        size = len(samples)
+        columns = {"value": [self.value] * size, "small": [1e-7] * size}
+        return ScoreColumn(np.full(size, 0.25), details=columns)
+
+
+class OneByOne(SavedOutputs):
+    """Saved outputs answered as a concurrent system answers: each execution is scored and
+    recorded on its own (Recorder.on_result), never as a chunk."""
+
+    synchronous = False
+
+
+def _stored_run(
+    tmp_path: Any, name: str, metrics: list[Any], sut: type[SavedOutputs] = SavedOutputs
+) -> tuple[Any, list[bytes]]:
+    """A stored run over saved outputs with more failing rows than are listed: its report
+    and its stored rows."""
+    from assay.dataset import Dataset
+    from assay.evaluation import RunOptions, evaluate
+    from assay.store import RunStore
+
+    count = SCORE_CHUNK + 700
+    samples = [
+        Sample(id=f"s{i}", input={"q": i}, expected_output=f"alpha {i % 3}") for i in range(count)
+    ]
+    outputs = {s.id: Output(f"alpha {i % 4}") for i, s in enumerate(samples)}
+    store = RunStore(tmp_path / f"{name}.db")
+    report = evaluate(
+        Dataset(name="d", samples=samples),
+        sut=sut(outputs, "o.json"),
+        metrics=metrics,
+        options=RunOptions(),
+        store=store,
+        keep_rows=False,
+    )
+    rows = [row for *_, row in store.iter_stored(report.run.run_id)]
+    store.close()
+    return report, rows
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [[], [BigDetails(1e20)], [BigDetails(-(2**70))]],
+    ids=["plain", "float-past-1e16", "int-past-64-bits"],
+)
+def test_columns_store_and_list_what_results_row_by_row_do(tmp_path: Any, extra: list[Any]) -> None:
+    """A clean chunk whose metrics scored every row plainly goes to the store from its columns
+    (rows encoded by orjson) and counts the failing rows it does not list: the same stored
+    bytes, failing rows and omitted count as each execution scored and recorded on its own."""
+    metrics = [resolve("exact-match"), resolve("rouge-l"), *extra]
+    columns, stored = _stored_run(tmp_path, "columns", metrics)
+    rows, one_by_one = _stored_run(tmp_path, "rows", [RowOnly(m) for m in metrics], OneByOne)
+    assert stored == one_by_one and len(stored) == SCORE_CHUNK + 700
+    assert columns.failing_rows == rows.failing_rows and len(rows.failing_rows) == 1000
+    assert columns.failing_rows_omitted == rows.failing_rows_omitted > 0
+    assert columns.summary == rows.summary
