@@ -181,18 +181,22 @@ class ReportBuilder:
         """
         import numpy as np
 
-        results = chunk.results
         if (
             self.keep_rows
             or self.per_sample
-            or (not chunk.clean and any(r.sut_error is not None or r.has_usage for r in results))
+            or (
+                not chunk.clean
+                and any(r.sut_error is not None or r.has_usage for r in chunk.results)
+            )
         ):
+            results = chunk.results
             for execution, result, labels, row_hash in zip(chunk.executions, results, tags, hashes):
                 self.add(result, labels, row_hash, execution.position)
             return np.fromiter((r.passed(self.thresholds) for r in results), dtype=np.bool_)
+        size = len(chunk.executions)
         cohorts = self._cohort_masks(tags)
-        errored = np.zeros(len(results), dtype=np.bool_)
-        below = np.zeros(len(results), dtype=np.bool_)
+        errored = np.zeros(size, dtype=np.bool_)
+        below = np.zeros(size, dtype=np.bool_)
         for name in self.metric_names:
             column = chunk.columns.get(name)
             if column is not None and column.rows.size:
@@ -201,7 +205,7 @@ class ReportBuilder:
                 scored = ~column.errored
                 threshold = threshold_for(self.thresholds, name)
                 below[column.rows[scored][~passes(column.values[scored], threshold)]] = True
-        self.executions += len(results)
+        self.executions += size
         passed = ~errored & ~below
         self.passed += int(passed.sum())
         self.errored_rows += int(errored.sum())
