@@ -37,6 +37,8 @@ DEFAULT_TIMEOUT_S = 60.0
 MAX_REPLY_BYTES = 10 * 1024 * 1024
 """The largest reply body read, after decompression: a larger one fails its sample unread."""
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
+"""What httpx can send as a header value: ASCII text without control characters (tab aside)."""
 _STEP = re.compile(r"\[(\d+)\]")
 
 PathStep = str | int
@@ -106,11 +108,12 @@ def parse_headers(raw: str | None) -> dict[str, str]:
             pairs.append((name.strip(), value.strip()))
     headers: dict[str, str] = {}
     for index, (name, value) in enumerate(pairs):
-        if not isinstance(name, str) or not _HEADER_NAME.match(name):
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
             raise UsageError(f"ASSAY_SUT_HEADERS: entry {index + 1} has an invalid header name")
-        if not isinstance(value, str) or "\n" in value or "\r" in value:
+        if not isinstance(value, str) or not _HEADER_VALUE.fullmatch(value):
             raise UsageError(
-                f"ASSAY_SUT_HEADERS: the value of header '{name}' must be a single-line string"
+                f"ASSAY_SUT_HEADERS: the value of header '{name}' must be a single line of "
+                "printable ASCII (encode other characters; the value is not shown)"
             )
         headers[name] = value
     return headers
