@@ -39,6 +39,8 @@ MAX_REPLY_BYTES = 10 * 1024 * 1024
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 """What httpx can send as a header value: ASCII text without control characters (tab aside)."""
+_FRAMING = frozenset({"content-length", "transfer-encoding"})
+"""Headers that frame the request body: httpx sets them; a second copy corrupts the request."""
 _STEP = re.compile(r"\[(\d+)\]")
 
 PathStep = str | int
@@ -110,6 +112,11 @@ def parse_headers(raw: str | None) -> dict[str, str]:
     for index, (name, value) in enumerate(pairs):
         if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
             raise UsageError(f"ASSAY_SUT_HEADERS: entry {index + 1} has an invalid header name")
+        if name.lower() in _FRAMING:
+            raise UsageError(
+                f"ASSAY_SUT_HEADERS: header '{name}' is not allowed: it frames the request body, "
+                "which assay sets itself"
+            )
         if not isinstance(value, str) or not _HEADER_VALUE.fullmatch(value):
             raise UsageError(
                 f"ASSAY_SUT_HEADERS: the value of header '{name}' must be a single line of "

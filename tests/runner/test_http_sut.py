@@ -95,6 +95,22 @@ def test_a_header_value_httpx_cannot_send_is_refused_before_the_run(
         assert "topsecret" not in done.stderr + done.stdout
 
 
+@pytest.mark.parametrize("name", ["Content-Length", "transfer-encoding", "CONTENT-length"])
+def test_a_framing_header_is_refused_before_the_run(tmp_path: Path, name: str) -> None:
+    """Once sent as given next to httpx's own: every sample errored on a corrupt request."""
+    dataset = tmp_path / "d.json"
+    write_dataset(dataset, 2)
+    value = "5" if "length" in name.lower() else "chunked"
+    done = run_assay(
+        ["run", str(dataset), "--sut-url", "http://127.0.0.1:9/", "--no-store"],
+        cwd=tmp_path,
+        env={"ASSAY_SUT_HEADERS": f"X-Team: qa; {name}: {value}"},
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "ASSAY_SUT_HEADERS" in lines[0] and f"'{name}'" in lines[0]
+
+
 def test_a_header_name_with_a_trailing_newline_or_a_nul_value_is_refused() -> None:
     with pytest.raises(UsageError, match="invalid header name"):
         parse_headers('{"X-Name\\n": "v"}')
