@@ -150,7 +150,8 @@ def compare(
     CURRENT may also be a saved-outputs file: it is scored with the reference report's dataset
     and metrics first (``assay compare new.json report.json``).
     """
-    from assay.comparison import compare_reports
+    from assay.comparison import compare_reports, dataset_warnings
+    from assay.console import warn
 
     _check_compare_flags(fmt, max_regressions, max_flips)
     current_side, reference_side = _both_reports(current, reference, store)
@@ -162,6 +163,8 @@ def compare(
         current_rows=current_side.rows(),
         reference_rows=reference_side.rows(),
     )
+    for message in dataset_warnings(result):  # on stderr, whatever the format
+        warn(f"compare: {message}")
     text = (
         result.model_dump_json(indent=2) + "\n"
         if fmt == "json"

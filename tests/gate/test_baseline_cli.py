@@ -197,6 +197,36 @@ def test_cli_compare_max_regressions_and_baseline_keyword(tmp_path, capsys):
     assert code == 0 and json.loads(out)["reference"]["run_id"] == "ref"
 
 
+@pytest.mark.parametrize(
+    ("ref_name", "ref_hash", "names"),
+    [
+        ("golden-v2", "h-{}", "current 'golden', reference 'golden-v2'"),  # other name
+        ("golden", "other-{}", "current 'golden', reference 'golden'"),  # no row alike
+    ],
+)
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_cli_compare_of_two_datasets_warns_on_stderr(
+    tmp_path, capsys, ref_name, ref_hash, names, fmt
+):
+    """Once silent on stderr (a JSON comparison said nothing; rows that matched no row only
+    counted as added and removed); the exit code is unchanged."""
+    samples = {f"s{i}": {"scores": {"exact-match": [1.0]}} for i in range(4)}
+    cur = make_report(samples, dataset="golden", hashes={k: f"h-{k}" for k in samples})
+    ref = make_report(
+        samples, dataset=ref_name, hashes={k: ref_hash.format(k) for k in samples}, run_id="r"
+    )
+    paths = [tmp_path / "cur.json", tmp_path / "ref.json"]
+    for path, report in zip(paths, (cur, ref), strict=True):
+        path.write_text(report.model_dump_json(), encoding="utf-8")
+    code, _, err = run_cli(capsys, "compare", *map(str, paths), "--format", fmt)
+    assert code == 0
+    assert f"assay: warning: compare: datasets differ: {names}" in err.splitlines()[0]
+    same = make_report(samples, dataset="golden", hashes={k: f"h-{k}" for k in samples})
+    paths[1].write_text(same.model_dump_json(), encoding="utf-8")
+    code, _, err = run_cli(capsys, "compare", *map(str, paths), "--format", fmt)
+    assert code == 0 and "datasets differ" not in err
+
+
 def test_cli_compare_noise_passes(tmp_path, capsys):
     ref, cur = reports(tmp_path, drop=0.0)
     code, out, _ = run_cli(capsys, "compare", str(cur), str(ref), "--max-regressions", "0")
