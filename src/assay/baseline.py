@@ -106,13 +106,19 @@ def load_report(path: Path) -> Report:
             field="schema_version",
         )
     try:
-        return Report.model_validate(data)
+        report = Report.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise InputError(
             f"not a valid assay report: {first['msg']}", file=str(path), field=where
         ) from None
+    from assay.streamed_report import refuse_repeated
+
+    seen: set[tuple[str, int]] = set()
+    for row in report.rows:
+        refuse_repeated(row, seen, str(path))
+    return report
 
 
 def _summary(report: Report) -> BaselineSummary:
