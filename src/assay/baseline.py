@@ -56,6 +56,20 @@ class BaselinePointer(BaseModel):
     set_at: str
     summary: BaselineSummary
 
+    def describe(self, path: Path) -> str:
+        """One line for ``assay baseline show`` (raw: the caller escapes it for the terminal)."""
+        s, number = self.summary, _number
+        return (
+            f"{self.dataset}: run {s.run_id} finished {s.finished_at}; "
+            f"macro-F1 {number(s.macro_f1)}, pass-rate {number(s.pass_rate)}, "
+            f"{s.total_samples} samples x {s.repetitions} reps, {s.total_failures} failures; "
+            f"set {self.set_at} from {self.source} ({path})"
+        )
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
 
 def baseline_dir(root: Path | None = None) -> Path:
     """``$ASSAY_BASELINE_DIR``, else ``<root>/.assay/baselines``, else the project's

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from assay.console import printable, warn
+
 if TYPE_CHECKING:
     from assay.report.comparison_model import Comparison, MetricComparison
     from assay.report.model import Report
@@ -43,10 +45,11 @@ def baseline_set(
             "(rows that errored: not scored)",
             err=True,
         )
-    typer.echo(
+    line = (
         f"baseline for '{pointer.dataset}' set to run {pointer.summary.run_id} "
         f"(macro-F1 {_fmt(pointer.summary.macro_f1)}): {path}"
     )
+    typer.echo(printable(line))
 
 
 @baseline_app.command("show")
@@ -79,13 +82,7 @@ def baseline_show(
         typer.echo(json.dumps(payload[0] if dataset is not None else payload, indent=2))
         return
     for path, pointer in pointers:
-        s = pointer.summary
-        typer.echo(
-            f"{pointer.dataset}: run {s.run_id} finished {s.finished_at}; "
-            f"macro-F1 {_fmt(s.macro_f1)}, "
-            f"pass-rate {_fmt(s.pass_rate)}, {s.total_samples} samples x {s.repetitions} reps, "
-            f"{s.total_failures} failures; set {pointer.set_at} from {pointer.source} ({path})"
-        )
+        typer.echo(printable(pointer.describe(path)))  # no raw NUL or ESC from a report
 
 
 CurrentArg = Annotated[str, typer.Argument(help="The new report (JSON file or run id).")]
@@ -151,7 +148,6 @@ def compare(
     and metrics first (``assay compare new.json report.json``).
     """
     from assay.comparison import compare_reports, dataset_warnings
-    from assay.console import warn
 
     _check_compare_flags(fmt, max_regressions, max_flips)
     current_side, reference_side = _both_reports(current, reference, store)

@@ -165,6 +165,20 @@ def test_cli_baseline_set_and_show(tmp_path, capsys):
     assert code == 2 and "no baseline is set for dataset 'other'" in err
 
 
+def test_cli_baseline_set_and_show_escape_control_characters(tmp_path, capsys):
+    """A dataset name with a NUL, a line break or ESC was printed raw (a NUL in the terminal,
+    a second line); now escaped as ``repr`` writes it, one line per baseline."""
+    name = "evil\x00name\x1b[31m\nsecond\u2028"
+    report = make_report({"s1": {"scores": {"m": [1.0]}}}, dataset=name)
+    path = tmp_path / "evil.json"
+    path.write_text(report.model_dump_json(), encoding="utf-8")
+    shown = "evil\\x00name\\x1b[31m\\nsecond\\u2028"
+    for argv in (("baseline", "set", str(path)), ("baseline", "show")):
+        code, out, _ = run_cli(capsys, *argv)
+        assert code == 0 and len(out.splitlines()) == 1, out
+        assert shown in out and not any(c in out for c in "\x00\x1b\u2028")
+
+
 def test_cli_baseline_set_rejects_unknown_target(capsys):
     code, _, err = run_cli(capsys, "baseline", "set", "no-such-run")
     assert code == 2 and "neither a report file nor a stored run" in err
