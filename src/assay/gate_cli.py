@@ -161,6 +161,12 @@ def compare(
     )
     for message in dataset_warnings(result):  # on stderr, whatever the format
         warn(f"compare: {message}")
+    _write_comparison(result, fmt, out, show_all)
+    _exit_on_limits(result, max_regressions, max_flips)
+
+
+def _write_comparison(result: Comparison, fmt: str, out: Path | None, show_all: bool) -> None:
+    """The comparison as JSON or text, to ``out`` or stdout."""
     text = (
         result.model_dump_json(indent=2) + "\n"
         if fmt == "json"
@@ -172,7 +178,6 @@ def compare(
         from assay.fileio import write_atomic
 
         write_atomic(out, text)
-    _exit_on_limits(result, max_regressions, max_flips)
 
 
 def _check_compare_flags(fmt: str, max_regressions: int | None, max_flips: int | None) -> None:
