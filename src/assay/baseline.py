@@ -56,6 +56,20 @@ class BaselinePointer(BaseModel):
     set_at: str
     summary: BaselineSummary
 
+    def describe(self, path: Path) -> str:
+        """One line for ``assay baseline show`` (raw: the caller escapes it for the terminal)."""
+        s, number = self.summary, _number
+        return (
+            f"{self.dataset}: run {s.run_id} finished {s.finished_at}; "
+            f"macro-F1 {number(s.macro_f1)}, pass-rate {number(s.pass_rate)}, "
+            f"{s.total_samples} samples x {s.repetitions} reps, {s.total_failures} failures; "
+            f"set {self.set_at} from {self.source} ({path})"
+        )
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
 
 def baseline_dir(root: Path | None = None) -> Path:
     """``$ASSAY_BASELINE_DIR``, else ``<root>/.assay/baselines``, else the project's
@@ -106,13 +120,19 @@ def load_report(path: Path) -> Report:
             field="schema_version",
         )
     try:
-        return Report.model_validate(data)
+        report = Report.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise InputError(
             f"not a valid assay report: {first['msg']}", file=str(path), field=where
         ) from None
+    from assay.streamed_report import refuse_repeated
+
+    seen: set[tuple[str, int]] = set()
+    for row in report.rows:
+        refuse_repeated(row, seen, str(path))
+    return report
 
 
 def _summary(report: Report) -> BaselineSummary:

@@ -38,6 +38,8 @@ from assay.report.comparison_model import (
 from assay.report.model import Counts, Regression, Report, Row
 
 DEFAULT_RESAMPLES = 2000
+DATASETS_DIFFER = "datasets differ"
+"""How the warning that the two reports ran different datasets begins."""
 
 
 def _side(report: Report) -> Side:
@@ -134,7 +136,7 @@ def compare_reports(
         SampleTable.of(reference.rows if reference_rows is None else reference_rows),
     )
     metrics, warnings = _metric_names(current, reference)
-    warnings += _dataset_differs(current, reference)
+    warnings += _dataset_differs(current, reference, joined)
     cells = cells_of(current, reference, metrics, joined)
     overall, by_cohort = tested(cells, alpha=alpha, seed=seed, resamples=resamples)
     regressions = [found for item in overall + by_cohort for found in _regressions(item, alpha)]
@@ -168,13 +170,24 @@ def compare_reports(
     )
 
 
-def _dataset_differs(current: Report, reference: Report) -> list[str]:
-    """A warning when the two reports ran different datasets (rows may still join)."""
-    if current.dataset.name == reference.dataset.name:
-        return []
-    return [
-        f"datasets differ: current '{current.dataset.name}', reference '{reference.dataset.name}'"
-    ]
+def _dataset_differs(current: Report, reference: Report, joined: Joined) -> list[str]:
+    """A warning when the two reports ran different datasets: their names differ, or no sample
+    of one has the input and expected output (``row_hash``) of a sample of the other."""
+    names = f"current '{current.dataset.name}', reference '{reference.dataset.name}'"
+    if current.dataset.name != reference.dataset.name:
+        return [f"{DATASETS_DIFFER}: {names}"]
+    if not (joined.current.hashable and joined.reference.hashable):
+        return []  # a side without row hashes: nothing to tell the datasets apart by
+    mine, theirs = set(joined.current.hashes), set(joined.reference.hashes)
+    if mine and theirs and mine.isdisjoint(theirs):
+        return [f"{DATASETS_DIFFER}: {names} share no sample (no input and expected output alike)"]
+    return []
+
+
+def dataset_warnings(comparison: Comparison) -> list[str]:
+    """The warning that the two reports ran different datasets, if any (a command that pairs
+    two reports prints it on stderr)."""
+    return [found for found in comparison.warnings if found.startswith(DATASETS_DIFFER)]
 
 
 def _too_few_pairs(overall: Sequence[MetricComparison], alpha: float) -> list[str]:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from assay.console import printable, warn
+
 if TYPE_CHECKING:
     from assay.report.comparison_model import Comparison, MetricComparison
     from assay.report.model import Report
@@ -43,10 +45,11 @@ def baseline_set(
             "(rows that errored: not scored)",
             err=True,
         )
-    typer.echo(
+    line = (
         f"baseline for '{pointer.dataset}' set to run {pointer.summary.run_id} "
         f"(macro-F1 {_fmt(pointer.summary.macro_f1)}): {path}"
     )
+    typer.echo(printable(line))
 
 
 @baseline_app.command("show")
@@ -79,13 +82,7 @@ def baseline_show(
         typer.echo(json.dumps(payload[0] if dataset is not None else payload, indent=2))
         return
     for path, pointer in pointers:
-        s = pointer.summary
-        typer.echo(
-            f"{pointer.dataset}: run {s.run_id} finished {s.finished_at}; "
-            f"macro-F1 {_fmt(s.macro_f1)}, "
-            f"pass-rate {_fmt(s.pass_rate)}, {s.total_samples} samples x {s.repetitions} reps, "
-            f"{s.total_failures} failures; set {pointer.set_at} from {pointer.source} ({path})"
-        )
+        typer.echo(printable(pointer.describe(path)))  # no raw NUL or ESC from a report
 
 
 CurrentArg = Annotated[str, typer.Argument(help="The new report (JSON file or run id).")]
@@ -150,7 +147,7 @@ def compare(
     CURRENT may also be a saved-outputs file: it is scored with the reference report's dataset
     and metrics first (``assay compare new.json report.json``).
     """
-    from assay.comparison import compare_reports
+    from assay.comparison import compare_reports, dataset_warnings
 
     _check_compare_flags(fmt, max_regressions, max_flips)
     current_side, reference_side = _both_reports(current, reference, store)
@@ -162,6 +159,14 @@ def compare(
         current_rows=current_side.rows(),
         reference_rows=reference_side.rows(),
     )
+    for message in dataset_warnings(result):  # on stderr, whatever the format
+        warn(f"compare: {message}")
+    _write_comparison(result, fmt, out, show_all)
+    _exit_on_limits(result, max_regressions, max_flips)
+
+
+def _write_comparison(result: Comparison, fmt: str, out: Path | None, show_all: bool) -> None:
+    """The comparison as JSON or text, to ``out`` or stdout."""
     text = (
         result.model_dump_json(indent=2) + "\n"
         if fmt == "json"
@@ -173,7 +178,6 @@ def compare(
         from assay.fileio import write_atomic
 
         write_atomic(out, text)
-    _exit_on_limits(result, max_regressions, max_flips)
 
 
 def _check_compare_flags(fmt: str, max_regressions: int | None, max_flips: int | None) -> None:

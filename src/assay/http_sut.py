@@ -30,13 +30,15 @@ from assay.errors import RateLimited, SystemUnderTestError, UsageError
 from assay.limiter import Limiter, is_overload, retry_after_seconds
 from assay.outputs import Output, parse_retrieved
 from assay.report.model import SystemUnderTestInfo
-from assay.urls import is_http_url, public_url
+from assay.urls import is_header_value, is_http_url, public_url
 
 DEFAULT_OUTPUT_PATH = "output"
 DEFAULT_TIMEOUT_S = 60.0
 MAX_REPLY_BYTES = 10 * 1024 * 1024
 """The largest reply body read, after decompression: a larger one fails its sample unread."""
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_FRAMING = frozenset({"content-length", "transfer-encoding"})
+"""Headers that frame the request body: httpx sets them; a second copy corrupts the request."""
 _STEP = re.compile(r"\[(\d+)\]")
 
 PathStep = str | int
@@ -106,11 +108,17 @@ def parse_headers(raw: str | None) -> dict[str, str]:
             pairs.append((name.strip(), value.strip()))
     headers: dict[str, str] = {}
     for index, (name, value) in enumerate(pairs):
-        if not isinstance(name, str) or not _HEADER_NAME.match(name):
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
             raise UsageError(f"ASSAY_SUT_HEADERS: entry {index + 1} has an invalid header name")
-        if not isinstance(value, str) or "\n" in value or "\r" in value:
+        if name.lower() in _FRAMING:
             raise UsageError(
-                f"ASSAY_SUT_HEADERS: the value of header '{name}' must be a single-line string"
+                f"ASSAY_SUT_HEADERS: header '{name}' is not allowed: it frames the request body, "
+                "which assay sets itself"
+            )
+        if not isinstance(value, str) or not is_header_value(value):
+            raise UsageError(
+                f"ASSAY_SUT_HEADERS: the value of header '{name}' must be a single line of "
+                "printable ASCII (encode other characters; the value is not shown)"
             )
         headers[name] = value
     return headers

@@ -30,19 +30,26 @@ def first_offset(path: Path) -> int:
 
 
 def iter_lines(path: Path, start: int = 0) -> Iterator[tuple[int, str]]:
-    """``(offset, line)`` for every line from byte ``start``, decoded as UTF-8 (strict)."""
+    """``(offset, line)`` for every line from byte ``start``, decoded as UTF-8 (strict).
+
+    The blocks of a line not yet ended are kept apart and joined once, when it ends: adding
+    each block to the rest before looking for a break made a 100 MB line quadratic (17.6 s).
+    """
     offset = start
     with path.open("rb") as handle:
         handle.seek(start)
-        rest = b""
+        rest: list[bytes] = []  # the unended line's blocks
         while block := handle.read(BLOCK):
-            data = rest + block
-            cut = data.rfind(b"\n") + 1
-            body, rest = data[:cut], data[cut:]
+            cut = block.rfind(b"\n") + 1
+            if not cut:
+                rest.append(block)
+                continue
+            body = b"".join([*rest, block[:cut]]) if rest else block[:cut]
+            rest = [block[cut:]]
             yield from _split(body, offset)
             offset += len(body)
-        if rest:
-            yield from _split(rest + b"\n", offset)
+        if any(rest):
+            yield from _split(b"".join([*rest, b"\n"]), offset)
 
 
 def iter_entries(path: Path, start: int = 0) -> Iterator[tuple[int, int, str]]:

@@ -32,16 +32,20 @@ def _needs_remote_provider(metric: Metric, settings: Any) -> bool:
 
 
 def check_providers(metrics: Sequence[Metric], settings: Any) -> None:
-    """A metric that calls an OpenAI-compatible endpoint needs a key or a base URL."""
-    if settings is None or settings.api_key is not None or settings.base_url is not None:
+    """A metric that calls an OpenAI-compatible endpoint needs a key or a base URL, and the
+    key and ids sent as headers must be sendable."""
+    remote = [metric for metric in metrics if _needs_remote_provider(metric, settings)]
+    if settings is None or not remote:
         return
-    for metric in metrics:
-        if _needs_remote_provider(metric, settings):
-            raise UsageError(
-                f"metric '{metric.name}' calls an OpenAI-compatible provider, but neither an API "
-                "key (OPENAI_API_KEY or ASSAY_API_KEY) nor a base URL (--base-url or "
-                "OPENAI_BASE_URL) is set"
-            )
+    if settings.api_key is None and settings.base_url is None:
+        raise UsageError(
+            f"metric '{remote[0].name}' calls an OpenAI-compatible provider, but neither an API "
+            "key (OPENAI_API_KEY or ASSAY_API_KEY) nor a base URL (--base-url or "
+            "OPENAI_BASE_URL) is set"
+        )
+    from assay.providers.endpoint import check_header_values
+
+    check_header_values(settings)
 
 
 def check_metrics(

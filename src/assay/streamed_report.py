@@ -70,17 +70,34 @@ def _scanned(path: Path) -> tuple[dict[str, Any], array[int]] | None:
     return scan.header, spans
 
 
+def refuse_repeated(row: Row, seen: set[tuple[str, int]], file: str) -> None:
+    """Refuse a second row of one (sample, repetition) in a report file: compare and the gate
+    would pool both as if they were two repetitions. ``seen`` collects the keys read so far."""
+    key = (row.id, row.repetition)
+    if key in seen:
+        raise InputError(
+            f"a second row for repetition {row.repetition} (a report has one row per sample and "
+            "repetition)",
+            file=file,
+            sample=row.id,
+        )
+    seen.add(key)
+
+
 def _rows_at(path: Path, spans: array[int]) -> Iterator[Row]:
     """The rows of a scanned report file, validated one at a time."""
     reader = SpanReader(path)
+    seen: set[tuple[str, int]] = set()
     for index in range(0, len(spans), 2):
         try:
-            yield _row(reader.text(spans[index], spans[index + 1]))
+            row = _row(reader.text(spans[index], spans[index + 1]))
         except (ValueError, RecursionError, OSError) as exc:  # ValidationError is a ValueError
             problem = "the file changed while it was read"
             if isinstance(exc, ValidationError):
                 problem = f"not a valid assay report: {exc.errors()[0]['msg']}"
             raise InputError(problem, file=str(path), field=f"rows.{index // 2}") from None
+        refuse_repeated(row, seen, str(path))
+        yield row
 
 
 def _row(text: str) -> Row:

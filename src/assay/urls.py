@@ -1,8 +1,20 @@
-"""HTTP URLs given on the command line: whether one is usable, and its form safe to print."""
+"""HTTP URLs and header values the user gives: whether each is usable; a URL safe to print."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit, urlunsplit
+
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
+
+
+def is_header_value(text: str) -> bool:
+    """Whether ``text`` can be sent as one HTTP header value: printable ASCII, tabs allowed.
+
+    httpx refuses any other character at send time, and a CR or LF would end the header early
+    (the provider pool writes its header lines itself).
+    """
+    return _HEADER_VALUE.fullmatch(text) is not None
 
 
 def is_http_url(url: str) -> bool:

@@ -82,6 +82,40 @@ def test_vectorised_kappa_from_counts_matches_sklearn(data):
             assert ours == pytest.approx(reference, abs=1e-9)
 
 
+@st.composite
+def rater_codes(draw, max_k: int = 6):
+    """Raters x items codes over 0..k-1 with -1 for a missing rating; often much agreement."""
+    k = draw(st.integers(1, max_k))
+    raters, items = draw(st.integers(2, 6)), draw(st.integers(0, 30))
+    truth = draw(st.lists(st.integers(0, k - 1), min_size=items, max_size=items))
+    rows = []
+    for _ in range(raters):
+        row = [
+            draw(st.sampled_from([value, value, -1, draw(st.integers(0, k - 1))]))
+            for value in truth
+        ]
+        rows.append(row)
+    return k, np.array(rows, dtype=np.int64).reshape(raters, items)
+
+
+@SETTINGS
+@given(rater_codes())
+def test_pairwise_kappas_are_sklearns_bit_for_bit(data):
+    """All pairs at once (inter-judge agreement: 500 judges are 124,750 pairs, once one
+    scikit-learn call each) give exactly scikit-learn's value for each pair, not nearly."""
+    k, codes = data
+    expected = []
+    for a in range(len(codes)):
+        for b in range(a + 1, len(codes)):
+            both = (codes[a] >= 0) & (codes[b] >= 0)
+            if not both.any():  # no item in common: undefined, as stats.cohen_kappa says
+                expected.append(None)
+                continue
+            value = _ref(cohen_kappa_score, codes[a][both], codes[b][both], labels=list(range(k)))
+            expected.append(None if math.isnan(value) else value)
+    assert stats.pairwise_cohen_kappas(codes, k) == expected
+
+
 def test_quadratic_kappa_uses_the_full_option_list():
     """Reference §8.2: without labels= sklearn weighs by the ranks of observed labels only.
 

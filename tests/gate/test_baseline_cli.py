@@ -165,6 +165,20 @@ def test_cli_baseline_set_and_show(tmp_path, capsys):
     assert code == 2 and "no baseline is set for dataset 'other'" in err
 
 
+def test_cli_baseline_set_and_show_escape_control_characters(tmp_path, capsys):
+    """A dataset name with a NUL, a line break or ESC was printed raw (a NUL in the terminal,
+    a second line); now escaped as ``repr`` writes it, one line per baseline."""
+    name = "evil\x00name\x1b[31m\nsecond\u2028"
+    report = make_report({"s1": {"scores": {"m": [1.0]}}}, dataset=name)
+    path = tmp_path / "evil.json"
+    path.write_text(report.model_dump_json(), encoding="utf-8")
+    shown = "evil\\x00name\\x1b[31m\\nsecond\\u2028"
+    for argv in (("baseline", "set", str(path)), ("baseline", "show")):
+        code, out, _ = run_cli(capsys, *argv)
+        assert code == 0 and len(out.splitlines()) == 1, out
+        assert shown in out and not any(c in out for c in "\x00\x1b\u2028")
+
+
 def test_cli_baseline_set_rejects_unknown_target(capsys):
     code, _, err = run_cli(capsys, "baseline", "set", "no-such-run")
     assert code == 2 and "neither a report file nor a stored run" in err
@@ -195,6 +209,36 @@ def test_cli_compare_max_regressions_and_baseline_keyword(tmp_path, capsys):
     run_cli(capsys, "baseline", "set", str(ref))
     code, out, _ = run_cli(capsys, "compare", str(cur), "baseline", "--format", "json")
     assert code == 0 and json.loads(out)["reference"]["run_id"] == "ref"
+
+
+@pytest.mark.parametrize(
+    ("ref_name", "ref_hash", "names"),
+    [
+        ("golden-v2", "h-{}", "current 'golden', reference 'golden-v2'"),  # other name
+        ("golden", "other-{}", "current 'golden', reference 'golden'"),  # no row alike
+    ],
+)
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_cli_compare_of_two_datasets_warns_on_stderr(
+    tmp_path, capsys, ref_name, ref_hash, names, fmt
+):
+    """Once silent on stderr (a JSON comparison said nothing; rows that matched no row only
+    counted as added and removed); the exit code is unchanged."""
+    samples = {f"s{i}": {"scores": {"exact-match": [1.0]}} for i in range(4)}
+    cur = make_report(samples, dataset="golden", hashes={k: f"h-{k}" for k in samples})
+    ref = make_report(
+        samples, dataset=ref_name, hashes={k: ref_hash.format(k) for k in samples}, run_id="r"
+    )
+    paths = [tmp_path / "cur.json", tmp_path / "ref.json"]
+    for path, report in zip(paths, (cur, ref), strict=True):
+        path.write_text(report.model_dump_json(), encoding="utf-8")
+    code, _, err = run_cli(capsys, "compare", *map(str, paths), "--format", fmt)
+    assert code == 0
+    assert f"assay: warning: compare: datasets differ: {names}" in err.splitlines()[0]
+    same = make_report(samples, dataset="golden", hashes={k: f"h-{k}" for k in samples})
+    paths[1].write_text(same.model_dump_json(), encoding="utf-8")
+    code, _, err = run_cli(capsys, "compare", *map(str, paths), "--format", fmt)
+    assert code == 0 and "datasets differ" not in err
 
 
 def test_cli_compare_noise_passes(tmp_path, capsys):

@@ -155,6 +155,33 @@ def test_a_bad_row_in_a_streamed_report_names_it(
         list(streamed.rows())
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("side", ["current", "reference"])
+def test_a_report_with_two_rows_of_one_repetition_is_refused(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    streamed: bool,
+    side: str,
+) -> None:
+    """Once pooled silently as if they were two repetitions; now exit 2, one line naming the
+    file, the sample and the repetition, for a file read whole and one streamed."""
+    report = make_report({f"s{i}": {"scores": {"m": [1.0, 0.0]}} for i in range(4)})
+    good = write_report(tmp_path / "good.json", report)
+    document = json.loads(report.model_dump_json())
+    document["rows"].append(document["rows"][5])  # s2, repetition 1, a second time
+    bad = tmp_path / "dup.json"
+    bad.write_text(json.dumps(document), encoding="utf-8")
+    if streamed:
+        monkeypatch.setattr(streamed_report, "SCAN_MIN_BYTES", 0)
+    pair = [bad, good] if side == "current" else [good, bad]
+    with pytest.raises(SystemExit) as info:
+        main(["compare", *map(str, pair)])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert info.value.code == 2 and len(lines) == 1, lines
+    assert str(bad) in lines[0] and "sample 's2'" in lines[0] and "repetition 1" in lines[0]
+
+
 @pytest.mark.parametrize(
     "text",
     ['{"schema_version": "assay.report.v1", "rows": []', '{"rows": [], "rows": []}', "[1]"],

@@ -340,3 +340,34 @@ def test_local_model_offline(
         assert rows["s3"][metric]["score"] == pytest.approx(1.0, abs=1e-5)
     assert rows["s0"]["bertscore-like"]["details"]["mode"] == "contextual"
     assert "Loading weights" not in text
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("OPENAI_ORG_ID", "org-SECRET\r\nContent-Length: 0"),
+        ("OPENAI_PROJECT_ID", "proj-SECRET\n"),
+        ("OPENAI_API_KEY", "sk-SECRET-caf\u00e9"),
+    ],
+)
+def test_a_key_or_id_that_cannot_be_a_header_is_refused_before_any_call(
+    openai_server: OpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+    value: str,
+) -> None:
+    """A CR/LF once ended the header early and sent the rest as headers (a second
+    Content-Length); a non-ASCII key failed every request. Now: exit 2, one line, no call."""
+    monkeypatch.setenv(variable, value)
+    write_dataset(tmp_path / "d.yml", judge_samples(2), ["llm-as-judge"])
+    write_outputs(tmp_path / "o.json", {f"q{i}": f"answer {i}" for i in range(2)})
+    with pytest.raises(SystemExit) as info:
+        main(["run", "d.yml", "--outputs", "o.json", "--base-url", openai_server.url, "--no-store"])
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert info.value.code == 2 and len(lines) == 1, err
+    named = "OPENAI_API_KEY" if variable == "OPENAI_API_KEY" else variable
+    assert named in lines[0] and "SECRET" not in err
+    assert openai_server.total_calls() == 0

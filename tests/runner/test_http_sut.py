@@ -74,6 +74,50 @@ def test_headers_from_json_or_pairs() -> None:
         assert "topsecret" not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "value", ["caf\u00e9\u20ac-topsecret", "esc\x1btopsecret", "del\x7ftopsecret"]
+)
+def test_a_header_value_httpx_cannot_send_is_refused_before_the_run(
+    tmp_path: Path, value: str
+) -> None:
+    """Once every sample failed at send time (UnicodeEncodeError); now one line, exit 2."""
+    dataset = tmp_path / "d.json"
+    write_dataset(dataset, 2)
+    for raw in (f"X-Name: {value}", json.dumps({"X-Name": value})):
+        done = run_assay(
+            ["run", str(dataset), "--sut-url", "http://127.0.0.1:9/", "--no-store"],
+            cwd=tmp_path,
+            env={"ASSAY_SUT_HEADERS": raw},
+        )
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1, done.stderr
+        assert "ASSAY_SUT_HEADERS" in lines[0] and "'X-Name'" in lines[0]
+        assert "topsecret" not in done.stderr + done.stdout
+
+
+@pytest.mark.parametrize("name", ["Content-Length", "transfer-encoding", "CONTENT-length"])
+def test_a_framing_header_is_refused_before_the_run(tmp_path: Path, name: str) -> None:
+    """Once sent as given next to httpx's own: every sample errored on a corrupt request."""
+    dataset = tmp_path / "d.json"
+    write_dataset(dataset, 2)
+    value = "5" if "length" in name.lower() else "chunked"
+    done = run_assay(
+        ["run", str(dataset), "--sut-url", "http://127.0.0.1:9/", "--no-store"],
+        cwd=tmp_path,
+        env={"ASSAY_SUT_HEADERS": f"X-Team: qa; {name}: {value}"},
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "ASSAY_SUT_HEADERS" in lines[0] and f"'{name}'" in lines[0]
+
+
+def test_a_header_name_with_a_trailing_newline_or_a_nul_value_is_refused() -> None:
+    with pytest.raises(UsageError, match="invalid header name"):
+        parse_headers('{"X-Name\\n": "v"}')
+    with pytest.raises(UsageError, match="printable ASCII"):
+        parse_headers('{"X-Name": "nul\\u0000"}')
+
+
 def test_public_url_drops_credentials_and_query() -> None:
     assert (
         public_url("https://user:pw@api.example.com:8443/v1/answer?key=s3cret#x")

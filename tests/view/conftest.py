@@ -70,9 +70,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
 
 
 @contextlib.contextmanager
-def serving(store: Path) -> Iterator[ViewServer]:
+def serving(store: Path, *, redact: bool = False) -> Iterator[ViewServer]:
     """`assay view` over ``store`` on a free loopback port, for the block's duration."""
-    data = ViewData(store)
+    data = ViewData(store, redact=redact)
     server = ViewServer(data, "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

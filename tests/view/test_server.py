@@ -147,3 +147,24 @@ def test_a_damaged_run_is_named_and_the_other_runs_are_still_listed(runs, tmp_pa
     assert status == 200
     assert set(re.findall(r'href="/run/([^"]+)"', body)) == {runs.second}
     assert f"run &#x27;{runs.first}&#x27;: the stored run record (runs) is damaged" in body
+
+
+def test_redact_shows_no_text_on_any_page(runs):
+    """`assay view --redact` (once missing: only run/report had it): no input, expected value,
+    answer or message on any page or in the sample API; ids and numbers stay."""
+    texts = ["What is the capital of Australia?", "Canberra", "Sydney"]
+    paths = ["/", f"/run/{runs.first}", f"/compare?a={runs.first}&b={runs.second}"]
+    paths.append(f"/api/sample?run={runs.first}&id={FIXED}")
+    for redact in (False, True):
+        with serving(runs.store, redact=redact) as server:
+            bodies = {path: get(server, path) for path in paths}
+        assert all(status == 200 for status, _, _ in bodies.values())
+        everything = "".join(body for _, body, _ in bodies.values())
+        shown = [text for text in texts if text in everything]
+        assert shown == ([] if redact else texts), (redact, shown)
+        detail = json.loads(bodies[paths[-1]][1])
+        assert detail["repetitions"][0]["scores"]["exact-match"]["score"] == 0.0
+        assert FIXED in bodies[paths[1]][1]
+        if redact:
+            assert detail["input"] is None and detail["expected"] is None
+            assert detail["repetitions"][0]["answer"] is None

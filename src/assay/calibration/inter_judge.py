@@ -77,10 +77,4 @@ def _alphas(
 
 def _pairwise_kappas(mapped: np.ndarray, k: int) -> list[float | None]:
     """Cohen's kappa of every pair of judges over the items both rated."""
-    out: list[float | None] = []
-    n_judges = mapped.shape[0]
-    for a in range(n_judges):
-        for b in range(a + 1, n_judges):
-            both = (mapped[a] >= 0) & (mapped[b] >= 0)
-            out.append(stats.cohen_kappa(mapped[a][both], mapped[b][both], labels=range(k)))
-    return out
+    return stats.pairwise_cohen_kappas(mapped, k)

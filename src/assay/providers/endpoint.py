@@ -12,12 +12,14 @@ the SDK client, created on first use.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
-from assay.errors import StatusFailure
+from assay.errors import StatusFailure, UsageError
 from assay.limiter import Limiter
 from assay.providers.pool import ConnectionPool, ProxiedClient, Reply, proxied
 from assay.providers.settings import ProviderSettings
+from assay.urls import is_header_value
 
 NO_KEY_PLACEHOLDER = "assay-no-key"  # keyless endpoints (vLLM, Ollama) still get a bearer header
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -27,6 +29,26 @@ _ENV_HEADERS = (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", 
 def _api_key(settings: ProviderSettings) -> str:
     key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
     return key or NO_KEY_PLACEHOLDER
+
+
+def check_header_values(
+    settings: ProviderSettings, environ: Mapping[str, str] | None = None
+) -> None:
+    """Refuse a key or id that cannot be sent as a header: one line naming it, never its value.
+
+    A CR or LF in ``OPENAI_ORG_ID`` or the key once ended its header line early and sent the
+    rest as headers of its own (a second ``Content-Length`` among them); other characters
+    failed every request.
+    """
+    env = os.environ if environ is None else environ
+    named = [("the API key (ASSAY_API_KEY or OPENAI_API_KEY)", _api_key(settings))]
+    named += [(variable, env.get(variable, "")) for variable, _ in _ENV_HEADERS]
+    for name, value in named:
+        if not is_header_value(value):
+            raise UsageError(
+                f"{name} must be one line of printable ASCII: it is sent as an HTTP header "
+                "(the value is not shown)"
+            )
 
 
 class JSONClient:
@@ -69,6 +91,7 @@ class Endpoint:
     @property
     def json(self) -> JSONClient:
         if self._json is None:
+            check_header_values(self.settings)
             self._json = JSONClient(
                 base_url=self.settings.base_url or DEFAULT_BASE_URL,
                 api_key=_api_key(self.settings),

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from assay.run_options import RedactOpt
+
 
 def register(app: typer.Typer) -> None:
     app.command("view")(view)
@@ -22,6 +24,7 @@ def view(
     port: Annotated[
         int, typer.Option("--port", envvar="ASSAY_VIEW_PORT", help="Port (0: any free one).")
     ] = 8765,
+    redact: RedactOpt = False,
 ) -> None:
     """Browse runs, one run's samples, and two runs side by side in a local web page."""
     from assay.console import fail
@@ -31,14 +34,16 @@ def view(
 
     if not 0 <= port <= 65535:
         fail(f"--port must be between 0 and 65535; got {port}")
-    data = ViewData(store_path or default_store())
+    data = ViewData(store_path or default_store(), redact=redact)
     try:
         server = ViewServer(data, host, port)
     except OSError as exc:
         data.close()
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     typer.echo(
-        f"assay view: {server.url}  (read-only, {data.store.path}; Ctrl-C to stop)", err=True
+        f"assay view: {server.url}  (read-only{', redacted' if redact else ''}, "
+        f"{data.store.path}; Ctrl-C to stop)",
+        err=True,
     )
     try:
         server.serve_forever()

@@ -18,6 +18,7 @@ from assay.errors import AssayError
 from assay.loading import load_dataset, load_outputs
 from assay.outputs import Output
 from assay.rebuild import report_from_store
+from assay.report.failing import REDACTED, redacted_report
 from assay.report.model import Report, Row
 from assay.store import RunStore
 from assay.store_schema import RunRecord
@@ -36,9 +37,15 @@ class RunView:
 
 
 class ViewData:
-    """Read-only access to one run store, safe to share between request threads."""
+    """Read-only access to one run store, safe to share between request threads.
 
-    def __init__(self, store_path: str | Path) -> None:
+    With ``redact`` (``assay view --redact``) no page shows a text: reports pass through
+    :func:`~assay.report.failing.redacted_report`, and no input, expected value or answer is
+    read from the dataset, the store or a saved-outputs file.
+    """
+
+    def __init__(self, store_path: str | Path, *, redact: bool = False) -> None:
+        self.redact = redact
         self.store = RunStore(store_path, read_only=True)
         self.root = Path(store_path).resolve().parent.parent
         self._lock = threading.RLock()
@@ -64,6 +71,7 @@ class ViewData:
             report = self._reports.get(key)
             if report is None:
                 report = report_from_store(self.store, run_id)
+                report = redacted_report(report) if self.redact else report
                 self._reports[key] = report
                 while len(self._reports) > CACHED_REPORTS:
                     self._reports.popitem(last=False)
@@ -78,6 +86,8 @@ class ViewData:
 
     def dataset(self, record: RunRecord) -> tuple[Dataset | None, str | None]:
         """The run's dataset file, or why it cannot be read now."""
+        if self.redact:
+            return None, f"texts are not shown ({REDACTED}: assay view --redact)"
         if not record.dataset_path:
             return None, "the run recorded no dataset file"
         given = Path(record.dataset_path)
@@ -103,6 +113,8 @@ class ViewData:
 
     def answer_texts(self, record: RunRecord) -> dict[str, str]:
         """Sample id -> its (first) answer's text, for the sample table's text search."""
+        if self.redact:
+            return {}
         with self._lock:
             texts: dict[str, str] = {}
             for sample_id, _, output in self.store.outputs(record.run_id):
@@ -113,6 +125,8 @@ class ViewData:
 
     def answers(self, record: RunRecord, sample_id: str) -> dict[int, dict[str, Any]]:
         """A sample's answers by repetition: stored ones, else the saved-outputs file's."""
+        if self.redact:
+            return {}
         with self._lock:
             stored = {rep: out for _, rep, out in self.store.outputs(record.run_id, sample_id)}
         if stored:
