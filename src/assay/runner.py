@@ -182,7 +182,7 @@ class Runner:
         def deliver(chunk: ResultChunk) -> None:
             nonlocal count
             handler(chunk)
-            before, count = count, count + len(chunk.results)
+            before, count = count, count + len(chunk.executions)
             if count // FREEZE_EVERY != before // FREEZE_EVERY and gc.isenabled():
                 gc.freeze()
 
