@@ -133,6 +133,35 @@ def test_canonical_json_is_the_stdlib_encoding(value: object) -> None:
     assert canonical_json(value) == expected
 
 
+_flat_json = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),  # past 64 bits: orjson refuses them
+    st.floats(),
+    st.text(),  # lone surrogates included
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    input_=st.one_of(_flat_json, st.dictionaries(st.text(max_size=5), _flat_json, max_size=4)),
+    expected=st.one_of(_flat_json, _any_json),
+)
+def test_row_hash_is_the_sha256_of_the_stdlib_encoding(input_: object, expected: object) -> None:
+    """The shapes hashed through orjson give the stdlib's bytes (its hash), or fail as it does."""
+    from assay.dataset import row_hash
+
+    value = {"input": input_, "expected": expected}
+    try:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        wanted = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    except UnicodeEncodeError:  # a lone surrogate
+        with pytest.raises(UnicodeEncodeError):
+            row_hash(input_, expected)
+        return
+    assert row_hash(input_, expected) == wanted
+
+
 def test_canonical_json_fails_as_the_stdlib_does() -> None:
     from assay.dataset import canonical_json
 
