@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from assay.documents import MAX_DATASET_BYTES, parse_jsonl_line
+from assay.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
 from assay.errors import AssayError, NotIndexable, OutputsError, UnusualLineBreaks
 from assay.json_items import ItemScan, SpanReader, parse_item
 from assay.jsonl_lines import LineReader, first_offset, iter_entries
@@ -94,7 +94,7 @@ class IndexedOutputs(Mapping[str, Output]):
         raise NotImplementedError
 
     def __getitem__(self, sample_id: str) -> Output:
-        if self._next >= 0 and self._misses <= self._hits + GUESS_SLACK:
+        if self._guessing():
             guessed = self._guessed(sample_id)
             if guessed is not None:
                 return guessed
@@ -110,6 +110,15 @@ class IndexedOutputs(Mapping[str, Output]):
             raise KeyError(sample_id)
         self._next = following
         return output
+
+    def outputs_of(self, sample_ids: Sequence[str]) -> list[Output | None]:
+        """Each id's output, None where it has none, in order (a lookup per id; subclasses may
+        read a run of consecutive entries at once)."""
+        return [self.get(sample_id) for sample_id in sample_ids]
+
+    def _guessing(self) -> bool:
+        """Whether lookups try the entry after the last one read first (see _guessed)."""
+        return self._next >= 0 and self._misses <= self._hits + GUESS_SLACK
 
     def _guessed(self, sample_id: str) -> Output | None:
         """The output of the entry after the one read last, when it is ``sample_id``'s; else
@@ -167,6 +176,7 @@ class JsonlOutputs(IndexedOutputs):
     def __init__(self, path: Path, start: int, hashes: Any, offsets: Any) -> None:
         super().__init__(path, hashes, offsets)
         self._start = start
+        self._next = start  # before any lookup, the entry "after the last one read" is the first
         self._reader = LineReader(path)
 
     @classmethod
@@ -188,6 +198,40 @@ class JsonlOutputs(IndexedOutputs):
         line, following = self._reader.line_and_next(locator)
         found, output = _entry(parse_jsonl_line(line, 0, self.path, OutputsError))
         return found, output, following
+
+    def outputs_of(self, sample_ids: Sequence[str]) -> list[Output | None]:
+        """:meth:`IndexedOutputs.outputs_of`, the ids that follow the last one read in the
+        file (outputs saved in dataset order) read as one group and parsed in one call; the
+        rest, from the first that does not follow, one by one."""
+        found = self._following(sample_ids) if self._guessing() else []
+        return found + [self.get(sample_id) for sample_id in sample_ids[len(found) :]]
+
+    def _following(self, sample_ids: Sequence[str]) -> list[Output | None]:
+        """The outputs of the leading ids whose entries are the lines after the last one read
+        (see ``_guessed``); an empty list when the lines cannot be read or parsed as a group."""
+        lines, ends, at = [], [], self._next
+        try:
+            for _ in sample_ids:
+                line, at = self._reader.line_and_next(at)
+                if not line:  # the end of the file, or a blank line
+                    break
+                lines.append(line)
+                ends.append(at)
+        except (ValueError, OSError):  # incl. UnicodeDecodeError: read them one by one
+            pass
+        values = parse_jsonl_lines(lines) if lines else None
+        found: list[Output | None] = []
+        for sample_id, value, end in zip(sample_ids, values or (), ends):
+            try:
+                entry_id, output = _entry(value)
+            except (ValueError, AssayError):
+                break
+            if entry_id != sample_id:
+                break
+            found.append(output)
+            self._next = end
+        self._hits += len(found)
+        return found
 
     def _ids(self) -> Iterator[str]:
         for number, _, line in iter_entries(self.path, self._start):

@@ -197,20 +197,15 @@ class Runner:
         condition says (it may depend on the results delivered so far).
         """
         if not isinstance(self.sut, AnswersNow):
-            raise TypeError(f"{type(self.sut).__name__} is synchronous but has no answer_now()")
-        answer_now = self.sut.answer_now
+            raise TypeError(f"{type(self.sut).__name__} is synchronous but has no answers_now()")
+        answers_now = self.sut.answers_now
         size = SCORE_CHUNK if self.should_stop is never_stop else 1
         pending = iter(executions)
         while chunk := list(itertools.islice(pending, size)):
             if self.should_stop():
                 self.stopped_early = True
                 return
-            answers: list[Output | str] = []
-            for execution in chunk:
-                try:
-                    answers.append(answer_now(execution.sample))
-                except AssayError as exc:
-                    answers.append(str(exc))
+            answers = answers_now([execution.sample for execution in chunk])
             self._deliver_chunk(score_chunk(self.metrics, self.scopes, chunk, answers))
 
     def _deliver_chunk(self, scored: ResultChunk) -> None:

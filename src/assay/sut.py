@@ -14,15 +14,16 @@ import inspect
 import json
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from assay.dataset import Sample
-from assay.errors import RateLimited, SystemUnderTestError, UsageError
+from assay.errors import AssayError, RateLimited, SystemUnderTestError, UsageError
 from assay.limiter import Limiter
 from assay.outputs import Output, coerce_output
+from assay.outputs_stream import IndexedOutputs
 from assay.report.model import SystemUnderTestInfo
 from assay.retrieved import RankedDocs
 from assay.trajectory import TrajectoryRecorder
@@ -42,7 +43,9 @@ class SystemUnderTest(Protocol):
 class AnswersNow(Protocol):
     """A synchronous system: its answers need no event loop (saved outputs)."""
 
-    def answer_now(self, sample: Sample) -> Output: ...
+    def answers_now(self, samples: Sequence[Sample]) -> list[Output | str]:
+        """Each sample's output, or why it has none (the system under test's failure)."""
+        ...
 
 
 class SavedOutputs:
@@ -63,6 +66,29 @@ class SavedOutputs:
             return self.outputs[sample.id]
         except KeyError:
             raise SystemUnderTestError(f"no saved output for sample '{sample.id}'") from None
+
+    def answers_now(self, samples: Sequence[Sample]) -> list[Output | str]:
+        """Each sample's output, or the message of its failure, in order (an indexed file reads
+        the outputs of consecutive entries as one group: :meth:`IndexedOutputs.outputs_of`)."""
+        if not isinstance(self.outputs, IndexedOutputs):
+            return [self._answer_or_error(sample) for sample in samples]
+        try:
+            found = self.outputs.outputs_of([sample.id for sample in samples])
+        except AssayError:  # the file changed under the run: each sample says so
+            return [self._answer_or_error(sample) for sample in samples]
+        return [
+            output if output is not None else self._missing(sample)
+            for sample, output in zip(samples, found)
+        ]
+
+    def _answer_or_error(self, sample: Sample) -> Output | str:
+        try:
+            return self.answer_now(sample)
+        except AssayError as exc:
+            return str(exc)
+
+    def _missing(self, sample: Sample) -> str:
+        return str(SystemUnderTestError(f"no saved output for sample '{sample.id}'"))
 
     async def answer(self, sample: Sample) -> Output:
         return self.answer_now(sample)

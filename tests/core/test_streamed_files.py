@@ -333,6 +333,53 @@ def test_outputs_in_file_order_are_found_without_a_search(
     assert saved._hits > 290  # the ordered pass found nearly every line by guessing
 
 
+def test_outputs_looked_up_in_groups_are_the_whole_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """outputs_of over groups of ids (in file order, with gaps, blank lines, missing ids, out
+    of order) gives what the whole file gives id by id, and the file order is read as groups."""
+    rows: list[Any] = [{"id": f"s{i}", "output": f"answer {i}"} for i in range(300)]
+    rows[40] = {"id": "s40", "output": "with more", "contexts": ["c"]}
+    rows[41] = {"id": 41, "output": "an integer id"}
+    del rows[70]  # s70 has no output
+    text = "\n".join(json.dumps(r) for r in rows)
+    text = text.replace('{"id": "s100"', '\n  \n{"id": "s100"')  # blank lines before s100
+    path = tmp_path / "out.jsonl"
+    path.write_text(text + "\n", encoding="utf-8")
+    whole(monkeypatch)
+    expected = load_outputs(path)
+    monkeypatch.setattr(outputs_stream, "STREAM_MIN_BYTES", 0)
+    saved = load_outputs(path)
+    assert isinstance(saved, JsonlOutputs)
+    wanted = [f"s{i}" if i != 41 else "41" for i in range(300)] + ["s5", "nope", "s299"]
+    wanted += [f"s{i}" for i in random.Random(2).sample(range(300), 300)] + ["s0", "s1"]
+    rng, start, got = random.Random(5), 0, []
+    while start < len(wanted):
+        size = rng.choice([1, 2, 7, 64, 200])
+        got += saved.outputs_of(wanted[start : start + size])
+        start += size
+    assert got == [expected.get(key) for key in wanted]
+    assert saved._hits > 290
+
+
+def test_saved_outputs_changed_under_a_run_fail_each_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.dataset import Sample
+    from assay.sut import SavedOutputs
+
+    monkeypatch.setattr(outputs_stream, "STREAM_MIN_BYTES", 0)
+    path = write_lines(tmp_path / "out.jsonl", [{"id": f"s{i}", "output": "a"} for i in range(9)])
+    system = SavedOutputs(load_outputs(path), str(path))
+    samples = [Sample(id=f"s{i}", input={"q": "x"}, expected_output="a") for i in (0, 1, 8)]
+    path.write_bytes(b"\xff" * path.stat().st_size)  # same size, no longer UTF-8
+    answers = system.answers_now(samples)
+    with pytest.raises(OutputsError) as one:
+        system.answer_now(samples[0])
+    assert "the file changed while the run read it" in str(one.value)
+    assert answers == [str(one.value)] * 3
+
+
 _BREAK_PIECES = [b"a", b"\n", b"\r", b"\r\n", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e"]
 _BREAK_PIECES += [b"\xc2", b"\x85", b"\xe2", b"\x80", b"\xa8", b"\xa9", b"\xe2\x80\xa9"]
 
