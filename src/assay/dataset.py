@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -284,6 +284,24 @@ def normalise_tags(raw: Any) -> list[str]:
         if isinstance(item, str) and item.strip():
             seen.setdefault(item.strip(), None)
     return list(seen)
+
+
+def tags_of(samples: Sequence[Sample]) -> list[list[str]]:
+    """Each sample's :attr:`Sample.tags`, each distinct ``metadata.tags`` list normalised once
+    (a dataset has few distinct tag lists); every sample gets its own list."""
+    normalised: dict[Any, list[str]] = {}
+    found = []
+    for sample in samples:
+        raw = sample.metadata.get("tags")
+        key = (type(raw), tuple(raw) if type(raw) is list else raw)
+        try:
+            tags = normalised.get(key)
+            if tags is None:
+                tags = normalised[key] = normalise_tags(raw)
+        except TypeError:  # an unhashable entry (a dict in the list): nothing to share
+            tags = normalise_tags(raw)
+        found.append(tags.copy())
+    return found
 
 
 # One encoder, configured once (json.dumps builds a new one per call): it holds no state.

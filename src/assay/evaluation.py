@@ -114,7 +114,8 @@ def evaluate(
         prepare_with=dataset.samples,
         executor=_executor(options.ray),
     )
-    _drive(runner, recorder.planned(iter_plan(dataset.samples, repetitions, skip)), store, state)
+    planned = iter_plan(dataset.samples, repetitions, skip)
+    _drive(runner, recorder.planned(planned, by_chunk=runner.by_chunk), store, state)
     run = _run_info(state, sut, options, repetitions, started)
     return _report(dataset, recorder, run, options, warnings)
 

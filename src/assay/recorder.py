@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from assay.dataset import CONVERSATION_KEY, Sample
+from assay.dataset import CONVERSATION_KEY, Sample, tags_of
 from assay.executions import ChunkResults, Execution, ResultChunk, failing_entries
 from assay.outputs import Output
 from assay.report.aggregate import ReportBuilder
@@ -51,8 +51,14 @@ class Recorder:
     # Executions planned and not finished yet, by (sample id, repetition).
     waiting: dict[tuple[str, int], Execution] = field(default_factory=dict)
 
-    def planned(self, executions: Iterable[Execution]) -> Iterator[Execution]:
-        """``executions`` as the runner takes them, each remembered until its result is back."""
+    def planned(
+        self, executions: Iterable[Execution], *, by_chunk: bool = False
+    ) -> Iterator[Execution]:
+        """``executions`` as the runner takes them, each remembered until its result is back
+        (``by_chunk``: the runner hands them back in chunks, which carry their executions)."""
+        if by_chunk:
+            yield from executions
+            return
         for execution in executions:
             self.waiting[(execution.sample.id, execution.repetition)] = execution
             yield execution
@@ -75,11 +81,11 @@ class Recorder:
         """A chunk of finished executions, each metric's scores as a column (saved outputs)."""
         executions = chunk.executions
         samples = [execution.sample for execution in executions]
-        tags = [sample.tags for sample in samples]
+        tags = tags_of(samples)
         hashes = [sample.row_hash for sample in samples]
         outputs = [a if isinstance(a, Output) else None for a in chunk.answers]
         waiting = self.waiting
-        for execution in executions:
+        for execution in executions if waiting else ():  # remembered: see planned
             del waiting[(execution.sample.id, execution.repetition)]
         if self.store is not None:
             self._store_chunk(self.store, chunk, tags, hashes, outputs)

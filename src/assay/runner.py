@@ -124,6 +124,11 @@ class Runner:
             is_async_metric(m) for m in self.metrics
         )
 
+    @property
+    def by_chunk(self) -> bool:
+        """Whether every result goes to ``on_chunk`` (the synchronous path with a handler)."""
+        return self.on_chunk is not None and self.executor is None and not self.needs_event_loop
+
     def run(self, executions: Iterable[Execution]) -> None:
         """Run every execution. The cycle collector is kept quiet meanwhile (see _deliver_with):
         what exists before the run is frozen, and gen-0 collections are made rarer; afterwards

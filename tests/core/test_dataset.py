@@ -162,6 +162,29 @@ def test_row_hash_is_the_sha256_of_the_stdlib_encoding(input_: object, expected:
     assert row_hash(input_, expected) == wanted
 
 
+_raw_tags = st.one_of(
+    st.none(),
+    st.text(max_size=3),
+    st.lists(st.one_of(st.sampled_from(["a", " a", "b ", "", " "]), st.integers(0, 1)), max_size=4),
+    st.tuples(st.just("a")),
+    st.lists(st.dictionaries(st.just("k"), st.just("a"), max_size=1), max_size=2),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(raws=st.lists(_raw_tags, max_size=12))
+def test_tags_of_is_each_samples_tags(raws: list[object]) -> None:
+    from assay.dataset import tags_of
+
+    samples = [
+        Sample(id=str(i), input={}, expected_output="x", metadata={"tags": raw})
+        for i, raw in enumerate(raws)
+    ]
+    got = tags_of(samples)
+    assert got == [sample.tags for sample in samples]
+    assert len({id(tags) for tags in got}) == len(got)  # no list shared between samples
+
+
 def test_canonical_json_fails_as_the_stdlib_does() -> None:
     from assay.dataset import canonical_json
 
