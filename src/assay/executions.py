@@ -12,7 +12,7 @@ import bisect
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from assay.dataset import Sample
 from assay.outputs import Output
@@ -23,8 +23,10 @@ if TYPE_CHECKING:  # numpy loads where first used: a run's first requests do not
     import numpy.typing as npt
 
 
-@dataclass(frozen=True)
-class Execution:
+class Execution(NamedTuple):
+    """One (sample, repetition) at its position in the dataset (a tuple: one is built per row
+    of a run, about three times as fast as a frozen dataclass)."""
+
     position: int
     sample: Sample
     repetition: int
