@@ -148,7 +148,9 @@ class Recorder:
             tags=tags,
             row_hashes=hashes,
             rows=self._rows(chunk, ids, repetitions, tags, hashes),
-            outputs=[o.to_json() if o is not None and self.keep_outputs else None for o in outputs],
+            outputs=[o.to_json() if o is not None else None for o in outputs]
+            if self.keep_outputs
+            else [None] * len(outputs),
         )
 
     def _rows(
