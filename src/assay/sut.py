@@ -65,7 +65,7 @@ class SavedOutputs:
         try:
             return self.outputs[sample.id]
         except KeyError:
-            raise SystemUnderTestError(f"no saved output for sample '{sample.id}'") from None
+            raise _no_output(sample) from None
 
     def answers_now(self, samples: Sequence[Sample]) -> list[Output | str]:
         """Each sample's output, or the message of its failure, in order (an indexed file reads
@@ -77,7 +77,7 @@ class SavedOutputs:
         except AssayError:  # the file changed under the run: each sample says so
             return [self._answer_or_error(sample) for sample in samples]
         return [
-            output if output is not None else self._missing(sample)
+            output if output is not None else str(_no_output(sample))
             for sample, output in zip(samples, found)
         ]
 
@@ -87,11 +87,12 @@ class SavedOutputs:
         except AssayError as exc:
             return str(exc)
 
-    def _missing(self, sample: Sample) -> str:
-        return str(SystemUnderTestError(f"no saved output for sample '{sample.id}'"))
-
     async def answer(self, sample: Sample) -> Output:
         return self.answer_now(sample)
+
+
+def _no_output(sample: Sample) -> SystemUnderTestError:
+    return SystemUnderTestError(f"no saved output for sample '{sample.id}'")
 
 
 def _short_error(exc: BaseException) -> str:
