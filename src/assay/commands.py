@@ -1,7 +1,7 @@
 """The command tree: every command, the module that adds it, its help panel and summary.
 
-Commands load on demand: ``assay run ...`` imports the module of ``run`` alone and builds its
-commands alone, and ``assay --help`` lists every command from the summaries here without
+Commands load on demand: ``assay run ...`` imports the module of ``run`` alone and builds that
+command alone, and ``assay --help`` lists every command from the summaries here without
 importing any of them, so start-up stays fast (benchmarks/bench_startup.py). Each module
 exposes ``register(app)``; heavy imports stay inside the command functions.
 A new command is one entry in ``PANELS`` and one in ``ENTRIES``;
@@ -97,7 +97,7 @@ class CommandTree(PanelGroup):
     def get_command(self, ctx: Any, name: str) -> Any:
         entry = ENTRIES.get(name)
         if name not in self.commands and entry is not None:
-            self.commands.update(build_commands(entry.module))
+            self.commands.update(build_commands(entry.module, name))
         return self.commands.get(name)
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
@@ -117,14 +117,19 @@ class CommandTree(PanelGroup):
         format_command_list(formatter, listed)
 
 
-def build_commands(module: str) -> dict[str, Any]:
-    """The click commands (and groups) that ``module``'s ``register(app)`` adds, by name."""
+def build_commands(module: str, name: str | None = None) -> dict[str, Any]:
+    """The click commands (and groups) that ``module``'s ``register(app)`` adds, by name; with
+    ``name``, that one alone (typer reads every command's signature as it builds it: ``assay
+    run`` built ``runs`` and ``report`` too, about 10M instructions before its first request)."""
     import importlib
 
     from typer.main import get_group
 
     app = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, add_completion=False)
     importlib.import_module(module).register(app)
+    if name is not None:
+        app.registered_commands = [c for c in app.registered_commands if c.name == name]
+        app.registered_groups = [g for g in app.registered_groups if g.name == name]
     _place_in_panels(app)
     return dict(get_group(app).commands)
 

@@ -13,14 +13,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.dataset import Dataset, conversation_of
 from assay.errors import UsageError
 from assay.executions import Execution, iter_plan
 from assay.metrics.base import Metric
 from assay.outputs import Output
-from assay.ray_executor import RayOptions, run_on_ray
 from assay.recorder import Recorder
 from assay.report.aggregate import ReportBuilder
 from assay.report.conversations import ConversationCollector
@@ -35,6 +34,9 @@ from assay.runner import Runner, never_stop
 from assay.store import RunStore
 from assay.store_schema import new_run_id
 from assay.sut import SystemUnderTest
+
+if TYPE_CHECKING:  # Ray's executor loads only for a run that goes to Ray
+    from assay.ray_executor import RayOptions
 
 ProgressHook = Callable[[int], None]
 
@@ -333,6 +335,8 @@ def _executor(ray: RayOptions | None) -> Callable[[Runner, Sequence[Execution]],
     """Where executions run: in this process (None) or on Ray workers."""
     if ray is None:
         return None
+    from assay.ray_executor import run_on_ray
+
     return lambda runner, executions: run_on_ray(runner, executions, ray)
 
 

@@ -134,8 +134,9 @@ class Runner:
         what exists before the run is frozen, and gen-0 collections are made rarer; afterwards
         everything, the run's objects too, is unfrozen into the oldest generation.
 
-        The synchronous path takes ``executions`` a chunk at a time (a generator stays lazy);
-        the others list them first.
+        The synchronous path takes ``executions`` a chunk at a time (a generator stays lazy),
+        and so does the concurrent path where it can (:meth:`_launches_as_planned`); the
+        others list them first.
         """
         handler, chunk_handler = self.on_result, self.on_chunk
         self.on_result = self._deliver_with(handler)
@@ -148,7 +149,7 @@ class Runner:
             if self.executor is not None:
                 self.executor(self, _listed(executions))
             elif self.needs_event_loop:
-                asyncio.run(self.run_async(_listed(executions)))
+                asyncio.run(self.run_async(executions))
             else:
                 self._run_sync(executions)
         finally:
@@ -248,15 +249,17 @@ class Runner:
                 with contextlib.suppress(AssayError):
                     await prepare(self.prepare_with)
 
-    async def run_async(self, executions: Sequence[Execution]) -> None:
+    async def run_async(self, executions: Iterable[Execution]) -> None:
+        prefetchers = [m for m in self.metrics if prefetches(m)]
+        if not self._launches_as_planned(prefetchers):
+            executions = _listed(executions)
         await self.prepare()
         if not getattr(self.sut, "outputs_on_disk", False):
             self.conversations = Conversations((e.sample, e.repetition) for e in executions)
         limiter = self.sut_limiter()
-        prefetchers = [m for m in self.metrics if prefetches(m)]
         try:
             if prefetchers:
-                await self._run_windows(executions, limiter, prefetchers)
+                await self._run_windows(_listed(executions), limiter, prefetchers)
             else:
                 await self._run_stream(executions, limiter)
         finally:
@@ -264,7 +267,14 @@ class Runner:
             if close is not None:
                 await close()
 
-    async def _run_stream(self, executions: Sequence[Execution], limiter: Limiter) -> None:
+    def _launches_as_planned(self, prefetchers: list[Prefetcher]) -> bool:
+        """Whether ``run_async`` takes executions as it launches them instead of listing them
+        first: saved outputs, no prefetch windows, samples in memory (planning them cannot fail
+        midway). A judge run's first request waited for all its executions to be planned."""
+        on_disk = bool(getattr(self.sut, "outputs_on_disk", False))
+        return on_disk and not prefetchers and isinstance(self.prepare_with, list)
+
+    async def _run_stream(self, executions: Iterable[Execution], limiter: Limiter) -> None:
         """Each execution answers and scores on its own; a new one starts as soon as one ends.
 
         At most ``window`` executions (or twice the SUT limit, if larger) are in flight, so a

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from collections.abc import Iterator
 
 from assay.dataset import Sample
 from assay.executions import Execution
@@ -82,3 +83,41 @@ def test_a_run_leaves_nothing_frozen_and_the_collector_thresholds_as_they_were()
     run_stream(EventSut({f"{i:03d}": 0.0 for i in range(20)}), 20)
     assert gc.get_freeze_count() == 0
     assert gc.get_threshold() == thresholds
+
+
+def _planned_and_started(sut: EventSut, count: int, *, in_memory: bool) -> list[tuple[str, str]]:
+    """The runner's log of planning each execution and of answers starting, in order."""
+    listed = executions(count)
+
+    def planned() -> Iterator[Execution]:
+        for execution in listed:
+            sut.events.append(("planned", execution.sample.id))
+            yield execution
+
+    samples = [e.sample for e in listed] if in_memory else ()
+    Runner([], sut, on_result=lambda *_: None, prepare_with=samples).run(planned())
+    return [event for event in sut.events if event[0] in ("planned", "start")]
+
+
+def test_saved_outputs_in_memory_start_answering_before_every_execution_is_planned() -> None:
+    count = 20
+    events = _planned_and_started(
+        EventSut(dict.fromkeys(executions_ids(count), 0.0)), count, in_memory=True
+    )
+    assert events.index(("start", "000")) < events.index(("planned", f"{count - 1:03d}"))
+    assert sorted(events) == sorted(
+        [("planned", i) for i in executions_ids(count)]
+        + [("start", i) for i in executions_ids(count)]
+    )
+
+
+def test_samples_not_in_memory_are_all_planned_before_the_first_answer() -> None:
+    count = 20
+    events = _planned_and_started(
+        EventSut(dict.fromkeys(executions_ids(count), 0.0)), count, in_memory=False
+    )
+    assert events[:count] == [("planned", i) for i in executions_ids(count)]
+
+
+def executions_ids(count: int) -> list[str]:
+    return [f"{i:03d}" for i in range(count)]
