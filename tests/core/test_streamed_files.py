@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import pickle
 import random
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -305,13 +306,14 @@ def test_a_plain_line_reads_back_as_the_model_validates_it(value: dict[str, Any]
     assert got.model_copy(update={"id": "other"}) == expected.model_copy(update={"id": "other"})
 
 
-def test_outputs_in_file_order_are_found_without_a_search(
+def _outputs_with_gaps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Lookups in file order read the next line; gaps, blank lines, missing ids and lookups out
-    of order still answer what the whole file answers."""
+) -> tuple[Mapping[str, Any], JsonlOutputs]:
+    """A JSONL outputs file of 300 ids with an entry of more fields, an integer id (41), a
+    missing one (s70) and blank lines: loaded whole, and streamed."""
     rows: list[Any] = [{"id": f"s{i}", "output": f"answer {i}"} for i in range(300)]
     rows[40] = {"id": "s40", "output": "with more", "contexts": ["c"]}
+    rows[41] = {"id": 41, "output": "an integer id"}
     del rows[70]  # s70 has no output
     text = "\n".join(json.dumps(r) for r in rows)
     text = text.replace('{"id": "s100"', '\n  \n{"id": "s100"')  # blank lines before s100
@@ -322,6 +324,15 @@ def test_outputs_in_file_order_are_found_without_a_search(
     monkeypatch.setattr(outputs_stream, "STREAM_MIN_BYTES", 0)
     saved = load_outputs(path)
     assert isinstance(saved, JsonlOutputs)
+    return expected, saved
+
+
+def test_outputs_in_file_order_are_found_without_a_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lookups in file order read the next line; gaps, blank lines, missing ids and lookups out
+    of order still answer what the whole file answers."""
+    expected, saved = _outputs_with_gaps(tmp_path, monkeypatch)
     wanted = [f"s{i}" for i in range(300)] + ["s5", "s299", "s0", "nope"]
     wanted += [f"s{i}" for i in random.Random(2).sample(range(300), 300)]
     for key in wanted:
@@ -338,19 +349,7 @@ def test_outputs_looked_up_in_groups_are_the_whole_files(
 ) -> None:
     """outputs_of over groups of ids (in file order, with gaps, blank lines, missing ids, out
     of order) gives what the whole file gives id by id, and the file order is read as groups."""
-    rows: list[Any] = [{"id": f"s{i}", "output": f"answer {i}"} for i in range(300)]
-    rows[40] = {"id": "s40", "output": "with more", "contexts": ["c"]}
-    rows[41] = {"id": 41, "output": "an integer id"}
-    del rows[70]  # s70 has no output
-    text = "\n".join(json.dumps(r) for r in rows)
-    text = text.replace('{"id": "s100"', '\n  \n{"id": "s100"')  # blank lines before s100
-    path = tmp_path / "out.jsonl"
-    path.write_text(text + "\n", encoding="utf-8")
-    whole(monkeypatch)
-    expected = load_outputs(path)
-    monkeypatch.setattr(outputs_stream, "STREAM_MIN_BYTES", 0)
-    saved = load_outputs(path)
-    assert isinstance(saved, JsonlOutputs)
+    expected, saved = _outputs_with_gaps(tmp_path, monkeypatch)
     wanted = [f"s{i}" if i != 41 else "41" for i in range(300)] + ["s5", "nope", "s299"]
     wanted += [f"s{i}" for i in random.Random(2).sample(range(300), 300)] + ["s0", "s1"]
     rng, start, got = random.Random(5), 0, []
