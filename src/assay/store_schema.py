@@ -80,8 +80,10 @@ INSERT_MANY = "INSERT OR REPLACE INTO executions VALUES " + ", ".join(
 # per-execution documents; values are already checked finite by MetricScore and check_details.
 encode_json = pydantic_core.to_json
 decode_json = pydantic_core.from_json
-# Floats below this magnitude are written alike by orjson and pydantic-core; at 1e16 and above
-# orjson writes 1e16 where pydantic-core writes 1e+16.
+# Floats below this magnitude are written alike by orjson and pydantic-core (a property test
+# checks it on the installed versions). From 1e16 up both write an exponent, whose form has
+# changed between releases of their float formatters (1e16 against 1e+16): orjson 3.13 and
+# pydantic-core 2.46 agree there, but the pins allow releases that may not.
 ORJSON_FLOAT_BOUND: Final = 1e16
 
 

@@ -189,7 +189,8 @@ def test_a_chunk_is_clean_only_without_errors_or_usage() -> None:
 
 class BigDetails:
     """Scores 0.25 with one details value, row by row and as a column: one orjson and
-    pydantic-core write differently (a float past 1e16) or orjson cannot (past 64 bits)."""
+    pydantic-core may write differently (a float past 1e16, see ORJSON_FLOAT_BOUND) or orjson
+    cannot (past 64 bits)."""
 
     name = "big-details"
 
