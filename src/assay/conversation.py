@@ -11,13 +11,15 @@ under test naming the earlier turn.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.dataset import HISTORY_KEY, MESSAGE_KEY, Sample, conversation_of
 from assay.errors import SystemUnderTestError
 from assay.outputs import Output
+
+if TYPE_CHECKING:  # imported in _reply(): a run that never awaits does not load asyncio
+    import asyncio
 
 Key = tuple[str, int, int]  # conversation id, turn number, repetition
 
@@ -41,6 +43,8 @@ class Conversations:
     def _reply(self, key: Key) -> asyncio.Future[str | None]:
         future = self._replies.get(key)
         if future is None:
+            import asyncio
+
             future = self._replies[key] = asyncio.get_running_loop().create_future()
         return future
 

@@ -3,8 +3,10 @@ runner's streamed path waits on this instead of ``asyncio.wait`` over the whole 
 
 from __future__ import annotations
 
-import asyncio
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:  # imported in wait(): a run that never awaits does not load asyncio
+    import asyncio
 
 T = TypeVar("T")
 
@@ -30,6 +32,8 @@ class FinishedTasks(Generic[T]):
 
     async def wait(self) -> list[asyncio.Task[T]]:
         if not self._done:
+            import asyncio
+
             self._wake = asyncio.get_running_loop().create_future()
             try:
                 await self._wake

@@ -37,17 +37,19 @@ refused one. Messages name the service and status, never a response body.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import math
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 from assay.errors import GaveUp, RateLimited
 from assay.retry_after import is_overload as is_overload
 from assay.retry_after import retry_after_seconds as retry_after_seconds
+
+if TYPE_CHECKING:  # asyncio is imported where a call waits: a run that never awaits skips it
+    import asyncio
 
 T = TypeVar("T")
 Clock = Callable[[], float]
@@ -202,7 +204,11 @@ class Limiter:
         return self._paused_until
 
     def now(self) -> float:
-        return self._clock() if self._clock is not None else asyncio.get_running_loop().time()
+        if self._clock is not None:
+            return self._clock()
+        import asyncio
+
+        return asyncio.get_running_loop().time()
 
     def slot(self) -> _Acquire:
         """``async with limiter.slot() as slot:`` holds one slot for the duration of a call."""
@@ -210,6 +216,8 @@ class Limiter:
 
     async def _wait(self, timeout: float | None) -> None:
         """Sleep until a slot is released (or ``timeout`` passes, for a pause)."""
+        import asyncio
+
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         try:
@@ -252,6 +260,8 @@ class Limiter:
         start = max(now, self._next_start)
         self._next_start = start + 60.0 / self.rpm
         if start > now:
+            import asyncio
+
             await asyncio.sleep(start - now)
 
     def _release(self, slot: Slot) -> None:
@@ -320,6 +330,8 @@ class _Acquire:
 
 async def backoff_sleep(seconds: float) -> None:
     """The wait between attempts (a module attribute so tests can record the delays)."""
+    import asyncio
+
     await asyncio.sleep(seconds)
 
 

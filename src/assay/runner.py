@@ -16,13 +16,12 @@ test or of a metric is recorded for that execution only; the run goes on.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import inspect
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from assay.answered import Answered, Prefetcher, prefetches, score_answered
 from assay.conversation import Conversations
@@ -37,6 +36,9 @@ from assay.outputs import Output
 from assay.results import ExecutionResult
 from assay.scoring import is_async_metric, score_async, score_chunk
 from assay.sut import AnswersNow, SystemUnderTest
+
+if TYPE_CHECKING:  # imported by the async path: a saved-outputs run never loads asyncio (~55 ms)
+    import asyncio
 
 ResultHandler = Callable[[ExecutionResult, Output | None], None]
 ChunkHandler = Callable[["ResultChunk"], None]
@@ -149,6 +151,8 @@ class Runner:
             if self.executor is not None:
                 self.executor(self, _listed(executions))
             elif self.needs_event_loop:
+                import asyncio
+
                 asyncio.run(self.run_async(executions))
             else:
                 self._run_sync(executions)
@@ -282,6 +286,8 @@ class Runner:
         own end (:class:`~assay.finished.FinishedTasks`), so waiting for the next costs the same
         whatever the window.
         """
+        import asyncio
+
         cap = max(self.window, 2 * limiter.max_concurrency)
         finished: FinishedTasks[Answered] = FinishedTasks()
         running: set[asyncio.Task[Answered]] = set()
@@ -331,6 +337,8 @@ class Runner:
 
         Scoring of one window overlaps answering of the next.
         """
+        import asyncio
+
         scoring: asyncio.Future[list[Answered]] | None = None
         try:
             for start in range(0, len(executions), self.window):
@@ -381,6 +389,8 @@ class Runner:
         """The answer with the scores of the metrics that await (providers, async ``score``)."""
         if isinstance(answer, str):
             return Answered(execution, answer, {})
+        import asyncio
+
         sample = execution.sample
         metrics = [m for m in self.metrics_for(sample) if is_async_metric(m)]
         results = await asyncio.gather(*(score_async(m, sample, answer) for m in metrics))

@@ -6,7 +6,6 @@ Each answers one sample with an :class:`~assay.outputs.Output`. A failure on one
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import importlib
@@ -17,7 +16,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from assay.dataset import Sample
 from assay.errors import AssayError, RateLimited, SystemUnderTestError, UsageError
@@ -27,6 +26,9 @@ from assay.outputs_stream import IndexedOutputs
 from assay.report.model import SystemUnderTestInfo
 from assay.retrieved import RankedDocs
 from assay.trajectory import TrajectoryRecorder
+
+if TYPE_CHECKING:  # imported where a call awaits: a saved-outputs run does not load asyncio
+    import asyncio
 
 
 class SystemUnderTest(Protocol):
@@ -146,6 +148,8 @@ class PythonTarget:
         that never returns keeps running (and must not hold up the process's exit) while the
         sample fails and the run goes on.
         """
+        import asyncio
+
         if self.timeout_s is None:
             if self.is_async:
                 return await self.function(arguments, **extra)
@@ -167,6 +171,8 @@ def _in_daemon_thread(
     function: Any, arguments: Any, extra: Mapping[str, Any]
 ) -> asyncio.Future[tuple[bool, Any]]:
     """A future of :func:`_captured` run in a new daemon thread (with this context's variables)."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     future: asyncio.Future[tuple[bool, Any]] = loop.create_future()
     context = contextvars.copy_context()
@@ -277,6 +283,8 @@ def _stops_the_run(exc: BaseException) -> bool:
     """
     if isinstance(exc, KeyboardInterrupt):
         return True
+    import asyncio
+
     task = asyncio.current_task()
     return isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling() > 0
 
