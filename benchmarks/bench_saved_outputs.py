@@ -13,7 +13,15 @@ the runner, the run store, aggregation, the report) and is printed in microsecon
 256 distinct answers, so all four metrics score every sample and regex sees repeated patterns.
 Targets: <= 10 s wall and <= 300 MB at 100k; <= 400 MB at 1M; <= 2 us harness per score.
 
-    python benchmarks/bench_saved_outputs.py [--samples 100000 1000000] [--keep DIR] [--json]
+Each size runs ``--rounds`` rounds (default 3), each step in a fresh child: the run, the
+reference, ``assay --help``, and a 100-sample run of the same kind. The harness figure is taken
+per round and the median printed, so a drift of the machine's speed between the run and its
+reference moves one round, not the figure. The small run splits the figure in two: what every
+run costs whatever its size (imports beyond ``--help``'s, set-up, the report's frame), spread
+over this size's scores, and the cost per score beyond it.
+
+    python benchmarks/bench_saved_outputs.py [--samples 100000 1000000] [--rounds 3]
+        [--keep DIR] [--json]
 
 ``--json`` writes the same samples as a JSON dataset document and the outputs as a JSON
 ``outputs`` mapping, the shapes that are scanned once and read back by byte span.
@@ -27,6 +35,7 @@ import gc
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -198,54 +207,110 @@ def reference_in_child(dataset: Path, outputs: Path, env: dict[str, str]) -> dic
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def run_one(directory: Path, samples: int, documents: bool) -> None:
-    """Generate, run ``assay run`` in a child, run the direct loop here, print one block."""
-    started = time.perf_counter()
-    dataset, outputs = generate(directory, samples)
-    if documents:
-        dataset, outputs = as_documents(dataset, outputs)
-    print(
-        f"== {samples:,} samples, {dataset.name} + {outputs.name}: generated in "
-        f"{time.perf_counter() - started:.1f}s "
-        f"({dataset.stat().st_size / 1e6:.1f} MB + {outputs.stat().st_size / 1e6:.1f} MB)"
-    )
-    env = child_env()
-    _start_wall, start_cpu, _, _, _ = measure([sys.executable, "-m", "assay", "--help"], env)
-    report_path = directory / "report.json"
-    store = directory / "runs.db"
+FIXED_SAMPLES = 100  # the small run that measures what every run costs whatever its size
+
+
+def run_command(dataset: Path, outputs: Path, directory: Path) -> list[str]:
+    """``assay run`` over the four metrics, a JSON report and a fresh store in ``directory``."""
     for stale in directory.glob("runs.db*"):
         stale.unlink()
     command = [sys.executable, "-m", "assay", "run", str(dataset), "--outputs", str(outputs)]
     for name in METRICS:
         command += ["-m", name]
-    command += ["-f", "json", "-o", str(report_path), "--store", str(store), "-q"]
-    wall_s, cpu_s, peak_mb, code, stderr = measure(command, env)
+    command += ["-f", "json", "-o", str(directory / "report.json")]
+    return [*command, "--store", str(directory / "runs.db"), "-q"]
+
+
+def inputs(directory: Path, samples: int, documents: bool) -> tuple[Path, Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    dataset, outputs = generate(directory, samples)
+    return as_documents(dataset, outputs) if documents else (dataset, outputs)
+
+
+def one_round(
+    directory: Path, files: tuple[Path, Path], small: Path, samples: int
+) -> dict[str, float]:
+    """One round, each step in a fresh child: the run, the reference, ``--help``, a small run."""
+    env = child_env()
+    wall_s, cpu_s, peak_mb, code, stderr = measure(run_command(*files, directory), env)
     if code not in (0, 1):
         sys.exit(f"assay run failed ({code}): {stderr[-2000:]}")
-    summary = report_summary(report_path)
+    summary = report_summary(directory / "report.json")
     assert summary["total_executions"] == samples, summary
-    direct = reference_in_child(dataset, outputs, env)
+    direct = reference_in_child(*files, env)
+    help_cpu = measure([sys.executable, "-m", "assay", "--help"], env)[1]
+    small_files = (small / files[0].name, small / files[1].name)
+    small_cpu = measure(run_command(*small_files, small), env)[1]
+    scores = samples * len(METRICS)
+    overhead = cpu_s - direct["metric_cpu"]
+    return {
+        **direct,
+        "wall": wall_s,
+        "cpu": cpu_s,
+        "peak": peak_mb,
+        "failures": summary["total_failures"],
+        "help_cpu": help_cpu,
+        "small_cpu": small_cpu,
+        "harness": (overhead - direct["load_cpu"] - help_cpu) * 1e6 / scores,
+        "harness_before": (overhead - direct["check_cpu"] - help_cpu) * 1e6 / scores,
+        "per_row": (overhead - direct["load_cpu"] - small_cpu) * 1e6 / scores,
+        "fixed": (small_cpu - help_cpu) * 1e6 / scores,
+        "load": os.getloadavg()[0],
+    }
+
+
+def run_one(directory: Path, samples: int, documents: bool, rounds: int) -> None:
+    """Generate, then ``rounds`` rounds (:func:`one_round`); print each and their medians."""
+    started = time.perf_counter()
+    files = inputs(directory, samples, documents)
+    small = directory / "small"
+    inputs(small, FIXED_SAMPLES, documents)
+    print(
+        f"== {samples:,} samples, {files[0].name} + {files[1].name}: generated in "
+        f"{time.perf_counter() - started:.1f}s "
+        f"({files[0].stat().st_size / 1e6:.1f} MB + {files[1].stat().st_size / 1e6:.1f} MB)"
+    )
+    done = []
+    for number in range(1, rounds + 1):
+        row = one_round(directory, files, small, samples)
+        done.append(row)
+        print(
+            f"  round {number}: run {row['wall']:.2f}s wall, {row['cpu']:.2f}s CPU, "
+            f"{row['peak']:.0f} MB; reference {row['metric_cpu']:.2f}s; reading "
+            f"{row['load_cpu']:.2f}s; --help {row['help_cpu']:.2f}s; harness "
+            f"{row['harness']:.2f} us (load average {row['load']:.1f})"
+        )
+    print_summary(done, samples, directory / "report.json")
+
+
+def print_summary(done: list[dict[str, float]], samples: int, report: Path) -> None:
+    """The medians over the rounds (peak RSS: the largest), as the table reports them."""
+
+    def mid(key: str) -> float:
+        return statistics.median(row[key] for row in done)
+
     per = 1e6 / (samples * len(METRICS))
     print(
-        f"assay run: {wall_s:.2f}s wall, {cpu_s:.2f}s CPU, peak RSS {peak_mb:.0f} MB "
-        f"(load average {os.getloadavg()[0]:.1f}), report {report_path.stat().st_size / 1e6:.1f} "
-        "MB, "
-        f"exit {code}, {summary['total_failures']} failures captured"
+        f"assay run (median of {len(done)}): {mid('wall'):.2f}s wall, {mid('cpu'):.2f}s CPU, "
+        f"peak RSS {max(row['peak'] for row in done):.0f} MB (largest), report "
+        f"{report.stat().st_size / 1e6:.1f} MB, {done[-1]['failures']:.0f} failures captured"
     )
     print(
-        f"reference (the four metrics' score() in a loop, this process): "
-        f"{direct['metric_cpu']:.2f}s CPU = {direct['metric_cpu'] * per:.2f} us per score; "
-        f"reading the two files into (sample, output) pairs {direct['load_cpu']:.2f}s CPU "
-        f"(the checking pass {direct['check_cpu']:.2f}s); `assay --help` {start_cpu:.2f}s CPU"
+        f"reference (the four metrics' score() in a loop, a child of its own): "
+        f"{mid('metric_cpu'):.2f}s CPU = {mid('metric_cpu') * per:.2f} us per score; "
+        f"reading the two files into (sample, output) pairs {mid('load_cpu'):.2f}s CPU "
+        f"(the checking pass {mid('check_cpu'):.2f}s); `assay --help` {mid('help_cpu'):.2f}s CPU"
     )
-    overhead = cpu_s - direct["metric_cpu"]
-    engine = overhead - direct["load_cpu"] - start_cpu
-    checked = overhead - direct["check_cpu"] - start_cpu
     print(
-        f"harness cost (CPU): {overhead * per:.2f} us per (sample, metric) in all; "
-        f"{engine * per:.2f} us without start-up and file reading "
-        f"({checked * per:.2f} us without start-up and the checking pass only, as counted "
-        f"before session 13); run CPU / reference CPU = {cpu_s / direct['metric_cpu']:.2f}"
+        f"harness cost (CPU, median of the rounds' figures): {mid('harness'):.2f} us per "
+        f"(sample, metric) without start-up and file reading ({mid('harness_before'):.2f} us "
+        "without start-up and the checking pass only, as counted before session 13); run CPU / "
+        f"reference CPU = {mid('cpu') / mid('metric_cpu'):.2f}"
+    )
+    print(
+        f"  of which fixed: a {FIXED_SAMPLES}-sample run's CPU beyond `assay --help` "
+        f"({mid('small_cpu') - mid('help_cpu'):.2f}s: imports, set-up, report) = "
+        f"{mid('fixed'):.2f} us per score at this size; per score beyond it {mid('per_row'):.2f} us"
     )
 
 
@@ -255,6 +320,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="write the files here instead of a temp dir")
     parser.add_argument(
         "--json", action="store_true", help="JSON documents instead of JSONL (the same samples)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds per size; medians are printed (default 3)"
     )
     parser.add_argument("--reference", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -267,7 +335,7 @@ def main() -> None:
         directory = args.keep or Path(temp)
         directory.mkdir(parents=True, exist_ok=True)
         for samples in args.samples:
-            run_one(directory, samples, args.json)
+            run_one(directory, samples, args.json, args.rounds)
 
 
 if __name__ == "__main__":
