@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from functools import cached_property
+from typing import TYPE_CHECKING, NamedTuple
 
 from assay.dataset import CONVERSATION_KEY, Sample, tags_of
 from assay.executions import ChunkResults, Execution, ResultChunk, failing_entries
 from assay.outputs import Output
-from assay.report.aggregate import ReportBuilder
-from assay.report.conversations import ConversationCollector
-from assay.report.failing import FailingRowCollector
 from assay.results import (
     ExecutionResult,
     Thresholds,
@@ -34,6 +32,18 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from assay.report.aggregate import ReportBuilder
+    from assay.report.conversations import ConversationCollector
+    from assay.report.failing import FailingRowCollector
+
+
+class ReportParts(NamedTuple):
+    """What the report is built from as results arrive."""
+
+    builder: ReportBuilder
+    failing: FailingRowCollector
+    conversations: ConversationCollector
+
 
 @dataclass
 class Recorder:
@@ -41,15 +51,34 @@ class Recorder:
 
     run_id: str
     store: RunStore | None
-    builder: ReportBuilder
-    failing: FailingRowCollector
-    conversations: ConversationCollector
+    # Made at their first use: the report's modules load once the run is under way, so a
+    # judge run's first request does not wait for them.
+    report_parts: Callable[[], ReportParts]
     metric_names: list[str]
     thresholds: Thresholds
     keep_outputs: bool  # a Python or HTTP system's answers are kept; saved outputs stay on disk
     on_done: Callable[[Sequence[ExecutionResult]], None]  # progress: counts, hooks
     # Executions planned and not finished yet, by (sample id, repetition).
     waiting: dict[tuple[str, int], Execution] = field(default_factory=dict)
+
+    @cached_property
+    def _parts(self) -> ReportParts:
+        return self.report_parts()
+
+    @property
+    def builder(self) -> ReportBuilder:
+        """The report's aggregates."""
+        return self._parts.builder
+
+    @property
+    def failing(self) -> FailingRowCollector:
+        """The report's failing rows."""
+        return self._parts.failing
+
+    @property
+    def conversations(self) -> ConversationCollector:
+        """The report's conversations."""
+        return self._parts.conversations
 
     def planned(
         self, executions: Iterable[Execution], *, by_chunk: bool = False
