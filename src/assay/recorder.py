@@ -9,6 +9,9 @@ the failing rows when it did not pass; nothing per sample is held once it is rec
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -45,6 +48,17 @@ class ReportParts(NamedTuple):
     conversations: ConversationCollector
 
 
+class _Held(NamedTuple):
+    """A result recorded in the store whose report parts are still loading."""
+
+    result: ExecutionResult
+    sample: Sample
+    output: Output | None
+    tags: list[str]
+    row_hash: str
+    position: int
+
+
 @dataclass
 class Recorder:
     """Takes every finished execution of one run; see the module docstring."""
@@ -60,25 +74,52 @@ class Recorder:
     on_done: Callable[[Sequence[ExecutionResult]], None]  # progress: counts, hooks
     # Executions planned and not finished yet, by (sample id, repetition).
     waiting: dict[tuple[str, int], Execution] = field(default_factory=dict)
+    # The first result one at a time starts loading the report's modules in a thread
+    # (_load_report_modules); meanwhile results are held, then folded into the report in the
+    # order they came, while the event loop goes on reading replies and sending requests.
+    _loader: threading.Thread | None = field(default=None, init=False)
+    _held: list[_Held] = field(default_factory=list, init=False)
 
     @cached_property
-    def _parts(self) -> ReportParts:
+    def _made(self) -> ReportParts:
+        if self._loader is not None:
+            self._loader.join()
         return self.report_parts()
+
+    def _parts(self) -> ReportParts:
+        """The report's parts, with every held result folded in."""
+        parts = self._made
+        held, self._held = self._held, []
+        for item in held:
+            parts.builder.add(item.result, item.tags, item.row_hash, item.position)
+            parts.conversations.add(item.result, item.sample, item.position)
+            parts.failing.position = item.position
+            parts.failing.add(item.result, item.sample, item.output)
+        return parts
+
+    def _loading(self) -> bool:
+        """Whether the report's modules are still loading (the first call starts them)."""
+        if "_made" in self.__dict__:
+            return False
+        if self._loader is None:
+            self._loader = threading.Thread(target=_load_report_modules, daemon=True)
+            self._loader.start()
+        return self._loader.is_alive()
 
     @property
     def builder(self) -> ReportBuilder:
         """The report's aggregates."""
-        return self._parts.builder
+        return self._parts().builder
 
     @property
     def failing(self) -> FailingRowCollector:
         """The report's failing rows."""
-        return self._parts.failing
+        return self._parts().failing
 
     @property
     def conversations(self) -> ConversationCollector:
         """The report's conversations."""
-        return self._parts.conversations
+        return self._parts().conversations
 
     def planned(
         self, executions: Iterable[Execution], *, by_chunk: bool = False
@@ -100,10 +141,9 @@ class Recorder:
         if self.store is not None:
             stored = self._stored(result, output, execution, tags, row_hash)
             self.store.record_many(self.run_id, [stored])
-        self.builder.add(result, tags, row_hash, position)
-        self.conversations.add(result, sample, position)
-        self.failing.position = position
-        self.failing.add(result, sample, output)
+        self._held.append(_Held(result, sample, output, tags, row_hash, position))
+        if not self._loading():
+            self._parts()
         self.on_done([result])
 
     def on_chunk(self, chunk: ResultChunk) -> None:
@@ -226,3 +266,11 @@ class Recorder:
             row_hash=row_hash,
             row=encode_json(row),
         )
+
+
+def _load_report_modules() -> None:
+    """Import what the report's parts need (in the recorder's loading thread); an import that
+    fails here fails again, with its error, where the parts are made."""
+    for name in ("assay.report.aggregate", "assay.report.conversations", "assay.report.failing"):
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
