@@ -4,7 +4,8 @@ A :class:`Recorder` receives results from the runner one at a time (a system und
 answers concurrently) or a chunk at a time (saved outputs: a :class:`~assay.runner.ResultChunk`
 with each metric's scores as a column). Either way every execution is committed to the run
 store with its report row already encoded, folded into the report's aggregates, and kept in
-the failing rows when it did not pass; nothing per sample is held once it is recorded.
+the failing rows when it did not pass; nothing per sample is held once it is recorded (but
+for the results that arrive while the report's modules load, see :class:`Recorder`).
 """
 
 from __future__ import annotations
