@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.dataset import Dataset, MetricSpec
 from assay.errors import UsageError
@@ -27,8 +27,10 @@ from assay.metrics.base import Metric
 from assay.metrics.registry import resolve_scoped, thresholds_of
 from assay.outputs import Output, check_outputs_cover
 from assay.preflight import check_metrics, check_providers
-from assay.report.model import Report
 from assay.store import RunStore
+
+if TYPE_CHECKING:
+    from assay.report.model import Report
 
 
 @dataclass(frozen=True)

@@ -83,10 +83,16 @@ def _message_or_object(schema: dict[str, Any]) -> None:
     )
 
 
+# The models below build their validators at first use (defer_build): a run builds only those
+# it validates with, e.g. a judge run of a JSON dataset uses Dataset's, never Sample's alone.
+
+
 class Turn(BaseModel):
     """One user message of a conversation, optionally with the reply expected to it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=_message_or_object)
+    model_config = ConfigDict(
+        defer_build=True, frozen=True, extra="forbid", json_schema_extra=_message_or_object
+    )
 
     user: str = Field(min_length=1, description="the user's message at this turn")
     expected_output: Any = Field(default=None, description="the expected reply (optional)")
@@ -114,7 +120,9 @@ class Sample(BaseModel):
     (see :func:`expand_turns`), and ``input`` and ``expected_output`` may then be left out.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=_input_unless_turns)
+    model_config = ConfigDict(
+        defer_build=True, frozen=True, extra="forbid", json_schema_extra=_input_unless_turns
+    )
 
     id: str = Field(min_length=1)
     input: dict[str, Any]
@@ -163,7 +171,7 @@ class Sample(BaseModel):
 class MetricSpec(BaseModel):
     """A metric named in a dataset: an alias plus its options."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="allow")
 
     name: str = Field(min_length=1)
 
@@ -175,7 +183,7 @@ class MetricSpec(BaseModel):
 class Dataset(BaseModel):
     """A golden dataset document (``assay.dataset.v1``, or padosoft's v1 read unchanged)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     schema_version: Literal["assay.dataset.v1", "eval-harness.dataset.v1"] = DATASET_SCHEMA
     name: str = Field(min_length=1)

@@ -20,16 +20,8 @@ from assay.errors import UsageError
 from assay.executions import Execution, iter_plan
 from assay.metrics.base import Metric
 from assay.outputs import Output
-from assay.recorder import Recorder
-from assay.report.aggregate import ReportBuilder
-from assay.report.conversations import ConversationCollector
-from assay.report.failing import (
-    DEFAULT_TEXT_LIMIT,
-    FailingRowCollector,
-    redacted_report,
-)
-from assay.report.model import DatasetInfo, Report, RunInfo
-from assay.results import ExecutionResult
+from assay.recorder import Recorder, ReportParts
+from assay.results import DEFAULT_TEXT_LIMIT, ExecutionResult
 from assay.runner import Runner, never_stop
 from assay.store import RunStore
 from assay.store_schema import new_run_id
@@ -37,6 +29,8 @@ from assay.sut import SystemUnderTest
 
 if TYPE_CHECKING:  # Ray's executor loads only for a run that goes to Ray
     from assay.ray_executor import RayOptions
+    from assay.report.failing import FailingRowCollector
+    from assay.report.model import Report, RunInfo
 
 ProgressHook = Callable[[int], None]
 
@@ -179,20 +173,31 @@ def _recorder(
         if state.on_results is not None:
             state.on_results(results)
 
+    def report_parts() -> ReportParts:
+        # The report's modules load at the first result: a judge run's first request does
+        # not wait for them.
+        from assay.report.aggregate import ReportBuilder
+        from assay.report.conversations import ConversationCollector
+        from assay.report.failing import FailingRowCollector
+
+        return ReportParts(
+            ReportBuilder(
+                metric_names,
+                scopes,
+                keep_rows=keep_rows or store is None,
+                thresholds=options.thresholds,
+                per_sample=repetitions > 1,
+            ),
+            FailingRowCollector(
+                options.thresholds, text_limit=options.text_limit, redact=options.redact
+            ),
+            ConversationCollector(options.thresholds),
+        )
+
     return Recorder(
         run_id=state.run_id,
         store=store,
-        builder=ReportBuilder(
-            metric_names,
-            scopes,
-            keep_rows=keep_rows or store is None,
-            thresholds=options.thresholds,
-            per_sample=repetitions > 1,
-        ),
-        failing=FailingRowCollector(
-            options.thresholds, text_limit=options.text_limit, redact=options.redact
-        ),
-        conversations=ConversationCollector(options.thresholds),
+        report_parts=report_parts,
         metric_names=metric_names,
         thresholds=options.thresholds,
         # Saved outputs are on disk already; a Python or HTTP system's answers are stored.
@@ -223,6 +228,8 @@ def _run_info(
     repetitions: int,
     started: float,
 ) -> RunInfo:
+    from assay.report.model import RunInfo  # loaded with the report's other models (_recorder)
+
     finished = time.time()
     return RunInfo(
         run_id=state.run_id,
@@ -247,6 +254,8 @@ def _report(
     warnings: Sequence[str],
 ) -> Report:
     """The finished run's report, with its conversations and failing rows."""
+    from assay.report.model import DatasetInfo  # loaded with the report's models (_recorder)
+
     recorder.builder.sort()
     report = recorder.builder.build(
         dataset=DatasetInfo(
@@ -323,6 +332,8 @@ def _stored_answers(
 
 def _with_failing_rows(report: Report, failing: FailingRowCollector) -> Report:
     """The report plus its failing rows; with ``redact``, failure messages and rows lose texts."""
+    from assay.report.failing import redacted_report  # loaded at the first result (_recorder)
+
     update: dict[str, Any] = {
         "failing_rows": failing.rows,
         "failing_rows_omitted": failing.omitted,

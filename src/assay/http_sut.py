@@ -29,7 +29,7 @@ from assay.dataset import Sample
 from assay.errors import RateLimited, SystemUnderTestError, UsageError
 from assay.limiter import Limiter, is_overload, retry_after_seconds
 from assay.outputs import Output, parse_retrieved
-from assay.report.model import SystemUnderTestInfo
+from assay.report.system_info import SystemUnderTestInfo
 from assay.urls import is_header_value, is_http_url, public_url
 
 DEFAULT_OUTPUT_PATH = "output"

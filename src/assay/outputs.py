@@ -85,17 +85,21 @@ def _retrieved_json(ranking: RankedDocs) -> list[Any]:
 # --------------------------------------------------------------------------- the file's schema
 
 
+# The models below build their validators at first use (defer_build): they describe the file
+# for its JSON Schema (assay.schema_files), and reading outputs does not validate with them.
+
+
 class RetrievedEntry(BaseModel):
     """A retrieved document with its text (a bare id string is accepted too)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     id: str | int
     text: str | None = None
 
 
 class ContextEntry(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     text: str
 
@@ -104,6 +108,7 @@ class OutputBody(BaseModel):
     """One saved answer: the text plus what a RAG or agent system returned with it."""
 
     model_config = ConfigDict(
+        defer_build=True,
         extra="allow",
         json_schema_extra={"anyOf": [{"required": ["output"]}, {"required": ["actual_output"]}]},
     )
@@ -129,7 +134,7 @@ class OutputEntry(OutputBody):
 class ConversationEntry(BaseModel):
     """A conversation's replies in turn order: entry ``c`` answers turns ``c#1``, ``c#2``..."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     id: str | int
     turns: list[str | OutputBody] = Field(min_length=1)
@@ -138,7 +143,7 @@ class ConversationEntry(BaseModel):
 class OutputsDocument(BaseModel):
     """A saved-outputs file (JSON or YAML; JSONL files hold one OutputEntry per line)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     schema_version: Literal["assay.outputs.v1"] | None = None
     outputs: dict[str, str | OutputBody | ConversationEntry] | list[OutputEntry | ConversationEntry]

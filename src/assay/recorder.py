@@ -4,21 +4,23 @@ A :class:`Recorder` receives results from the runner one at a time (a system und
 answers concurrently) or a chunk at a time (saved outputs: a :class:`~assay.runner.ResultChunk`
 with each metric's scores as a column). Either way every execution is committed to the run
 store with its report row already encoded, folded into the report's aggregates, and kept in
-the failing rows when it did not pass; nothing per sample is held once it is recorded.
+the failing rows when it did not pass; nothing per sample is held once it is recorded (but
+for the results that arrive while the report's modules load, see :class:`Recorder`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from functools import cached_property
+from typing import TYPE_CHECKING, NamedTuple
 
 from assay.dataset import CONVERSATION_KEY, Sample, tags_of
 from assay.executions import ChunkResults, Execution, ResultChunk, failing_entries
 from assay.outputs import Output
-from assay.report.aggregate import ReportBuilder
-from assay.report.conversations import ConversationCollector
-from assay.report.failing import FailingRowCollector
 from assay.results import (
     ExecutionResult,
     Thresholds,
@@ -34,6 +36,29 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from assay.report.aggregate import ReportBuilder
+    from assay.report.conversations import ConversationCollector
+    from assay.report.failing import FailingRowCollector
+
+
+class ReportParts(NamedTuple):
+    """What the report is built from as results arrive."""
+
+    builder: ReportBuilder
+    failing: FailingRowCollector
+    conversations: ConversationCollector
+
+
+class _Held(NamedTuple):
+    """A result recorded in the store whose report parts are still loading."""
+
+    result: ExecutionResult
+    sample: Sample
+    output: Output | None
+    tags: list[str]
+    row_hash: str
+    position: int
+
 
 @dataclass
 class Recorder:
@@ -41,15 +66,61 @@ class Recorder:
 
     run_id: str
     store: RunStore | None
-    builder: ReportBuilder
-    failing: FailingRowCollector
-    conversations: ConversationCollector
+    # Made at their first use: the report's modules load once the run is under way, so a
+    # judge run's first request does not wait for them.
+    report_parts: Callable[[], ReportParts]
     metric_names: list[str]
     thresholds: Thresholds
     keep_outputs: bool  # a Python or HTTP system's answers are kept; saved outputs stay on disk
     on_done: Callable[[Sequence[ExecutionResult]], None]  # progress: counts, hooks
     # Executions planned and not finished yet, by (sample id, repetition).
     waiting: dict[tuple[str, int], Execution] = field(default_factory=dict)
+    # The first result one at a time starts loading the report's modules in a thread
+    # (_load_report_modules); meanwhile results are held, then folded into the report in the
+    # order they came, while the event loop goes on reading replies and sending requests.
+    _loader: threading.Thread | None = field(default=None, init=False)
+    _held: list[_Held] = field(default_factory=list, init=False)
+
+    @cached_property
+    def _made(self) -> ReportParts:
+        if self._loader is not None:
+            self._loader.join()
+        return self.report_parts()
+
+    def _parts(self) -> ReportParts:
+        """The report's parts, with every held result folded in."""
+        parts = self._made
+        held, self._held = self._held, []
+        for item in held:
+            parts.builder.add(item.result, item.tags, item.row_hash, item.position)
+            parts.conversations.add(item.result, item.sample, item.position)
+            parts.failing.position = item.position
+            parts.failing.add(item.result, item.sample, item.output)
+        return parts
+
+    def _loading(self) -> bool:
+        """Whether the report's modules are still loading (the first call starts them)."""
+        if "_made" in self.__dict__:
+            return False
+        if self._loader is None:
+            self._loader = threading.Thread(target=_load_report_modules, daemon=True)
+            self._loader.start()
+        return self._loader.is_alive()
+
+    @property
+    def builder(self) -> ReportBuilder:
+        """The report's aggregates."""
+        return self._parts().builder
+
+    @property
+    def failing(self) -> FailingRowCollector:
+        """The report's failing rows."""
+        return self._parts().failing
+
+    @property
+    def conversations(self) -> ConversationCollector:
+        """The report's conversations."""
+        return self._parts().conversations
 
     def planned(
         self, executions: Iterable[Execution], *, by_chunk: bool = False
@@ -71,10 +142,9 @@ class Recorder:
         if self.store is not None:
             stored = self._stored(result, output, execution, tags, row_hash)
             self.store.record_many(self.run_id, [stored])
-        self.builder.add(result, tags, row_hash, position)
-        self.conversations.add(result, sample, position)
-        self.failing.position = position
-        self.failing.add(result, sample, output)
+        self._held.append(_Held(result, sample, output, tags, row_hash, position))
+        if not self._loading():
+            self._parts()
         self.on_done([result])
 
     def on_chunk(self, chunk: ResultChunk) -> None:
@@ -197,3 +267,11 @@ class Recorder:
             row_hash=row_hash,
             row=encode_json(row),
         )
+
+
+def _load_report_modules() -> None:
+    """Import what the report's parts need (in the recorder's loading thread); an import that
+    fails here fails again, with its error, where the parts are made."""
+    for name in ("assay.report.aggregate", "assay.report.conversations", "assay.report.failing"):
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 DEFAULT_THRESHOLD = 0.5
 SUT_STAGE = "system-under-test"
 NO_SCORE = "metric produced no score"
+DEFAULT_TEXT_LIMIT = 200  # characters a failing row keeps of each text (``--text-limit``)
 
 Thresholds = Mapping[str, float]
 

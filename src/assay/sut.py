@@ -23,7 +23,7 @@ from assay.errors import AssayError, RateLimited, SystemUnderTestError, UsageErr
 from assay.limiter import Limiter
 from assay.outputs import Output, coerce_output
 from assay.outputs_stream import IndexedOutputs
-from assay.report.model import SystemUnderTestInfo
+from assay.report.system_info import SystemUnderTestInfo
 from assay.retrieved import RankedDocs
 from assay.trajectory import TrajectoryRecorder
 

@@ -15,10 +15,16 @@ from assay.dataset import Sample
 from assay.errors import AssayError
 from assay.outputs import Output
 from assay.report.model import FailingRow, Report, Row, trusted
-from assay.results import SUT_STAGE, ExecutionResult, Thresholds, passes, threshold_for
+from assay.results import (
+    DEFAULT_TEXT_LIMIT,
+    SUT_STAGE,
+    ExecutionResult,
+    Thresholds,
+    passes,
+    threshold_for,
+)
 from assay.trajectory import parse_trajectory
 
-DEFAULT_TEXT_LIMIT = 200
 LISTING_CAP = 1000
 REDACTED = "(redacted)"
 _INPUT_KEYS = ("question", "input", "query", "prompt", "message", "text")

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from assay.report.compliance_model import Compliance
 from assay.report.strict import StrictModel
+from assay.report.system_info import SystemUnderTestInfo as SystemUnderTestInfo
 
 if TYPE_CHECKING:
     import pandas
@@ -204,11 +205,6 @@ class Budget(StrictModel):
     halted: bool
     completed_executions: int
     reason: str | None = None
-
-
-class SystemUnderTestInfo(StrictModel):
-    kind: Literal["saved-outputs", "python", "http", "none"]
-    target: str | None = None
 
 
 class RunInfo(StrictModel):

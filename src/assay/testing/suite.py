@@ -12,7 +12,7 @@ from assay.evaluation import RunOptions, evaluate
 from assay.loading import load_dataset, load_outputs
 from assay.metrics.registry import resolve_scoped, thresholds_of
 from assay.outputs import Output
-from assay.report.model import SystemUnderTestInfo
+from assay.report.system_info import SystemUnderTestInfo
 from assay.sut import PythonTarget, SavedOutputs, SystemUnderTest
 from assay.testing.rows import AssayRow
 
