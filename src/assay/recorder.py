@@ -11,11 +11,9 @@ for the results that arrive while the report's modules load, see :class:`Recorde
 from __future__ import annotations
 
 import contextlib
-import importlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from assay.dataset import CONVERSATION_KEY, Sample, tags_of
@@ -75,20 +73,20 @@ class Recorder:
     on_done: Callable[[Sequence[ExecutionResult]], None]  # progress: counts, hooks
     # Executions planned and not finished yet, by (sample id, repetition).
     waiting: dict[tuple[str, int], Execution] = field(default_factory=dict)
-    # The first result one at a time starts loading the report's modules in a thread
-    # (_load_report_modules); meanwhile results are held, then folded into the report in the
-    # order they came, while the event loop goes on reading replies and sending requests.
+    # The first result one at a time starts making the report's parts in a thread (their
+    # modules load there: _make_parts); meanwhile results are held, then folded into the report
+    # in the order they came, while the event loop goes on reading replies and sending requests.
     _loader: threading.Thread | None = field(default=None, init=False)
+    _made: ReportParts | None = field(default=None, init=False)
     _held: list[_Held] = field(default_factory=list, init=False)
-
-    @cached_property
-    def _made(self) -> ReportParts:
-        if self._loader is not None:
-            self._loader.join()
-        return self.report_parts()
 
     def _parts(self) -> ReportParts:
         """The report's parts, with every held result folded in."""
+        if self._made is None:
+            if self._loader is not None:
+                self._loader.join()
+            if self._made is None:  # not made in the thread (see _make_parts): made here
+                self._made = self.report_parts()
         parts = self._made
         held, self._held = self._held, []
         for item in held:
@@ -99,13 +97,19 @@ class Recorder:
         return parts
 
     def _loading(self) -> bool:
-        """Whether the report's modules are still loading (the first call starts them)."""
-        if "_made" in self.__dict__:
+        """Whether the report's parts are still being made (the first call starts the thread)."""
+        if self._made is not None:
             return False
         if self._loader is None:
-            self._loader = threading.Thread(target=_load_report_modules, daemon=True)
+            self._loader = threading.Thread(target=self._make_parts, daemon=True)
             self._loader.start()
         return self._loader.is_alive()
+
+    def _make_parts(self) -> None:
+        """The loading thread: the report's parts, their modules imported on the way. A failure
+        is left to :meth:`_parts`, which makes them again and meets it with its own error."""
+        with contextlib.suppress(Exception):
+            self._made = self.report_parts()
 
     @property
     def builder(self) -> ReportBuilder:
@@ -267,11 +271,3 @@ class Recorder:
             row_hash=row_hash,
             row=encode_json(row),
         )
-
-
-def _load_report_modules() -> None:
-    """Import what the report's parts need (in the recorder's loading thread); an import that
-    fails here fails again, with its error, where the parts are made."""
-    for name in ("assay.report.aggregate", "assay.report.conversations", "assay.report.failing"):
-        with contextlib.suppress(Exception):
-            importlib.import_module(name)
