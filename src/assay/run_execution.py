@@ -76,6 +76,8 @@ def _run_one(plan: Plan, store: Any) -> None:
         config.promote_failures,
         str(config.dataset),
     )
+    if budget is not None:
+        report_obj = report_obj.model_copy(update={"budget": budget.block(state.done)})
     # What follows needs only the report: let a large dataset and its outputs go first.
     gate_block = plan.loaded.gate
     plan.loaded = plan.selected = plan.system = None
@@ -83,18 +85,11 @@ def _run_one(plan: Plan, store: Any) -> None:
         finish_run(
             report_obj,
             gate_block,
+            config=config,
             store=store if not keep_rows else None,
             gate_store=store,
             metric_names=[m.name for m in plan.metrics],
-            budget=budget,
-            done=state.done,
-            compare=config.compare,
-            store_path=config.store_path,
-            gate_cli=config.gate_flags(),
-            fmt=config.fmt,
-            out=config.out,
             extra_reports=plan.extra_reports,
-            quiet=config.quiet,
             lane=plan.lane,
         )
     finally:

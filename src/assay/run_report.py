@@ -194,33 +194,48 @@ def finish_run(
     report_obj: Any,
     gate_block: Any,
     *,
+    config: Any,
     store: Any,
     gate_store: Any,
     metric_names: list[str],
-    budget: Any,
-    done: int,
-    compare: str | None,
-    store_path: Path | None,
-    gate_cli: dict[str, Any],
-    fmt: str,
-    out: Path | None,
     extra_reports: list[tuple[str, Path]],
-    quiet: bool,
     lane: Any = None,
 ) -> None:
-    """Budget, comparison, gate, rendering and the exit code of a finished run."""
-    if budget is not None:
-        report_obj = report_obj.model_copy(update={"budget": budget.block(done)})
-
+    """Comparison, gate, rendering and the exit code of a finished run (its budget block
+    already in ``report_obj``); ``config`` is the run's :class:`~assay.config.RunConfig`."""
     rows: RowSource | None = None
     if store is not None:
         from assay.rebuild import stored_rows
 
         rows = stored_rows(store, report_obj.run.run_id, metric_names, redact=report_obj.redacted)
     comparison = None
-    if compare is not None:
-        comparison = _compare(report_obj, compare, store_path=store_path, rows=rows)
-    gate_result = gate_verdict(report_obj, gate_block, comparison, gate_cli)
+    if config.compare is not None:
+        comparison = _compare(report_obj, config.compare, store_path=config.store_path, rows=rows)
+    report_obj, gate_result = _gated(report_obj, gate_block, comparison, config, gate_store)
+    lane_failures: list[str] = []
+    if lane is not None:
+        report_obj, lane_failures = lane.gate(report_obj)
+
+    write_out(render(report_obj, config.fmt, comparison, rows), config.out)
+    for extra_fmt, extra_path in extra_reports:
+        write_out(render(report_obj, extra_fmt, comparison, rows), extra_path)
+    if not config.quiet:
+        _print_summary(report_obj, gate_result)
+    if lane is not None:
+        notes = lane.finished(report_obj, gate_result.passed)
+        for line in [*([] if config.quiet else notes), *lane_failures]:  # always says why
+            typer.echo(f"assay: adversarial: {line}", err=True)
+    if report_obj.run.halted or lane_failures:
+        raise typer.Exit(EXIT_GATE_FAILED)
+    raise typer.Exit(EXIT_OK if gate_result.passed else EXIT_GATE_FAILED)
+
+
+def _gated(
+    report_obj: Any, gate_block: Any, comparison: Any, config: Any, gate_store: Any
+) -> tuple[Any, Any]:
+    """The report with its gate verdict (kept in ``gate_store`` too) and the comparison's
+    summary and warnings; and the verdict."""
+    gate_result = gate_verdict(report_obj, gate_block, comparison, config.gate_flags())
     update: dict[str, Any] = {"gate": gate_result.model_dump(mode="json")}
     if gate_store is not None:  # `assay view` shows each run's verdict
         gate_store.record_gate(report_obj.run.run_id, update["gate"])
@@ -234,23 +249,7 @@ def finish_run(
         update["warnings"] = [*report_obj.warnings, *comparison.warnings]
         for message in comparison.warnings:
             warn(f"compare: {message}")
-    report_obj = report_obj.model_copy(update=update)
-    lane_failures: list[str] = []
-    if lane is not None:
-        report_obj, lane_failures = lane.gate(report_obj)
-
-    write_out(render(report_obj, fmt, comparison, rows), out)
-    for extra_fmt, extra_path in extra_reports:
-        write_out(render(report_obj, extra_fmt, comparison, rows), extra_path)
-    if not quiet:
-        _print_summary(report_obj, gate_result)
-    if lane is not None:
-        notes = lane.finished(report_obj, gate_result.passed)
-        for line in [*([] if quiet else notes), *lane_failures]:  # a failure always says why
-            typer.echo(f"assay: adversarial: {line}", err=True)
-    if report_obj.run.halted or lane_failures:
-        raise typer.Exit(EXIT_GATE_FAILED)
-    raise typer.Exit(EXIT_OK if gate_result.passed else EXIT_GATE_FAILED)
+    return report_obj.model_copy(update=update), gate_result
 
 
 def _compare(
