@@ -6,6 +6,10 @@ segmentation fault. Both formats are therefore scanned first by code that does n
 JSON token by token, YAML through the parser's event stream (a state machine with its own
 stack), and a document nested deeper than :data:`MAX_DEPTH` is refused with a message.
 Callers turn that message into their own :class:`~assay.errors.InputError` naming the file.
+
+A document a person writes (a dataset, saved outputs) may also be read with its keys checked
+(:func:`unique_members`): a key given twice in one object is refused, as the YAML reader
+refuses it, rather than the last one silently winning.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ _LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 _JSON_STRINGS = re.compile(r'"(?:[^"\\]+|\\.)*"?', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 _OPEN = frozenset("[{")
+_AT_LINE = re.compile(r"duplicate key .* at line (\d+) column (\d+)$")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # \ud800-\udfff: half of a UTF-16 pair
 
 
@@ -79,8 +84,32 @@ def _too_deep_at(mark: Any, limit: int) -> str:
     return too_deep(limit) + (f" (line {line})" if line else "")
 
 
-def loads_json(text: str | bytes, fail: Callable[[str], Exception]) -> Any:
-    """``json.loads`` that raises only ``fail(message)``: bad syntax, depth, huge numbers."""
+class RepeatedKey(ValueError):
+    """Raised by :func:`unique_members` (a ValueError, as the decoder's own errors are)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key {key!r} is given twice")
+        self.key = key
+
+
+def unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members as a dict (``object_pairs_hook``); :class:`RepeatedKey` when a key
+    comes twice (escapes decoded first: ``"\\u0061"`` and ``"a"`` are the same key)."""
+    members = dict(pairs)
+    if len(members) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise RepeatedKey(key)
+            seen.add(key)
+    return members
+
+
+def loads_json(
+    text: str | bytes, fail: Callable[[str], Exception], *, unique_keys: bool = False
+) -> Any:
+    """``json.loads`` that raises only ``fail(message)``: bad syntax, depth, huge numbers, and
+    with ``unique_keys`` a key given twice in one object."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8-sig")
@@ -90,7 +119,9 @@ def loads_json(text: str | bytes, fail: Callable[[str], Exception]) -> Any:
     if problem is not None:
         raise fail(problem)
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=unique_members if unique_keys else None)
+    except RepeatedKey as exc:
+        raise fail(f"not valid JSON: {exc}{_repeat_position(text)}") from None
     except json.JSONDecodeError as exc:
         raise fail(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except ValueError:  # an integer literal past Python's digit limit
@@ -101,6 +132,20 @@ def loads_json(text: str | bytes, fail: Callable[[str], Exception]) -> Any:
     if problem is not None:
         raise fail(problem)
     return value
+
+
+def _repeat_position(text: str) -> str:
+    """Where the first repeated key of ``text`` is, `` (line L, column C)``, as jiter (the JSON
+    parser pydantic-core is built on) reports it; "" if it reports no position."""
+    import jiter
+
+    try:
+        jiter.from_json(text.encode("utf-8", "surrogatepass"), catch_duplicate_keys=True)
+    except ValueError as exc:
+        found = _AT_LINE.search(str(exc))
+        if found is not None:
+            return f" (line {found[1]}, column {found[2]})"
+    return ""
 
 
 def has_surrogate_escape(text: str, start: int = 0) -> bool:

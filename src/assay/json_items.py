@@ -7,11 +7,11 @@ plus the value being read: the other top-level members are parsed whole, and eac
 chosen member (an array's elements, or an object's members with their keys) comes out with the
 bytes it occupies, so the caller can keep the offsets and read the item again later.
 
-Anything it does not expect (a top level that is not an object, a key given twice, the member
-missing or neither array nor object, invalid JSON or UTF-8, a value nested deeper than the
-whole-file reader allows, a string with a lone surrogate escape such as ``"\\ud800"``) raises
-:class:`~assay.errors.NotIndexable`; the caller then reads the file whole, which reports the
-problem exactly as it always did.
+Anything it does not expect (a top level that is not an object, a key given twice in any
+object, the member missing or neither array nor object, invalid JSON or UTF-8, a value nested
+deeper than the whole-file reader allows, a string with a lone surrogate escape such as
+``"\\ud800"``) raises :class:`~assay.errors.NotIndexable`; the caller then reads the file whole,
+which reports the problem exactly as it always did.
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ from assay.bounded import (
     has_surrogate_escape,
     json_depth_problem,
     lone_surrogate_problem,
+    unique_members,
 )
 from assay.errors import NotIndexable
 from assay.jsonl_lines import BLOCK, BOM, SMALL_BLOCK
 
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(object_pairs_hook=unique_members)  # RepeatedKey: a ValueError
 _NOT_SPACE = re.compile(r"[^ \t\n\r]")
 
 
@@ -110,7 +111,7 @@ class _Window:
                 if self.fill(len(self.text) - self.pos):  # it may run past the window
                     continue
                 raise NotIndexable from None
-            except (ValueError, RecursionError):  # a huge integer literal, or nested past C's
+            except (ValueError, RecursionError):  # a huge integer, a repeated key, too deep for C
                 raise NotIndexable from None
             if end == len(self.text) and self.fill():
                 continue  # a number at the window's edge may go on
