@@ -279,11 +279,11 @@ def _compare(
 def gate_verdict(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[str, Any]) -> Any:
     from assay.gate import evaluate as evaluate_gate
     from assay.gate_rules import load_rules
+    from assay.project import find_config
 
-    config = Path("assay.toml")
-    rules = load_rules(
-        cli=cli, dataset_gate=dataset_gate, config_path=config if config.exists() else None
-    )
+    # The nearest assay.toml, as for `executor` and [ray]: a run from a sub-folder keeps the
+    # project's gate.
+    rules = load_rules(cli=cli, dataset_gate=dataset_gate, config_path=find_config())
     return evaluate_gate(report_obj, rules, comparison)
 
 
