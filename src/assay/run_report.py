@@ -242,8 +242,7 @@ def finish_run(
     write_out(render(report_obj, fmt, comparison, rows), out)
     for extra_fmt, extra_path in extra_reports:
         write_out(render(report_obj, extra_fmt, comparison, rows), extra_path)
-    if not quiet:
-        _print_summary(report_obj, gate_result)
+    _print_summary(report_obj, gate_result, quiet=quiet)
     if lane is not None:
         notes = lane.finished(report_obj, gate_result.passed)
         for line in [*([] if quiet else notes), *lane_failures]:  # a failure always says why
@@ -287,9 +286,14 @@ def gate_verdict(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[
     return evaluate_gate(report_obj, rules, comparison)
 
 
-def _print_summary(report_obj: Any, gate_result: Any) -> None:
+def _print_summary(report_obj: Any, gate_result: Any, *, quiet: bool) -> None:
+    """The run's line and the gate's verdict on stderr; --quiet keeps only why a gate failed."""
     from assay.report.markdown import fmt
 
+    if quiet:
+        if not gate_result.passed:
+            _print_gate(gate_result)
+        return
     s = report_obj.summary
     typer.echo(
         f"assay: {report_obj.dataset.name}: {s.total_executions} executions, macro-F1 "
@@ -297,6 +301,10 @@ def _print_summary(report_obj: Any, gate_result: Any) -> None:
         f"{s.failed_rows or 0} failed, {s.errored_rows or 0} errored, run {report_obj.run.run_id}",
         err=True,
     )
+    _print_gate(gate_result)
+
+
+def _print_gate(gate_result: Any) -> None:
     for failure in gate_result.failures:
         typer.echo(f"assay: gate: {failure.message}", err=True)
     typer.echo(f"assay: gate {'passed' if gate_result.passed else 'FAILED'}", err=True)
