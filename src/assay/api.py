@@ -107,7 +107,10 @@ def _system(dataset: Dataset, outputs: Any, sut: Any) -> Any:
     if isinstance(outputs, Mapping):
         from assay.outputs import coerce_output
 
-        return SavedOutputs({str(k): _as_output(v, coerce_output) for k, v in outputs.items()}, "")
+        answers = {str(k): _as_output(v, coerce_output) for k, v in outputs.items()}
+        # As for a file: every sample answered, every answer a sample's, before any scoring.
+        check_outputs_cover(answers, [s.id for s in dataset.samples], path="outputs")
+        return SavedOutputs(answers, "")
     raise UsageError(f"outputs must be a path or a mapping; got {type(outputs).__name__}")
 
 

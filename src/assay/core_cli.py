@@ -25,6 +25,10 @@ def validate(
     if loaded.metrics:  # checked as `assay run` checks them: options, thresholds, tag scopes
         with declared_metrics(dataset):
             metric_plan(loaded)
+    if loaded.providers is not None:  # the block alone, as `assay run` reads it (no key in it)
+        from assay.providers.settings import build
+
+        build(dataset=loaded.providers, env={})
     tags = sorted({tag for sample in loaded.samples for tag in sample.tags})
     typer.echo(
         f"{dataset}: ok ({len(loaded.samples)} samples, {len(loaded.metrics)} default metrics, "

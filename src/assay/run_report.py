@@ -219,8 +219,7 @@ def finish_run(
     write_out(render(report_obj, config.fmt, comparison, rows), config.out)
     for extra_fmt, extra_path in extra_reports:
         write_out(render(report_obj, extra_fmt, comparison, rows), extra_path)
-    if not config.quiet:
-        _print_summary(report_obj, gate_result)
+    _print_summary(report_obj, gate_result, quiet=config.quiet)
     if lane is not None:
         notes = lane.finished(report_obj, gate_result.passed)
         for line in [*([] if config.quiet else notes), *lane_failures]:  # always says why
@@ -278,17 +277,22 @@ def _compare(
 def gate_verdict(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[str, Any]) -> Any:
     from assay.gate import evaluate as evaluate_gate
     from assay.gate_rules import load_rules
+    from assay.project import find_config
 
-    config = Path("assay.toml")
-    rules = load_rules(
-        cli=cli, dataset_gate=dataset_gate, config_path=config if config.exists() else None
-    )
+    # The nearest assay.toml, as for `executor` and [ray]: a run from a sub-folder keeps the
+    # project's gate.
+    rules = load_rules(cli=cli, dataset_gate=dataset_gate, config_path=find_config())
     return evaluate_gate(report_obj, rules, comparison)
 
 
-def _print_summary(report_obj: Any, gate_result: Any) -> None:
+def _print_summary(report_obj: Any, gate_result: Any, *, quiet: bool) -> None:
+    """The run's line and the gate's verdict on stderr; --quiet keeps only why a gate failed."""
     from assay.report.markdown import fmt
 
+    if quiet:
+        if not gate_result.passed:
+            _print_gate(gate_result)
+        return
     s = report_obj.summary
     typer.echo(
         f"assay: {report_obj.dataset.name}: {s.total_executions} executions, macro-F1 "
@@ -296,6 +300,10 @@ def _print_summary(report_obj: Any, gate_result: Any) -> None:
         f"{s.failed_rows or 0} failed, {s.errored_rows or 0} errored, run {report_obj.run.run_id}",
         err=True,
     )
+    _print_gate(gate_result)
+
+
+def _print_gate(gate_result: Any) -> None:
     for failure in gate_result.failures:
         typer.echo(f"assay: gate: {failure.message}", err=True)
     typer.echo(f"assay: gate {'passed' if gate_result.passed else 'FAILED'}", err=True)

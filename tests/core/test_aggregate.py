@@ -496,6 +496,15 @@ def test_usage_with_only_unpriced_models_has_no_cost() -> None:
     assert report.usage.total_tokens == 4
 
 
+def test_a_run_served_wholly_from_the_cache_costs_zero() -> None:
+    # A cache hit's cost is known (0.0, as the provider records it): not "unpriced".
+    record = {"model": "gpt-4o-mini", "total_tokens": 0, "cost_usd": 0.0, "cached": True}
+    report = build([(execution("s0", {"m": ScoreResult(1.0, {}, None, (record,))}), [])], ["m"])
+    usage = report.usage
+    assert (usage.calls, usage.cached_calls, usage.cost_usd, usage.complete) == (1, 1, 0.0, True)
+    assert usage.models[0].cost_usd == 0.0 and usage.per_metric["m"].cost_usd == 0.0
+
+
 def test_usage_is_empty_for_offline_metrics() -> None:
     usage = single_metric_report([1.0]).usage
     assert (usage.calls, usage.cost_usd, usage.complete, usage.models) == (0, None, True, [])

@@ -330,6 +330,25 @@ def test_validate_rejects_unknown_default_metric(
     assert code == 2 and "exact-mtach" in err
 
 
+@pytest.mark.parametrize(
+    ("block", "needle"),
+    [
+        ("{embedding_provider: foo}", "provider setting 'embedding_provider' from the dataset"),
+        ("{api_key: sk-x}", "'providers.api_key' is not allowed"),
+    ],
+)
+def test_validate_checks_the_providers_block_as_run_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, block: str, needle: str
+) -> None:
+    path = tmp_path / "d.yml"
+    path.write_text(
+        f"name: d\nproviders: {block}\nsamples:\n  - {{id: a, input: {{}}, expected_output: x}}\n",
+        encoding="utf-8",
+    )
+    code, _, err = run_main(capsys, "validate", str(path))
+    assert code == 2 and needle in err
+
+
 def test_metrics_lists_every_metric(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_main(capsys, "metrics")
     assert code == 0

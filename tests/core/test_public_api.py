@@ -60,3 +60,19 @@ def test_cli_and_api_give_the_same_report_on_the_quickstart(tmp_path: Path) -> N
         report["dataset"].pop("path")
     assert api == cli
     assert api["summary"]["macro_f1"] == cli["summary"]["macro_f1"] > 0.7
+
+
+def test_an_outputs_mapping_must_answer_exactly_the_samples() -> None:
+    """outputs={...} is checked like an outputs file: a missing or unknown id stops the run."""
+    import json
+
+    import pytest
+
+    dataset = assay.load_dataset(EXAMPLE / "dataset.yml")
+    answers = json.loads((EXAMPLE / "outputs.json").read_text(encoding="utf-8"))["outputs"]
+    first = dataset.samples[0].id
+    with pytest.raises(assay.AssayError, match=f"no saved output for 1 sample.*'{first}'"):
+        assay.evaluate(dataset, outputs={k: v for k, v in answers.items() if k != first})
+    with pytest.raises(assay.AssayError, match=r"1 id.* not in the dataset: 'capital-mars'"):
+        assay.evaluate(dataset, outputs={**answers, "capital-mars": "Olympus"})
+    assert assay.evaluate(dataset, outputs=answers).summary.macro_f1 > 0.7

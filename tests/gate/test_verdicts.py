@@ -175,3 +175,15 @@ def test_compare_refuses_outputs_against_a_named_reference(project: Path) -> Non
     result = run_assay(["compare", "outputs.json", "baseline"], cwd=project)
     assert result.returncode == 2 and "needs a reference report file" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_quiet_keeps_the_reasons_a_gate_failed(project: Path) -> None:
+    """--quiet drops progress and the summary; a failed gate still says why on stderr."""
+    passed = run(project, "-f", "json", "-o", "r.json", "-q")
+    assert passed.returncode == 0 and passed.stderr == ""
+    failed = run(project, "-f", "json", "-o", "r.json", "-q", "--min-macro-f1", "0.99")
+    assert failed.returncode == 1
+    assert failed.stderr.splitlines()[-2:] == [
+        "assay: gate: macro-F1 0.7419 is below the minimum 0.9900",
+        "assay: gate FAILED",
+    ]

@@ -47,6 +47,7 @@ from assay.calibration.scoring import (
 from assay.dataset import Dataset, Sample
 from assay.errors import MetricError, UsageError
 from assay.outputs import Output
+from assay.preflight import check_providers
 from assay.providers.usage import total_cost
 
 __all__ = [
@@ -162,9 +163,11 @@ async def calibrate_async(
     models = list(dict.fromkeys(judge_models)) or [current().judge_model]
     criteria = rubric_criteria(dataset, rubric) if metric == "rubric" else (PASS_CRITERION,)
     labelled = read_labelled(dataset, criteria, metric=metric, outputs=outputs, source=source)
+    judges = {model: _judge_metric(metric, model, criteria, abstain) for model in models}
+    # No key and no base URL: one usage error before any call, as `assay run` gives.
+    check_providers(list(judges.values()), current())
     runs: dict[str, list[Judged]] = {}
-    for model in models:
-        judge = _judge_metric(metric, model, criteria, abstain)
+    for model, judge in judges.items():
         runs[model] = await judge_all(judge, labelled.samples, labelled.answers, concurrency)
     labels = _label_set(criteria, labelled, runs, metric=metric, abstain=policy, source=source)
     result = compute_agreement(

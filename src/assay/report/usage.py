@@ -80,9 +80,12 @@ class _UsageSum:
         self.calls += 1
         entry["calls"] += 1
         if cached:
-            # A cache hit costs nothing now; its tokens were paid for by an earlier run.
+            # A cache hit costs nothing now; its tokens were paid for by an earlier run. Its
+            # cost is known (0), so a run served wholly from the cache costs 0, not null.
             self.cached += 1
             entry["cached"] += 1
+            if cost is not None:
+                self.priced_calls += 1
             return
         self.prompt += prompt
         self.completion += completion

@@ -145,10 +145,12 @@ def run_systems(
         write(render(systems, fmt), path)
     failed = [name for name, report in named if not report.gate["passed"] or report.run.halted]
     if not quiet:
+        from assay.report.markdown import fmt as number
+
         for name, report in named:
             s = report.summary
             typer.echo(
-                f"assay: {name}: pass rate {s.pass_rate}, macro-F1 {s.macro_f1}, "
+                f"assay: {name}: pass rate {number(s.pass_rate)}, macro-F1 {number(s.macro_f1)}, "
                 f"gate {'passed' if report.gate['passed'] else 'FAILED'}, run {report.run.run_id}",
                 err=True,
             )
