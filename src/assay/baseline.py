@@ -181,17 +181,23 @@ def read_pointer(dataset: str, *, root: Path | None = None) -> tuple[Path, Basel
         path = folder / f"{_legacy_slug(dataset)}.json"
         if len(path.name) > 255 or not path.is_file():
             return None
+    pointer = _read_pointer_file(path)
+    return (path, pointer) if pointer.dataset == dataset else None
+
+
+def _read_pointer_file(path: Path) -> BaselinePointer:
+    """One pointer file, read as UTF-8 under the input size cap; InputError naming it."""
+    from assay.documents import read_text
+
+    text = read_text(path, InputError)
     try:
-        pointer = BaselinePointer.model_validate_json(path.read_text(encoding="utf-8"))
+        return BaselinePointer.model_validate_json(text)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise InputError(
             f"not a valid baseline pointer: {first['msg']}", file=str(path), field=where
         ) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    return (path, pointer) if pointer.dataset == dataset else None
 
 
 def list_pointers(*, root: Path | None = None) -> list[tuple[Path, BaselinePointer]]:
@@ -201,10 +207,8 @@ def list_pointers(*, root: Path | None = None) -> list[tuple[Path, BaselinePoint
         if path.name.endswith(".report.json"):
             continue
         try:
-            found.append(
-                (path, BaselinePointer.model_validate_json(path.read_text(encoding="utf-8")))
-            )
-        except (ValidationError, OSError):
+            found.append((path, _read_pointer_file(path)))
+        except InputError:  # a damaged pointer is not listed; reading its dataset names it
             continue
     return found
 

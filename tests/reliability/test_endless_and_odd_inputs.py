@@ -46,3 +46,22 @@ def test_a_pipe_past_the_size_cap_is_refused_without_reading_it_all(
     with pytest.raises(TezError, match="file is over the limit of 1000 bytes"):
         load_previous(fifo)
     writer.join(5)
+
+
+def test_a_baseline_pointer_that_is_not_utf8_is_an_input_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: 'assay baseline show' and '--compare baseline' ended in 'unexpected
+    UnicodeDecodeError'. Now the pointer is named; 'baseline show' leaves it out."""
+    from assay.baseline import list_pointers, read_pointer, slug
+    from assay.errors import InputError
+
+    monkeypatch.delenv("ASSAY_BASELINE_DIR", raising=False)
+    folder = tmp_path / ".assay" / "baselines"
+    folder.mkdir(parents=True)
+    pointer = folder / f"{slug('support')}.json"
+    pointer.write_bytes(b'{"dataset": "support\xff"}')
+    with pytest.raises(InputError, match=r"support\.json: not valid UTF-8 \(byte 20, line 1\)"):
+        read_pointer("support", root=tmp_path)
+    monkeypatch.setenv("ASSAY_BASELINE_DIR", str(folder))
+    assert list_pointers() == []
