@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.bounded import loads_json
 from assay.errors import InputError, StoreError, UsageError
+from assay.fileio import exists, is_file
 from assay.report.model import Report
 
 if TYPE_CHECKING:
@@ -283,7 +284,7 @@ def latest_run_id(
 def report_from_argument(target: str, *, store_path: Path | None = None) -> tuple[Report, str]:
     """A report from a path to a report JSON, else from a run id in the store."""
     path = Path(target)
-    if path.is_file():
+    if is_file(path):
         return load_report(path), str(path)
     try:
         return report_from_run(target, store_path=store_path), f"run:{target}"
@@ -299,7 +300,7 @@ def streamed_from_argument(
     from assay.streamed_report import stream_report_file, stream_stored_report
 
     path = Path(target)
-    if path.is_file():
+    if is_file(path):
         return stream_report_file(path, load_report), str(path)
     try:
         streamed = stream_stored_report(Path(store_path or default_store()), target)
@@ -333,7 +334,7 @@ def resolve_reference(
             return None
         return stream_stored_report(Path(store_path or default_store()), run_id)
     path = Path(target)
-    if not path.exists():
+    if not exists(path):
         raise UsageError(
             f"--compare {target}: no such file (use 'baseline', 'latest' or a report JSON path)"
         )

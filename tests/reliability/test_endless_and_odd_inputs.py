@@ -3,6 +3,7 @@ with one line) or a recorded failure, never a hang, a traceback or a silent wron
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -65,3 +66,39 @@ def test_a_baseline_pointer_that_is_not_utf8_is_an_input_error(
         read_pointer("support", root=tmp_path)
     monkeypatch.setenv("ASSAY_BASELINE_DIR", str(folder))
     assert list_pointers() == []
+
+
+LONG = "a" * 300  # a file name over the 255-byte limit: Python 3.11's Path.is_file() raises
+RUN = ["run", "d.json", "--outputs", "o.json", "-m", "exact-match"]
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        (["compare", LONG, "o.json"], "is neither a report file nor a stored run"),
+        (["compare", "o.json", LONG], "is neither a report file nor a stored run"),
+        (["baseline", "set", LONG], "is neither a report file nor a stored run"),
+        (["tez", "validate", LONG], "no such bundle"),
+        (["run", "d.json", "--outputs", f"a={LONG}", "-m", "exact-match"], "cannot read file"),
+        ([*RUN, "-o", LONG], "cannot write"),
+        ([*RUN, "--compare", LONG], "--compare"),
+        ([*RUN, "--store", "o.json/s.db"], "cannot open run store o.json/s.db: "),
+    ],
+)  # fmt: skip
+def test_a_path_the_system_refuses_is_one_line_not_an_unexpected_error(
+    tmp_path: Path, command: list[str], words: str
+) -> None:
+    """Before: each ended in 'assay: error: unexpected OSError: [Errno 36] File name too long'
+    (or FileExistsError for a store under a file), the line kept for a bug in assay."""
+    from runner.procs import run_assay
+
+    sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
+    (tmp_path / "d.json").write_text(json.dumps({"name": "t", "samples": [sample]}), "utf-8")
+    (tmp_path / "o.json").write_text('{"outputs": {"s1": "a"}}', "utf-8")
+    if "--store" not in command and command[0] == "run":
+        command = [*command, "--no-store"]
+    result = run_assay([*command, "-q"] if command[0] == "run" else command, cwd=tmp_path)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("assay: error: ") and "unexpected" not in lines[0], lines
+    assert words in lines[0], lines
