@@ -102,3 +102,20 @@ def test_a_path_the_system_refuses_is_one_line_not_an_unexpected_error(
     assert result.returncode == 2 and len(lines) == 1, result.stderr
     assert lines[0].startswith("assay: error: ") and "unexpected" not in lines[0], lines
     assert words in lines[0], lines
+
+
+def test_runs_limit_out_of_range_is_a_usage_error_and_a_huge_one_lists_all(
+    tmp_path: Path,
+) -> None:
+    """Before: '--limit 99999999999999999999' ended in 'unexpected OverflowError' (SQLite's
+    integer), '--limit 0' said 'no runs yet' and '--limit -1' listed every run."""
+    from runner.procs import run_assay
+
+    store = str(tmp_path / "s.db")
+    run_assay(["runs", "--store", store], cwd=tmp_path)  # makes an empty store
+    huge = run_assay(["runs", "--store", store, "--limit", "9" * 20], cwd=tmp_path)
+    assert huge.returncode == 0 and huge.stderr == "no runs yet\n", huge.stderr
+    for limit in ("0", "-1"):
+        result = run_assay(["runs", "--store", store, "--limit", limit], cwd=tmp_path)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr == f"assay: error: --limit must be at least 1; got {limit}\n"
