@@ -119,3 +119,21 @@ def test_runs_limit_out_of_range_is_a_usage_error_and_a_huge_one_lists_all(
         result = run_assay(["runs", "--store", store, "--limit", limit], cwd=tmp_path)
         assert result.returncode == 2, result.stderr
         assert result.stderr == f"assay: error: --limit must be at least 1; got {limit}\n"
+
+
+@pytest.mark.parametrize(
+    "nested",
+    ["[" * 5000 + "]" * 5000, "{a = " * 5000 + "1" + "}" * 5000],
+    ids=["arrays", "inline-tables"],
+)
+def test_an_assay_toml_nested_past_the_recursion_limit_is_a_usage_error(
+    tmp_path: Path, nested: str
+) -> None:
+    """Before: 'unexpected RecursionError' (tomllib recurses once per nested array or table)."""
+    from assay.errors import UsageError
+    from assay.project import read_toml
+
+    config = tmp_path / "assay.toml"
+    config.write_text(f"x = {nested}\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"assay\.toml: not valid TOML: nested too deeply to read"):
+        read_toml(config)
