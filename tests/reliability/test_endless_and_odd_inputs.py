@@ -137,3 +137,21 @@ def test_an_assay_toml_nested_past_the_recursion_limit_is_a_usage_error(
     config.write_text(f"x = {nested}\n", encoding="utf-8")
     with pytest.raises(UsageError, match=r"assay\.toml: not valid TOML: nested too deeply to read"):
         read_toml(config)
+
+
+@pytest.mark.parametrize("name", ["contains", "answer-containment-at-k"])
+@pytest.mark.parametrize("value", ["false", "no", 0, None])
+def test_a_case_sensitive_option_that_is_not_a_boolean_is_refused(name: str, value: object) -> None:
+    """Before: ``case_sensitive: "false"`` (JSON, or quoted YAML) was truthy, so contains ran
+    case-sensitive and scored 'paris' against 'Paris' 0.0 without a word."""
+    from assay.errors import MetricConfigError
+    from assay.metrics.lexical import Contains
+    from assay.metrics.registry import resolve
+    from assay.metrics.retrieval import AnswerContainmentAtK
+
+    with pytest.raises(MetricConfigError, match=f"{name} option 'case_sensitive' must be true"):
+        resolve({"name": name, "case_sensitive": value})
+    for flag in (True, False):
+        metric = resolve({"name": name, "case_sensitive": flag})
+        assert isinstance(metric, (Contains, AnswerContainmentAtK))
+        assert metric.case_sensitive is flag
