@@ -276,15 +276,20 @@ def _compare(
     )
 
 
-def gate_verdict(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[str, Any]) -> Any:
-    from assay.gate import evaluate as evaluate_gate
+def gate_rules(dataset_gate: Any, cli: dict[str, Any]) -> Any:
+    """The run's gate rules: assay.toml [gate] < the dataset's gate: block < flags."""
     from assay.gate_rules import load_rules
 
     config = Path("assay.toml")
-    rules = load_rules(
+    return load_rules(
         cli=cli, dataset_gate=dataset_gate, config_path=config if config.exists() else None
     )
-    return evaluate_gate(report_obj, rules, comparison)
+
+
+def gate_verdict(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[str, Any]) -> Any:
+    from assay.gate import evaluate as evaluate_gate
+
+    return evaluate_gate(report_obj, gate_rules(dataset_gate, cli), comparison)
 
 
 def _print_summary(report_obj: Any, gate_result: Any) -> None:

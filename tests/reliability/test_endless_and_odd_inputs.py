@@ -155,3 +155,33 @@ def test_a_case_sensitive_option_that_is_not_a_boolean_is_refused(name: str, val
         metric = resolve({"name": name, "case_sensitive": flag})
         assert isinstance(metric, (Contains, AnswerContainmentAtK))
         assert metric.case_sensitive is flag
+
+
+@pytest.mark.parametrize(
+    ("block", "words"),
+    [
+        ({"gate": {"min_macro_f1": 2}}, "field 'gate': gate.min_macro_f1 must be a number"),
+        ({"gate": {"bogus": 1}}, "field 'gate': gate: unknown gate rule 'bogus'"),
+        ({"providers": {"judge_model": 5}}, "field 'providers': provider setting 'judge_model'"),
+    ],
+)
+def test_validate_and_run_refuse_a_bad_gate_or_providers_block_before_any_work(
+    tmp_path: Path, block: dict[str, object], words: str
+) -> None:
+    """Before: validate said ok, and run called the system under test for every sample, then
+    ended in exit 2 without a report (the gate block was read only for the verdict)."""
+    from runner.procs import run_assay
+
+    sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
+    dataset = {"name": "t", "metrics": ["exact-match"], "samples": [sample], **block}
+    (tmp_path / "d.json").write_text(json.dumps(dataset), encoding="utf-8")
+    (tmp_path / "sut.py").write_text(
+        "import pathlib\n\ndef answer(inp):\n    pathlib.Path('called').touch()\n    return 'a'\n",
+        encoding="utf-8",
+    )
+    line = run_assay(["validate", "d.json"], cwd=tmp_path).stderr.strip()
+    assert line.startswith("assay: error: d.json: ") and words in line, line
+    run = ["run", "d.json", "--sut", "sut:answer", "--no-store", "-q", "-o", "r.md"]
+    result = run_assay(run, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert not (tmp_path / "called").exists()
