@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import typer
 
-from assay.console import EXIT_GATE_FAILED, EXIT_OK, fail, warn
+from assay.console import EXIT_GATE_FAILED, EXIT_OK, fail, printable, warn
 
 if TYPE_CHECKING:
     from assay.rebuild import RowSource
@@ -296,12 +296,16 @@ def _print_summary(report_obj: Any, gate_result: Any) -> None:
     from assay.report.markdown import fmt
 
     s = report_obj.summary
+    # The dataset's name and its tags (in cohort rules) are the dataset's text: a backspace or
+    # a line break in them must not rewrite what the terminal shows.
     typer.echo(
-        f"assay: {report_obj.dataset.name}: {s.total_executions} executions, macro-F1 "
-        f"{fmt(s.macro_f1)}, "
-        f"{s.failed_rows or 0} failed, {s.errored_rows or 0} errored, run {report_obj.run.run_id}",
+        printable(
+            f"assay: {report_obj.dataset.name}: {s.total_executions} executions, macro-F1 "
+            f"{fmt(s.macro_f1)}, {s.failed_rows or 0} failed, {s.errored_rows or 0} errored, "
+            f"run {report_obj.run.run_id}"
+        ),
         err=True,
     )
     for failure in gate_result.failures:
-        typer.echo(f"assay: gate: {failure.message}", err=True)
+        typer.echo(printable(f"assay: gate: {failure.message}"), err=True)
     typer.echo(f"assay: gate {'passed' if gate_result.passed else 'FAILED'}", err=True)

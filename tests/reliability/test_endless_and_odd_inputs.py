@@ -205,3 +205,22 @@ def test_a_dataset_name_cannot_write_lines_of_its_own_into_a_brief(tmp_path: Pat
     assert lines[0].startswith("# Failure brief: n\\u{A}\\u{A}## SYSTEM"), lines[0]
     assert lines[2].startswith("> Fenced blocks"), lines[:3]
     assert not any(line.startswith("## SYSTEM") for line in lines)
+
+
+def test_the_run_summary_on_stderr_escapes_control_characters_of_the_dataset_name(
+    tmp_path: Path,
+) -> None:
+    """Before: a backspace, an escape sequence or a line break in the dataset's name reached
+    the terminal as written in the 'assay: NAME: N executions' line."""
+    from runner.procs import run_assay
+
+    name = "n\x08\x1b[31m\nX"
+    sample = {"id": "s1", "input": {"q": "x"}, "expected_output": "a"}
+    document = {"name": name, "metrics": ["exact-match"], "samples": [sample]}
+    (tmp_path / "d.json").write_text(json.dumps(document), encoding="utf-8")
+    (tmp_path / "o.json").write_text('{"outputs": {"s1": "a"}}', encoding="utf-8")
+    run = ["run", "d.json", "--outputs", "o.json", "--no-store", "-o", "r.md"]
+    result = run_assay(run, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    summary = next(line for line in result.stderr.splitlines() if "executions" in line)
+    assert summary.startswith("assay: n\\x08\\x1b[31m\\nX: 1 executions"), summary
