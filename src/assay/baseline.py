@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.bounded import loads_json
 from assay.errors import InputError, StoreError, UsageError
+from assay.fileio import exists, is_file
 from assay.report.model import Report
 
 if TYPE_CHECKING:
@@ -181,17 +182,23 @@ def read_pointer(dataset: str, *, root: Path | None = None) -> tuple[Path, Basel
         path = folder / f"{_legacy_slug(dataset)}.json"
         if len(path.name) > 255 or not path.is_file():
             return None
+    pointer = _read_pointer_file(path)
+    return (path, pointer) if pointer.dataset == dataset else None
+
+
+def _read_pointer_file(path: Path) -> BaselinePointer:
+    """One pointer file, read as UTF-8 under the input size cap; InputError naming it."""
+    from assay.documents import read_text
+
+    text = read_text(path, InputError)
     try:
-        pointer = BaselinePointer.model_validate_json(path.read_text(encoding="utf-8"))
+        return BaselinePointer.model_validate_json(text)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise InputError(
             f"not a valid baseline pointer: {first['msg']}", file=str(path), field=where
         ) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    return (path, pointer) if pointer.dataset == dataset else None
 
 
 def list_pointers(*, root: Path | None = None) -> list[tuple[Path, BaselinePointer]]:
@@ -201,10 +208,8 @@ def list_pointers(*, root: Path | None = None) -> list[tuple[Path, BaselinePoint
         if path.name.endswith(".report.json"):
             continue
         try:
-            found.append(
-                (path, BaselinePointer.model_validate_json(path.read_text(encoding="utf-8")))
-            )
-        except (ValidationError, OSError):
+            found.append((path, _read_pointer_file(path)))
+        except InputError:  # a damaged pointer is not listed; reading its dataset names it
             continue
     return found
 
@@ -279,7 +284,7 @@ def latest_run_id(
 def report_from_argument(target: str, *, store_path: Path | None = None) -> tuple[Report, str]:
     """A report from a path to a report JSON, else from a run id in the store."""
     path = Path(target)
-    if path.is_file():
+    if is_file(path):
         return load_report(path), str(path)
     try:
         return report_from_run(target, store_path=store_path), f"run:{target}"
@@ -295,7 +300,7 @@ def streamed_from_argument(
     from assay.streamed_report import stream_report_file, stream_stored_report
 
     path = Path(target)
-    if path.is_file():
+    if is_file(path):
         return stream_report_file(path, load_report), str(path)
     try:
         streamed = stream_stored_report(Path(store_path or default_store()), target)
@@ -329,7 +334,7 @@ def resolve_reference(
             return None
         return stream_stored_report(Path(store_path or default_store()), run_id)
     path = Path(target)
-    if not path.exists():
+    if not exists(path):
         raise UsageError(
             f"--compare {target}: no such file (use 'baseline', 'latest' or a report JSON path)"
         )

@@ -18,16 +18,18 @@ def validate(
 ) -> None:
     """Check a dataset against the schema and report the first problem precisely."""
     from assay.api import metric_plan
-    from assay.dataset_errors import declared_metrics
+    from assay.dataset_errors import declared_block, declared_metrics
+    from assay.gate_rules import rules_from_mapping
     from assay.loading import load_dataset
+    from assay.providers.settings import build
 
     loaded = load_dataset(dataset)
     if loaded.metrics:  # checked as `assay run` checks them: options, thresholds, tag scopes
         with declared_metrics(dataset):
             metric_plan(loaded)
-    if loaded.providers is not None:  # the block alone, as `assay run` reads it (no key in it)
-        from assay.providers.settings import build
-
+    with declared_block(dataset, "gate"):
+        rules_from_mapping(loaded.gate, "gate")
+    with declared_block(dataset, "providers"):
         build(dataset=loaded.providers, env={})
     tags = sorted({tag for sample in loaded.samples for tag in sample.tags})
     typer.echo(

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from assay.errors import DatasetError, InputError, MetricConfigError
+from assay.errors import DatasetError, InputError, MetricConfigError, UsageError
 
 
 @contextlib.contextmanager
@@ -24,6 +24,16 @@ def declared_metrics(path: str | Path) -> Iterator[None]:
         yield
     except MetricConfigError as exc:
         raise DatasetError(str(exc), file=str(path), field="metrics") from None
+
+
+@contextlib.contextmanager
+def declared_block(path: str | Path, field: str) -> Iterator[None]:
+    """Checking a block of a dataset (``gate``, ``providers``) as ``assay run`` reads it: a
+    refused value is that dataset's error, naming its file and the field."""
+    try:
+        yield
+    except UsageError as exc:
+        raise DatasetError(str(exc), file=str(path), field=field) from None
 
 
 def _sample_label(raw_samples: Any, index: int) -> str | int:

@@ -103,8 +103,12 @@ def _refuse_repeated_keys(node: yaml.MappingNode) -> None:
         seen.add(key)
 
 
-def read_text(path: Path, error: type[InputError] = DatasetError) -> str:
-    """Read a UTF-8 file with errors that name it (missing, too large, not UTF-8)."""
+def read_capped(path: Path, error: type[InputError] = DatasetError) -> bytes:
+    """A file's bytes, at most MAX_DATASET_BYTES of them, with errors that name it.
+
+    A pipe or a device such as ``/dev/zero`` reports no size, so the read itself stops one
+    byte past the cap rather than growing without end.
+    """
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -112,9 +116,18 @@ def read_text(path: Path, error: type[InputError] = DatasetError) -> str:
     if size > MAX_DATASET_BYTES:
         raise error(f"file is {size} bytes; the limit is {MAX_DATASET_BYTES}", file=str(path))
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            data = handle.read(MAX_DATASET_BYTES + 1)
     except OSError as exc:
         raise error(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
+    if len(data) > MAX_DATASET_BYTES:
+        raise error(f"file is over the limit of {MAX_DATASET_BYTES} bytes", file=str(path))
+    return data
+
+
+def read_text(path: Path, error: type[InputError] = DatasetError) -> str:
+    """Read a UTF-8 file with errors that name it (missing, too large, not UTF-8)."""
+    data = read_capped(path, error)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -1,4 +1,4 @@
-"""Atomic file writes: a reader never sees half a report."""
+"""Atomic file writes (a reader never sees half a report), and path checks that never raise."""
 
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ def write_atomic(path: str | Path, text: str | bytes | Iterable[bytes]) -> None:
     if _special(path):
         _write_through(path, pieces)
         return
-    path = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
+        path = Path(os.path.realpath(path)) if path.is_symlink() else path
         path.parent.mkdir(parents=True, exist_ok=True)
         kept = _mode_kept(path)
         fd, tmp = _temporary(path)
@@ -87,3 +87,28 @@ def _write_through(path: Path, pieces: Iterable[bytes]) -> None:
                 handle.write(piece)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def is_file(path: Path) -> bool:
+    """``path.is_file()``, False where the system refuses the name itself: Python 3.11 raises
+    OSError (ENAMETOOLONG) for a name over 255 bytes; the read that follows names the file."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def is_dir(path: Path) -> bool:
+    """``path.is_dir()``, False where the system refuses the name (as :func:`is_file`)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def exists(path: Path) -> bool:
+    """``path.exists()``, False where the system refuses the name (as :func:`is_file`)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False

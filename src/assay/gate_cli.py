@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from assay.console import printable, warn
+from assay.fileio import is_file
 
 if TYPE_CHECKING:
     from assay.report.comparison_model import Comparison, MetricComparison
@@ -228,7 +229,7 @@ def _both_reports(
                 f"id, not '{reference}'"
             )
         reference_side, _ = streamed_from_argument(reference, store_path=store)
-        base = Path(reference).parent if Path(reference).is_file() else Path.cwd()
+        base = Path(reference).parent if is_file(Path(reference)) else Path.cwd()
         scored = _score_outputs(Path(current), reference_side.report, base)
         return StreamedReport.whole(scored), reference_side
     current_side, _ = streamed_from_argument(current, store_path=store)
@@ -256,7 +257,7 @@ def _is_outputs_file(target: str) -> bool:
     from assay.bounded import loads_json
 
     path = Path(target)
-    if not path.is_file():
+    if not is_file(path):
         return False
     if path.suffix.lower() in (".jsonl", ".yml", ".yaml"):
         return True
@@ -284,9 +285,9 @@ def _score_outputs(path: Path, reference: Report, base: Path) -> Report:
             "dataset path to score it with; run `assay run DATASET --outputs FILE -f json` first"
         )
     dataset = Path(reference.dataset.path)
-    if not dataset.is_file() and not dataset.is_absolute() and (base / dataset).is_file():
+    if not is_file(dataset) and not dataset.is_absolute() and is_file(base / dataset):
         dataset = base / dataset
-    if not dataset.is_file():
+    if not is_file(dataset):
         raise UsageError(f"compare: the reference's dataset {dataset} is not a file here")
     names = [aggregate.name for aggregate in reference.metrics]
     return evaluate(dataset, outputs=path, metrics=names or None)

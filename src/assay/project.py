@@ -71,6 +71,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: config file not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses per nested array or inline table (pure Python)
+        raise UsageError(f"{path}: not valid TOML: nested too deeply to read") from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
     except OSError as exc:

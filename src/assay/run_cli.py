@@ -92,11 +92,14 @@ def runs(
     limit: Annotated[int, typer.Option("--limit", help="How many runs to list.")] = 20,
 ) -> None:
     """List past runs, newest first."""
+    from assay.console import fail
     from assay.store import RunStore
 
+    if limit < 1:  # SQLite reads LIMIT -1 as "all" and LIMIT 0 as none ("no runs yet")
+        fail(f"--limit must be at least 1; got {limit}")
     store = RunStore(store_path)
     try:
-        records = store.list_runs(limit)
+        records = store.list_runs(min(limit, 2**63 - 1))  # past SQLite's integer: OverflowError
     finally:
         store.close()
     if not records:

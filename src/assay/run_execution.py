@@ -20,7 +20,7 @@ import typer
 
 from assay.console import fail, warn
 from assay.run_plan import Plan, build_plan, system_limiter
-from assay.run_report import finish_run, gate_verdict, preload, write_out
+from assay.run_report import finish_run, gate_rules, gate_verdict, preload, write_out
 from assay.urls import public_url
 
 
@@ -48,6 +48,9 @@ def _preflight(plan: Plan) -> None:
     """Configuration errors before any work (exit 2); scope warnings on stderr."""
     from assay.api import preflight
 
+    # A bad rule (dataset gate: block, assay.toml [gate]) ended the command only after the
+    # whole run, with no report written; the rules are read again for the verdict.
+    gate_rules(plan.loaded.gate, plan.config.gate_flags())
     for message in preflight(plan.chosen, plan.selected):
         warn(message)
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import typer
 
-from assay.console import EXIT_GATE_FAILED, EXIT_OK, fail, warn
+from assay.console import EXIT_GATE_FAILED, EXIT_OK, fail, printable, warn
 
 if TYPE_CHECKING:
     from assay.rebuild import RowSource
@@ -274,15 +274,20 @@ def _compare(
     )
 
 
-def gate_verdict(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[str, Any]) -> Any:
-    from assay.gate import evaluate as evaluate_gate
+def gate_rules(dataset_gate: Any, cli: dict[str, Any]) -> Any:
+    """The run's gate rules: assay.toml [gate] < the dataset's gate: block < flags."""
     from assay.gate_rules import load_rules
     from assay.project import find_config
 
     # The nearest assay.toml, as for `executor` and [ray]: a run from a sub-folder keeps the
     # project's gate.
-    rules = load_rules(cli=cli, dataset_gate=dataset_gate, config_path=find_config())
-    return evaluate_gate(report_obj, rules, comparison)
+    return load_rules(cli=cli, dataset_gate=dataset_gate, config_path=find_config())
+
+
+def gate_verdict(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[str, Any]) -> Any:
+    from assay.gate import evaluate as evaluate_gate
+
+    return evaluate_gate(report_obj, gate_rules(dataset_gate, cli), comparison)
 
 
 def _print_summary(report_obj: Any, gate_result: Any, *, quiet: bool) -> None:
@@ -294,10 +299,14 @@ def _print_summary(report_obj: Any, gate_result: Any, *, quiet: bool) -> None:
             _print_gate(gate_result)
         return
     s = report_obj.summary
+    # The dataset's name and its tags (in cohort rules) are the dataset's text: a backspace or
+    # a line break in them must not rewrite what the terminal shows.
     typer.echo(
-        f"assay: {report_obj.dataset.name}: {s.total_executions} executions, macro-F1 "
-        f"{fmt(s.macro_f1)}, "
-        f"{s.failed_rows or 0} failed, {s.errored_rows or 0} errored, run {report_obj.run.run_id}",
+        printable(
+            f"assay: {report_obj.dataset.name}: {s.total_executions} executions, macro-F1 "
+            f"{fmt(s.macro_f1)}, {s.failed_rows or 0} failed, {s.errored_rows or 0} errored, "
+            f"run {report_obj.run.run_id}"
+        ),
         err=True,
     )
     _print_gate(gate_result)
@@ -305,5 +314,5 @@ def _print_summary(report_obj: Any, gate_result: Any, *, quiet: bool) -> None:
 
 def _print_gate(gate_result: Any) -> None:
     for failure in gate_result.failures:
-        typer.echo(f"assay: gate: {failure.message}", err=True)
+        typer.echo(printable(f"assay: gate: {failure.message}"), err=True)
     typer.echo(f"assay: gate {'passed' if gate_result.passed else 'FAILED'}", err=True)

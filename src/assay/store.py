@@ -90,6 +90,8 @@ class RunStore(StoredRuns):
             )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open run store {self.path}: {exc}") from None
+        except OSError as exc:  # its folder cannot be made: a file in the way, a name too long
+            raise StoreError(f"cannot open run store {self.path}: {exc.strerror or exc}") from None
 
     # ----------------------------------------------------------------------- runs
 

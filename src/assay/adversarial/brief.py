@@ -58,6 +58,12 @@ def defang(text: str, limit: int = MAX_TEXT) -> str:
     return result if len(result) <= limit else result[: limit - 1] + "…"
 
 
+def defang_line(text: str, limit: int) -> str:
+    """:func:`defang` for text shown outside a fence (the title): line breaks and tabs become
+    escapes too, so a dataset name cannot end the title and write headings of its own."""
+    return defang(text.replace("\n", "\\u{A}").replace("\t", "\\u{9}"), limit)
+
+
 class BriefRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -130,8 +136,8 @@ def build_brief(report: Report, *, budget: int) -> Brief:
     summary = report.summary
     categories = report.adversarial.categories if report.adversarial else []
     brief = Brief(
-        dataset=defang(report.dataset.name, 120),
-        run_id=defang(report.run.run_id, 120),
+        dataset=defang_line(report.dataset.name, 120),
+        run_id=defang_line(report.run.run_id, 120),
         gate="not-run" if not gate else "passed" if gate.get("passed") else "failed",
         summary={
             "failing_rows": sum(1 for row in report.rows if not row.passed),

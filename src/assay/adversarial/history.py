@@ -24,7 +24,7 @@ from assay.adversarial.drift import Check, DropRule, check, parse_rules, report_
 from assay.bounded import loads_json
 from assay.dataset import read_text
 from assay.errors import InputError, UsageError
-from assay.fileio import write_atomic
+from assay.fileio import exists, write_atomic
 from assay.report.model import Report
 
 MANIFEST_SCHEMA: Final = "assay.adversarial-runs.v1"
@@ -90,7 +90,7 @@ class History:
         self.rules = rules
 
     def load(self) -> Manifest:
-        if not self.path.exists():
+        if not exists(self.path):
             return Manifest()
         text = read_text(self.path, InputError)
         data = loads_json(text, self._invalid)

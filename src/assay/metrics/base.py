@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from assay.errors import MetricError
+from assay.errors import MetricConfigError, MetricError
 from assay.results import DEFAULT_THRESHOLD, passes
 
 if TYPE_CHECKING:
@@ -163,6 +163,13 @@ def positive_int_option(value: Any, label: str) -> int:
     if not isinstance(value, int) or value < 1:
         raise MetricError(f"{label} must be a positive integer; got {value!r}")
     return value
+
+
+def check_bool_option(value: Any, metric: str, option: str) -> None:
+    """A true/false option must be a boolean: the string "false" (quoted YAML, JSON) is truthy
+    and would silently turn the option on."""
+    if not isinstance(value, bool):
+        raise MetricConfigError(f"{metric} option '{option}' must be true or false; got {value!r}")
 
 
 def clamp01(value: float) -> float:

@@ -13,7 +13,13 @@ import regex
 from rapidfuzz.distance import LCSseq
 
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import MetricScore, clamp01, expected_string, unit_score
+from assay.metrics.base import (
+    MetricScore,
+    check_bool_option,
+    clamp01,
+    expected_string,
+    unit_score,
+)
 from assay.metrics.batch import ColumnBuilder, ScoreColumn, score_rows
 from assay.metrics.tokens import token_keys, token_keys_all, tokenize
 
@@ -58,6 +64,9 @@ class Contains:
 
     name: str = "contains"
     case_sensitive: bool = True
+
+    def __post_init__(self) -> None:
+        check_bool_option(self.case_sensitive, self.name, "case_sensitive")
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
         expected = expected_string(sample, self.name, non_empty=True)

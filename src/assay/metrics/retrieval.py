@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import MetricScore, clamp01, positive_int_option, type_name
+from assay.metrics.base import (
+    MetricScore,
+    check_bool_option,
+    clamp01,
+    positive_int_option,
+    type_name,
+)
 from assay.metrics.gain_table import (
     OVERFLOW,
     column,
@@ -304,6 +310,7 @@ class AnswerContainmentAtK:
 
     def __post_init__(self) -> None:
         check_k(self.k)
+        check_bool_option(self.case_sensitive, self.name, "case_sensitive")
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
         expected = sample.expected_output

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from assay.fileio import exists
+
 cache_app = typer.Typer(
     help="Inspect or empty the provider cache (judge verdicts, embeddings).", no_args_is_help=True
 )
@@ -45,7 +47,7 @@ def stats(
     if fmt not in ("text", "json"):
         fail(f"--format must be text or json; got {fmt!r}")
     path = _cache_dir(cache_dir) / CACHE_FILE
-    rows = ProviderCache(path).stats() if path.exists() else []
+    rows = ProviderCache(path).stats() if exists(path) else []
     if fmt == "json":
         data = {
             "path": str(path),
@@ -77,7 +79,7 @@ def clear(
     if kind is not None and kind not in ("chat", "embedding"):
         fail(f"--kind must be chat or embedding; got {kind!r}")
     path = _cache_dir(cache_dir) / CACHE_FILE
-    if not path.exists():
+    if not exists(path):
         typer.echo(f"{path}: nothing to clear")
         return
     cache = ProviderCache(path)

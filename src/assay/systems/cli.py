@@ -11,6 +11,7 @@ from typing import Any, Literal
 import typer
 
 from assay.console import fail
+from assay.fileio import exists
 
 Kind = Literal["outputs", "sut"]
 
@@ -28,7 +29,7 @@ def _split(value: str, kind: Kind) -> SystemSpec:
     flag = f"--{kind}"
     name, sep, rest = value.partition("=")
     # '--outputs a=x.json' names a system; an existing file whose name holds '=' does not
-    if not sep or (kind == "outputs" and Path(value).exists()):
+    if not sep or (kind == "outputs" and exists(Path(value))):
         return SystemSpec(None, kind, value)
     if not rest:
         fail(f"{flag} {value!r}: nothing after '='; write {flag} NAME=VALUE")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.bounded import loads_json
+from assay.documents import read_capped
 from assay.errors import TezError
 from assay.tez.records import AddendumValues, Alert, TezitEvalMetrics
 from assay.tez.scoring import TurnScore
@@ -158,11 +159,7 @@ def previous_metrics(data: Any, *, source: str = "<previous>") -> dict[str, floa
 
 
 def load_previous(path: str | Path) -> dict[str, float]:
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise TezError(f"cannot read the previous evaluation: {exc}", file=str(path)) from None
+    raw = read_capped(Path(path), TezError)
     data = loads_json(
         raw, lambda m: TezError(f"cannot read the previous evaluation: {m}", file=str(path))
     )

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from assay.bounded import loads_json
 from assay.errors import TezError
+from assay.fileio import is_dir, is_file
 from assay.tez.manifest import ItemEntry, declared_extension_ids, item_entries, manifest_warnings
 from assay.tez.readers import (
     DirReader,
@@ -113,10 +114,10 @@ def _open_reader(source: Path, limits: Limits) -> tuple[Reader, Literal["directo
     """A reader of the bundle at ``source``, its kind, and the top-level folder of a zip whose
     bundle sits in one (else "")."""
     reader: Reader
-    if source.is_dir():
+    if is_dir(source):
         reader = DirReader(source, limits)
         kind: Literal["directory", "zip"] = "directory"
-    elif source.is_file():
+    elif is_file(source):
         reader = ZipReader(source, limits)
         kind = "zip"
     else:
