@@ -11,9 +11,10 @@ Errors are raised as the caller's :class:`~assay.errors.InputError` subclass, na
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import jiter
 import pydantic_core
@@ -110,19 +111,34 @@ def read_capped(path: Path, error: type[InputError] = DatasetError) -> bytes:
     byte past the cap rather than growing without end.
     """
     try:
-        size = path.stat().st_size
+        status = path.stat()
     except OSError as exc:
         raise error(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
-    if size > MAX_DATASET_BYTES:
-        raise error(f"file is {size} bytes; the limit is {MAX_DATASET_BYTES}", file=str(path))
+    if status.st_size > MAX_DATASET_BYTES:
+        raise error(
+            f"file is {status.st_size} bytes; the limit is {MAX_DATASET_BYTES}", file=str(path)
+        )
     try:
         with path.open("rb") as handle:
-            data = handle.read(MAX_DATASET_BYTES + 1)
+            # One read for a regular file (its size is known); a pipe or device a block at a
+            # time, as read(cap + 1) would reserve the whole cap's memory for every read.
+            regular = stat.S_ISREG(status.st_mode)
+            data = handle.read() if regular else _read_upto(handle, MAX_DATASET_BYTES + 1)
     except OSError as exc:
         raise error(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
     if len(data) > MAX_DATASET_BYTES:
         raise error(f"file is over the limit of {MAX_DATASET_BYTES} bytes", file=str(path))
     return data
+
+
+def _read_upto(handle: BinaryIO, limit: int) -> bytes:
+    """At most ``limit`` bytes from ``handle``, read a megabyte at a time."""
+    parts: list[bytes] = []
+    left = limit
+    while left > 0 and (chunk := handle.read(min(1 << 20, left))):
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
 
 
 def read_text(path: Path, error: type[InputError] = DatasetError) -> str:
