@@ -17,8 +17,8 @@ from assay.errors import MetricConfigError, MetricError
 from assay.judging.client import Judge, ask, compact_json, fill, template_version
 from assay.judging.prompts import GOAL
 from assay.judging.replies import GOAL_VERDICTS, parse_goal
-from assay.metrics.base import MetricScore
-from assay.metrics.judge import judge_use, reask_option, scored_verdict
+from assay.metrics.base import MetricScore, check_bool_option
+from assay.metrics.judge import judge_use, scored_verdict
 from assay.metrics.rag import question_text
 from assay.trajectory import ToolCall, parse_trajectory
 
@@ -78,7 +78,7 @@ class GoalAccuracy:
     method: str = "judge"
 
     def __post_init__(self) -> None:
-        reask_option(self.reask, self.name)
+        check_bool_option(self.reask, self.name, "reask")
         if self.method != "judge":
             raise MetricConfigError(f"{self.name}: method must be judge; got {self.method!r}")
 

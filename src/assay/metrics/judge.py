@@ -24,7 +24,7 @@ from assay.judging.client import (
 )
 from assay.judging.prompts import ANSWER_GRADE, REFUSAL
 from assay.judging.replies import json_type, parse_refusal, parse_verdict
-from assay.metrics.base import MetricScore
+from assay.metrics.base import MetricScore, check_bool_option
 
 if TYPE_CHECKING:
     from assay.dataset import Sample
@@ -55,11 +55,6 @@ def judge_use(model: str | None, settings: Any) -> dict[str, str]:
         "provider": "openai-compatible",
         "model": model or settings.judge_model,
     }
-
-
-def reask_option(value: Any, metric: str) -> None:
-    if not isinstance(value, bool):
-        raise MetricConfigError(f"{metric} option 'reask' must be true or false")
 
 
 def _template_option(template: Any, metric: str) -> str | None:
@@ -108,7 +103,7 @@ class LLMAsJudge:
 
     def __post_init__(self) -> None:
         _template_option(self.prompt_template, self.name)
-        reask_option(self.reask, self.name)
+        check_bool_option(self.reask, self.name, "reask")
 
     @property
     def template(self) -> str:
@@ -155,7 +150,7 @@ class RefusalQuality:
         return judge_use(self.model, settings)
 
     def __post_init__(self) -> None:
-        reask_option(self.reask, self.name)
+        check_bool_option(self.reask, self.name, "reask")
 
     def prompt(self, sample: Sample, output: Output) -> tuple[str, bool]:
         if "refusal_expected" not in sample.metadata:

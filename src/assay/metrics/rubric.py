@@ -30,7 +30,7 @@ from assay.errors import MetricConfigError, MetricError
 from assay.judging.client import fill
 from assay.judging.prompts import RUBRIC as RUBRIC_TEMPLATE
 from assay.judging.prompts import RUBRIC_CRITERION as CRITERION_TEMPLATE
-from assay.metrics.base import MetricScore
+from assay.metrics.base import MetricScore, check_bool_option
 from assay.metrics.rubric_criteria import NA_LABEL, describe, parse_rubric, with_na_options
 from assay.metrics.rubric_options import aggregation_of, judge_list
 from assay.metrics.rubric_replies import parse_criterion_reply, parse_rubric_reply
@@ -115,8 +115,7 @@ class RubricJudge:
                 f"{self.name} option 'abstain' must be one of {', '.join(ABSTAIN_POLICIES)}"
             )
         for flag in ("per_criterion", "reask"):
-            if not isinstance(getattr(self, flag), bool):
-                raise MetricConfigError(f"{self.name} option '{flag}' must be true or false")
+            check_bool_option(getattr(self, flag), self.name, flag)
         object.__setattr__(self, "_judges", judge_list(self.name, self.model, self.models))
         object.__setattr__(self, "_aggregation", aggregation_of(self.name, self.aggregation))
 
