@@ -168,11 +168,11 @@ def compare(
 
 def _write_comparison(result: Comparison, fmt: str, out: Path | None, show_all: bool) -> None:
     """The comparison as JSON or text, to ``out`` or stdout."""
-    text = (
-        result.model_dump_json(indent=2) + "\n"
-        if fmt == "json"
-        else render_comparison_text(result, show_all=show_all)
-    )
+    if fmt == "json":
+        text = result.model_dump_json(indent=2) + "\n"
+    else:  # ids, tags and names are the reports' text: escaped, so none rewrites the terminal
+        rendered = render_comparison_text(result, show_all=show_all)
+        text = "\n".join(map(printable, rendered.split("\n")))
     if out is None:
         typer.echo(text, nl=False)
     else:

@@ -179,6 +179,20 @@ def test_cli_baseline_set_and_show_escape_control_characters(tmp_path, capsys):
         assert shown in out and not any(c in out for c in "\x00\x1b\u2028")
 
 
+def test_cli_compare_text_escapes_control_characters(tmp_path, capsys):
+    """Sample ids, tags and the dataset's name are the reports' text: a backspace, ESC or line
+    break in them was printed raw by the text comparison, rewriting what the terminal shows."""
+    name, sample = "evil\x08name\x1b[31m", "s\x01\u2028id"
+    paths = []
+    for run_id, score in (("ref", 1.0), ("cur", 0.0)):
+        report = make_report({sample: {"scores": {"m": [score]}}}, dataset=name, run_id=run_id)
+        paths.append(tmp_path / f"{run_id}.json")
+        paths[-1].write_text(report.model_dump_json(), encoding="utf-8")
+    code, out, _ = run_cli(capsys, "compare", str(paths[1]), str(paths[0]))
+    assert code == 0 and "s\\x01\\u2028id" in out and "evil\\x08name\\x1b[31m" in out, out
+    assert not any(c in out for c in "\x01\x08\x1b\u2028")
+
+
 def test_cli_baseline_set_rejects_unknown_target(capsys):
     code, _, err = run_cli(capsys, "baseline", "set", "no-such-run")
     assert code == 2 and "neither a report file nor a stored run" in err
