@@ -48,9 +48,10 @@ def _preflight(plan: Plan) -> None:
     """Configuration errors before any work (exit 2); scope warnings on stderr."""
     from assay.api import preflight
 
-    # A bad rule (dataset gate: block, assay.toml [gate]) ended the command only after the
-    # whole run, with no report written; the rules are read again for the verdict.
-    gate_rules(plan.loaded.gate, plan.config.gate_flags())
+    # The gate's rules (assay.toml [gate], the dataset's gate: block, flags), read before any
+    # work so a bad one exits 2 at once; several systems leave the baseline's rules out.
+    flags = plan.config.gate_flags(with_baseline_rules=len(plan.systems) == 1)
+    plan.rules = gate_rules(plan.loaded.gate, flags)
     for message in preflight(plan.chosen, plan.selected):
         warn(message)
 
@@ -82,12 +83,11 @@ def _run_one(plan: Plan, store: Any) -> None:
     if budget is not None:
         report_obj = report_obj.model_copy(update={"budget": budget.block(state.done)})
     # What follows needs only the report: let a large dataset and its outputs go first.
-    gate_block = plan.loaded.gate
     plan.loaded = plan.selected = plan.system = None
     try:
         finish_run(
             report_obj,
-            gate_block,
+            plan.rules,
             config=config,
             store=store if not keep_rows else None,
             gate_store=store,
@@ -355,9 +355,7 @@ def _run_systems(plan: Plan, store: Any) -> None:
         },
         options=lambda name: _options(plan, extra_info={**plan.info, "system_name": name}),
         limiter=lambda: system_limiter(config.concurrency, config.rpm),
-        gate=lambda report: gate_verdict(
-            report, plan.loaded.gate, None, config.gate_flags(with_baseline_rules=False)
-        ),
+        gate=lambda report: gate_verdict(report, plan.rules, None),
         formats=[(config.fmt, config.out), *plan.extra_reports],
         quiet=config.quiet,
     )

@@ -33,6 +33,7 @@ class Plan:
     info: dict[str, str | None]
     selected: Any = None
     system: Any = None
+    rules: Any = None  # the gate's, read before any work (run_execution._preflight)
     extra_reports: list[tuple[str, Path]] = field(default_factory=list)
 
 

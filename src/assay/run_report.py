@@ -192,7 +192,7 @@ def parse_also(items: list[str]) -> list[tuple[str, Path]]:
 
 def finish_run(
     report_obj: Any,
-    gate_block: Any,
+    rules: Any,
     *,
     config: Any,
     store: Any,
@@ -211,7 +211,7 @@ def finish_run(
     comparison = None
     if config.compare is not None:
         comparison = _compare(report_obj, config.compare, store_path=config.store_path, rows=rows)
-    report_obj, gate_result = _gated(report_obj, gate_block, comparison, config, gate_store)
+    report_obj, gate_result = _gated(report_obj, rules, comparison, gate_store)
     lane_failures: list[str] = []
     if lane is not None:
         report_obj, lane_failures = lane.gate(report_obj)
@@ -229,12 +229,10 @@ def finish_run(
     raise typer.Exit(EXIT_OK if gate_result.passed else EXIT_GATE_FAILED)
 
 
-def _gated(
-    report_obj: Any, gate_block: Any, comparison: Any, config: Any, gate_store: Any
-) -> tuple[Any, Any]:
+def _gated(report_obj: Any, rules: Any, comparison: Any, gate_store: Any) -> tuple[Any, Any]:
     """The report with its gate verdict (kept in ``gate_store`` too) and the comparison's
     summary and warnings; and the verdict."""
-    gate_result = gate_verdict(report_obj, gate_block, comparison, config.gate_flags())
+    gate_result = gate_verdict(report_obj, rules, comparison)
     update: dict[str, Any] = {"gate": gate_result.model_dump(mode="json")}
     if gate_store is not None:  # `assay view` shows each run's verdict
         gate_store.record_gate(report_obj.run.run_id, update["gate"])
@@ -284,10 +282,11 @@ def gate_rules(dataset_gate: Any, cli: dict[str, Any]) -> Any:
     return load_rules(cli=cli, dataset_gate=dataset_gate, config_path=find_config())
 
 
-def gate_verdict(report_obj: Any, dataset_gate: Any, comparison: Any, cli: dict[str, Any]) -> Any:
+def gate_verdict(report_obj: Any, rules: Any, comparison: Any) -> Any:
+    """The gate's verdict on a report under ``rules`` (:func:`gate_rules`)."""
     from assay.gate import evaluate as evaluate_gate
 
-    return evaluate_gate(report_obj, gate_rules(dataset_gate, cli), comparison)
+    return evaluate_gate(report_obj, rules, comparison)
 
 
 def _print_summary(report_obj: Any, gate_result: Any, *, quiet: bool) -> None:

@@ -320,11 +320,11 @@ cohorts:
 
 def test_a_run_from_a_sub_folder_keeps_the_projects_gate(tmp_path, monkeypatch, report):
     """`assay run` reads the nearest assay.toml's [gate], as it does `executor` and [ray]."""
-    from assay.run_report import gate_verdict
+    from assay.run_report import gate_rules, gate_verdict
 
     (tmp_path / "assay.toml").write_text("[gate]\nmin_macro_f1 = 0.99\n", encoding="utf-8")
     nested = tmp_path / "evals" / "support"
     nested.mkdir(parents=True)
     monkeypatch.chdir(nested)
-    result = gate_verdict(report, None, None, {})
+    result = gate_verdict(report, gate_rules(None, {}), None)
     assert [f.rule for f in result.failures] == ["min_macro_f1"]

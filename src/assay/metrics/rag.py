@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import Metric, type_name
+from assay.metrics.base import Metric, check_bool_option, type_name
 from assay.metrics.batch import Row, RowScored
 from assay.metrics.retrieval import RELEVANT_KEY, gains
 from assay.tez.claims import split_response, statements
@@ -170,8 +170,8 @@ class RagOptions:
                 f"{self.name}: this class scores method {self.METHOD!r}; build the metric "
                 f"with resolve({{'name': {self.name!r}, 'method': {self.method!r}}})"
             )
-        if not isinstance(self.texts, bool) or not isinstance(self.reask, bool):
-            raise MetricConfigError(f"{self.name}: options 'texts' and 'reask' are true or false")
+        check_bool_option(self.texts, self.name, "texts")
+        check_bool_option(self.reask, self.name, "reask")
         self._check_method_options()
 
     def _check_method_options(self) -> None:

@@ -18,6 +18,7 @@ import numpy as np
 from assay.errors import MetricConfigError, MetricError, ProviderError
 from assay.metrics.base import (
     MetricScore,
+    check_bool_option,
     clamp01,
     expected_string,
     positive_int_option,
@@ -210,10 +211,7 @@ class BertScoreLike:
                 "max_tokens",
                 positive_int_option(self.max_tokens, "bertscore-like max_tokens"),
             )
-        if not isinstance(self.idf, bool):
-            raise MetricConfigError(
-                f"bertscore-like option 'idf' must be true or false; got {self.idf!r}"
-            )
+        check_bool_option(self.idf, "bertscore-like", "idf")
 
     # -- helpers ------------------------------------------------------------------------------
     def _contextual(self, embedder: MemoEmbedder) -> bool:
