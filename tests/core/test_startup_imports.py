@@ -22,15 +22,15 @@ QUICKSTART = ROOT / "examples" / "quickstart"
 HEAVY = ("pydantic", "numpy", "rich", "yaml", "scipy", "openai", "httpx", "regex", "sklearn")
 NEVER_FOR_A_RUN = ("numpy", "scipy", "sklearn", "openai", "httpx", "rich", "torch")
 COMMAND_MODULES = (
-    "assay.core_cli",
-    "assay.run_cli",
-    "assay.gate_cli",
-    "assay.adversarial.cli",
-    "assay.calibration.cli",
-    "assay.providers.cli",
-    "assay.tez.cli",
-    "assay.view.cli",
-    "assay.comparison",
+    "assay.cli.core",
+    "assay.cli.run",
+    "assay.cli.gate",
+    "assay.cli.adversarial",
+    "assay.cli.calibration",
+    "assay.cli.providers",
+    "assay.cli.tez",
+    "assay.cli.view",
+    "assay.compare.comparison",
 )
 PROBE = """
 import contextlib, io, json, sys
@@ -77,7 +77,7 @@ def test_help_imports_nothing_heavy(tmp_path: Path) -> None:
 def test_validate_loads_only_what_a_dataset_check_needs(tmp_path: Path) -> None:
     dataset = str(QUICKSTART / "dataset.yml")
     result = _probe(["validate", dataset], NEVER_FOR_A_RUN + COMMAND_MODULES, tmp_path)
-    assert result["loaded"] == ["assay.core_cli"]
+    assert result["loaded"] == ["assay.cli.core"]
     assert "ok (30 samples" in str(result["stdout"])
 
 
@@ -92,7 +92,7 @@ def test_lexical_run_loads_no_model_client_no_scipy_no_asyncio_and_no_other_comm
     # numpy is the report's statistics (assay.report.aggregate/statistics); the mean's t
     # interval takes its quantile from assay.report.t_quantile, not scipy (~0.2 s of start-up).
     # Saved outputs are scored without an event loop, so asyncio (~55 ms) is not loaded either.
-    assert result["loaded"] == ["assay.run_cli"]
+    assert result["loaded"] == ["assay.cli.run"]
     (metric,) = json.loads(report.read_text(encoding="utf-8"))["metrics"]
     assert metric["mean_ci"]["low"] < metric["mean"] < metric["mean_ci"]["high"]
 
@@ -156,5 +156,5 @@ def test_judge_run_sends_its_first_request_before_loading_numpy(
     watched = ("numpy", "scipy", "yaml", "sklearn", "openai", "httpx", "rich", "torch")
     watched += COMMAND_MODULES
     result = _probe(argv, watched, tmp_path, code=JUDGE_PROBE, env=env)
-    assert result == {"at_first_request": ["assay.run_cli"]}
+    assert result == {"at_first_request": ["assay.cli.run"]}
     assert openai_server.total_calls() == 3

@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from assay.data.results import DEFAULT_THRESHOLD, passes
 from assay.report.model import Bucket, Interval
 from assay.report.t_quantile import t_quantile
-from assay.results import DEFAULT_THRESHOLD, passes
 
 if TYPE_CHECKING:  # numpy loads where first used: a run's first requests do not wait for it
     import numpy as np
