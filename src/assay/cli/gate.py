@@ -31,8 +31,8 @@ def baseline_set(
         str, typer.Argument(help="A report JSON file, or a run id from the run store.")
     ],
     store: Annotated[
-        Path | None,
-        typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for a run id)."),
+        str | None,
+        typer.Option("--store", envvar="ASSAY_STORE", help="Run store file or URL (for run ids)."),
     ] = None,
 ) -> None:
     """Pin REPORT as the baseline of its dataset (copied under .assay/baselines/)."""
@@ -118,7 +118,7 @@ MaxFlipsOpt = Annotated[
     ),
 ]
 CompareStoreOpt = Annotated[
-    Path | None,
+    str | None,
     typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for run ids)."),
 ]
 ShowAllOpt = Annotated[
@@ -213,7 +213,7 @@ def _exit_on_limits(result: Comparison, max_regressions: int | None, max_flips: 
 
 
 def _both_reports(
-    current: str, reference: str, store: Path | None
+    current: str, reference: str, store: str | None
 ) -> tuple[StreamedReport, StreamedReport]:
     """The two reports of ``assay compare``, rows streamed; CURRENT may be a saved-outputs file
     to score."""
@@ -238,7 +238,7 @@ def _both_reports(
     return current_side, streamed_from_argument(reference, store_path=store)[0]
 
 
-def _named_reference(name: str, current: Report, store: Path | None) -> StreamedReport:
+def _named_reference(name: str, current: Report, store: str | None) -> StreamedReport:
     """'baseline' or 'latest' for the current report's dataset."""
     from assay.compare.baseline import resolve_reference
     from assay.errors import UsageError

@@ -87,7 +87,8 @@ def run(
 
 def runs(
     store_path: Annotated[
-        Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")
+        str | None,
+        typer.Option("--store", envvar="ASSAY_STORE", help="Run store: file or postgresql:// URL."),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", help="How many runs to list.")] = 20,
 ) -> None:
@@ -135,7 +136,8 @@ def report(
         Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")
     ] = None,
     store_path: Annotated[
-        Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")
+        str | None,
+        typer.Option("--store", envvar="ASSAY_STORE", help="Run store: file or postgresql:// URL."),
     ] = None,
 ) -> None:
     """Render a stored run again, without rerunning anything."""

@@ -38,7 +38,7 @@ def execute(config: Any, *, lane: Any = None) -> None:
         _run_one(plan, store)
 
 
-def _open_store(path: Path | None) -> Any:
+def _open_store(path: str | Path | None) -> Any:
     from assay.store.runs import RunStore
 
     return RunStore(path)

@@ -320,11 +320,11 @@ RayAddressOpt: TypeAlias = Annotated[
     ),
 ]
 StoreOpt: TypeAlias = Annotated[
-    Path | None,
+    str | None,
     _option(
         "--store",
         env="ASSAY_STORE",
-        help="Run store file (default: runs.db in the project's .assay/).",
+        help="Run store: a SQLite file (default: .assay/runs.db) or a postgresql:// URL.",
         panel="Runner",
     ),
 ]

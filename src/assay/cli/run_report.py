@@ -250,7 +250,7 @@ def _gated(report_obj: Any, rules: Any, comparison: Any, gate_store: Any) -> tup
 
 
 def _compare(
-    report_obj: Any, target: str, *, store_path: Path | None, rows: RowSource | None
+    report_obj: Any, target: str, *, store_path: str | Path | None, rows: RowSource | None
 ) -> Any:
     """The comparison with ``--compare``'s report; each side's rows are walked once, streamed
     from the run store (``rows``) and the reference's file or store, not held."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -16,7 +15,8 @@ def register(app: typer.Typer) -> None:
 
 def view(
     store_path: Annotated[
-        Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")
+        str | None,
+        typer.Option("--store", envvar="ASSAY_STORE", help="Run store: file or postgresql:// URL."),
     ] = None,
     host: Annotated[
         str, typer.Option("--host", envvar="ASSAY_VIEW_HOST", help="Address to listen on.")
@@ -28,13 +28,13 @@ def view(
 ) -> None:
     """Browse runs, one run's samples, and two runs side by side in a local web page."""
     from assay.cli.console import fail
-    from assay.store.schema import store_path as default_store
+    from assay.store.location import store_location
     from assay.view.data import ViewData
     from assay.view.server import ViewServer
 
     if not 0 <= port <= 65535:
         fail(f"--port must be between 0 and 65535; got {port}")
-    data = ViewData(store_path or default_store(), redact=redact)
+    data = ViewData(store_location(store_path), redact=redact)
     try:
         server = ViewServer(data, host, port)
     except OSError as exc:

@@ -22,6 +22,7 @@ from assay.data.bounded import loads_json
 from assay.data.fileio import exists, is_file
 from assay.errors import InputError, StoreError, UsageError
 from assay.report.model import Report
+from assay.store.location import existing_store
 
 if TYPE_CHECKING:
     from assay.compare.streamed_report import StreamedReport
@@ -234,16 +235,12 @@ def baseline_report_path(dataset: str, *, root: Path | None = None) -> Path | No
     return report_path
 
 
-def report_from_run(run_id: str, *, store_path: Path | None = None) -> Report:
+def report_from_run(run_id: str, *, store_path: str | Path | None = None) -> Report:
     """The report of a run kept in the run store."""
     from assay.engine.rebuild import report_from_store
     from assay.store.runs import RunStore
-    from assay.store.schema import store_path as default_store
 
-    path = Path(store_path or default_store())
-    if not path.is_file():
-        raise StoreError(f"no run store at {path}")
-    store = RunStore(path)
+    store = RunStore(existing_store(store_path))
     try:
         return report_from_store(store, run_id)
     finally:
@@ -251,7 +248,7 @@ def report_from_run(run_id: str, *, store_path: Path | None = None) -> Report:
 
 
 def latest_report(
-    dataset: str, *, exclude_run_id: str | None, store_path: Path | None = None
+    dataset: str, *, exclude_run_id: str | None, store_path: str | Path | None = None
 ) -> Report | None:
     """The newest finished run of ``dataset`` in the run store, other than ``exclude_run_id``."""
     run_id = latest_run_id(dataset, exclude_run_id=exclude_run_id, store_path=store_path)
@@ -259,14 +256,14 @@ def latest_report(
 
 
 def latest_run_id(
-    dataset: str, *, exclude_run_id: str | None, store_path: Path | None = None
+    dataset: str, *, exclude_run_id: str | None, store_path: str | Path | None = None
 ) -> str | None:
     """The id of the newest finished run of ``dataset``, other than ``exclude_run_id``."""
     from assay.store.runs import RunStore
-    from assay.store.schema import store_path as default_store
 
-    path = store_path or default_store()
-    if not Path(path).is_file():
+    try:
+        path = existing_store(store_path)
+    except StoreError:
         return None
     store = RunStore(path)
     try:
@@ -281,7 +278,9 @@ def latest_run_id(
     return None if row is None else str(row[0])
 
 
-def report_from_argument(target: str, *, store_path: Path | None = None) -> tuple[Report, str]:
+def report_from_argument(
+    target: str, *, store_path: str | Path | None = None
+) -> tuple[Report, str]:
     """A report from a path to a report JSON, else from a run id in the store."""
     path = Path(target)
     if is_file(path):
@@ -293,18 +292,17 @@ def report_from_argument(target: str, *, store_path: Path | None = None) -> tupl
 
 
 def streamed_from_argument(
-    target: str, *, store_path: Path | None = None
+    target: str, *, store_path: str | Path | None = None
 ) -> tuple[StreamedReport, str]:
     """:func:`report_from_argument` with the rows streamed
     (:mod:`assay.compare.streamed_report`)."""
     from assay.compare.streamed_report import stream_report_file, stream_stored_report
-    from assay.store.schema import store_path as default_store
 
     path = Path(target)
     if is_file(path):
         return stream_report_file(path, load_report), str(path)
     try:
-        streamed = stream_stored_report(Path(store_path or default_store()), target)
+        streamed = stream_stored_report(existing_store(store_path), target)
     except StoreError as exc:
         raise UsageError(f"{target!r} is neither a report file nor a stored run ({exc})") from None
     return streamed, f"run:{target}"
@@ -315,14 +313,13 @@ def resolve_reference(
     current: Report,
     *,
     root: Path | None = None,
-    store_path: Path | None = None,
+    store_path: str | Path | None = None,
 ) -> StreamedReport | None:
     """The report named by ``--compare``: 'baseline', 'latest' or a path. None = not found.
 
     Its rows are streamed (:mod:`assay.compare.streamed_report`): a large reference is never held.
     """
     from assay.compare.streamed_report import stream_report_file, stream_stored_report
-    from assay.store.schema import store_path as default_store
 
     if target == "baseline":
         found = baseline_report_path(current.dataset.name, root=root)
@@ -333,7 +330,7 @@ def resolve_reference(
         )
         if run_id is None:
             return None
-        return stream_stored_report(Path(store_path or default_store()), run_id)
+        return stream_stored_report(existing_store(store_path), run_id)
     path = Path(target)
     if not exists(path):
         raise UsageError(

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from assay.data.json_items import ItemScan, SpanReader
 from assay.errors import InputError, NotIndexable, StoreError
 from assay.report.model import Report, Row
+from assay.store.location import StoreName
 
 SCAN_MIN_BYTES = 8 * 1024 * 1024  # smaller report files are simply read whole
 
@@ -110,12 +111,12 @@ def _row(text: str) -> Row:
         return Row.model_validate(json.loads(text))
 
 
-def stream_stored_report(store_path: Path, run_id: str) -> StreamedReport:
+def stream_stored_report(store_path: StoreName, run_id: str) -> StreamedReport:
     """A stored run's report, its rows read from the run store on each pass."""
     from assay.engine.rebuild import report_from_store, stored_rows
     from assay.store.runs import RunStore
 
-    if not store_path.is_file():
+    if isinstance(store_path, Path) and not store_path.is_file():
         raise StoreError(f"no run store at {store_path}")
     store = RunStore(store_path)
     try:

@@ -81,7 +81,7 @@ class RunConfig(BaseModel):
     run_id: str | None = None
     executor: str | None = None
     ray_address: str | None = None
-    store_path: Path | None = None
+    store_path: str | Path | None = None  # a SQLite file or a postgresql:// URL
     no_store: bool = False
     # providers
     judge_model: str | None = None

@@ -7,13 +7,13 @@ all that was recorded.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
 from assay.data.results import ExecutionResult
+from assay.store.backend import Connection
 from assay.store.chunks import ROW_BREAK, StoredEntry, chunk_entries, chunk_keys, merged
+from assay.store.location import StoreName
 from assay.store.schema import (
     DAMAGE,
     ROW_PREFIX,
@@ -30,8 +30,8 @@ from assay.store.verdicts import RunVerdicts
 class StoredRuns(RunVerdicts):
     """Reads of a run store (``db``: its open connection; ``flush``: write what is pending)."""
 
-    db: sqlite3.Connection
-    path: Path
+    db: Connection
+    path: StoreName
     _has_chunks: bool  # False: a v1 store opened read-only, with no chunks table
     _tags_json: dict[tuple[str, ...], bytes]
 
@@ -116,10 +116,11 @@ class StoredRuns(RunVerdicts):
         """``columns`` of a run's chunks, in order; none in a v1 store opened read-only."""
         if not self._has_chunks:
             return ()
-        return self.db.execute(
+        found: Iterable[Any] = self.db.execute(
             f"SELECT {columns} FROM chunks WHERE run_id = ? ORDER BY position, repetition",
             (run_id,),
         )
+        return found
 
     def iter_results(self, run_id: str) -> Iterator[tuple[ExecutionResult, list[str], str]]:
         """Stored executions in dataset order, with each sample's tags and row hash."""

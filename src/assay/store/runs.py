@@ -12,7 +12,6 @@ one fsync each; a SIGKILL loses at most that window plus what was in flight.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -22,18 +21,17 @@ from typing import Any
 
 from assay.data.results import ExecutionResult
 from assay.errors import StoreError
+from assay.store.backend import Connection, transaction
 from assay.store.chunks import (
     INSERT_CHUNK,
     chunk_row,
 )
+from assay.store.location import StoreName, StoreUrl, store_location
 from assay.store.reads import StoredRuns
 from assay.store.schema import (
     INSERT_MANY,
     INSERT_ONE,
-    PAGE_SIZE,
     ROWS_PER_INSERT,
-    STORE_SCHEMA,
-    TABLES,
     RunRecord,
     StoredExecution,
     check_schema,
@@ -41,8 +39,9 @@ from assay.store.schema import (
     encode_json,
     has_table,
     now_iso,
+    open_postgres,
     open_read_only,
-    store_path,
+    open_sqlite,
     stored_config,
 )
 
@@ -54,12 +53,12 @@ class RunStore(StoredRuns):
 
     def __init__(
         self,
-        path: str | Path | None = None,
+        path: str | Path | StoreUrl | None = None,
         *,
         commit_interval_s: float = 0.1,
         read_only: bool = False,
     ) -> None:
-        self.path = Path(path) if path is not None else store_path()
+        self.path: StoreName = path if isinstance(path, StoreUrl) else store_location(path)
         self.commit_interval_s = commit_interval_s
         self.read_only = read_only
         self._pending = 0
@@ -69,29 +68,15 @@ class RunStore(StoredRuns):
         self._tags_json: dict[tuple[str, ...], bytes] = {}
         self._last_commit = time.monotonic()
         self._checkpoint: threading.Thread | None = None
-        if read_only:
+        self._has_chunks = True  # TABLES creates it
+        if isinstance(self.path, StoreUrl):
+            self.db: Connection = open_postgres(self.path, read_only=read_only)
+        elif read_only:
             self.db = open_read_only(self.path)
             check_schema(self.db, self.path)
             self._has_chunks = has_table(self.db, "chunks")  # a v1 store opened read-only
-            return
-        self._has_chunks = True  # TABLES creates it
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            # A new store only (an existing one keeps its pages): rows of a few hundred bytes
-            # insert with ~15% less CPU in 16 KiB pages than in the default 4 KiB.
-            self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            check_schema(self.db, self.path)
-            self.db.executescript(TABLES)
-            self.db.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (STORE_SCHEMA,)
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open run store {self.path}: {exc}") from None
-        except OSError as exc:  # its folder cannot be made: a file in the way, a name too long
-            raise StoreError(f"cannot open run store {self.path}: {exc.strerror or exc}") from None
+        else:
+            self.db = open_sqlite(self.path)
 
     # ----------------------------------------------------------------------- runs
 
@@ -99,13 +84,13 @@ class RunStore(StoredRuns):
         self, run_id: str, *, dataset_name: str, dataset_path: str | None, config: dict[str, Any]
     ) -> None:
         stamp = now_iso()
-        try:
-            self.db.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, 'running', ?)",
-                (run_id, stamp, stamp, dataset_name, dataset_path, json.dumps(config)),
-            )
-        except sqlite3.IntegrityError:
-            raise StoreError(f"run '{run_id}' already exists in {self.path}") from None
+        added = self.db.execute(
+            "INSERT OR IGNORE INTO runs (run_id, created_at, updated_at, dataset_name, "
+            "dataset_path, status, config) VALUES (?, ?, ?, ?, ?, 'running', ?)",
+            (run_id, stamp, stamp, dataset_name, dataset_path, json.dumps(config)),
+        )
+        if added.rowcount != 1:
+            raise StoreError(f"run '{run_id}' already exists in {self.path}")
         self._created.add(run_id)
 
     def set_status(self, run_id: str, status: str) -> None:
@@ -126,11 +111,12 @@ class RunStore(StoredRuns):
             "r.status, r.config, "
             "(SELECT COUNT(*) FROM executions e WHERE e.run_id = r.run_id) "
             + (
-                "+ (SELECT COALESCE(SUM(c.size), 0) FROM chunks c WHERE c.run_id = r.run_id), "
+                "+ (SELECT CAST(COALESCE(SUM(c.size), 0) AS BIGINT) FROM chunks c "
+                "WHERE c.run_id = r.run_id), "
                 if self._has_chunks
                 else ", "
             )
-            + "(SELECT COUNT(*) FROM executions e WHERE e.run_id = r.run_id AND e.has_error) "
+            + "(SELECT COUNT(*) FROM executions e WHERE e.run_id = r.run_id AND e.has_error <> 0) "
             "FROM runs r WHERE r.run_id = ?",
             (run_id,),
         ).fetchone()
@@ -282,16 +268,17 @@ class RunStore(StoredRuns):
         if self._rows or self._chunks:
             rows, self._rows = self._rows, []
             chunks, self._chunks = self._chunks, []
-            self.db.execute("BEGIN")
-            try:
+
+            def write() -> None:
                 self._insert(rows)
                 self.db.executemany(INSERT_CHUNK, chunks)
+
+            try:
+                transaction(self.db, write)
             except BaseException:
                 # e.g. Ctrl-C between BEGIN and COMMIT: keep the rows for the next flush
-                self.db.execute("ROLLBACK")
                 self._rows, self._chunks = rows + self._rows, chunks + self._chunks
                 raise
-            self.db.execute("COMMIT")
         self._pending = 0
         self._last_commit = time.monotonic()
 
@@ -315,6 +302,8 @@ class RunStore(StoredRuns):
         connection, while this one goes on reading; :meth:`close` waits for it and then has
         little or nothing left to copy (and sync: ~15 ms at the end of every ``assay run``)."""
         self.flush()
+        if not isinstance(self.path, Path):
+            return  # PostgreSQL: the server checkpoints
         self._checkpoint = threading.Thread(target=checkpoint, args=(self.path,), daemon=True)
         self._checkpoint.start()
 

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 from assay.data.bounded import loads_json
+from assay.store.backend import Connection
+from assay.store.location import StoreName
 from assay.store.schema import damaged
 
 
 class RunVerdicts:
     """The gates and compliance tables of a run store (``db``: its open connection)."""
 
-    db: sqlite3.Connection
-    path: Path
+    db: Connection
+    path: StoreName
 
     def record_gate(self, run_id: str, result: dict[str, Any]) -> None:
         """Keep the gate's outcome of a run (its JSON), replacing an earlier one."""

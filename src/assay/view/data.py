@@ -20,6 +20,7 @@ from assay.engine.rebuild import report_from_store
 from assay.errors import AssayError
 from assay.report.failing import REDACTED, redacted_report
 from assay.report.model import Report, Row
+from assay.store.location import StoreName
 from assay.store.runs import RunStore
 from assay.store.schema import RunRecord
 
@@ -44,10 +45,12 @@ class ViewData:
     read from the dataset, the store or a saved-outputs file.
     """
 
-    def __init__(self, store_path: str | Path, *, redact: bool = False) -> None:
+    def __init__(self, store_path: StoreName, *, redact: bool = False) -> None:
         self.redact = redact
         self.store = RunStore(store_path, read_only=True)
-        self.root = Path(store_path).resolve().parent.parent
+        # where relative dataset paths are looked up: the project of a SQLite store, else here
+        place = store_path if isinstance(store_path, Path) else Path.cwd() / ".assay" / "x"
+        self.root = place.resolve().parent.parent
         self._lock = threading.RLock()
         self._reports: OrderedDict[tuple[str, str, int], Report] = OrderedDict()
         self._files: dict[tuple[str, float], Any] = {}
