@@ -80,8 +80,8 @@ def test_execution_result_round_trips_through_json() -> None:
     assert again.passed() is False
 
 
-def test_store_records_in_dataset_order_and_knows_what_is_done(tmp_path: Path) -> None:
-    store = RunStore(tmp_path / "sub" / "runs.db", commit_interval_s=0)
+def test_store_records_in_dataset_order_and_knows_what_is_done(store_place: str) -> None:
+    store = RunStore(store_place, commit_interval_s=0)
     try:
         new_run(store, repetitions=2)
         # recorded out of order, as a concurrent run finishes
@@ -162,7 +162,7 @@ def test_clean_executions_given_as_columns_are_stored_as_one_by_one(tmp_path: Pa
     assert tables[1][0][4:] == (b'["t"]', "h1", 0, b'{"output":"x"}', b'{"id":"a"}')
 
 
-def test_many_rows_to_a_statement_store_what_one_by_one_stores(tmp_path: Path) -> None:
+def test_many_rows_to_a_statement_store_what_one_by_one_stores(store_place: str) -> None:
     """A flush inserts many rows per statement: a later row for the same execution still
     replaces an earlier one, inside a statement, across statements and in the remainder."""
     from assay.store.schema import ROWS_PER_INSERT
@@ -172,7 +172,7 @@ def test_many_rows_to_a_statement_store_what_one_by_one_stores(tmp_path: Path) -
     keys[ROWS_PER_INSERT + 5] = keys[3]  # a repeat in the next statement
     keys[7] = keys[2]  # and in the same one
     keys[-1] = keys[ROWS_PER_INSERT + 1]  # in the remainder
-    store = RunStore(tmp_path / "runs.db", commit_interval_s=3600)
+    store = RunStore(store_place, commit_interval_s=3600)
     try:
         new_run(store)
         for position, (sample_id, repetition) in enumerate(keys):
@@ -234,8 +234,8 @@ def test_a_checkpoint_behind_copies_the_log_while_the_store_reads_and_writes_on(
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
-def test_run_listing_latest_and_errors(tmp_path: Path) -> None:
-    store = RunStore(tmp_path / "runs.db")
+def test_run_listing_latest_and_errors(store_place: str) -> None:
+    store = RunStore(store_place)
     try:
         with pytest.raises(StoreError):
             store.latest_run_id()
@@ -263,8 +263,8 @@ def test_unopenable_store_is_a_store_error(tmp_path: Path) -> None:
         RunStore(tmp_path / "dir.db")
 
 
-def test_report_from_store(tmp_path: Path) -> None:
-    store = RunStore(tmp_path / "runs.db")
+def test_report_from_store(store_place: str) -> None:
+    store = RunStore(store_place)
     try:
         new_run(store)
         store.record("r", result("a", value=0.8), None, position=0, tags=["x"], row_hash="h1")
@@ -327,11 +327,11 @@ def assay(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_cli_resume_with_retry_errors(tmp_path: Path) -> None:
+def test_cli_resume_with_retry_errors(tmp_path: Path, store_place: str) -> None:
     (tmp_path / "flaky_bot.py").write_text(textwrap.dedent(FLAKY_SUT), encoding="utf-8")
     (tmp_path / "d.yml").write_text(FLAKY_DATASET, encoding="utf-8")
     (tmp_path / "fail.flag").write_text("", encoding="utf-8")
-    common = ["--sut", "flaky_bot:answer", "-f", "json", "--store", "runs.db", "-q"]
+    common = ["--sut", "flaky_bot:answer", "-f", "json", "--store", store_place, "-q"]
 
     first = assay("run", "d.yml", *common, "--run-id", "nightly", cwd=tmp_path)
     assert first.returncode == 1, first.stderr
@@ -353,7 +353,7 @@ def test_cli_resume_with_retry_errors(tmp_path: Path) -> None:
     assert all(row["scores"]["exact-match"]["score"] == 1.0 for row in fixed["rows"])
     assert fixed["run"]["run_id"] == "nightly"
 
-    listing = assay("runs", "--store", "runs.db", cwd=tmp_path)
+    listing = assay("runs", "--store", store_place, cwd=tmp_path)
     assert listing.returncode == 0
     header, row = listing.stdout.splitlines()[:2]
     assert header.split()[:5] == ["RUN", "STATUS", "DATASET", "EXECUTIONS", "ERRORED"]

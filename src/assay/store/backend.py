@@ -108,21 +108,39 @@ def postgres_sql(sql: str, tables: dict[str, Table]) -> str:
 class PgConnection:
     """A psycopg connection (autocommit) that runs the store's SQLite-worded statements."""
 
-    def __init__(self, url: StoreUrl, tables: Iterable[Table], *, schema: str = "public") -> None:
+    def __init__(
+        self,
+        url: StoreUrl,
+        tables: Iterable[Table],
+        *,
+        schema: str = "public",
+        read_only: bool = False,
+    ) -> None:
         self.url = url
         self.schema = schema
+        # said again on every new connection
+        self._session = ["SET default_transaction_read_only = on"] if read_only else []
+        if schema != "public":
+            self._session.append(f"SET search_path TO {schema}")
         self._tables = {table.name: table for table in tables}
         self._said: dict[str, str] = {}
+        self._depth = 0  # transactions open
         self._conn = self._connect()
 
     def _connect(self) -> psycopg.Connection[Any]:
-        import psycopg
+        try:
+            import psycopg
+        except ImportError:
+            raise StoreError(
+                f"store {self.url}: a PostgreSQL store needs psycopg (pip install 'assay[postgres]')"
+            ) from None
 
         try:
             conn = psycopg.connect(self.url.url, autocommit=True, connect_timeout=10)
             if self.schema != "public":
                 conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
-                conn.execute(f"SET search_path TO {self.schema}")
+            for statement in self._session:
+                conn.execute(statement)
         except psycopg.Error as exc:
             raise StoreError(f"cannot open store {self.url}: {first_line(exc)}") from None
         return conn
@@ -134,18 +152,20 @@ class PgConnection:
         return said
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Any:
-        """Run one statement; on a dropped connection, once more on a new one."""
-        return self._again(lambda: self._conn.execute(self._sql(sql), parameters or None))
+        """Run one statement (outside a transaction: again on a new connection if the server
+        dropped this one)."""
+        return self._run(lambda: self._conn.execute(self._sql(sql), parameters or None))
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any:
+        """Run one statement for each of ``parameters``, pipelined."""
         rows = list(parameters)
         cursor = self._conn.cursor()
         if rows:
-            self._guarded(lambda: cursor.executemany(self._sql(sql), rows))
+            self._run(lambda: cursor.executemany(self._sql(sql), rows))
         return cursor
 
     def executescript(self, script: str) -> None:
-        self._guarded(lambda: self._conn.execute(script.encode()))
+        self._run(lambda: self._conn.execute(script.encode()))
 
     def has_table(self, name: str) -> bool:
         row = self.execute("SELECT to_regclass(?) IS NOT NULL", (f"{self.schema}.{name}",))
@@ -157,8 +177,17 @@ class PgConnection:
         self._again(lambda: self._in_transaction(work))
 
     def _in_transaction(self, work: Callable[[], None]) -> None:
-        with self._conn.transaction():
-            work()
+        self._depth += 1
+        try:
+            with self._conn.transaction():
+                work()
+        finally:
+            self._depth -= 1
+
+    def _run(self, work: Callable[[], Any]) -> Any:
+        """``work`` alone (tried again on a dropped connection), or as part of a transaction
+        (a dropped connection is left to the transaction, which redoes all of it)."""
+        return self._guarded(work) if self._depth else self._again(work)
 
     def _again(self, work: Callable[[], Any]) -> Any:
         import psycopg
@@ -166,7 +195,7 @@ class PgConnection:
         deadline = time.monotonic() + RECONNECT_S
         while True:
             try:
-                return self._guarded(work, raise_lost=True)
+                return self._guarded(work)
             except psycopg.OperationalError as exc:
                 if time.monotonic() > deadline:
                     raise StoreError(f"store {self.url}: {first_line(exc)}") from None
@@ -179,22 +208,22 @@ class PgConnection:
 
         try:
             fresh = psycopg.connect(self.url.url, autocommit=True, connect_timeout=5)
-            if self.schema != "public":
-                fresh.execute(f"SET search_path TO {self.schema}")
+            for statement in self._session:
+                fresh.execute(statement)
         except psycopg.OperationalError:
             return
         self._conn.close()
         self._conn = fresh
 
-    def _guarded(self, work: Callable[[], Any], *, raise_lost: bool = False) -> Any:
-        """Run ``work``; a database error becomes a StoreError naming the store (a lost
-        connection is raised as it is when ``raise_lost``, to be tried again)."""
+    def _guarded(self, work: Callable[[], Any]) -> Any:
+        """Run ``work``; a database error becomes a StoreError naming the store, except a
+        dropped connection, raised as it is to be tried again."""
         import psycopg
 
         try:
             return work()
         except psycopg.OperationalError as exc:
-            if raise_lost and (self._conn.closed or _lost(exc)):
+            if self._conn.closed or self._conn.broken or _lost(exc):
                 raise
             raise StoreError(f"store {self.url}: {first_line(exc)}") from None
         except psycopg.Error as exc:

@@ -330,11 +330,10 @@ def open_postgres(url: StoreUrl, *, read_only: bool) -> PgConnection:
     """Connect to the PostgreSQL store at ``url``: its schema checked, and (unless
     ``read_only``) its tables made; a refused connection, a wrong password, a missing
     database or a newer schema is a StoreError naming the store (password hidden)."""
-    db = PgConnection(url, TABLES)
+    db = PgConnection(url, TABLES, read_only=read_only)
     try:
         check_schema(db, url)
         if read_only:
-            db.execute("SET default_transaction_read_only = on")
             return db
 
         def make() -> None:
