@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from assay.data.fileio import exists
+from assay.store.location import StoreUrl
 
 cache_app = typer.Typer(
     help="Inspect or empty the provider cache (judge verdicts, embeddings).", no_args_is_help=True
@@ -19,18 +20,20 @@ def register(app: typer.Typer) -> None:
     app.add_typer(cache_app, name="cache")
 
 
-def _cache_dir(cache_dir: Path | None) -> Path:
+def _cache_place(cache_dir: str | None) -> Path | StoreUrl:
+    """The cache ``--cache-dir`` names (a folder or a postgresql:// URL), else the configured."""
+    from assay.providers.cache import cache_location
     from assay.providers.settings import build
 
-    return cache_dir if cache_dir is not None else build().cache_dir
+    return cache_location(cache_dir if cache_dir is not None else build().cache_dir)
 
 
 CacheDir = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--cache-dir",
         envvar="ASSAY_CACHE_DIR",
-        help="Provider cache directory (default: the project's .assay/).",
+        help="Provider cache: a directory (default: the project's .assay/) or postgresql:// URL.",
     ),
 ]
 
@@ -42,12 +45,12 @@ def stats(
 ) -> None:
     """Entries and bytes per kind and model."""
     from assay.cli.console import fail
-    from assay.providers.cache import CACHE_FILE, ProviderCache
+    from assay.providers.cache import ProviderCache
 
     if fmt not in ("text", "json"):
         fail(f"--format must be text or json; got {fmt!r}")
-    path = _cache_dir(cache_dir) / CACHE_FILE
-    rows = ProviderCache(path).stats() if exists(path) else []
+    path = _cache_place(cache_dir)
+    rows = ProviderCache(path).stats() if not isinstance(path, Path) or exists(path) else []
     if fmt == "json":
         data = {
             "path": str(path),
@@ -74,12 +77,12 @@ def clear(
 ) -> None:
     """Delete cached answers (all of them, or one kind and/or model)."""
     from assay.cli.console import fail
-    from assay.providers.cache import CACHE_FILE, ProviderCache
+    from assay.providers.cache import ProviderCache
 
     if kind is not None and kind not in ("chat", "embedding"):
         fail(f"--kind must be chat or embedding; got {kind!r}")
-    path = _cache_dir(cache_dir) / CACHE_FILE
-    if not exists(path):
+    path = _cache_place(cache_dir)
+    if isinstance(path, Path) and not exists(path):
         typer.echo(f"{path}: nothing to clear")
         return
     cache = ProviderCache(path)

@@ -396,7 +396,7 @@ RefreshCacheOpt: TypeAlias = Annotated[
     ),
 ]
 CacheDirOpt: TypeAlias = Annotated[
-    Path | None,
+    str | None,
     _option(
         "--cache-dir", env="ASSAY_CACHE_DIR", help="Provider cache directory.", panel="Providers"
     ),

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from assay.data.dataset import MAX_REPETITIONS
+from assay.store.location import StoreUrl, store_location
 
 FORMATS = ("json", "md", "html", "junit")
 MIN_RPM = 0.01  # a slower rate waits hours between calls: a typo (1e-3 for 1e3), not a plan
@@ -91,7 +92,7 @@ class RunConfig(BaseModel):
     provider_concurrency: int | None = None
     no_cache: bool = False
     refresh_cache: bool = False
-    cache_dir: Path | None = None
+    cache_dir: str | Path | None = None  # a folder or a postgresql:// URL
 
     @classmethod
     def from_flags(cls, params: Mapping[str, Any]) -> RunConfig:
@@ -116,10 +117,18 @@ class RunConfig(BaseModel):
             "embedding_provider": self.embedding_provider,
             "base_url": self.base_url,
             "max_concurrency": self.provider_concurrency,
-            "cache_dir": str(self.cache_dir) if self.cache_dir else None,
+            "cache_dir": str(self.cache_dir) if self.cache_dir else self._store_cache(),
             "cache_mode": "off" if self.no_cache else "refresh" if self.refresh_cache else None,
         }
         return {key: value for key, value in flags.items() if value is not None}
+
+    def _store_cache(self) -> str | None:
+        """A run into a PostgreSQL store given by ``--store`` caches provider answers there
+        too, shared by the team (``ASSAY_STORE`` and assay.toml do so in the settings)."""
+        if self.store_path is None or self.no_store:
+            return None
+        place = store_location(self.store_path)
+        return place.url if isinstance(place, StoreUrl) else None
 
     def gate_flags(self, *, with_baseline_rules: bool = True) -> dict[str, Any]:
         """The gate rules given as flags, in the shape :func:`assay.compare.gate_rules.load_rules`

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from assay.errors import StoreError
+from assay.store.backend import Column, Connection, PgConnection, Table, create_tables
+from assay.store.location import StoreUrl, store_location
 
 CACHE_FILE = "provider-cache.sqlite3"
 CACHE_SCHEMA: Final = "assay.provider-cache.v1"
@@ -33,16 +35,27 @@ DEFER_ROWS: Final = 64  # deferred rows committed together
 DEFER_S: Final = 0.5  # the oldest deferred row waits at most this long (checked on put)
 _Row = tuple[str, str, str, bytes, float]  # key, kind, model, value, created_at
 
-_SCHEMA_SQL = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS entries (
-    key TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    model TEXT NOT NULL,
-    value BLOB NOT NULL,
-    created_at REAL NOT NULL
-);
-"""
+# The cache's tables, for SQLite and PostgreSQL (:mod:`assay.store.backend`). On a PostgreSQL
+# server they live in their own schema, beside the run store's tables in the same database.
+CACHE_TABLES: Final = (
+    Table(
+        "meta",
+        (Column("key", "TEXT", "TEXT"), Column("value", "TEXT NOT NULL", "TEXT NOT NULL")),
+        ("key",),
+    ),
+    Table(
+        "entries",
+        (
+            Column("key", "TEXT", "TEXT"),
+            Column("kind", "TEXT NOT NULL", "TEXT NOT NULL"),
+            Column("model", "TEXT NOT NULL", "TEXT NOT NULL"),
+            Column("value", "BLOB NOT NULL", "BYTEA NOT NULL"),
+            Column("created_at", "REAL NOT NULL", "DOUBLE PRECISION NOT NULL"),
+        ),
+        ("key",),
+    ),
+)
+CACHE_SCHEMA_NAME: Final = "assay_cache"  # PostgreSQL: the schema the cache's tables are in
 
 
 def cache_key(parts: Mapping[str, Any]) -> str:
@@ -54,11 +67,11 @@ def cache_key(parts: Mapping[str, Any]) -> str:
 class ProviderCache:
     """A thread-safe SQLite key-value store for provider answers."""
 
-    def __init__(self, path: str | Path, *, mode: str = "use") -> None:
-        self.path = Path(path)
+    def __init__(self, path: str | Path | StoreUrl, *, mode: str = "use") -> None:
+        self.path: Path | StoreUrl = path if isinstance(path, StoreUrl) else Path(path)
         self.mode = mode
         self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+        self._conn: Connection | None = None
         self._pending: dict[str, _Row] = {}  # deferred rows, not yet committed
         self._pending_since = 0.0
 
@@ -70,23 +83,34 @@ class ProviderCache:
     def writes(self) -> bool:
         return self.mode in ("use", "refresh")
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self) -> Connection:
         if self._conn is None:
+            if isinstance(self.path, StoreUrl):
+                conn: Connection = PgConnection(self.path, CACHE_TABLES, schema=CACHE_SCHEMA_NAME)
+            else:
+                conn = self._open_sqlite(self.path)
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.executescript(_SCHEMA_SQL)
+                create_tables(conn, CACHE_TABLES)
                 conn.execute(
                     "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
                     (CACHE_SCHEMA,),
                 )
-                conn.commit()
-            except (OSError, sqlite3.Error) as exc:
+                _commit(conn)
+            except sqlite3.Error as exc:
                 raise StoreError(f"cannot open the provider cache at {self.path}: {exc}") from None
             self._conn = conn
         return self._conn
+
+    @staticmethod
+    def _open_sqlite(path: Path) -> sqlite3.Connection:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open the provider cache at {path}: {exc}") from None
+        return conn
 
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]:
         """The cached values among ``keys`` (empty unless the mode reads)."""
@@ -153,7 +177,7 @@ class ProviderCache:
                     for key, kind, model, value, at in rows
                 ],
             )
-            conn.commit()
+            _commit(conn)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write the provider cache at {self.path}: {exc}") from None
 
@@ -194,8 +218,9 @@ class ProviderCache:
             conn = self._connect()
             try:
                 deleted = conn.execute(f"DELETE FROM entries{where}", values).rowcount
-                conn.commit()
-                conn.execute("VACUUM")
+                _commit(conn)
+                if isinstance(conn, sqlite3.Connection):  # PostgreSQL's autovacuum does this
+                    conn.execute("VACUUM")
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot clear the provider cache at {self.path}: {exc}") from None
             return int(deleted)
@@ -214,10 +239,23 @@ _open: dict[tuple[str, str], ProviderCache] = {}
 _open_lock = threading.Lock()
 
 
+def _commit(conn: Connection) -> None:
+    """Commit SQLite's open transaction (a PostgreSQL cache commits each statement)."""
+    if isinstance(conn, sqlite3.Connection):
+        conn.commit()
+
+
+def cache_location(cache_dir: str | Path) -> Path | StoreUrl:
+    """The cache a ``cache_dir`` names: ``provider-cache.sqlite3`` in that folder, or, for a
+    ``postgresql://`` URL, that database (shared by every machine that names it)."""
+    place = store_location(cache_dir)
+    return place if isinstance(place, StoreUrl) else place / CACHE_FILE
+
+
 def open_cache(cache_dir: str | Path, mode: str) -> ProviderCache:
-    """The process-wide cache object for a directory and mode (one connection each)."""
-    path = Path(cache_dir) / CACHE_FILE
-    key = (str(path.resolve()), mode)
+    """The process-wide cache object for a directory (or URL) and mode (one connection each)."""
+    path = cache_location(cache_dir)
+    key = (path.url if isinstance(path, StoreUrl) else str(path.resolve()), mode)
     with _open_lock:
         cache = _open.get(key)
         if cache is None:

@@ -27,6 +27,7 @@ from assay.providers.limiter import (
 )
 from assay.providers.pricing import DEFAULT_PRICES, ModelPrice
 from assay.providers.urls import is_http_url
+from assay.store.location import StoreUrl, is_url, store_location
 from assay.store.project import project_dir
 
 PROVIDER_SETTINGS_SCHEMA: Final = "assay.providers.v1"
@@ -59,6 +60,14 @@ KEY_VARIABLES = ("ASSAY_API_KEY", "OPENAI_API_KEY")  # first non-empty wins
 _CLI_ALIASES = {"provider_concurrency": "max_concurrency", "provider_timeout": "timeout_s"}
 
 
+def default_cache_dir() -> Path | str:
+    """Where provider answers are cached when nothing says: beside a PostgreSQL run store
+    (``ASSAY_STORE`` or ``store =`` in assay.toml), so a team shares its answers; else the
+    project's ``.assay/`` directory."""
+    configured = store_location(None)
+    return configured.url if isinstance(configured, StoreUrl) else project_dir()
+
+
 class ProviderSettings(BaseModel):
     """Everything the provider layer needs; immutable once built."""
 
@@ -84,13 +93,22 @@ class ProviderSettings(BaseModel):
     retry_max_wait_s: float = Field(
         default=MAX_WAIT_S, ge=0, le=3600, description="longest single wait, Retry-After included"
     )
-    cache_dir: Path = Field(
-        default_factory=project_dir, description="default: the project's .assay/ directory"
+    cache_dir: Path | str = Field(
+        default_factory=default_cache_dir,
+        description="a folder (default: the project's .assay/), or a postgresql:// URL",
     )
     cache_mode: CacheMode = "use"
     max_concurrency: int = Field(default=MAX_CONCURRENCY, ge=1, le=1024)
     embedding_batch_size: int = Field(default=128, ge=1, le=2048)
     prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+
+    @field_validator("cache_dir", mode="before")
+    @classmethod
+    def _cache_place(cls, value: object) -> object:
+        """A URL stays a string (a PostgreSQL cache); anything else is a folder's path."""
+        if isinstance(value, str) and not is_url(value):
+            return Path(value)
+        return value
 
     @field_validator("base_url")
     @classmethod

@@ -132,7 +132,7 @@ class PgConnection:
             import psycopg
         except ImportError:
             raise StoreError(
-                f"store {self.url}: a PostgreSQL store needs psycopg (pip install 'assay[postgres]')"
+                f"store {self.url}: PostgreSQL needs psycopg (pip install 'assay[postgres]')"
             ) from None
 
         try:
@@ -267,9 +267,20 @@ def has_table(db: Connection, name: str) -> bool:
     return found.fetchone() is not None
 
 
+# Taken while a PostgreSQL store's tables are made: concurrent CREATE TABLE IF NOT EXISTS
+# statements can collide in the server's catalogue.
+_DDL_LOCK: Final = 0x61737361  # 'assa'
+
+
 def create_tables(db: Connection, tables: Iterable[Table]) -> None:
     """Create the tables (and indexes) that do not exist yet."""
     if isinstance(db, PgConnection):
-        db.executescript("".join(table.ddl("postgres") for table in tables))
+        script = "".join(table.ddl("postgres") for table in tables)
+
+        def make() -> None:
+            db.execute("SELECT pg_advisory_xact_lock(?)", (_DDL_LOCK,))
+            db.executescript(script)
+
+        db.transaction(make)
     elif isinstance(db, sqlite3.Connection):
         db.executescript("".join(table.ddl("sqlite") for table in tables))

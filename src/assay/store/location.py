@@ -88,8 +88,9 @@ def configured_store() -> str:
     return str(project_dir() / "runs.db")
 
 
-def is_server(name: StoreName) -> bool:
-    return isinstance(name, StoreUrl)
+def is_url(text: str) -> bool:
+    """Whether ``text`` is written as a URL (``scheme:/...``), of any scheme."""
+    return _URL.match(text) is not None
 
 
 def existing_store(value: str | Path | None) -> StoreName:

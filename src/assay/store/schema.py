@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from assay.data.bounded import loads_json
 from assay.data.results import ExecutionResult
 from assay.errors import StoreError
-from assay.store.backend import Column, Connection, PgConnection, Table, create_tables, transaction
+from assay.store.backend import Column, Connection, PgConnection, Table, create_tables
 from assay.store.backend import has_table as has_table
 from assay.store.location import StoreName, StoreUrl, store_location
 
@@ -321,11 +321,6 @@ def open_sqlite(path: Path) -> sqlite3.Connection:
     return db
 
 
-# Taken while a PostgreSQL store's tables are made: concurrent CREATE TABLE IF NOT EXISTS
-# statements can collide in the server's catalogue.
-_DDL_LOCK: Final = 0x61737361  # 'assa'
-
-
 def open_postgres(url: StoreUrl, *, read_only: bool) -> PgConnection:
     """Connect to the PostgreSQL store at ``url``: its schema checked, and (unless
     ``read_only``) its tables made; a refused connection, a wrong password, a missing
@@ -335,14 +330,9 @@ def open_postgres(url: StoreUrl, *, read_only: bool) -> PgConnection:
         check_schema(db, url)
         if read_only:
             return db
-
-        def make() -> None:
-            db.execute("SELECT pg_advisory_xact_lock(?)", (_DDL_LOCK,))
+        if not has_table(db, TABLES[-1].name):
             create_tables(db, TABLES)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (STORE_SCHEMA,))
-
-        if not has_table(db, TABLES[-1].name):
-            transaction(db, make)
     except BaseException:
         db.close()
         raise
