@@ -31,7 +31,7 @@ class Entry(NamedTuple):
 PANELS: dict[str, tuple[str, ...]] = {
     "Run": ("run", "validate", "metrics", "adversarial"),
     "Compare & gate": ("compare", "baseline"),
-    "Inspect": ("runs", "report", "view", "brief", "cache"),
+    "Inspect": ("runs", "report", "view", "brief", "cache", "store"),
     "Calibrate": ("agreement", "calibrate"),
     "Tez bundles": ("tez",),
 }
@@ -85,6 +85,7 @@ ENTRIES: dict[str, Entry] = {
         "assay.cli.providers",
         "Inspect or empty the provider cache (judge verdicts, embeddings).",
     ),
+    "store": Entry("assay.cli.store", "Move a run store's history between SQLite and PostgreSQL."),
 }
 
 

@@ -34,23 +34,60 @@ def baseline_set(
         str | None,
         typer.Option("--store", envvar="ASSAY_STORE", help="Run store file or URL (for run ids)."),
     ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name", help="Keep it in the run store under this name (compare: baseline:NAME)."
+        ),
+    ] = None,
 ) -> None:
-    """Pin REPORT as the baseline of its dataset (copied under .assay/baselines/)."""
-    from assay.compare.baseline import report_from_argument, set_baseline
+    """Pin REPORT as the baseline of its dataset (copied under .assay/baselines/), or with
+    --name as a named baseline in the run store, shared by everyone who uses that store."""
+    from assay.compare.baseline import report_from_argument, set_baseline, set_named_baseline
 
     loaded, source = report_from_argument(report, store_path=store)
-    path, pointer = set_baseline(loaded, source=source)
     if loaded.summary.total_failures:
         typer.echo(
             f"assay: warning: the baseline has {loaded.summary.total_failures} errors "
             "(rows that errored: not scored)",
             err=True,
         )
+    if name is not None:
+        where = set_named_baseline(loaded, name, source=source, store_path=store)
+        line = (
+            f"baseline '{name}' set to run {loaded.run.run_id} of '{loaded.dataset.name}' "
+            f"(macro-F1 {_fmt(loaded.summary.macro_f1)}) in {where}"
+        )
+        typer.echo(printable(line))
+        return
+    path, pointer = set_baseline(loaded, source=source)
     line = (
         f"baseline for '{pointer.dataset}' set to run {pointer.summary.run_id} "
         f"(macro-F1 {_fmt(pointer.summary.macro_f1)}): {path}"
     )
     typer.echo(printable(line))
+
+
+@baseline_app.command("list")
+def baseline_list(
+    store: Annotated[
+        str | None,
+        typer.Option("--store", envvar="ASSAY_STORE", help="Run store file or URL."),
+    ] = None,
+) -> None:
+    """List the named baselines kept in the run store (assay baseline set --name)."""
+    from assay.store.location import existing_store
+    from assay.store.runs import RunStore
+
+    found = RunStore(existing_store(store), read_only=True)
+    try:
+        names = found.baseline_names()
+    finally:
+        found.close()
+    if not names:
+        typer.echo(f"no named baseline in {found.path} (use 'assay baseline set REPORT --name')")
+    for name, set_at, source in names:
+        typer.echo(printable(f"{name}: set {set_at} from {source}"))
 
 
 @baseline_app.command("show")

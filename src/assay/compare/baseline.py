@@ -22,7 +22,8 @@ from assay.data.bounded import loads_json
 from assay.data.fileio import exists, is_file
 from assay.errors import InputError, StoreError, UsageError
 from assay.report.model import Report
-from assay.store.location import existing_store
+from assay.store.baselines import check_name
+from assay.store.location import existing_store, store_location
 
 if TYPE_CHECKING:
     from assay.compare.streamed_report import StreamedReport
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 BASELINE_SCHEMA: Final = "assay.baseline.v1"
 BASELINE_DIR_ENV = "ASSAY_BASELINE_DIR"
 DEFAULT_BASELINE_DIR = Path(".assay") / "baselines"
+NAMED: Final = "baseline:"  # --compare baseline:NAME: a named baseline in the run store
 
 
 class BaselineSummary(BaseModel):
@@ -110,7 +112,11 @@ def load_report(path: Path) -> Report:
     """Read and validate a report JSON; malformed or foreign documents raise InputError."""
     from assay.data.dataset import read_text
 
-    text = read_text(Path(path), InputError)
+    return parse_report(read_text(Path(path), InputError), str(path))
+
+
+def parse_report(text: str | bytes, path: str) -> Report:
+    """A report from its JSON text; InputError naming ``path`` (where it came from)."""
     data = loads_json(text, lambda m: InputError(m, file=str(path)))
     if not isinstance(data, dict):
         raise InputError("a report must be a JSON object", file=str(path))
@@ -281,8 +287,10 @@ def latest_run_id(
 def report_from_argument(
     target: str, *, store_path: str | Path | None = None
 ) -> tuple[Report, str]:
-    """A report from a path to a report JSON, else from a run id in the store."""
+    """A report from a path to a report JSON, ``baseline:NAME``, else a run id in the store."""
     path = Path(target)
+    if target.startswith(NAMED) and not is_file(path):
+        return named_baseline_report(target[len(NAMED) :], store_path=store_path), target
     if is_file(path):
         return load_report(path), str(path)
     try:
@@ -296,9 +304,16 @@ def streamed_from_argument(
 ) -> tuple[StreamedReport, str]:
     """:func:`report_from_argument` with the rows streamed
     (:mod:`assay.compare.streamed_report`)."""
-    from assay.compare.streamed_report import stream_report_file, stream_stored_report
+    from assay.compare.streamed_report import (
+        StreamedReport,
+        stream_report_file,
+        stream_stored_report,
+    )
 
     path = Path(target)
+    if target.startswith(NAMED) and not is_file(path):
+        named = named_baseline_report(target[len(NAMED) :], store_path=store_path)
+        return StreamedReport.whole(named), target
     if is_file(path):
         return stream_report_file(path, load_report), str(path)
     try:
@@ -319,8 +334,15 @@ def resolve_reference(
 
     Its rows are streamed (:mod:`assay.compare.streamed_report`): a large reference is never held.
     """
-    from assay.compare.streamed_report import stream_report_file, stream_stored_report
+    from assay.compare.streamed_report import (
+        StreamedReport,
+        stream_report_file,
+        stream_stored_report,
+    )
 
+    if target.startswith(NAMED) and not exists(Path(target)):
+        named = named_baseline_report(target[len(NAMED) :], store_path=store_path)
+        return StreamedReport.whole(named)
     if target == "baseline":
         found = baseline_report_path(current.dataset.name, root=root)
         return None if found is None else stream_report_file(found, load_report)
@@ -334,6 +356,48 @@ def resolve_reference(
     path = Path(target)
     if not exists(path):
         raise UsageError(
-            f"--compare {target}: no such file (use 'baseline', 'latest' or a report JSON path)"
+            f"--compare {target}: no such file (use 'baseline', 'baseline:NAME', 'latest' or a "
+            "report JSON path)"
         )
     return stream_report_file(path, load_report)
+
+
+def set_named_baseline(
+    report: Report, name: str, *, source: str, store_path: str | Path | None = None
+) -> str:
+    """Keep ``report`` in the run store as the baseline called ``name`` (replacing it);
+    returns the store's name as shown (a URL without its password)."""
+    from assay.store.runs import RunStore
+
+    check_name(name)
+    store = RunStore(store_location(store_path))
+    try:
+        store.set_named_baseline(
+            name,
+            set_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            source=source,
+            report=(report.model_dump_json(indent=2) + "\n").encode("utf-8"),
+        )
+    finally:
+        store.close()
+    return str(store.path)
+
+
+def named_baseline_report(name: str, *, store_path: str | Path | None = None) -> Report:
+    """The report the baseline ``name`` points at in the run store; UsageError if none."""
+    from assay.store.runs import RunStore
+
+    place = store_location(store_path)
+    found = None
+    if not isinstance(place, Path) or place.is_file():
+        store = RunStore(place, read_only=True)
+        try:
+            found = store.named_baseline(name)
+        finally:
+            store.close()
+    if found is None:
+        raise UsageError(
+            f"no baseline named {name!r} in {place} (set one: assay baseline set REPORT "
+            f"--name {name})"
+        )
+    return parse_report(found.report, f"{place} (baseline:{name})")
