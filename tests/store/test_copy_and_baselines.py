@@ -19,7 +19,15 @@ def _history(folder: Path, store: str) -> list[str]:
         [*run, "--outputs", "outputs.json", "--run-id", "saved"],
         [*run, "--sut", "bot:answer", "--run-id", "called"],
         [*run, "--sut", "bot:answer", "--resume", "called", "--retry-errors"],
-        [*run, "--outputs", "outputs.json", "--run-id", "gated", "--min-pass-rate", "exact-match=0.9"],
+        [
+            *run,
+            "--outputs",
+            "outputs.json",
+            "--run-id",
+            "gated",
+            "--min-pass-rate",
+            "exact-match=0.9",
+        ],
     ]
     for step in steps:
         done = assay(*step, cwd=folder)

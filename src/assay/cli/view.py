@@ -29,19 +29,22 @@ def view(
     """Browse runs, one run's samples, and two runs side by side in a local web page."""
     from assay.cli.console import fail
     from assay.store.location import store_location
+    from assay.view.auth import access_for
     from assay.view.data import ViewData
     from assay.view.server import ViewServer
 
     if not 0 <= port <= 65535:
         fail(f"--port must be between 0 and 65535; got {port}")
+    access = access_for(host)  # beyond loopback: no token, no start
     data = ViewData(store_location(store_path), redact=redact)
     try:
-        server = ViewServer(data, host, port)
+        server = ViewServer(data, host, port, access)
     except OSError as exc:
         data.close()
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     typer.echo(
-        f"assay view: {server.url}  (read-only{', redacted' if redact else ''}, "
+        f"assay view: {server.url}  (read-only{', redacted' if redact else ''}"
+        f"{', token required' if access.token else ''}, "
         f"{data.store.path}; Ctrl-C to stop)",
         err=True,
     )

@@ -24,8 +24,11 @@ from assay.engine.runner import Runner, never_stop
 from assay.engine.sut import SystemUnderTest
 from assay.errors import UsageError
 from assay.metrics.base import Metric
+from assay.store.project import current_branch
 from assay.store.runs import RunStore
 from assay.store.schema import new_run_id
+
+MAX_LABELS = 500  # sample tags kept in a run's configuration (a tag per sample: the first)
 
 if TYPE_CHECKING:  # Ray's executor loads only for a run that goes to Ray
     from assay.engine.ray_executor import RayOptions
@@ -151,6 +154,7 @@ def _open_run(
             "dataset_samples": len(dataset.samples),
             **({"redact": True} if options.redact else {}),  # `assay report RUN` redacts too
             **_files(sut, options.dataset_path),
+            **_labels(dataset),
             **options.extra_info,
         },
     )
@@ -376,6 +380,14 @@ def _resume(
     skip = store.done_keys(run_id, include_errored=not options.retry_errors)
     store.set_status(run_id, "running")
     return repetitions, skip
+
+
+def _labels(dataset: Dataset) -> dict[str, Any]:
+    """What a team's viewer filters runs by: the branch the run was made on (CI's variables,
+    else the checkout's ``.git/HEAD``) and the tags its samples carry."""
+    tags = sorted({tag for sample in dataset.samples for tag in sample.tags})[:MAX_LABELS]
+    branch = current_branch()
+    return {"sample_tags": tags, **({"branch": branch} if branch else {})}
 
 
 def _files(sut: SystemUnderTest, dataset_path: str | None) -> dict[str, str]:

@@ -77,3 +77,33 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+# Where CI services name the branch a job runs for (a pull request's source branch first).
+BRANCH_VARIABLES: Final = (
+    "ASSAY_BRANCH",
+    "GITHUB_HEAD_REF",
+    "GITHUB_REF_NAME",
+    "CI_COMMIT_REF_NAME",
+    "BUILDKITE_BRANCH",
+    "CIRCLE_BRANCH",
+)
+
+
+def current_branch(start: Path | None = None) -> str | None:
+    """The branch this run is made on: a CI service's variable, else the branch named in the
+    project's ``.git/HEAD`` (None when detached or not a git checkout)."""
+    for name in BRANCH_VARIABLES:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value[:200]
+    root = project_root(start)
+    head = None if root is None else root / ".git" / "HEAD"
+    try:
+        text = head.read_text(encoding="utf-8", errors="replace") if head else ""
+    except OSError:  # a worktree's .git is a file; an unreadable HEAD: no branch
+        return None
+    prefix = "ref: refs/heads/"
+    if not text.startswith(prefix):
+        return None  # detached HEAD, or no checkout
+    return text.strip()[len(prefix) :][:200] or None

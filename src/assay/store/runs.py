@@ -153,6 +153,20 @@ class RunStore(StoredRuns):
             )
         return str(row[0])
 
+    def run_index(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """Every run's (id, dataset, configuration), newest first; a run whose configuration
+        is damaged is left out (``get_run`` names it)."""
+        found = self.db.execute(
+            "SELECT run_id, dataset_name, config FROM runs ORDER BY created_at DESC, rowid DESC"
+        ).fetchall()
+        index = []
+        for run_id, dataset, config in found:
+            try:
+                index.append((str(run_id), str(dataset), stored_config(config, self.path, run_id)))
+            except StoreError:
+                continue
+        return index
+
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
         ids = [
             r[0]

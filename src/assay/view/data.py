@@ -58,6 +58,23 @@ class ViewData:
     def close(self) -> None:
         self.store.db.close()
 
+    def run_index(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """Every run's id, dataset and configuration, newest first (the API filters these)."""
+        with self._lock:
+            return self.store.run_index()
+
+    def record(self, run_id: str) -> RunRecord:
+        """A run's record (StoreError when there is no such run)."""
+        with self._lock:
+            return self.store.get_run(run_id)
+
+    def reader(self) -> RunStore:
+        """A read-only connection of its own, for one streamed answer (closed by its reader)."""
+        return RunStore(self.store.path, read_only=True)
+
+    def redacted(self, report: Report) -> Report:
+        return redacted_report(report) if self.redact else report
+
     def datasets(self) -> dict[str, list[RunRecord]]:
         """Dataset name -> its runs, oldest first."""
         with self._lock:

@@ -1,25 +1,31 @@
-"""The viewer's HTTP server: the standard library's threading server, GET only, loopback.
+"""The viewer's HTTP server: the standard library's threading server, GET (and a login).
 
-Routes: ``/`` (runs per dataset), ``/run/<id>``, ``/compare?a=<reference>&b=<current>`` and
-``/api/sample?run=<id>&id=<sample>`` (the JSON an expanded row shows). Pages are rendered on
-request from the read-only store. A request with a foreign ``Host`` header is refused when
-the server listens on loopback, so other web pages cannot read it through DNS rebinding.
+Routes: ``/`` (runs per dataset), ``/run/<id>``, ``/compare?a=<reference>&b=<current>``,
+``/api/sample?run=<id>&id=<sample>`` (the JSON an expanded row shows) and the JSON API
+(:mod:`assay.view.api`). Pages are rendered on request from the read-only store. A request
+with a foreign ``Host`` header is refused when the server listens on loopback, so other web
+pages cannot read it through DNS rebinding; beyond loopback every request needs the token
+(:mod:`assay.view.auth`).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Final
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from assay.errors import AssayError, NotFound, StoreError
+from assay.view.api import Answer, api_route
+from assay.view.auth import COOKIE, Access
 from assay.view.data import ViewData, sample_detail
 from assay.view.layout import e, page
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+MAX_FORM: Final = 4096  # bytes of a login form read at most
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
     "connect-src 'self'; img-src data:; form-action 'self'; base-uri 'none'"
@@ -31,8 +37,9 @@ class ViewServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, data: ViewData, host: str, port: int) -> None:
+    def __init__(self, data: ViewData, host: str, port: int, access: Access | None = None) -> None:
         self.data = data
+        self.access = access if access is not None else Access(None)
         super().__init__((host, port), Handler)
         self.allowed_hosts = _allowed_hosts(host, self.server_address[1])
 
@@ -55,10 +62,12 @@ def _param(query: dict[str, list[str]], name: str) -> str:
     return values[0]
 
 
-def route(data: ViewData, path: str, query: dict[str, list[str]]) -> tuple[str, str]:
+def route(data: ViewData, path: str, query: dict[str, list[str]]) -> Answer:
     """(content type, body) of one GET; NotFound or StoreError for unknown things."""
     from assay.view import pages
 
+    if path.startswith("/api/") and path != "/api/sample":
+        return api_route(data, path, query)
     if path == "/":
         return "text/html", pages.index(data)
     if path.startswith("/run/") and len(path) > len("/run/"):
@@ -80,14 +89,18 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "assay-view"
 
     def do_GET(self) -> None:
-        allowed = self.server.allowed_hosts
-        if allowed is not None and self.headers.get("Host", "") not in allowed:
-            self._send(HTTPStatus.FORBIDDEN, "text/plain", "forbidden host")
-            return
         parts = urlsplit(self.path)
+        if not self._admitted(parts.path):
+            return
+        if parts.path == "/login":
+            self._send(HTTPStatus.OK, "text/html", login_page(None))
+            return
         try:
             kind, body = route(self.server.data, parts.path, parse_qs(parts.query))
-            self._send(HTTPStatus.OK, kind, body)
+            if isinstance(body, str):
+                self._send(HTTPStatus.OK, kind, body)
+            else:
+                self._stream(kind, body)
         except (NotFound, StoreError) as exc:
             self._error(HTTPStatus.NOT_FOUND, str(exc), parts.path)
         except AssayError as exc:
@@ -99,6 +112,67 @@ class Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self.do_GET()
 
+    def do_POST(self) -> None:
+        """``/login``: the token from the form, answered with the login cookie."""
+        parts = urlsplit(self.path)
+        if not self._admitted("/login"):
+            return
+        if parts.path != "/login":
+            self._error(HTTPStatus.METHOD_NOT_ALLOWED, "only /login takes a POST", parts.path)
+            return
+        length = self.headers.get("Content-Length", "0")
+        size = int(length) if length.isdigit() else 0
+        form = parse_qs(self.rfile.read(min(size, MAX_FORM)).decode("utf-8", "replace"))
+        access = self.server.access
+        if access.token is None or not access.matches(form.get("token", [""])[0]):
+            self._send(HTTPStatus.UNAUTHORIZED, "text/html", login_page("That is not the token."))
+            return
+        self.send_response(HTTPStatus.SEE_OTHER)
+        cookie = f"{COOKIE}={access.cookie_value()}; Path=/; HttpOnly; SameSite=Strict"
+        self.send_header("Set-Cookie", cookie)
+        self.send_header("Location", "/")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def _admitted(self, path: str) -> bool:
+        """Whether the request may go on: its Host is allowed and (but for the login page)
+        it carries the token; else the refusal is sent."""
+        allowed = self.server.allowed_hosts
+        if allowed is not None and self.headers.get("Host", "") not in allowed:
+            self._send(HTTPStatus.FORBIDDEN, "text/plain", "forbidden host")
+            return False
+        if path == "/login" or self.server.access.allows(
+            self.headers.get("Authorization", ""), self.headers.get("Cookie", "")
+        ):
+            return True
+        if path.startswith("/api/"):
+            body = json.dumps({"error": "a token is required (Authorization: Bearer ...)"})
+            self._send(HTTPStatus.UNAUTHORIZED, "application/json", body, bearer=True)
+        else:
+            self.send_response(HTTPStatus.SEE_OTHER)
+            self.send_header("Location", "/login")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        return False
+
+    def _stream(self, kind: str, chunks: Iterable[bytes]) -> None:
+        """Send a body piece by piece (its length unknown: the connection closes after it)."""
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", f"{kind}; charset=utf-8")
+        self._safety_headers()
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        if self.command == "HEAD":
+            return
+        try:
+            for chunk in chunks:
+                self.wfile.write(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the client went away
+        except Exception as exc:  # headers are sent: all that can be done is to stop
+            print(f"assay view: {self.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+
     def _error(self, status: HTTPStatus, message: str, path: str) -> None:
         if path.startswith("/api/"):
             self._send(status, "application/json", json.dumps({"error": message}))
@@ -106,18 +180,35 @@ class Handler(BaseHTTPRequestHandler):
             body = f"<h1>{status.value} {e(status.phrase)}</h1><p>{e(message)}</p>"
             self._send(status, "text/html", page(status.phrase, body))
 
-    def _send(self, status: HTTPStatus, kind: str, body: str) -> None:
+    def _send(self, status: HTTPStatus, kind: str, body: str, *, bearer: bool = False) -> None:
         data = body.encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", f"{kind}; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("Content-Security-Policy", CSP)
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("Cache-Control", "no-store")
+        if bearer:
+            self.send_header("WWW-Authenticate", 'Bearer realm="assay view"')
+        self._safety_headers()
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
 
+    def _safety_headers(self) -> None:
+        self.send_header("Content-Security-Policy", CSP)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Cache-Control", "no-store")
+
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: requests are not logged (errors are, once, in do_GET)."""
+
+
+def login_page(problem: str | None) -> str:
+    """The sign-in form: the token, posted to /login, answered with the login cookie."""
+    note = f"<p><strong>{e(problem)}</strong></p>" if problem else ""
+    body = (
+        "<h1>assay view</h1><p>This viewer asks for its token (ASSAY_VIEW_TOKEN).</p>"
+        f"{note}<form method='post' action='/login'>"
+        "<label>Token <input type='password' name='token' autocomplete='current-password'>"
+        "</label> <button type='submit'>Sign in</button></form>"
+    )
+    return page("Sign in", body)
