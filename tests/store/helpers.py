@@ -57,7 +57,8 @@ def popen(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproces
 
 
 def write_project(folder: Path, samples: int, *, name: str = "big") -> None:
-    """``{name}.jsonl`` (``samples`` samples), saved outputs for it, and bot.py."""
+    """``{name}.jsonl`` (``samples`` samples), saved outputs for it (``outputs.json``, or
+    ``{name}-outputs.json``), and bot.py."""
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / f"{name}.jsonl").open("w", encoding="utf-8") as out:
         for i in range(samples):
@@ -69,7 +70,8 @@ def write_project(folder: Path, samples: int, *, name: str = "big") -> None:
             }
             out.write(json.dumps(sample) + "\n")
     outputs = [{"id": f"s{i}", "output": f"Q{i}" if i % 3 else "no"} for i in range(samples)]
-    (folder / "outputs.json").write_text(json.dumps({"outputs": outputs}), encoding="utf-8")
+    named = "outputs.json" if name == "big" else f"{name}-outputs.json"
+    (folder / named).write_text(json.dumps({"outputs": outputs}), encoding="utf-8")
     (folder / "bot.py").write_text(BOT, encoding="utf-8")
 
 
