@@ -13,7 +13,7 @@ under an exclusive lock file; retention keeps the newest N runs plus each slice'
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -26,6 +26,7 @@ from assay.data.dataset import read_text
 from assay.data.fileio import exists, write_atomic
 from assay.errors import InputError, UsageError
 from assay.report.model import Report
+from assay.store.location import StoreUrl, store_location
 
 MANIFEST_SCHEMA: Final = "assay.adversarial-runs.v1"
 MANIFEST_NAME: Final = "adversarial-runs.json"
@@ -82,7 +83,7 @@ def _now() -> str:
 class History:
     """The manifest at ``path`` plus the drift rules of this run."""
 
-    def __init__(self, path: Path, *, retain: int, rules: list[DropRule]) -> None:
+    def __init__(self, path: Path | StoreUrl, *, retain: int, rules: list[DropRule]) -> None:
         if retain < 1:
             raise UsageError(f"--history-retain must be at least 1; got {retain}")
         self.path = path
@@ -90,9 +91,15 @@ class History:
         self.rules = rules
 
     def load(self) -> Manifest:
+        if isinstance(self.path, StoreUrl):
+            return self._parse(_stored_manifest(self.path))
         if not exists(self.path):
             return Manifest()
-        text = read_text(self.path, InputError)
+        return self._parse(read_text(self.path, InputError))
+
+    def _parse(self, text: str | bytes | None) -> Manifest:
+        if text is None:
+            return Manifest()
         data = loads_json(text, self._invalid)
         try:
             return Manifest.model_validate(data)
@@ -142,12 +149,18 @@ class History:
     def record(self, report: Report, gate_passed: bool) -> LaneRun:
         """Append this run to the manifest (atomically, under the lock) and apply retention."""
         entry = _entry(report, gate_passed)
+
+        def appended(text: str | bytes | None) -> str:
+            runs = [r for r in self._parse(text).runs if r.run_id != entry.run_id] + [entry]
+            updated = Manifest(updated_at=_now(), runs=_retained(runs, self.retain))
+            return updated.model_dump_json(indent=2) + "\n"
+
+        if isinstance(self.path, StoreUrl):
+            _update_stored(self.path, appended)
+            return entry
         with _locked(self.path):
-            manifest = self.load()
-            runs = [r for r in manifest.runs if r.run_id != entry.run_id] + [entry]
-            kept = _retained(runs, self.retain)
-            updated = Manifest(updated_at=_now(), runs=kept)
-            write_atomic(self.path, updated.model_dump_json(indent=2) + "\n")
+            text = read_text(self.path, InputError) if exists(self.path) else None
+            write_atomic(self.path, appended(text))
         return entry
 
 
@@ -200,10 +213,36 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def history_for(path: Path | None, *, retain: int, max_drop: list[str]) -> History:
-    """The lane history at ``path`` (default ``adversarial-runs.json`` in the project's
-    ``.assay/``) with its rules."""
+def history_for(
+    path: Path | None, *, retain: int, max_drop: list[str], store: str | None = None
+) -> History:
+    """The lane history at ``path``; else, when the run store is a PostgreSQL URL, kept in
+    that store (shared by the team); else ``adversarial-runs.json`` in the project's
+    ``.assay/``; with its rules."""
     from assay.store.project import project_dir
 
-    manifest = path or project_dir() / MANIFEST_NAME
+    place = store_location(store) if path is None else None
+    manifest = place if isinstance(place, StoreUrl) else path or project_dir() / MANIFEST_NAME
     return History(manifest, retain=retain, rules=parse_rules(max_drop))
+
+
+def _stored_manifest(url: StoreUrl) -> bytes | None:
+    """The lane history kept in the PostgreSQL store at ``url``; None when there is none."""
+    from assay.store.runs import RunStore
+
+    store = RunStore(url, read_only=True)
+    try:
+        return store.document(MANIFEST_NAME)
+    finally:
+        store.close()
+
+
+def _update_stored(url: StoreUrl, change: Callable[[bytes | None], str]) -> None:
+    """Rewrite the stored lane history with ``change``, under the store's lock on it."""
+    from assay.store.runs import RunStore
+
+    store = RunStore(url)
+    try:
+        store.update_document(MANIFEST_NAME, lambda old: change(old).encode("utf-8"), stamp=_now())
+    finally:
+        store.close()

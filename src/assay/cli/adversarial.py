@@ -134,7 +134,10 @@ def _run_lane(flags: dict[str, Any]) -> None:
     history = None
     if not lane["no_history"]:
         history = history_for(
-            lane["history"], retain=lane["history_retain"], max_drop=lane["max_drop"] or []
+            lane["history"],
+            retain=lane["history_retain"],
+            max_drop=lane["max_drop"] or [],
+            store=flags.get("store_path"),
         )
     if lane["fail_on"] not in (*SEVERITIES, "none"):
         fail(f"--fail-on must be one of {', '.join(SEVERITIES)}, none; got {lane['fail_on']!r}")

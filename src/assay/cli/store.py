@@ -33,5 +33,6 @@ def copy(
     typer.echo(
         f"copied {copied.runs} run(s): {rows['executions']} execution rows, "
         f"{rows['chunks']} chunks, {rows['gates']} gate verdicts, "
-        f"{rows['compliance']} compliance summaries, {rows['baselines']} named baselines"
+        f"{rows['compliance']} compliance summaries, {rows['baselines']} named baselines, "
+        f"{rows['documents']} documents"
     )

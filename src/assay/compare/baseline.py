@@ -242,13 +242,14 @@ def baseline_report_path(dataset: str, *, root: Path | None = None) -> Path | No
 
 
 def report_from_run(run_id: str, *, store_path: str | Path | None = None) -> Report:
-    """The report of a run kept in the run store."""
+    """The report of a run kept in the run store (``latest``: the newest run)."""
     from assay.engine.rebuild import report_from_store
     from assay.store.runs import RunStore
 
     store = RunStore(existing_store(store_path))
     try:
-        return report_from_store(store, run_id)
+        resolved = store.latest_run_id() if run_id == "latest" else run_id
+        return report_from_store(store, resolved)
     finally:
         store.close()
 

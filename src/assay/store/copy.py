@@ -1,10 +1,10 @@
 """``assay store copy SRC DST``: a store's history moved between SQLite and PostgreSQL.
 
-Every run (its record, executions, chunks, gate outcome and compliance summary) and every
-named baseline is copied as stored, byte for byte, so a report rendered from the copy is the
-report rendered from the original. Runs keep their order (the order they were created in). A
-run that the destination already holds is refused before anything is written: a copy never
-mixes two histories of one run.
+Every run (its record, executions, chunks, gate outcome and compliance summary), every named
+baseline and every stored document (the adversarial lane's history) is copied as stored, byte
+for byte, so a report rendered from the copy is the report rendered from the original. Runs
+keep their order (the order they were created in). A run that the destination already holds
+is refused before anything is written: a copy never mixes two histories of one run.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def _copy(source: RunStore, target: RunStore) -> Copied:
             + (f" and {len(clash) - 1} more" if len(clash) > 1 else "")
             + f" of {source.path}; nothing copied (copy into a new store)"
         )
-    counts = {name: 0 for name in ("runs", *_PER_RUN, "baselines")}
+    counts = {name: 0 for name in ("runs", *_PER_RUN, "baselines", "documents")}
     for run in runs:
 
         def one_run(run: tuple[Any, ...] = run) -> None:
@@ -117,6 +117,7 @@ def _copy(source: RunStore, target: RunStore) -> Copied:
                 counts[name] += _insert(target, table, found)
 
         transaction(target.db, one_run)
-    baselines = _table("baselines")
-    counts["baselines"] = _insert(target, baselines, _rows(source, baselines, "", ()))
+    for name in ("baselines", "documents"):  # named baselines; the lane's history
+        table = _table(name)
+        counts[name] = _insert(target, table, _rows(source, table, "", ()))
     return Copied(len(runs), counts)

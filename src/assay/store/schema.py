@@ -104,6 +104,16 @@ TABLES: Final = (
         ),
         ("name",),
     ),
+    # whole documents by name: the adversarial lane's history on a shared store
+    Table(
+        "documents",
+        (
+            Column("name", "TEXT", "TEXT"),
+            Column("updated_at", "TEXT NOT NULL", "TEXT NOT NULL"),
+            Column("body", "BLOB NOT NULL", "BYTEA NOT NULL"),
+        ),
+        ("name",),
+    ),
 )
 
 INSERT_ONE = "INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -330,7 +340,7 @@ def open_postgres(url: StoreUrl, *, read_only: bool) -> PgConnection:
         check_schema(db, url)
         if read_only:
             return db
-        if not has_table(db, TABLES[-1].name):
+        if not all(has_table(db, table.name) for table in TABLES):
             create_tables(db, TABLES)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (STORE_SCHEMA,))
     except BaseException:

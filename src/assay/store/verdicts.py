@@ -10,11 +10,12 @@ from typing import Any
 from assay.data.bounded import loads_json
 from assay.store.backend import Connection
 from assay.store.baselines import NamedBaselines
+from assay.store.documents import StoredDocuments
 from assay.store.location import StoreName
 from assay.store.schema import damaged
 
 
-class RunVerdicts(NamedBaselines):
+class RunVerdicts(NamedBaselines, StoredDocuments):
     """The gates and compliance tables of a run store (``db``: its open connection)."""
 
     db: Connection
