@@ -75,7 +75,7 @@ def get(url: str, *, token: str | None = TOKEN, cookie: str | None = None) -> tu
     if cookie is not None:
         request.add_header("Cookie", cookie)
     try:
-        with urllib.request.urlopen(request, timeout=60) as answer:  # noqa: S310 (loopback)
+        with urllib.request.urlopen(request, timeout=60) as answer:
             return answer.status, answer.read()
     except urllib.error.HTTPError as refused:
         return refused.code, refused.read()
