@@ -168,7 +168,8 @@ class PgConnection:
         self._run(lambda: self._conn.execute(script.encode()))
 
     def has_table(self, name: str) -> bool:
-        row = self.execute("SELECT to_regclass(?) IS NOT NULL", (f"{self.schema}.{name}",))
+        # unqualified: found where the connection's search_path makes tables
+        row = self.execute("SELECT to_regclass(?) IS NOT NULL", (name,))
         return bool(row.fetchone()[0])
 
     def transaction(self, work: Callable[[], None]) -> None:
