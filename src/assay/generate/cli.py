@@ -1,0 +1,162 @@
+"""``assay generate`` (a dataset from a corpus) and ``assay simulate`` (conversations with a
+simulated user): option parsing and printing only; the work is in :mod:`assay.generate`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay.console import EXIT_GATE_FAILED, printable, warn
+from assay.run_options import BaseUrlOpt, CacheDirOpt, JudgeModelOpt, NoCacheOpt, RefreshCacheOpt
+
+
+def register(app: typer.Typer) -> None:
+    app.command("generate")(generate)
+    app.command("simulate")(simulate_command)
+
+
+def _option(*names: str, env: str, help: str) -> typer.models.OptionInfo:
+    return typer.Option(*names, envvar=env, help=help)
+
+
+FromOpt = Annotated[
+    Path,
+    _option("--from", env="ASSAY_GENERATE_FROM", help="Folder (or file) of .md, .txt, .html."),
+]
+CountOpt = Annotated[int, _option("-n", "--count", env="ASSAY_GENERATE_N", help="Samples to keep.")]
+OutOpt = Annotated[
+    Path, _option("-o", "--out", env="ASSAY_GENERATE_OUT", help="Dataset to write (.yml, .json).")
+]
+NameOpt = Annotated[
+    str | None,
+    _option("--name", env="ASSAY_GENERATE_NAME", help="Dataset name (default: folder name)."),
+]
+SeedOpt = Annotated[
+    int, _option("--seed", env="ASSAY_GENERATE_SEED", help="Seed of task draws and requests.")
+]
+MixOpt = Annotated[
+    list[str] | None,
+    _option(
+        "--mix",
+        env="ASSAY_GENERATE_MIX",
+        help="kind=weight, repeatable; kinds: single-fact, multi-hop, comparison, unanswerable "
+        "(default 4:2:2:1).",
+    ),
+]
+PersonaOpt = Annotated[
+    list[str] | None,
+    _option("--persona", env="ASSAY_GENERATE_PERSONA", help="Who asks (repeatable)."),
+]
+CheckOpt = Annotated[
+    str,
+    _option(
+        "--check",
+        env="ASSAY_GENERATE_CHECK",
+        help="heuristic (offline, lexical) | judge: how 'answerable from its contexts' is checked.",
+    ),
+]
+DuplicateOpt = Annotated[
+    float,
+    _option(
+        "--duplicate-threshold",
+        env="ASSAY_GENERATE_DUPLICATE_THRESHOLD",
+        help="Token-sort similarity (0-100) at which a question is a near-duplicate.",
+    ),
+]
+AttemptsOpt = Annotated[
+    int | None,
+    _option(
+        "--max-attempts", env="ASSAY_GENERATE_MAX_ATTEMPTS", help="Tasks tried at most (3 x n)."
+    ),
+]
+ModelOpt = Annotated[
+    str | None,
+    _option("--model", env="ASSAY_GENERATE_MODEL", help="Generator model (default: judge model)."),
+]
+BudgetOpt = Annotated[
+    float | None,
+    _option("--budget", env="ASSAY_BUDGET", help="Stop before spending more (USD); rerun resumes."),
+]
+ChunkOpt = Annotated[
+    int, _option("--chunk-chars", env="ASSAY_GENERATE_CHUNK_CHARS", help="Longest chunk.")
+]
+SummaryOpt = Annotated[
+    Path | None,
+    _option("--summary", env="ASSAY_GENERATE_SUMMARY", help="Also write the summary as JSON."),
+]
+
+
+def generate(
+    source: FromOpt,
+    count: CountOpt = 20,
+    out: OutOpt = Path("generated.yml"),
+    name: NameOpt = None,
+    seed: SeedOpt = 0,
+    mix: MixOpt = None,
+    persona: PersonaOpt = None,
+    check: CheckOpt = "heuristic",
+    duplicate_threshold: DuplicateOpt = 90.0,
+    max_attempts: AttemptsOpt = None,
+    model: ModelOpt = None,
+    budget: BudgetOpt = None,
+    chunk_chars: ChunkOpt = 1200,
+    summary_path: SummaryOpt = None,
+    judge_model: JudgeModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    cache_dir: CacheDirOpt = None,
+    no_cache: NoCacheOpt = False,
+    refresh_cache: RefreshCacheOpt = False,
+) -> None:
+    """Write a dataset of questions from a folder of documents, each checked before it is kept."""
+    from assay.generate.commands import GenerateRequest, run_generate
+
+    request = GenerateRequest(
+        source=source,
+        count=count,
+        out=out,
+        name=name,
+        seed=seed,
+        mix=tuple(mix or ()),
+        personas=tuple(persona or ()),
+        check=check,
+        duplicate_threshold=duplicate_threshold,
+        max_attempts=max_attempts,
+        model=model,
+        budget=budget,
+        chunk_chars=chunk_chars,
+        summary_path=summary_path,
+    )
+    flags = _provider_flags(judge_model, base_url, cache_dir, no_cache, refresh_cache)
+    outcome = run_generate(request, flags, echo=_err)
+    if outcome.halted is not None:
+        warn(f"budget reached: {outcome.halted}; rerun the same command with a larger --budget")
+        raise typer.Exit(EXIT_GATE_FAILED)
+    if not outcome.written:
+        raise typer.Exit(EXIT_GATE_FAILED)
+
+
+def _err(line: str) -> None:
+    typer.echo(f"assay: {printable(line)}", err=True)
+
+
+def _provider_flags(
+    judge_model: str | None,
+    base_url: str | None,
+    cache_dir: Path | None,
+    no_cache: bool,
+    refresh_cache: bool,
+) -> dict[str, object]:
+    return {
+        "judge_model": judge_model,
+        "base_url": base_url,
+        "cache_dir": cache_dir,
+        "no_cache": no_cache,
+        "refresh_cache": refresh_cache,
+    }
+
+
+def simulate_command() -> None:
+    """Talk to a system under test as simulated users with goals; score the conversations."""
+    raise typer.Exit(2)
