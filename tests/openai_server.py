@@ -100,7 +100,23 @@ def judge_reply(request: dict[str, Any]) -> str:
 
 _PASSAGE = re.compile(r'<passage id="([^"]*)" title="([^"]*)">\n(.*?)\n</passage>', re.S)
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]{3,}")
-_COMMON = frozenset("that this with from when they their there what which have does must".split())
+_COMMON = frozenset(
+    [
+        "that",
+        "this",
+        "with",
+        "from",
+        "when",
+        "they",
+        "their",
+        "there",
+        "what",
+        "which",
+        "have",
+        "does",
+        "must",
+    ]
+)
 
 
 def _sentences(text: str) -> list[str]:

@@ -18,7 +18,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _option(*names: str, env: str, help: str) -> typer.models.OptionInfo:
-    return typer.Option(*names, envvar=env, help=help)
+    option: typer.models.OptionInfo = typer.Option(*names, envvar=env, help=help)
+    return option
 
 
 FromOpt = Annotated[

@@ -17,7 +17,7 @@ from assay.errors import UsageError
 from assay.fileio import write_atomic
 from assay.generate.corpus import Corpus, read_corpus
 from assay.generate.plan import parse_mix
-from assay.generate.run import GenerateOptions, Generated, Generator
+from assay.generate.run import Generated, GenerateOptions, Generator
 from assay.generate.writer import (
     GenerateSummary,
     corpus_lines,

@@ -93,8 +93,5 @@ def _draw(corpus: Corpus, kind: str, rng: random.Random) -> tuple[Chunk, ...]:
     others = [c for c in corpus.chunks if c.id != first.id]
     same = [c for c in others if c.document == first.document]
     other_docs = [c for c in others if c.document != first.document]
-    if kind == "multi-hop":
-        pool = same or other_docs
-    else:
-        pool = other_docs or same
+    pool = (same or other_docs) if kind == "multi-hop" else (other_docs or same)
     return (first, pool[rng.randrange(len(pool))])

@@ -80,7 +80,8 @@ Write your next message to the assistant (short, as this user would write it). W
 assistant has done what your goal needs, reply with status "done"; when it clearly cannot and \
 you would give up, "abandon"; otherwise "continue".
 Reply with one JSON object and nothing else, no code fences:
-{{"message": "<your next message, empty when done or abandon>", "status": "continue|done|abandon"}}"""
+{{"message": "<your next message; empty when done or abandon>", \
+"status": "continue|done|abandon"}}"""
 
 USER_STATUSES: Final = ("continue", "done", "abandon")
 
@@ -125,7 +126,9 @@ def parse_check(text: str) -> tuple[bool, bool, str | None]:
     flags = []
     for key in ("answerable", "supported"):
         if not isinstance(data[key], bool):
-            raise JudgeParseError(f"check '{key}' must be true or false; got {json_type(data[key])}")
+            raise JudgeParseError(
+                f"check '{key}' must be true or false; got {json_type(data[key])}"
+            )
         flags.append(bool(data[key]))
     reason = data.get("reason")
     return flags[0], flags[1], reason if isinstance(reason, str) else None
@@ -137,9 +140,7 @@ def parse_user_turn(text: str) -> tuple[str, str]:
     only_keys(data, frozenset({"message", "status"}), prefix="simulated user")
     status = data["status"]
     if status not in USER_STATUSES:
-        raise JudgeParseError(
-            f"simulated user 'status' must be one of {', '.join(USER_STATUSES)}"
-        )
+        raise JudgeParseError(f"simulated user 'status' must be one of {', '.join(USER_STATUSES)}")
     message = _text_field(data, "message", "simulated user")
     if status == "continue" and not message:
         raise JudgeParseError("simulated user continues with an empty message")

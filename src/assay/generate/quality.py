@@ -80,7 +80,10 @@ async def judge_check(
     values = {"passages": passages(chunks), "question": question, "answer": answer}
     try:
         verdict = await ask(
-            judge, fill(CHECK, values), parse_check, version=template_version("generate-check", CHECK)
+            judge,
+            fill(CHECK, values),
+            parse_check,
+            version=template_version("generate-check", CHECK),
         )
     except MetricError as exc:
         return Verdict("check-error", str(exc), tuple(exc.usage))

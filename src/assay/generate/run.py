@@ -142,7 +142,9 @@ class Generator:
         cache = open_cache(self.settings.cache_dir, self.settings.cache_mode)
         if not cache.reads:
             return False
-        key = self.provider.key(self._messages(prompt), generation_params(task, self.options), VERSION)
+        key = self.provider.key(
+            self._messages(prompt), generation_params(task, self.options), VERSION
+        )
         return cache.get(key) is not None
 
     @staticmethod

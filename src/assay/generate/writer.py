@@ -21,7 +21,7 @@ from assay.dataset import DATASET_SCHEMA, Sample, dataset_from_data
 from assay.fileio import write_atomic
 from assay.generate.corpus import Corpus
 from assay.generate.quality import REASONS
-from assay.generate.run import ANSWERED_KINDS, GenerateOptions, Generated
+from assay.generate.run import ANSWERED_KINDS, Generated, GenerateOptions
 
 SUMMARY_SCHEMA: Final = "assay.generate-summary.v1"
 
@@ -142,7 +142,9 @@ def summary_lines(result: GenerateSummary) -> list[str]:
         f"made {result.made}, kept {result.kept} of {result.requested} requested, "
         f"dropped {result.made - result.kept}"
     ]
-    lines += [f"  {count:>4} {reason}: {REASONS[reason]}" for reason, count in result.dropped.items()]
+    lines += [
+        f"  {count:>4} {reason}: {REASONS[reason]}" for reason, count in result.dropped.items()
+    ]
     cost = "unpriced" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     lines.append(
         f"calls: {result.calls_sent} sent, {result.calls_cached} answered by the cache; {cost}"
