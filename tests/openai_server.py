@@ -171,9 +171,12 @@ def _user_turn(prompt: str) -> str:
 
 
 def _goal_verdict(prompt: str) -> str:
-    """achieved when the expected outcome occurs in the final answer (case-insensitive)."""
+    """achieved when the expected outcome occurs in the final answer (case-insensitive; in a
+    transcript, in what the assistant said)."""
     expected = re.search(r"^EXPECTED OUTCOME: (.*)$", prompt, re.M)
     answer = prompt.split("FINAL ANSWER:", 1)[-1].rsplit("Reply with one JSON", 1)[0]
+    said = re.findall(r"^assistant: (.*)$", answer, re.M)  # a transcript: the assistant's part
+    answer = "\n".join(said) if said else answer
     hit = expected is not None and expected.group(1).strip().lower() in answer.lower()
     verdict = "achieved" if hit else "not_achieved"
     return json.dumps({"verdict": verdict, "reason": "expected outcome matched" if hit else "no"})

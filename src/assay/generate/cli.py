@@ -158,6 +158,109 @@ def _provider_flags(
     }
 
 
-def simulate_command() -> None:
+SutOpt = Annotated[
+    str,
+    _option("--sut", env="ASSAY_SUT", help="System under test: module:function or an http(s) URL."),
+]
+SimOutOpt = Annotated[
+    Path,
+    _option("-o", "--out", env="ASSAY_SIMULATE_OUT", help="Dataset of conversations to write."),
+]
+SimOutputsOpt = Annotated[
+    Path | None,
+    _option(
+        "--outputs",
+        env="ASSAY_SIMULATE_OUTPUTS",
+        help="Saved replies to write (default: <out>.outputs.json).",
+    ),
+]
+TurnsOpt = Annotated[
+    int, _option("--max-turns", env="ASSAY_SIMULATE_MAX_TURNS", help="User messages at most.")
+]
+UserModelOpt = Annotated[
+    str | None,
+    _option("--user-model", env="ASSAY_SIMULATE_USER_MODEL", help="Simulated user's model."),
+]
+ConcurrencyOpt = Annotated[
+    int,
+    _option("--concurrency", env="ASSAY_SIMULATE_CONCURRENCY", help="Conversations at once."),
+]
+SutTimeoutOpt = Annotated[
+    float, _option("--sut-timeout", env="ASSAY_SUT_TIMEOUT", help="Seconds per reply at most.")
+]
+TurnMetricOpt = Annotated[
+    list[str] | None,
+    _option(
+        "--metric",
+        env="ASSAY_SIMULATE_METRIC",
+        help="Turn metric (repeatable; default answer-relevancy).",
+    ),
+]
+ReportOpt = Annotated[
+    Path | None,
+    _option("--report", env="ASSAY_SIMULATE_REPORT", help="Also write the report as JSON."),
+]
+
+
+def simulate_command(
+    dataset: Annotated[Path, typer.Argument(help="Samples with metadata.goal and .persona.")],
+    sut: SutOpt,
+    out: SimOutOpt = Path("simulated.yml"),
+    outputs: SimOutputsOpt = None,
+    max_turns: TurnsOpt = 8,
+    user_model: UserModelOpt = None,
+    budget: BudgetOpt = None,
+    concurrency: ConcurrencyOpt = 4,
+    sut_timeout: SutTimeoutOpt = 60.0,
+    metric: TurnMetricOpt = None,
+    report_path: ReportOpt = None,
+    judge_model: JudgeModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    cache_dir: CacheDirOpt = None,
+    no_cache: NoCacheOpt = False,
+    refresh_cache: RefreshCacheOpt = False,
+) -> None:
     """Talk to a system under test as simulated users with goals; score the conversations."""
-    raise typer.Exit(2)
+    from assay.generate.simulation_run import SimulateRequest, run_simulate
+    from assay.providers.settings import build, scope
+
+    request = SimulateRequest(
+        dataset=dataset,
+        sut=sut,
+        out=out,
+        outputs=outputs,
+        max_turns=max_turns,
+        user_model=user_model,
+        budget=budget,
+        concurrency=concurrency,
+        sut_timeout=sut_timeout,
+        **({"turn_metrics": tuple(metric)} if metric else {}),
+    )
+    flags = _provider_flags(judge_model, base_url, cache_dir, no_cache, refresh_cache)
+    settings = build(cli={k: v for k, v in flags.items() if v is not None})
+    with scope(settings):
+        outcome = run_simulate(request, settings, echo=_err)
+        if outcome.written:
+            _score(request.out, request.outputs_path, report_path)
+    _err(outcome.spend_line)
+    if outcome.halted is not None:
+        warn(f"budget reached: {outcome.halted}; rerun the same command with a larger --budget")
+        raise typer.Exit(EXIT_GATE_FAILED)
+    if not outcome.written:
+        raise typer.Exit(EXIT_GATE_FAILED)
+
+
+def _score(dataset: Path, outputs: Path, report_path: Path | None) -> None:
+    """Score the written transcripts as ``assay run DATASET --outputs OUTPUTS`` would."""
+    from assay.api import evaluate
+    from assay.fileio import write_atomic
+    from assay.generate.scores import conversation_lines
+
+    report = evaluate(dataset, outputs=outputs)
+    for line in conversation_lines(report):
+        _err(line)
+    _err(
+        f"wrote {dataset} and {outputs}; score again with: assay run {dataset} --outputs {outputs}"
+    )
+    if report_path is not None:
+        write_atomic(report_path, report.model_dump_json(indent=2) + "\n")
