@@ -91,13 +91,13 @@ def run_simulate(
     check_request(request)
     dataset = load_dataset(request.dataset)
     goals, skipped = goals_of(dataset)
-    for sample_id, reason in skipped:
-        echo(f"skipped sample '{sample_id}': {reason}")
     if not goals:
         raise UsageError(
             f"{request.dataset}: no sample has both metadata.goal and metadata.persona"
         )
     target = build_target(request.sut, request.sut_timeout)
+    for sample_id, reason in skipped:
+        echo(f"skipped sample '{sample_id}': {reason}")
     options = SimulateOptions(
         request.max_turns, request.user_model, request.budget, request.concurrency
     )

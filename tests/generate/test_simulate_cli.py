@@ -1,0 +1,132 @@
+"""``assay simulate`` on examples/chat's bot against the loopback server: conversations turn by
+turn, written as a dataset that validates, scored per conversation and by goal-accuracy."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from assay.loading import load_dataset
+from generate.conftest import CHAT, cli
+from openai_server import CHAT as CHAT_PATH
+from openai_server import OpenAIServer, Step
+
+
+@pytest.fixture
+def bot(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.syspath_prepend(str(CHAT))
+    sys.modules.pop("bot", None)
+    return "bot:reply"
+
+
+def simulate(capsys: pytest.CaptureFixture[str], url: str, *args: str) -> tuple[int, str]:
+    code, _, err = cli(capsys, "simulate", *args, "--base-url", url)
+    return code, err
+
+
+def test_the_chat_bot_is_simulated_and_scored(
+    scripted: OpenAIServer, capsys: pytest.CaptureFixture[str], bot: str
+) -> None:
+    goals = str(CHAT / "goals.yml")
+    code, err = simulate(capsys, scripted.url, goals, "--sut", bot, "--report", "r.json")
+    assert code == 0, err
+    assert "planned 16 calls" in err.splitlines()[0]  # 2 conversations x 8 turns, before any
+    assert cli(capsys, "validate", "simulated.yml")[0] == 0
+    dataset = load_dataset(Path("simulated.yml"))
+    turns = [s.id for s in dataset.samples if s.metadata.get("conversation")]
+    assert turns == ["berlin-trip#1", "berlin-trip#2", "berlin-trip#3", "refund#1", "refund#2"]
+    outputs = json.loads(Path("simulated.outputs.json").read_text())["outputs"]
+    berlin = next(o for o in outputs if o["id"] == "berlin-trip")["turns"]
+    assert berlin[-1] == "Done: you are booked on Friday's 07:10 flight to Berlin."  # needs history
+
+    report = json.loads(Path("r.json").read_text())
+    rows = {row["id"]: row for row in report["rows"]}
+    assert rows["berlin-trip#goal"]["scores"]["goal-accuracy"]["score"] == 1.0
+    assert rows["refund#goal"]["scores"]["goal-accuracy"]["score"] == 0.0
+    for conversation in report["conversations"]:
+        (metric,) = conversation["metrics"]
+        scores = [
+            row["scores"]["answer-relevancy"]["score"]
+            for rid, row in rows.items()
+            if rid.startswith(conversation["id"] + "#") and rid[-1].isdigit()
+        ]
+        assert conversation["turns"] == len(scores)
+        assert metric["mean"] == pytest.approx(sum(scores) / len(scores))
+        assert metric["min"] == min(scores)
+    assert "scored 'refund': 2 turns; goal-accuracy 0.00 (not_achieved)" in err
+
+    calls = scripted.calls[CHAT_PATH]
+    code, err = simulate(capsys, scripted.url, goals, "--sut", bot, "-o", "again.yml")
+    assert code == 0 and scripted.calls[CHAT_PATH] == calls  # user turns and verdicts cached
+    assert Path("again.yml").read_text() == Path("simulated.yml").read_text()
+
+
+def _goals(tmp_path: Path, goal: str = "Fly to Berlin; travel on Friday") -> Path:
+    sample = {
+        "id": "trip",
+        "input": {"customer": "ana"},
+        "expected_output": "booked",
+        "metadata": {"goal": goal, "persona": "Ana"},
+    }
+    other = {"id": "plain", "input": {"question": "hi"}, "expected_output": "hello"}
+    path = tmp_path / "goals.yml"
+    path.write_text(yaml.safe_dump({"name": "g", "samples": [sample, other]}))
+    return path
+
+
+def test_the_turn_limit_a_failing_bot_and_a_malformed_user_end_a_conversation(
+    scripted: OpenAIServer, capsys: pytest.CaptureFixture[str], tmp_path: Path, bot: str
+) -> None:
+    goals = str(_goals(tmp_path, "a; b; c; d; e"))
+    code, err = simulate(capsys, scripted.url, goals, "--sut", bot, "--max-turns", "2")
+    assert code == 0, err
+    assert "skipped sample 'plain': no metadata.goal" in err
+    assert "conversation 'trip': 2 turns, ended max-turns" in err
+
+    (tmp_path / "broken.py").write_text(
+        "def reply(data):\n    if data['history']:\n        raise RuntimeError('down')\n"
+        "    return 'hello'\n"
+    )
+    code, err = simulate(
+        capsys, scripted.url, goals, "--sut", "broken:reply", "-o", "b.yml", "--no-cache"
+    )
+    assert code == 0 and "1 turn, ended sut-error: raised RuntimeError" in err
+    assert len(load_dataset(Path("b.yml")).samples) == 2  # one turn, and the goal sample
+
+    scripted.script(CHAT_PATH, Step.chat("not json"), Step.chat('{"status": "maybe"}'))
+    code, err = simulate(capsys, scripted.url, goals, "--sut", bot, "-o", "c.yml", "--no-cache")
+    assert code == 1 and "0 turns, ended user-error" in err and "after one re-ask" in err
+    assert "nothing was written" in err and not Path("c.yml").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--max-turns", "0"), "--max-turns must be between"),
+        (("--metric", "no-such-metric"), "unknown metric"),
+        (("--sut", "nomodule:reply"), "cannot import"),
+        (("--sut-timeout", "-1"), "--sut-timeout must be"),
+    ],
+)
+def test_bad_options_end_in_one_line_and_exit_2_before_any_call(
+    scripted: OpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    bot: str,
+    extra: tuple[str, ...],
+    message: str,
+) -> None:
+    code, err = simulate(capsys, scripted.url, str(_goals(tmp_path)), "--sut", bot, *extra)
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert scripted.calls[CHAT_PATH] == 0
+
+
+def test_a_dataset_without_goals_is_a_usage_error(
+    scripted: OpenAIServer, capsys: pytest.CaptureFixture[str], bot: str
+) -> None:
+    code, err = simulate(capsys, scripted.url, str(CHAT / "dataset.yml"), "--sut", bot)
+    assert code == 2 and "no sample has both metadata.goal and metadata.persona" in err
