@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay.errors import UsageError
 from assay.generate import corpus as corpus_module
@@ -83,3 +85,21 @@ def test_a_folder_with_nothing_readable_is_a_usage_error(tmp_path: Path) -> None
         read_corpus(tmp_path)
     with pytest.raises(UsageError, match="no such file or folder"):
         read_corpus(tmp_path / "missing")
+
+
+def test_a_link_to_a_device_is_skipped_not_read(tmp_path: Path) -> None:
+    (tmp_path / "good.md").write_text("# G\nA passage that is long enough to be kept here.\n")
+    (tmp_path / "zero.md").symlink_to("/dev/zero")
+    corpus = read_corpus(tmp_path)
+    assert dict(corpus.skipped) == {"zero.md": "not a regular file"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(), suffix=st.sampled_from([".md", ".html", ".txt"]), limit=st.integers(200, 2000)
+)
+def test_any_text_chunks_without_error_and_within_the_limit(
+    text: str, suffix: str, limit: int
+) -> None:
+    for chunk in chunk_document("f" + suffix, suffix, text, max_chars=limit):
+        assert len(chunk.text) <= limit and chunk.text.strip()

@@ -185,3 +185,10 @@ def test_a_provider_that_fails_drops_with_an_error_reason_and_writes_nothing(
     code, err = generate(capsys, scripted.url, *args)
     assert code == 1 and "2 error:" in err and "no sample was kept" in err
     assert not Path("ds.yml").exists()
+
+
+def test_an_output_folder_that_does_not_exist_is_refused_before_any_call(
+    scripted: OpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = generate(capsys, scripted.url, "--from", str(DOCS), "-o", "no/such/dir/d.yml")
+    assert code == 2 and "does not exist" in err and scripted.calls[CHAT] == 0

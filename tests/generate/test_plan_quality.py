@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import json
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from assay.errors import UsageError
+from assay.errors import JudgeParseError, UsageError
 from assay.generate.corpus import Chunk, read_corpus
 from assay.generate.plan import KINDS, kind_sequence, parse_mix, tasks
+from assay.generate.prompts import parse_check, parse_generation, parse_user_turn
 from assay.generate.quality import Duplicates, heuristic_check, leaks
 from generate.conftest import DOCS
 
@@ -91,3 +96,23 @@ def test_near_duplicates_follow_rapidfuzz_token_sort_ratio() -> None:
         if found is not None:
             assert found[0] == "q1"
     assert kept.match(questions[2]) is not None  # word order does not hide a duplicate
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(),
+        st.builds(
+            json.dumps,
+            st.recursive(
+                st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+                lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+                max_leaves=8,
+            ),
+        ),
+    )
+)
+def test_reply_parsers_accept_or_refuse_any_text(text: str) -> None:
+    for parse in (parse_generation, parse_check, parse_user_turn):
+        with contextlib.suppress(JudgeParseError):  # a parse or a refusal, nothing else
+            parse(text)

@@ -221,6 +221,7 @@ def simulate_command(
     refresh_cache: RefreshCacheOpt = False,
 ) -> None:
     """Talk to a system under test as simulated users with goals; score the conversations."""
+    from assay.generate.commands import check_writable
     from assay.generate.simulation_run import SimulateRequest, run_simulate
     from assay.providers.settings import build, scope
 
@@ -236,6 +237,8 @@ def simulate_command(
         sut_timeout=sut_timeout,
         **({"turn_metrics": tuple(metric)} if metric else {}),
     )
+    if report_path is not None:
+        check_writable(report_path, "--report")
     flags = _provider_flags(judge_model, base_url, cache_dir, no_cache, refresh_cache)
     settings = build(cli={k: v for k, v in flags.items() if v is not None})
     with scope(settings):

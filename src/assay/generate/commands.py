@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import UsageError
-from assay.fileio import write_atomic
+from assay.fileio import is_dir, write_atomic
 from assay.generate.corpus import Corpus, read_corpus
 from assay.generate.plan import parse_mix
 from assay.generate.run import Generated, GenerateOptions, Generator
@@ -76,6 +76,15 @@ def check_request(request: GenerateRequest) -> None:
         raise UsageError(f"--chunk-chars must be between 200 and 20000; got {request.chunk_chars}")
     if any(not p.strip() for p in request.personas):
         raise UsageError("--persona must not be empty")
+    check_writable(request.out, "-o")
+    if request.summary_path is not None:
+        check_writable(request.summary_path, "--summary")
+
+
+def check_writable(path: Path, flag: str) -> None:
+    """The folder of a file to write exists (checked before any call is paid for)."""
+    if not is_dir(path.parent if str(path.parent) else Path(".")):
+        raise UsageError(f"{flag} {path}: the folder {path.parent} does not exist")
 
 
 def options_of(request: GenerateRequest) -> GenerateOptions:

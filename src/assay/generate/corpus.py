@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -111,9 +112,12 @@ def _document_paths(root: Path) -> list[Path]:
 
 def _read(path: Path) -> str:
     try:
-        size = path.stat().st_size
+        status = path.stat()
     except OSError as exc:
         raise _DocumentError(f"cannot read file ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(status.st_mode):  # a link to a device or a pipe: never read endlessly
+        raise _DocumentError("not a regular file")
+    size = status.st_size
     if size > MAX_DOCUMENT_BYTES:
         raise _DocumentError(f"{size} bytes; the limit is {MAX_DOCUMENT_BYTES}")
     try:

@@ -91,8 +91,8 @@ def passages(chunks: Sequence[Chunk]) -> str:
     blocks = []
     for chunk in chunks:
         text = chunk.text.replace("</passage", "</ passage")
-        title = chunk.title.replace('"', "'")
-        blocks.append(f'<passage id="{chunk.id}" title="{title}">\n{text}\n</passage>')
+        title, name = chunk.title.replace('"', "'"), chunk.id.replace('"', "'")
+        blocks.append(f'<passage id="{name}" title="{title}">\n{text}\n</passage>')
     return "\n\n".join(blocks)
 
 

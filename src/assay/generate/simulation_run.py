@@ -16,6 +16,7 @@ from pathlib import Path
 
 from assay.errors import UsageError
 from assay.fileio import write_atomic
+from assay.generate.commands import check_writable
 from assay.generate.simulate import Goal, SimulateOptions, Simulator, Target, Transcript, goals_of
 from assay.generate.transcripts import DEFAULT_TURN_METRICS, transcripts_documents
 from assay.generate.writer import write_dataset
@@ -69,6 +70,8 @@ def check_request(request: SimulateRequest) -> None:
     if request.outputs_path.resolve() == request.out.resolve():
         raise UsageError("--outputs and -o must be different files")
     resolve_all([*request.turn_metrics, "goal-accuracy"])  # a bad --metric before any call
+    check_writable(request.out, "-o")
+    check_writable(request.outputs_path, "--outputs")
 
 
 def build_target(spec: str, timeout_s: float) -> Target:
