@@ -91,16 +91,18 @@ class Spend:
             else:
                 self.unpriced += 1
 
-    def allows(self, next_cost: float | None) -> bool:
-        """Whether a call estimated at ``next_cost`` may start; records why not when it may
-        not. An unpriced call always may (its cost is unknown, not zero: said in the summary)."""
+    def allows(self, next_cost: float | None, committed: float = 0.0) -> bool:
+        """Whether a call estimated at ``next_cost`` may start, after calls already started
+        and estimated at ``committed`` in all; records why not when it may not. An unpriced
+        call always may (its cost is unknown, not zero: the summary says so)."""
         if self.budget_usd is None or next_cost is None:
             return True
-        if self.spent_usd + next_cost <= self.budget_usd:
+        if self.spent_usd + committed + next_cost <= self.budget_usd:
             return True
+        started = f" and started calls estimated at ${committed:.4f}" if committed else ""
         self.halted = (
-            f"spent ${self.spent_usd:.4f} of the ${self.budget_usd:.4f} budget; the next call "
-            f"was estimated at ${next_cost:.4f}"
+            f"spent ${self.spent_usd:.4f}{started} of the ${self.budget_usd:.4f} budget; the "
+            f"next call was estimated at ${next_cost:.4f}"
         )
         return False
 

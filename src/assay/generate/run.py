@@ -189,7 +189,7 @@ class Generator:
                 )
                 if cost is not None and self.options.check == "judge":
                     cost *= 2  # its check: about as long a prompt
-                if not spend.allows(planned + (cost or 0.0)):
+                if not spend.allows(cost, planned):
                     break
                 planned += cost or 0.0
             drafts.append(_Draft(task, prompt))
