@@ -25,6 +25,7 @@ from assay.baseline import BaselinePointer
 from assay.calibration.result import CalibrationResult
 from assay.dataset import DATASET_SCHEMA, Dataset
 from assay.gate import GateResult
+from assay.generate.writer import GenerateSummary
 from assay.outputs import OUTPUTS_SCHEMA, OutputsDocument
 from assay.providers.settings import PROVIDER_SETTINGS_SCHEMA, ProviderSettings
 from assay.report.comparison_model import Comparison
@@ -73,6 +74,7 @@ SHIPPED: dict[str, Shipped] = {
     "brief.v1.json": Shipped(Brief),
     "adversarial-runs.v1.json": Shipped(Manifest),
     "systems.v1.json": Shipped(SystemsReport),
+    "generate-summary.v1.json": Shipped(GenerateSummary),
     "tez-extension-manifest.schema.json": Shipped(records.ExtensionManifest, mode="validation"),
     "tez-session.schema.json": Shipped(records.SessionFile, mode="validation"),
     "tez-score-report.schema.json": Shipped(records.ScoreReport, mode="validation"),

@@ -6,14 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
 from assay.generate.corpus import read_corpus
 from assay.generate.quality import REASONS
 from assay.loading import load_dataset
-from generate.conftest import DOCS, cli
+from generate.conftest import DOCS, ROOT, cli
 from openai_server import CHAT, OpenAIServer, Step
+
+SCHEMAS = ROOT / "src" / "assay" / "schemas"
 
 
 def generate(capsys: pytest.CaptureFixture[str], url: str, *args: str) -> tuple[int, str]:
@@ -31,6 +34,7 @@ def test_thirty_samples_validate_and_point_at_real_chunks_and_a_rerun_is_free(
     first_calls = scripted.calls[CHAT]
     summary = json.loads(Path("s.json").read_text())
     assert summary["schema_version"] == "assay.generate-summary.v1"
+    jsonschema.validate(summary, json.loads((SCHEMAS / "generate-summary.v1.json").read_text()))
     assert first_calls == summary["made"] == summary["calls_sent"]
     assert summary["kept"] == 30 and sum(summary["dropped"].values()) == summary["made"] - 30
 

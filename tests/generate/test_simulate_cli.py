@@ -130,3 +130,18 @@ def test_a_dataset_without_goals_is_a_usage_error(
 ) -> None:
     code, err = simulate(capsys, scripted.url, str(CHAT / "dataset.yml"), "--sut", bot)
     assert code == 2 and "no sample has both metadata.goal and metadata.persona" in err
+
+
+def test_ids_that_would_collide_in_the_transcripts_are_refused_before_any_call(
+    scripted: OpenAIServer, capsys: pytest.CaptureFixture[str], tmp_path: Path, bot: str
+) -> None:
+    meta = {"goal": "Fly to Berlin", "persona": "Ana"}
+    samples = [
+        {"id": "a", "input": {}, "expected_output": "x", "metadata": meta},
+        {"id": "a#goal", "input": {}, "expected_output": "x", "metadata": meta},
+    ]
+    path = tmp_path / "clash.yml"
+    path.write_text(yaml.safe_dump({"name": "clash", "samples": samples}))
+    code, err = simulate(capsys, scripted.url, str(path), "--sut", bot)
+    assert code == 2 and "a#goal" in err and err.count("\n") == 1
+    assert scripted.calls[CHAT_PATH] == 0

@@ -98,6 +98,7 @@ def run_simulate(
         raise UsageError(
             f"{request.dataset}: no sample has both metadata.goal and metadata.persona"
         )
+    _check_ids(dataset.name, goals, request.turn_metrics)
     target = build_target(request.sut, request.sut_timeout)
     for sample_id, reason in skipped:
         echo(f"skipped sample '{sample_id}': {reason}")
@@ -114,6 +115,13 @@ def run_simulate(
     return SimulateOutcome(
         transcripts, skipped, written, simulator.spend.halted, simulator.spend.line()
     )
+
+
+def _check_ids(name: str, goals: Sequence[Goal], turn_metrics: Sequence[str]) -> None:
+    """The transcripts' dataset would validate (its ids too: ``c`` and ``c#goal``) before
+    any call is made: checked on a one-turn stand-in of every conversation."""
+    stand_ins = [Transcript(goal, ("?",), ("?",), "done") for goal in goals]
+    transcripts_documents(f"{name}.simulated", stand_ins, "?", turn_metrics)
 
 
 async def _simulate(simulator: Simulator, goals: Sequence[Goal], echo: Echo) -> list[Transcript]:

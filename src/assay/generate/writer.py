@@ -79,6 +79,8 @@ class _PlainDumper(yaml.SafeDumper):
 
 
 class DropRecord(BaseModel):
+    """One generated sample that was not kept: its task, kind, reason key and detail."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     task: int
