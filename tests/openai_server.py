@@ -430,7 +430,8 @@ class _Exchange(asyncio.Protocol):
         elif method == "POST" and path == CHAT:
             self.calls[CHAT] += 1
             self.times.setdefault("first_request", time.monotonic())
-            reply = chat_completion(json.loads(body), judge_reply({}))
+            request = json.loads(body)
+            reply = chat_completion(request, scripted_reply(request))
             asyncio.get_running_loop().call_later(self.latency_s, self.reply, reply)
         else:
             self.send(404, b'{"error": {"message": "not found"}}')
@@ -456,8 +457,9 @@ def serve(latency_ms: float, ready: Any) -> None:
     A single-threaded asyncio server for benchmarks: the same OpenAI protocol over HTTP/1.1
     keep-alive connections, each answer sent ``latency_ms`` after its request arrived, at a
     small fraction of the threaded :class:`OpenAIServer`'s CPU per request (which competes
-    with the client on a small machine). Requests are answered in arrival order, with the
-    default judge verdict; ``/_stats`` and ``/_reset`` as on :class:`OpenAIServer`.
+    with the client on a small machine). Requests are answered in arrival order by
+    :func:`scripted_reply` (the default judge verdict for a judge prompt); ``/_stats`` and
+    ``/_reset`` as on :class:`OpenAIServer`.
     """
 
     async def main() -> None:

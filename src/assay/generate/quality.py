@@ -107,10 +107,10 @@ class Duplicates:
     def match(self, question: str) -> tuple[str, float] | None:
         """``(kept id, similarity)`` of the closest kept question at or above the threshold."""
         found = process.extractOne(
-            question,
-            self._questions,
-            scorer=fuzz.token_sort_ratio,
-            processor=utils.default_process,
+            _sorted_tokens(question),
+            self._questions,  # sorted once, when kept: not again for every new question
+            scorer=fuzz.ratio,  # on sorted tokens, token_sort_ratio itself
+            processor=None,
             score_cutoff=self.threshold,
         )
         if found is None:
@@ -118,5 +118,10 @@ class Duplicates:
         return self._ids[int(found[2])], float(found[1])
 
     def add(self, sample_id: str, question: str) -> None:
-        self._questions.append(question)
+        self._questions.append(_sorted_tokens(question))
         self._ids.append(sample_id)
+
+
+def _sorted_tokens(text: str) -> str:
+    """rapidfuzz's ``token_sort_ratio`` compares these: processed words, sorted, one space."""
+    return " ".join(sorted(utils.default_process(text).split()))

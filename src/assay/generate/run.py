@@ -134,12 +134,13 @@ class Generator:
         self.provider: ChatProvider = chat_provider(options.model, settings=settings)
         self.result = Generated(self.provider.model, spend=Spend(options.budget_usd))
         self._duplicates = Duplicates(options.duplicate_threshold)
+        self._cache = open_cache(settings.cache_dir, settings.cache_mode)
         self._stream: Iterator[Task] = tasks(
             corpus, dict(options.mix), options.personas, options.seed
         )
 
     def _cached(self, task: Task, prompt: str) -> bool:
-        cache = open_cache(self.settings.cache_dir, self.settings.cache_mode)
+        cache = self._cache
         if not cache.reads:
             return False
         key = self.provider.key(
@@ -183,7 +184,7 @@ class Generator:
         spend, planned = self.result.spend, 0.0
         for task in batch:
             prompt = generation_prompt(task)
-            if not self._cached(task, prompt):
+            if spend.budget_usd is not None and not self._cached(task, prompt):
                 cost = estimate_call(
                     self.provider.model, prompt, COMPLETION_ALLOWANCE, self.settings.prices
                 )
