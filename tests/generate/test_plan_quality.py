@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, utils
 
 from assay.errors import JudgeParseError, UsageError
 from assay.generate.corpus import Chunk, read_corpus
@@ -116,3 +116,17 @@ def test_reply_parsers_accept_or_refuse_any_text(text: str) -> None:
     for parse in (parse_generation, parse_check, parse_user_turn):
         with contextlib.suppress(JudgeParseError):  # a parse or a refusal, nothing else
             parse(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60), st.text(max_size=60), st.floats(1, 100))
+def test_a_near_duplicate_is_exactly_token_sort_ratio_at_the_threshold(
+    kept: str, new: str, threshold: float
+) -> None:
+    duplicates = Duplicates(threshold)
+    duplicates.add("k", kept)
+    expected = fuzz.token_sort_ratio(kept, new, processor=utils.default_process)
+    found = duplicates.match(new)
+    assert (found is not None) == (expected >= threshold)
+    if found is not None:
+        assert found[1] == pytest.approx(expected)
