@@ -125,7 +125,7 @@ def one_run(url: str, count: int, home: Path, out: str) -> tuple[float, int]:
 def bench_generate(count: int, latency_ms: float) -> None:
     import os
 
-    from assay.limiter import MAX_CONCURRENCY
+    from assay.providers.limiter import MAX_CONCURRENCY
 
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench")
     server = RemoteServer(latency_ms)

@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 import yaml
 
+from assay.data.loading import load_dataset
 from assay.generate.corpus import read_corpus
 from assay.generate.quality import REASONS
-from assay.loading import load_dataset
 from generate.conftest import DOCS, ROOT, cli
 from openai_server import CHAT, OpenAIServer, Step
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from assay.loading import load_dataset
+from assay.data.loading import load_dataset
 from generate.conftest import CHAT, cli
 from openai_server import CHAT as CHAT_PATH
 from openai_server import OpenAIServer, Step

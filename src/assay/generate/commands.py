@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay.data.fileio import is_dir, write_atomic
 from assay.errors import UsageError
-from assay.fileio import is_dir, write_atomic
 from assay.generate.corpus import Corpus, read_corpus
 from assay.generate.plan import parse_mix
 from assay.generate.run import Generated, GenerateOptions, Generator

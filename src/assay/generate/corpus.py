@@ -18,9 +18,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Final
 
-from assay.documents import read_text
+from assay.data.documents import read_text
+from assay.data.fileio import is_dir, is_file
 from assay.errors import InputError, UsageError
-from assay.fileio import is_dir, is_file
 
 TEXT_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt", ".text", ".html", ".htm"})
 MAX_DOCUMENT_BYTES: Final = 2 * 1024 * 1024  # one document; a corpus of books wants PDF chunking

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
 from assay.errors import JudgeParseError, ProviderError
 from assay.generate.corpus import Corpus
 from assay.generate.cost import CallPlan, Spend, estimate_call, plan_calls

@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from assay.dataset import HISTORY_KEY, MESSAGE_KEY, Dataset, Sample, conversation_of, turn_id
+from assay.data.dataset import HISTORY_KEY, MESSAGE_KEY, Dataset, Sample, conversation_of, turn_id
+from assay.data.outputs import Output
 from assay.errors import AssayError, MetricError
 from assay.generate.cost import CallPlan, Spend, estimate_call, plan_calls
 from assay.generate.prompts import USER, parse_user_turn
 from assay.judging.client import JUDGE_PARAMS, Judge, ask, fill, template_version
-from assay.outputs import Output
 from assay.providers.cache import open_cache
 from assay.providers.registry import chat_provider
 from assay.providers.settings import ProviderSettings
@@ -32,7 +32,7 @@ NOTHING_YET: Final = "(nothing yet: write your first message)"
 
 
 class Target(Protocol):
-    """A system under test as :mod:`assay.sut` builds it."""
+    """A system under test as :mod:`assay.engine.sut` builds it."""
 
     async def answer(self, sample: Sample) -> Output: ...
 

@@ -14,13 +14,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.data.fileio import write_atomic
+from assay.data.loading import load_dataset
+from assay.engine.http_sut import HttpTarget
+from assay.engine.sut import PythonTarget
 from assay.errors import UsageError
-from assay.fileio import write_atomic
 from assay.generate.commands import check_writable
 from assay.generate.simulate import Goal, SimulateOptions, Simulator, Target, Transcript, goals_of
 from assay.generate.transcripts import DEFAULT_TURN_METRICS, transcripts_documents
 from assay.generate.writer import write_dataset
-from assay.loading import load_dataset
 from assay.metrics.registry import resolve_all
 from assay.providers import registry
 from assay.providers.settings import ProviderSettings
@@ -77,11 +79,7 @@ def check_request(request: SimulateRequest) -> None:
 def build_target(spec: str, timeout_s: float) -> Target:
     """The system under test: an http(s) URL, else ``module:function``."""
     if spec.startswith(("http://", "https://")):
-        from assay.http_sut import HttpTarget
-
         return HttpTarget.from_environment(spec, timeout_s=timeout_s)
-    from assay.sut import PythonTarget
-
     target = PythonTarget(spec)
     target.timeout_s = timeout_s
     return target

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from assay.dataset import DATASET_SCHEMA, HISTORY_KEY, MESSAGE_KEY, dataset_from_data
+from assay.data.dataset import DATASET_SCHEMA, HISTORY_KEY, MESSAGE_KEY, dataset_from_data
 from assay.generate.simulate import Transcript, transcript_text
 
 TURN_TAG: Final = "simulated-turn"

@@ -17,8 +17,8 @@ from typing import Any, Final, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from assay.dataset import DATASET_SCHEMA, Sample, dataset_from_data
-from assay.fileio import write_atomic
+from assay.data.dataset import DATASET_SCHEMA, Sample, dataset_from_data
+from assay.data.fileio import write_atomic
 from assay.generate.corpus import Corpus
 from assay.generate.quality import REASONS
 from assay.generate.run import ANSWERED_KINDS, Generated, GenerateOptions
