@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,7 @@ def test_unreadable_files_are_skipped_with_a_reason(
     )
     (tmp_path / "big.md").write_text("# B\n" + "word " * 100)
     (tmp_path / "empty.html").write_text("<html><body><script>x</script></body></html>")
-    (tmp_path / "notes.pdf").write_bytes(b"%PDF-1.4")  # not a text suffix: not read
+    (tmp_path / "notes.doc").write_bytes(b"\xd0\xcf")  # not a known suffix: not read
     monkeypatch.setattr(corpus_module, "MAX_DOCUMENT_BYTES", 200)
     corpus = read_corpus(tmp_path)
     assert corpus.documents == ("good.md",)
@@ -103,3 +104,58 @@ def test_any_text_chunks_without_error_and_within_the_limit(
 ) -> None:
     for chunk in chunk_document("f" + suffix, suffix, text, max_chars=limit):
         assert len(chunk.text) <= limit and chunk.text.strip()
+
+
+def _pdf(pages: list[str]) -> bytes:
+    """A minimal PDF with one line of Helvetica text per page (offsets computed, not copied)."""
+    count = len(pages)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids ["
+        + b" ".join(f"{4 + 2 * i} 0 R".encode() for i in range(count))
+        + f"] /Count {count} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    for i, text in enumerate(pages):
+        stream = f"BT /F1 11 Tf 40 700 Td ({text}) Tj ET".encode()
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
+            "/Resources << /Font << /F1 3 0 R >> >> >>".encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+def test_pdf_pages_become_chunks_and_a_damaged_pdf_is_skipped(tmp_path: Path) -> None:
+    pytest.importorskip("pypdf")
+    first = "The blue ferry leaves Pier 4 at 09:15 every weekday morning."
+    second = "Tickets for the red ferry cost 6 euros for adults and 3 for children."
+    (tmp_path / "ferry.pdf").write_bytes(_pdf([first, second]))
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\nnot really a pdf")
+    corpus = read_corpus(tmp_path)
+    assert [(c.id, c.title, c.text) for c in corpus.chunks] == [
+        ("ferry.pdf#1", "page 1", first),
+        ("ferry.pdf#2", "page 2", second),
+    ]
+    assert dict(corpus.skipped)["broken.pdf"].startswith(("not a readable PDF", "no passage"))
+
+
+def test_without_the_pdf_extra_a_pdf_is_skipped_with_the_way_to_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "pypdf", None)  # import pypdf raises ImportError
+    (tmp_path / "good.md").write_text("# G\nA passage that is long enough to be kept here.\n")
+    (tmp_path / "ferry.pdf").write_bytes(_pdf(["The blue ferry leaves Pier 4 at 09:15."]))
+    corpus = read_corpus(tmp_path)
+    assert "pip install 'assay[pdf]'" in dict(corpus.skipped)["ferry.pdf"]

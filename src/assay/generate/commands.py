@@ -16,6 +16,7 @@ from typing import Any
 from assay.data.fileio import is_dir, write_atomic
 from assay.errors import UsageError
 from assay.generate.corpus import Corpus, read_corpus
+from assay.generate.cost import count
 from assay.generate.plan import parse_mix
 from assay.generate.run import Generated, GenerateOptions, Generator
 from assay.generate.writer import (
@@ -118,7 +119,7 @@ def run_generate(request: GenerateRequest, flags: Mapping[str, Any], echo: Echo)
     if written:
         name = request.name or f"{request.source.resolve().name or 'corpus'}-generated"
         write_dataset(request.out, dataset_document(name, str(request.source), generated))
-        echo(f"wrote {len(generated.samples)} samples to {request.out}")
+        echo(f"wrote {count(len(generated.samples), 'sample')} to {request.out}")
     else:
         echo(f"no sample was kept; {request.out} was not written")
     if request.summary_path is not None:

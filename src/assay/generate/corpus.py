@@ -10,9 +10,12 @@ reason the command prints; it never stops the run.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -23,6 +26,7 @@ from assay.data.fileio import is_dir, is_file
 from assay.errors import InputError, UsageError
 
 TEXT_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt", ".text", ".html", ".htm"})
+PDF_SUFFIX: Final = ".pdf"  # read with pypdf, the optional 'pdf' extra
 MAX_DOCUMENT_BYTES: Final = 2 * 1024 * 1024  # one document; a corpus of books wants PDF chunking
 MAX_DOCUMENTS: Final = 10_000
 MIN_CHUNK_CHARS: Final = 40  # a heading alone, or a line of navigation, is no passage
@@ -77,11 +81,10 @@ def read_corpus(root: Path, *, max_chars: int = DEFAULT_CHUNK_CHARS) -> Corpus:
     for path in paths:
         name = path.relative_to(base).as_posix()
         try:
-            text = _read(path)
+            found = _document_chunks(path, name, max_chars)
         except _DocumentError as exc:
             skipped.append((name, exc.detail))
             continue
-        found = chunk_document(name, path.suffix.lower(), text, max_chars=max_chars)
         if not found:
             skipped.append((name, "no passage of text long enough to ask about"))
             continue
@@ -93,7 +96,7 @@ def read_corpus(root: Path, *, max_chars: int = DEFAULT_CHUNK_CHARS) -> Corpus:
 
 
 def _suffix_list() -> str:
-    return ", ".join(sorted(TEXT_SUFFIXES))
+    return ", ".join(sorted(TEXT_SUFFIXES | {PDF_SUFFIX}))
 
 
 def _document_paths(root: Path) -> list[Path]:
@@ -103,23 +106,68 @@ def _document_paths(root: Path) -> list[Path]:
         names[:] = sorted(n for n in names if not n.startswith("."))
         for name in sorted(files):
             path = Path(folder) / name
-            if path.suffix.lower() in TEXT_SUFFIXES and not name.startswith("."):
+            known = path.suffix.lower() in TEXT_SUFFIXES or path.suffix.lower() == PDF_SUFFIX
+            if known and not name.startswith("."):
                 found.append(path)
             if len(found) > MAX_DOCUMENTS:
                 raise UsageError(f"--from {root}: more than {MAX_DOCUMENTS} documents")
     return found
 
 
-def _read(path: Path) -> str:
+def _document_chunks(path: Path, name: str, max_chars: int) -> list[Chunk]:
+    """The chunks of one file (a PDF page by page, other documents by their markup)."""
+    if path.suffix.lower() == PDF_SUFFIX:
+        _check_file(path)
+        return chunks_of(name, pdf_sections(path), max_chars)
+    return chunk_document(name, path.suffix.lower(), _read(path), max_chars=max_chars)
+
+
+def pdf_sections(path: Path) -> list[tuple[str, str]]:
+    """``("page <n>", text)`` per page of a PDF, through pypdf (the ``pdf`` extra)."""
+    try:
+        import pypdf  # optional and heavy: only a corpus with a PDF in it loads it
+    except ImportError:
+        raise _DocumentError("reading PDF needs the pdf extra: pip install 'assay[pdf]'") from None
+    try:
+        with _quiet("pypdf"):
+            reader = pypdf.PdfReader(str(path))
+            if reader.is_encrypted:
+                raise _DocumentError("the PDF is encrypted")
+            pages = [page.extract_text() or "" for page in reader.pages]
+    except _DocumentError:
+        raise
+    except Exception as exc:  # pypdf raises many kinds of error on a damaged file
+        raise _DocumentError(f"not a readable PDF ({type(exc).__name__})") from None
+    return [(f"page {number}", text) for number, text in enumerate(pages, start=1)]
+
+
+@contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """A library's log warnings held back while it reads (the skip reason says what failed;
+    pypdf would otherwise print 'EOF marker not found' on stderr)."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _check_file(path: Path) -> None:
+    """A regular file within the size limit, else the reason it is skipped."""
     try:
         status = path.stat()
     except OSError as exc:
         raise _DocumentError(f"cannot read file ({exc.strerror or exc})") from None
     if not stat.S_ISREG(status.st_mode):  # a link to a device or a pipe: never read endlessly
         raise _DocumentError("not a regular file")
-    size = status.st_size
-    if size > MAX_DOCUMENT_BYTES:
-        raise _DocumentError(f"{size} bytes; the limit is {MAX_DOCUMENT_BYTES}")
+    if status.st_size > MAX_DOCUMENT_BYTES:
+        raise _DocumentError(f"{status.st_size} bytes; the limit is {MAX_DOCUMENT_BYTES}")
+
+
+def _read(path: Path) -> str:
+    _check_file(path)
     try:
         return read_text(path, _DocumentError)
     except _DocumentError as exc:
@@ -134,6 +182,11 @@ def chunk_document(name: str, suffix: str, text: str, *, max_chars: int) -> list
         sections = html_sections(text)
     else:
         sections = [("", text)]
+    return chunks_of(name, sections, max_chars)
+
+
+def chunks_of(name: str, sections: list[tuple[str, str]], max_chars: int) -> list[Chunk]:
+    """Numbered chunks of a document's ``(title, body)`` sections (untitled: the file stem)."""
     stem = Path(name).stem
     chunks: list[Chunk] = []
     for title, body in sections:

@@ -19,6 +19,11 @@ from assay.providers.pricing import ModelPrice, cost_usd
 CHARS_PER_TOKEN = 4
 
 
+def count(number: int, noun: str) -> str:
+    """``1 call``, ``2 calls``: a count with its noun (a regular plural)."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def estimate_call(
     model: str, prompt: str, completion_tokens: int, prices: Mapping[str, ModelPrice]
 ) -> float | None:
@@ -41,8 +46,9 @@ class CallPlan:
         """One line for stderr: calls, cache hits and estimated dollars."""
         cost = "unpriced model" if self.cost_usd is None else f"about ${self.cost_usd:.4f}"
         note = f"; {self.note}" if self.note else ""
+        planned = count(self.calls, "call")
         return (
-            f"planned {self.calls} calls to {self.model} ({self.cached} answered by the cache, "
+            f"planned {planned} to {self.model} ({self.cached} answered by the cache, "
             f"{self.calls - self.cached} to send): {cost}{note}"
         )
 

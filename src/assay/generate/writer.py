@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from assay.data.dataset import DATASET_SCHEMA, Sample, dataset_from_data
 from assay.data.fileio import write_atomic
 from assay.generate.corpus import Corpus
+from assay.generate.cost import count
 from assay.generate.quality import REASONS
 from assay.generate.run import ANSWERED_KINDS, Generated, GenerateOptions
 
@@ -140,7 +141,8 @@ def summary(corpus: Corpus, options: GenerateOptions, generated: Generated) -> G
 def corpus_lines(corpus: Corpus) -> list[str]:
     """What was read: documents, chunks, and each file skipped with its reason."""
     skipped = f" ({len(corpus.skipped)} skipped)" if corpus.skipped else ""
-    lines = [f"read {len(corpus.documents)} documents into {len(corpus.chunks)} chunks{skipped}"]
+    counts = f"{count(len(corpus.documents), 'document')} into {count(len(corpus.chunks), 'chunk')}"
+    lines = [f"read {counts}{skipped}"]
     return lines + [f"  skipped {path}: {reason}" for path, reason in corpus.skipped]
 
 
