@@ -137,10 +137,15 @@ def generate(
     )
     flags = _provider_flags(judge_model, base_url, cache_dir, no_cache, refresh_cache)
     outcome = run_generate(request, flags, echo=_err)
-    if outcome.halted is not None:
-        warn(f"budget reached: {outcome.halted}; rerun the same command with a larger --budget")
+    _finish(outcome.halted, outcome.written)
+
+
+def _finish(halted: str | None, written: bool) -> None:
+    """Exit 1 when the budget stopped the command or nothing was written."""
+    if halted is not None:
+        warn(f"budget reached: {halted}; rerun the same command with a larger --budget")
         raise typer.Exit(EXIT_GATE_FAILED)
-    if not outcome.written:
+    if not written:
         raise typer.Exit(EXIT_GATE_FAILED)
 
 
@@ -252,11 +257,7 @@ def simulate_command(
         if outcome.written:
             _score(request.out, request.outputs_path, report_path)
     _err(outcome.spend_line)
-    if outcome.halted is not None:
-        warn(f"budget reached: {outcome.halted}; rerun the same command with a larger --budget")
-        raise typer.Exit(EXIT_GATE_FAILED)
-    if not outcome.written:
-        raise typer.Exit(EXIT_GATE_FAILED)
+    _finish(outcome.halted, outcome.written)
 
 
 def _score(dataset: Path, outputs: Path, report_path: Path | None) -> None:
