@@ -130,3 +130,12 @@ def test_a_near_duplicate_is_exactly_token_sort_ratio_at_the_threshold(
     assert (found is not None) == (expected >= threshold)
     if found is not None:
         assert found[1] == pytest.approx(expected)
+
+
+def test_a_two_passage_answer_must_use_both_passages() -> None:
+    bikes = Chunk("b.md#1", "b.md", "B", "A bike ticket costs 2 euros and is valid all day.")
+    dogs = Chunk("d.md#1", "d.md", "D", "Dogs need a muzzle and travel on a child ticket.")
+    both = "A bike ticket costs 2 euros. Dogs travel on a child ticket."
+    assert heuristic_check("comparison", both, [bikes, dogs]).reason is None
+    one = heuristic_check("multi-hop", "A bike ticket costs 2 euros.", [bikes, dogs])
+    assert one.reason == "one-passage" and "d.md#1" in one.detail

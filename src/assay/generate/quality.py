@@ -3,8 +3,11 @@
 - ``answer-leak``: the answer occurs verbatim in the question (compared case- and
   punctuation-insensitively), so the question gives itself away.
 - ``unsupported``: the answer is not backed by its source passages: the heuristic check
-  requires every claim of the answer to be lexically supported by them (the offline
-  ``faithfulness`` rule, :func:`assay.metrics.rag.supported`); the judge check asks a judge.
+  requires every claim and every sentence of the answer to be lexically supported by them
+  (the offline ``faithfulness`` rule, :func:`assay.metrics.rag.supported`); the judge check
+  asks a judge.
+- ``one-passage``: a multi-hop or comparison answer none of whose claims or sentences comes
+  from one of its two passages (heuristic check), so one passage alone answers it.
 - ``answerable``: an *unanswerable* question that the passages do answer (judge check only:
   absence cannot be shown lexically).
 - ``near-duplicate``: the question's token-sorted similarity (rapidfuzz ``token_sort_ratio``)
@@ -29,11 +32,13 @@ from assay.tez.support import DEFAULT_TAU
 
 DEFAULT_DUPLICATE_THRESHOLD: Final = 90.0
 _NOT_WORD = re.compile(r"[\W_]+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 REASONS: Final = {
     "malformed": "the generator's reply is not a JSON object with a question and an answer",
     "answer-leak": "the answer appears verbatim in the question",
     "unsupported": "the answer is not supported by its source passages",
     "answerable": "an 'unanswerable' question that the passages answer",
+    "one-passage": "a multi-hop or comparison answer that uses only one of its two passages",
     "near-duplicate": "too similar to a question already kept",
     "error": "the generator could not be asked (provider error)",
     "check-error": "the judge check did not give a verdict",
@@ -61,15 +66,21 @@ def leaks(question: str, answer: str) -> bool:
 
 
 def heuristic_check(kind: str, answer: str, chunks: Sequence[Chunk]) -> Verdict:
-    """Every claim of the answer lexically supported by the passages (answerable kinds)."""
+    """Every claim and sentence of the answer lexically supported by the passages, and, with
+    two passages, something of the answer taken from each (answerable kinds only)."""
     if kind == "unanswerable":
         return Verdict(None)
     claims = claims_of(answer)
+    # sentences too: the claim splitter keeps no claim of some (a negation, a hedge)
+    units = list(dict.fromkeys([*claims, *filter(None, _SENTENCE.split(answer.strip()))]))
     contexts = [chunk.text for chunk in chunks]
-    missing = [c for c in claims if not supported(c, contexts, DEFAULT_TAU)]
+    missing = [u for u in units if not supported(u, contexts, DEFAULT_TAU)]
     if not claims or missing:
-        total = len(claims)
-        return Verdict("unsupported", f"{len(missing)} of {total} claims not found in the passages")
+        detail = f"{len(missing)} of {len(units)} claims and sentences not found in the passages"
+        return Verdict("unsupported", detail)
+    unused = [c.id for c in chunks if not any(supported(u, [c.text], DEFAULT_TAU) for u in units)]
+    if len(chunks) > 1 and unused:
+        return Verdict("one-passage", f"nothing of the answer comes from {unused[0]}")
     return Verdict(None)
 
 
