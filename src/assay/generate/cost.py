@@ -11,7 +11,7 @@ is not started when the spend so far plus that call's estimate would pass ``--bu
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from assay.providers.pricing import ModelPrice, cost_usd
@@ -81,12 +81,10 @@ class Spend:
     cached: int = 0
     unpriced: int = 0
     halted: str | None = None
-    usage: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, records: Sequence[Mapping[str, Any]]) -> None:
         """Count the usage records of answered calls (a cache hit spends nothing)."""
         for record in records:
-            self.usage.append(dict(record))
             if record.get("cached"):
                 self.cached += 1
                 continue

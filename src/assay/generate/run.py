@@ -59,7 +59,6 @@ class GenerateOptions:
     duplicate_threshold: float = DEFAULT_DUPLICATE_THRESHOLD
     max_attempts: int | None = None  # default: three times n
     model: str | None = None  # the generator; default: the judge model
-    check_model: str | None = None  # the judge check's model; default: the judge model
     budget_usd: float | None = None
     temperature: float = 0.7
 
@@ -253,8 +252,7 @@ class Generator:
 
     async def _check(self, draft: _Draft, question: str, answer: str) -> Verdict:
         if self.options.check == "judge":
-            judge = Judge(self.options.check_model)
-            return await judge_check(judge, draft.task.kind, question, answer, draft.task.chunks)
+            return await judge_check(Judge(), draft.task.kind, question, answer, draft.task.chunks)
         return heuristic_check(draft.task.kind, answer, draft.task.chunks)
 
     def _admit(self, draft: _Draft, question: str, answer: str) -> None:
