@@ -139,3 +139,18 @@ def test_a_two_passage_answer_must_use_both_passages() -> None:
     assert heuristic_check("comparison", both, [bikes, dogs]).reason is None
     one = heuristic_check("multi-hop", "A bike ticket costs 2 euros.", [bikes, dogs])
     assert one.reason == "one-passage" and "d.md#1" in one.detail
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"question": "Is it \\ud800?", "answer": "yes"}',
+        json.dumps({"question": "Why?" * 2000, "answer": "yes"}),
+        '{"question": "Why?", "answer": "yes", "extra": 1}',
+        '{"question": "  ", "answer": "yes"}',
+        "[1, 2]",
+    ],
+)
+def test_generation_replies_a_file_could_not_hold_are_refused(reply: str) -> None:
+    with pytest.raises(JudgeParseError):
+        parse_generation(reply)

@@ -145,3 +145,17 @@ def test_ids_that_would_collide_in_the_transcripts_are_refused_before_any_call(
     code, err = simulate(capsys, scripted.url, str(path), "--sut", bot)
     assert code == 2 and "a#goal" in err and err.count("\n") == 1
     assert scripted.calls[CHAT_PATH] == 0
+
+
+def test_a_reply_no_file_could_hold_ends_the_conversation_not_the_process(
+    scripted: OpenAIServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "odd.py").write_text(
+        "def reply(data):\n    return 'fine' if not data['history'] else 'bad \\ud800'\n"
+    )
+    goals = str(_goals(tmp_path))
+    code, err = simulate(capsys, scripted.url, goals, "--sut", "odd:reply")
+    assert (
+        code == 0 and "1 turn, ended sut-error: returned text in 'output' that is not valid" in err
+    )
+    assert "fine" in Path("simulated.outputs.json").read_text()

@@ -101,10 +101,20 @@ def prompt_hash(prompt: str) -> str:
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
 
 
+MAX_FIELD_CHARS: Final = 4000  # a question, answer or user message longer is no test sample
+
+
 def _text_field(data: Mapping[str, object], key: str, prefix: str) -> str:
+    """A string field, whitespace collapsed; refused when too long or not valid Unicode."""
     value = data[key]
     if not isinstance(value, str):
         raise JudgeParseError(f"{prefix} '{key}' must be a string; got {json_type(value)}")
+    if len(value) > MAX_FIELD_CHARS:
+        raise JudgeParseError(f"{prefix} '{key}' is over {MAX_FIELD_CHARS} characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (JSON "\ud800"): no file could hold it
+        raise JudgeParseError(f"{prefix} '{key}' is not valid Unicode text") from None
     return " ".join(value.split())
 
 
