@@ -159,3 +159,20 @@ def test_a_reply_no_file_could_hold_ends_the_conversation_not_the_process(
         code == 0 and "1 turn, ended sut-error: returned text in 'output' that is not valid" in err
     )
     assert "fine" in Path("simulated.outputs.json").read_text()
+
+
+def test_the_budget_stops_simulated_users_and_a_rerun_resumes_from_the_cache(
+    scripted: OpenAIServer, capsys: pytest.CaptureFixture[str], tmp_path: Path, bot: str
+) -> None:
+    goals = str(_goals(tmp_path, "a; b; c; d; e; f"))
+    args = ("--sut", bot, "--user-model", "gpt-4o-mini", "--judge-model", "gpt-4o-mini")
+    code, err = simulate(capsys, scripted.url, goals, *args, "--budget-usd", "0.0002")
+    assert code == 1 and "budget reached" in err and "ended budget" in err
+    asked = scripted.calls[CHAT_PATH]
+    assert 0 < asked < 7
+    assert "not scored: the budget was reached" in err  # scoring would spend more
+    code, err = simulate(capsys, scripted.url, goals, *args, "-o", "full.yml")
+    assert code == 0 and "6 turns, ended done" in err
+    # the paid user turns replay from the cache: the other user turns (6 messages and the
+    # 'done') and the goal verdict are sent
+    assert scripted.calls[CHAT_PATH] - asked == (7 - asked) + 1

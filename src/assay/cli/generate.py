@@ -84,7 +84,12 @@ ModelOpt = Annotated[
 ]
 BudgetOpt = Annotated[
     float | None,
-    _option("--budget", env="ASSAY_BUDGET", help="Stop before spending more (USD); rerun resumes."),
+    _option(
+        "--budget",
+        "--budget-usd",
+        env="ASSAY_BUDGET_USD",
+        help="Stop before spending more (USD); rerun resumes.",
+    ),
 ]
 ChunkOpt = Annotated[
     int, _option("--chunk-chars", env="ASSAY_GENERATE_CHUNK_CHARS", help="Longest chunk.")
@@ -254,8 +259,10 @@ def simulate_command(
     settings = build(cli={k: v for k, v in flags.items() if v is not None})
     with scope(settings):
         outcome = run_simulate(request, settings, echo=_err)
-        if outcome.written:
+        if outcome.written and outcome.halted is None:
             _score(request.out, request.outputs_path, report_path)
+        elif outcome.written:
+            _err("not scored: the budget was reached (scoring asks the judge)")
     _err(outcome.spend_line)
     _finish(outcome.halted, outcome.written)
 
