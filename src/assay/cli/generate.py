@@ -30,7 +30,11 @@ def _option(*names: str, env: str, help: str) -> typer.models.OptionInfo:
 
 FromOpt = Annotated[
     Path,
-    _option("--from", env="ASSAY_GENERATE_FROM", help="Folder (or file) of .md, .txt, .html."),
+    _option(
+        "--from",
+        env="ASSAY_GENERATE_FROM",
+        help="Folder (or file) of .md, .txt, .html (.pdf: the pdf extra).",
+    ),
 ]
 CountOpt = Annotated[int, _option("-n", "--count", env="ASSAY_GENERATE_N", help="Samples to keep.")]
 OutOpt = Annotated[
