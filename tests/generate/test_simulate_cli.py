@@ -58,6 +58,9 @@ def test_the_chat_bot_is_simulated_and_scored(
         assert metric["mean"] == pytest.approx(sum(scores) / len(scores))
         assert metric["min"] == min(scores)
     assert "scored 'refund': 2 turns; goal-accuracy 0.00 (not_achieved)" in err
+    run_id = err.split("stored as run ", 1)[1].split()[0]
+    code, out, _ = cli(capsys, "runs")
+    assert code == 0 and run_id in out and "chat.travel-desk.goals.simulated" in out
 
     calls = scripted.calls[CHAT_PATH]
     code, err = simulate(capsys, scripted.url, goals, "--sut", bot, "-o", "again.yml")

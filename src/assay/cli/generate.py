@@ -4,7 +4,7 @@ simulated user): option parsing and printing only; the work is in :mod:`assay.ge
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,8 +14,13 @@ from assay.cli.run_options import (
     CacheDirOpt,
     JudgeModelOpt,
     NoCacheOpt,
+    NoStoreOpt,
     RefreshCacheOpt,
+    StoreOpt,
 )
+
+if TYPE_CHECKING:
+    from assay.store.runs import RunStore
 
 
 def register(app: typer.Typer) -> None:
@@ -234,6 +239,8 @@ def simulate_command(
     sut_timeout: SutTimeoutOpt = 60.0,
     metric: TurnMetricOpt = None,
     report_path: ReportOpt = None,
+    store_path: StoreOpt = None,
+    no_store: NoStoreOpt = False,
     judge_model: JudgeModelOpt = None,
     base_url: BaseUrlOpt = None,
     cache_dir: CacheDirOpt = None,
@@ -244,6 +251,7 @@ def simulate_command(
     from assay.generate.commands import check_writable
     from assay.generate.simulation_run import SimulateRequest, run_simulate
     from assay.providers.settings import build, scope
+    from assay.store.runs import RunStore
 
     request = SimulateRequest(
         dataset=dataset,
@@ -264,24 +272,30 @@ def simulate_command(
     with scope(settings):
         outcome = run_simulate(request, settings, echo=_err)
         if outcome.written and outcome.halted is None:
-            _score(request.out, request.outputs_path, report_path)
+            runs = None if no_store else RunStore(store_path)
+            _score(request.out, request.outputs_path, report_path, runs)
         elif outcome.written:
             _err("not scored: the budget was reached (scoring asks the judge)")
     _err(outcome.spend_line)
     _finish(outcome.halted, outcome.written)
 
 
-def _score(dataset: Path, outputs: Path, report_path: Path | None) -> None:
-    """Score the written transcripts as ``assay run DATASET --outputs OUTPUTS`` would."""
+def _score(dataset: Path, outputs: Path, report_path: Path | None, runs: RunStore | None) -> None:
+    """Score the written transcripts as ``assay run DATASET --outputs OUTPUTS`` would, into
+    the run store unless ``--no-store``."""
     from assay.api import evaluate
     from assay.data.fileio import write_atomic
     from assay.generate.scores import conversation_lines
 
-    report = evaluate(dataset, outputs=outputs)
+    try:
+        report = evaluate(dataset, outputs=outputs, store=runs)
+    finally:
+        if runs is not None:
+            runs.close()
     for line in conversation_lines(report):
         _err(line)
-    _err(
-        f"wrote {dataset} and {outputs}; score again with: assay run {dataset} --outputs {outputs}"
-    )
+    stored = f"; stored as run {report.run.run_id}" if runs is not None else ""
+    _err(f"wrote {dataset} and {outputs}{stored}")
+    _err(f"score again with: assay run {dataset} --outputs {outputs}")
     if report_path is not None:
         write_atomic(report_path, report.model_dump_json(indent=2) + "\n")
