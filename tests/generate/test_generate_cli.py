@@ -3,6 +3,7 @@ real chunks, drops with reasons, a rerun that makes no call, the budget stop and
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -196,3 +197,24 @@ def test_an_output_folder_that_does_not_exist_is_refused_before_any_call(
 ) -> None:
     code, err = generate(capsys, scripted.url, "--from", str(DOCS), "-o", "no/such/dir/d.yml")
     assert code == 2 and "does not exist" in err and scripted.calls[CHAT] == 0
+
+
+def test_personas_and_the_mix_reach_the_prompts_and_json_output_validates(
+    scripted: OpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    personas = ("a commuter in a hurry", "a parent with two children")
+    args = ("--from", str(DOCS), "-n", "8", "--mix", "comparison=1", "-o", "ds.json")
+    code, err = generate(capsys, scripted.url, *args, *(f"--persona={p}" for p in personas))
+    assert code == 0, err
+    assert cli(capsys, "validate", "ds.json")[0] == 0
+    samples = json.loads(Path("ds.json").read_text())["samples"]
+    assert {s["metadata"]["kind"] for s in samples} == {"comparison"}
+    assert {s["metadata"]["persona"] for s in samples} == set(personas)
+    prompts = [r["messages"][0]["content"] for path, r, _ in scripted.requests if path == CHAT]
+    for prompt in prompts:
+        assert "KIND: comparison" in prompt
+        assert sum(f"ask it: {p}." in prompt for p in personas) == 1
+    sent = {hashlib.sha256(p.encode()).hexdigest()[:16]: p for p in prompts}
+    for sample in samples:  # provenance names the prompt that was sent, and its chunks
+        prompt = sent[sample["metadata"]["provenance"]["prompt_hash"]]
+        assert all(f'<passage id="{c}"' in prompt for c in sample["metadata"]["relevant"])
