@@ -170,7 +170,7 @@ def _err(line: str) -> None:
 def _provider_flags(
     judge_model: str | None,
     base_url: str | None,
-    cache_dir: Path | None,
+    cache_dir: str | None,
     no_cache: bool,
     refresh_cache: bool,
 ) -> dict[str, object]:
