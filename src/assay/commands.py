@@ -34,6 +34,7 @@ PANELS: dict[str, tuple[str, ...]] = {
     "Inspect": ("runs", "report", "view", "brief", "cache"),
     "Calibrate": ("agreement", "calibrate"),
     "Tez bundles": ("tez",),
+    "Production": ("ingest", "collect", "monitor", "promote"),
 }
 
 # In the order ``assay --help`` lists them within a panel.
@@ -84,6 +85,22 @@ ENTRIES: dict[str, Entry] = {
     "cache": Entry(
         "assay.providers.cli",
         "Inspect or empty the provider cache (judge verdicts, embeddings).",
+    ),
+    "ingest": Entry(
+        "assay.production.cli",
+        "Read OTLP trace export files into the trace store: sampled, redacted, kept for a time.",
+    ),
+    "collect": Entry(
+        "assay.production.cli",
+        "Receive OTLP/HTTP traces (POST /v1/traces) from an application's exporter.",
+    ),
+    "monitor": Entry(
+        "assay.production.cli",
+        "Score sampled production traces as assay runs and raise drift alerts per metric.",
+    ),
+    "promote": Entry(
+        "assay.production.cli",
+        "Write failing or flagged production traces into a dataset, expected outputs left blank.",
     ),
 }
 
