@@ -18,11 +18,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from assay.cli import main
 from rag_app import OFF_TOPIC, App
 
-pytest.importorskip("opentelemetry.sdk")
+from assay.cli import main
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 EMAIL = "jane.roe@example.org"

@@ -1,14 +1,15 @@
 """Drift over production scores, per metric: the latest window against the last stable one.
 
 Windows are consecutive runs of ``window`` traces in the order the traces started; a window's
-pass rate is over its scored rows (an errored row is never a failure), and its errored rows are
-counted apart. The current window is the latest; the *stable* window is the newest earlier, non-overlapping window with at least
-``min_samples`` scores whose pass rate is at least ``threshold``. A metric alerts when its
-current window has ``min_samples`` scores or more and either its pass rate is below
-``threshold`` (padosoft's rule: window 50, minimum 20, threshold 0.8) or it is more than
-``max_drop`` below the stable window's, or more than ``max_drop`` of its rows errored (a
-metric that can no longer score the traffic is drift too). The rows that moved it are the current window's
-failed rows, lowest score first.
+pass rate is over its scored rows (an errored row is never a failure), and its errored rows
+are counted apart. The current window is the latest; the *stable* window is the newest
+earlier, non-overlapping window with at least ``min_samples`` scores whose pass rate is at
+least ``threshold``. A metric alerts when its current window has ``min_samples`` scores or
+more and either its pass rate is below ``threshold`` (padosoft's rule: window 50, minimum 20,
+threshold 0.8) or it is more than ``max_drop`` below the stable window's; or when more than
+``max_drop`` of the current window's rows errored (a metric that can no longer score the
+traffic is drift too). The rows that moved it are the current window's failed rows, lowest
+score first.
 """
 
 from __future__ import annotations
