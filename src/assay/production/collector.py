@@ -132,7 +132,9 @@ class Collector:
         ).start()
 
     def stop(self) -> None:
-        """Stop listening, write what is queued, close the store."""
+        """Stop listening, write what is queued, close the store (once; again does nothing)."""
+        if not self._writer.is_alive():
+            return
         self.server.shutdown()
         self.server.server_close()
         self.queue.put(None)
