@@ -205,6 +205,8 @@ class _OtlpHandler(BaseHTTPRequestHandler):
 
     def _body(self) -> bytes | None:
         """The request body within the limit, or None after answering why not."""
+        closing = self.close_connection  # as the request line and headers asked
+        self.close_connection = True  # unless the whole body is read below
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             self._reply(411, b"send Content-Length (chunked bodies are not read)", "text/plain")
             return None
@@ -219,11 +221,10 @@ class _OtlpHandler(BaseHTTPRequestHandler):
         try:
             body = self.rfile.read(length)
         except OSError:
-            self.close_connection = True
             return None
         if len(body) != length:
-            self.close_connection = True
             return None
+        self.close_connection = closing
         return body
 
     def _enqueue(self, spans: list[RawSpan]) -> None:
