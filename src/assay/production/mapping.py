@@ -12,7 +12,7 @@ the parts of one trace assemble into a :class:`TraceRecord` (one sample and its 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -179,7 +179,9 @@ def _role(message: Any) -> str | None:
 def _indexed(attributes: Mapping[str, Any], prefix: str, suffix: str) -> list[Any]:
     """``prefix.N.suffix`` values for N = 0, 1, ... (OpenInference and OpenLLMetry flatten
     lists into indexed keys), up to the first gap."""
-    values = []
+    values: list[Any] = []
+    if f"{prefix}.0.{suffix}" not in attributes:
+        return values
     for index in range(MAX_INDEXED):
         key = f"{prefix}.{index}.{suffix}"
         if key not in attributes:
@@ -202,32 +204,39 @@ def _event_text(events: Sequence[tuple[str, dict[str, Any]]], names: Iterable[st
     return found
 
 
+def _first_found(*getters: Callable[[], str | None]) -> str | None:
+    """The first getter's value that is not None (later ones are not called)."""
+    for get in getters:
+        value = get()
+        if value is not None:
+            return value
+    return None
+
+
 def _input_of(span: RawSpan, mapping: TraceMapping) -> str | None:
     a = span.attributes
-    candidates = (
-        _text(a.get(mapping.input)) if mapping.input else None,
-        _messages_text(a.get("gen_ai.input.messages"), "user"),
-        _text(a.get("input.value")),
-        _last(_indexed(a, "llm.input_messages", "message.content")),
-        _last(_indexed(a, "gen_ai.prompt", "content")),
-        _text(a.get("gen_ai.prompt")),
-        _event_text(span.events, ("gen_ai.user.message", "gen_ai.content.prompt")),
+    return _first_found(
+        lambda: _text(a.get(mapping.input)) if mapping.input else None,
+        lambda: _messages_text(a.get("gen_ai.input.messages"), "user"),
+        lambda: _text(a.get("input.value")),
+        lambda: _last(_indexed(a, "llm.input_messages", "message.content")),
+        lambda: _last(_indexed(a, "gen_ai.prompt", "content")),
+        lambda: _text(a.get("gen_ai.prompt")),
+        lambda: _event_text(span.events, ("gen_ai.user.message", "gen_ai.content.prompt")),
     )
-    return next((c for c in candidates if c is not None), None)
 
 
 def _output_of(span: RawSpan, mapping: TraceMapping) -> str | None:
     a = span.attributes
-    candidates = (
-        _text(a.get(mapping.output)) if mapping.output else None,
-        _messages_text(a.get("gen_ai.output.messages"), None),
-        _text(a.get("output.value")),
-        _last(_indexed(a, "llm.output_messages", "message.content")),
-        _last(_indexed(a, "gen_ai.completion", "content")),
-        _text(a.get("gen_ai.completion")),
-        _event_text(span.events, ("gen_ai.choice", "gen_ai.content.completion")),
+    return _first_found(
+        lambda: _text(a.get(mapping.output)) if mapping.output else None,
+        lambda: _messages_text(a.get("gen_ai.output.messages"), None),
+        lambda: _text(a.get("output.value")),
+        lambda: _last(_indexed(a, "llm.output_messages", "message.content")),
+        lambda: _last(_indexed(a, "gen_ai.completion", "content")),
+        lambda: _text(a.get("gen_ai.completion")),
+        lambda: _event_text(span.events, ("gen_ai.choice", "gen_ai.content.completion")),
     )
-    return next((c for c in candidates if c is not None), None)
 
 
 def _last(values: list[Any]) -> str | None:
@@ -286,8 +295,32 @@ def _tokens(a: Mapping[str, Any], *keys: str) -> int | None:
     return None
 
 
+KNOWN_PREFIXES: Final = (
+    "gen_ai.",
+    "input.",
+    "output.",
+    "llm.",
+    "retrieval.",
+    "tool.",
+    "session.",
+    "openinference.",
+)
+
+
+def _says_nothing(span: RawSpan, mapping: TraceMapping) -> bool:
+    """Whether no attribute or event of ``span`` is one the mapping reads (an HTTP or a
+    database span, most of a real trace): it is then a bare part, read no further."""
+    if span.events:
+        return False
+    custom = {mapping.input, mapping.output, mapping.contexts, mapping.session}
+    custom.update(mapping.metadata.values())
+    return not any(k.startswith(KNOWN_PREFIXES) or k in custom for k in span.attributes)
+
+
 def span_part(span: RawSpan, mapping: TraceMapping) -> SpanPart:
     """What ``span`` adds to its trace (before redaction)."""
+    if _says_nothing(span, mapping):
+        return SpanPart(root=not span.parent_id, service=_text(span.resource.get("service.name")))
     a = span.attributes
     kind = _kind(span)
     contexts, ids = _contexts_of(span, mapping)
