@@ -216,5 +216,5 @@ def test_a_mapping_file_names_custom_attributes(tmp_path: Path) -> None:
 def test_a_bad_mapping_file_names_its_field(tmp_path: Path) -> None:
     path = tmp_path / "mapping.yml"
     path.write_text("input: 3\n")
-    with pytest.raises(UsageError, match="mapping.yml: field 'input'"):
+    with pytest.raises(UsageError, match=r"mapping\.yml: field 'input'"):
         read_mapping(path)

@@ -148,7 +148,9 @@ def test_attribute_values_nested_past_any_limit(store: TraceStore) -> None:
 def test_odd_values_where_texts_are_expected(store: TraceStore) -> None:
     odd = {
         "gen_ai.input.messages": 3,
-        "gen_ai.output.messages": '[{"role": "assistant", "parts": [{"type": "text", "content": 5}]}]',
+        "gen_ai.output.messages": json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": 5}]}]
+        ),
         "output.value": ["not", "a", "string"],
         "session.id": {"nested": True},
         "retrieval.documents.0.document.content": 1.5,

@@ -35,7 +35,8 @@ CANARY = "LSPR-CANARY-39945ED7F681"
         ("token ghp_" + "a1B2c3D4e5" * 4 + " end", "github-token"),
         ("Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", "bearer-token"),
         (
-            "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+            "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
             "jwt",
         ),
         ("password = hunter2hunter2", "assigned-secret"),
