@@ -1,0 +1,122 @@
+"""``assay ingest``, ``monitor``, ``promote`` and ``collect`` from the command line: files in,
+sampling, and one-line errors (exit 2) for bad input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import struct
+from pathlib import Path
+
+import pytest
+from otlp_builders import json_request, rag_trace, request
+
+from assay.cli import main
+from assay.production.sampling import keep
+from assay.production.store import TraceStore
+
+
+@pytest.fixture(autouse=True)
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith("ASSAY_"):
+            monkeypatch.delenv(name)
+    (tmp_path / ".assay").mkdir()
+    return tmp_path
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(list(args))
+    captured = capsys.readouterr()
+    return int(info.value.code or 0), captured.out, captured.err
+
+
+def export_file(path: Path, traces: range) -> None:
+    """A collector file export in proto format: length-prefixed requests, 10 traces each."""
+    messages = [
+        request(
+            [s for t in traces[i : i + 10] for s in rag_trace(t, f"q {t}?", f"a {t}.", "c")]
+        ).SerializeToString()
+        for i in range(0, len(traces), 10)
+    ]
+    path.write_bytes(b"".join(struct.pack(">I", len(m)) + m for m in messages))
+
+
+def test_ingest_samples_by_trace_id_hash(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    export_file(project / "spans.pb", range(1, 201))
+    code, out, err = run(capsys, "ingest", "spans.pb", "--sample-rate", "0.25")
+    assert code == 0, err
+    expected = {f"{t:032x}" for t in range(1, 201) if keep(f"{t:032x}", 0.25)}
+    assert f"800 spans read, {4 * len(expected)} kept ({len(expected)} traces)" in out
+    store = TraceStore(project / ".assay" / "production.sqlite")
+    assert {t for t, _ in store.trace_ids()} == expected
+    store.close()
+
+
+def test_ingest_json_lines_gzip_and_a_mapping(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = "\n".join(
+        json_request(
+            [
+                {
+                    "trace": t,
+                    "span": 1,
+                    "name": "n",
+                    "start": t,
+                    "attributes": {"app.answer": f"x{t}"},
+                }
+            ]
+        )
+        for t in (1, 2)
+    )
+    (project / "spans.jsonl.gz").write_bytes(gzip.compress(lines.encode()))
+    (project / "map.yml").write_text("output: app.answer\n")
+    code, out, _ = run(capsys, "ingest", "spans.jsonl.gz", "--mapping", "map.yml")
+    assert code == 0 and "2 spans read, 2 kept (2 traces)" in out
+    store = TraceStore(project / ".assay" / "production.sqlite")
+    assert store.record(f"{2:032x}").output == "x2"
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "content", "message"),
+    [
+        (
+            ["ingest", "bad.jsonl"],
+            b'{"resourceSpans": [{"scopeSpans": 5}]}\n',
+            "bad.jsonl:1: not an OTLP/JSON",
+        ),
+        (["ingest", "bad.pb"], b"\x0a\x05\x01", "bad.pb: not an OTLP protobuf"),
+        (["ingest", "missing.pb"], None, "missing.pb: cannot read file"),
+        (["ingest", "ok.pb", "--sample-rate", "2"], b"", "--sample-rate must be between 0 and 1"),
+        (["ingest", "ok.pb", "--redact", "(x"], b"", "not valid RE2"),
+        (["monitor", "--window", "5", "--min-samples", "9"], None, "--min-samples between 1"),
+        (["monitor", "--since", "yesterday"], None, "--since: 'yesterday' is neither"),
+        (["promote", "--out", "p.yml", "--trace", "ab" * 16], None, "is not in the trace store"),
+        (["collect", "--host", "0.0.0.0"], None, "not loopback"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    content: bytes | None,
+    message: str,
+) -> None:
+    if content is not None:
+        (project / args[1]).write_bytes(content)
+    code, out, err = run(capsys, *args)
+    assert code == 2
+    assert message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_monitor_with_nothing_stored_is_too_few(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "monitor", "--format", "json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["scored"] == 0 and {d["status"] for d in result["drift"]} == {"too-few"}
