@@ -109,7 +109,7 @@ def test_bad_input_is_one_line_and_exit_2(
 ) -> None:
     if content is not None:
         (project / args[1]).write_bytes(content)
-    code, out, err = run(capsys, *args)
+    code, _, err = run(capsys, *args)
     assert code == 2
     assert message in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
