@@ -175,3 +175,17 @@ def test_a_hundred_thousand_spans_in_one_request(store: TraceStore) -> None:
     kept = INTAKE.prepare(parse_body(body, "application/x-protobuf", "", "big"))
     store.write(kept)
     assert store.counts() == (25000, 100000)
+
+
+def test_cases_the_fuzzer_found(store: TraceStore) -> None:
+    """A double from a 400-digit integer, a key with a lone surrogate, a start time past int64."""
+    huge = (
+        '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "01", "attributes": [{"key": "k", "value": {"doubleValue": 1%s}}]}]}]}]}'
+        % ("0" * 400)
+    )
+    assert through(store, huge.encode(), "application/json") == 0
+    surrogate = '{"resourceSpans": [{"\\ud800": 1}]}'
+    assert through(store, surrogate.encode(), "application/json") == 0
+    late = request([span(6, 0, "late", {"output.value": "x"})])
+    late.resource_spans[0].scope_spans[0].spans[0].start_time_unix_nano = 2**64 - 1
+    assert through(store, late.SerializeToString()) == 1

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from assay.bounded import has_surrogate_escape, json_depth_problem
 from assay.errors import TraceError
 
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 MAX_DEPTH: Final = 16
 """Array and key-list values nested deeper than this are cut (``"[nested too deeply]"``)."""
+MAX_NS: Final = 2**63 - 1
+"""Times past this (uint64 in OTLP, int64 in SQLite) are read as this."""
 MAX_INFLATED: Final = 64 * 1024 * 1024
 """A gzip body may inflate to at most this many bytes (a zip bomb is refused, not followed)."""
 INSTALL_HINT: Final = "OTLP decoding needs opentelemetry-proto: pip install 'assay[otel]'"
@@ -122,17 +125,31 @@ def parse_json(body: bytes | str, where: str) -> ExportTraceServiceRequest:
     from google.protobuf import json_format
 
     try:
-        document = json.loads(body)
+        text = body.decode("utf-8") if isinstance(body, bytes) else body
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"not valid UTF-8 (byte {exc.start})", file=where) from None
+    problem = json_depth_problem(text)  # before any recursive parser runs
+    if problem is not None:
+        raise TraceError(problem, file=where)
+    try:
+        document = json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise TraceError(f"not valid JSON ({exc})", file=where) from None
     if not isinstance(document, dict):
         raise TraceError("an OTLP/JSON trace request must be an object", file=where)
+    if has_surrogate_escape(text):  # protobuf's strings are UTF-8: a lone half cannot be one
+        try:
+            json.dumps(document, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise TraceError(
+                "a string holds a lone UTF-16 surrogate (\\ud800-\\udfff)", file=where
+            ) from None
     for span in _spans_of(document):
         _hex_ids_to_base64(span, where)
     request = _request_type()()
     try:
         json_format.ParseDict(document, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, RecursionError, ValueError, TypeError) as exc:
+    except (json_format.ParseError, RecursionError, ValueError, TypeError, OverflowError) as exc:
         message = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise TraceError(f"not an OTLP/JSON trace request ({message})", file=where) from None
     return request
@@ -203,8 +220,8 @@ def spans_of(request: ExportTraceServiceRequest) -> list[RawSpan]:
                         span_id=span.span_id.hex(),
                         parent_id=span.parent_span_id.hex(),
                         name=span.name,
-                        start_ns=span.start_time_unix_nano,
-                        end_ns=span.end_time_unix_nano,
+                        start_ns=min(span.start_time_unix_nano, MAX_NS),
+                        end_ns=min(span.end_time_unix_nano, MAX_NS),
                         attributes=key_values(span.attributes),
                         events=tuple((e.name, key_values(e.attributes)) for e in span.events),
                         resource=resource,
