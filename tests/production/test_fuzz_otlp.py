@@ -179,10 +179,11 @@ def test_a_hundred_thousand_spans_in_one_request(store: TraceStore) -> None:
 
 def test_cases_the_fuzzer_found(store: TraceStore) -> None:
     """A double from a 400-digit integer, a key with a lone surrogate, a start time past int64."""
+    attribute = '{"key": "k", "value": {"doubleValue": 1%s}}' % ("0" * 400)
     huge = (
-        '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "01", "attributes": [{"key": "k", "value": {"doubleValue": 1%s}}]}]}]}]}'
-        % ("0" * 400)
+        '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "01", "attributes": [%s]}]}]}]}'
     )
+    huge = huge % attribute
     assert through(store, huge.encode(), "application/json") == 0
     surrogate = '{"resourceSpans": [{"\\ud800": 1}]}'
     assert through(store, surrogate.encode(), "application/json") == 0
