@@ -23,6 +23,7 @@ from rag_app import OFF_TOPIC, App
 from assay.cli import main
 
 SRC = Path(__file__).resolve().parents[2] / "src"
+
 EMAIL = "jane.roe@example.org"
 API_KEY = "sk-proj-Zx81QwErTy12UiOp34AsDf56GhJk78Lm"
 

@@ -80,3 +80,27 @@ class App:
     def close(self) -> None:
         self.provider.force_flush()
         self.provider.shutdown()
+
+
+def main() -> None:
+    """Send traces of N requests to an OTLP/HTTP endpoint; the last ones drifted."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--endpoint", default="http://127.0.0.1:4318/v1/traces")
+    parser.add_argument("--requests", type=int, default=100)
+    parser.add_argument("--drift-after", type=int, default=60)
+    parser.add_argument("--token", default=None, help="bearer token the collector expects")
+    options = parser.parse_args()
+    headers = {"Authorization": f"Bearer {options.token}"} if options.token else None
+    app = App.exporting_to(options.endpoint, headers)
+    for number in range(options.requests):
+        app.drifted = number >= options.drift_after
+        extra = " My email is jane.roe@example.org, key sk-proj-Zx81QwErTy12UiOp34AsDf56GhJk78Lm."
+        app.answer(number, extra if number == 3 else "")
+    app.close()
+    print(f"sent {options.requests} requests ({options.requests - options.drift_after} drifted)")
+
+
+if __name__ == "__main__":
+    main()
