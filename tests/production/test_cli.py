@@ -120,3 +120,44 @@ def test_monitor_with_nothing_stored_is_too_few(capsys: pytest.CaptureFixture[st
     assert code == 0
     result = json.loads(out)
     assert result["scored"] == 0 and {d["status"] for d in result["drift"]} == {"too-few"}
+
+
+def test_monitor_metrics_file_carries_options(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A threshold from --metrics-file decides pass and fail, as a dataset's would."""
+    spans = [
+        s
+        for t in range(1, 31)
+        for s in rag_trace(
+            t,
+            "Is roaming included in the plan?",
+            "Parking is free on Tuesdays.",
+            "Roaming is included in every plan.",
+        )
+    ]
+    (project / "spans.pb").write_bytes(request(spans).SerializeToString())
+    assert run(capsys, "ingest", "spans.pb")[0] == 0
+    (project / "strict.yml").write_text("metrics:\n- name: faithfulness\n  threshold: 0.5\n")
+    (project / "lenient.yml").write_text("metrics:\n- name: faithfulness\n  threshold: 0.0\n")
+    code, out, err = run(
+        capsys, "monitor", "--settle", "0", "--metrics-file", "strict.yml", "--format", "json"
+    )
+    assert code == 1, err
+    [verdict] = json.loads(out)["drift"]
+    assert verdict["current_pass_rate"] == 0.0
+    code, out, _ = run(
+        capsys, "monitor", "--settle", "0", "--metrics-file", "lenient.yml", "--format", "json"
+    )
+    result = json.loads(out)
+    assert code == 0 and result["scored"] == 0  # nothing rescored: the new threshold applies
+    assert result["drift"][0]["current_pass_rate"] == 1.0
+
+
+def test_a_bad_metrics_file_is_exit_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "m.yml").write_text("metrics: 3\n")
+    code, _, err = run(capsys, "monitor", "--metrics-file", "m.yml")
+    assert code == 2 and "needs a 'metrics:' list" in err
+    (project / "m.yml").write_text("metrics:\n- name: pii-leak\n  kinds: [nonsense]\n")
+    code, _, err = run(capsys, "monitor", "--metrics-file", "m.yml", "--settle", "0")
+    assert code == 2 and "unknown kind" in err  # refused before anything is scored

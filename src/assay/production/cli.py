@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -20,6 +21,7 @@ from assay.console import EXIT_GATE_FAILED, printable
 from assay.errors import UsageError
 
 if TYPE_CHECKING:
+    from assay.dataset import MetricSpec
     from assay.production.intake import Intake, IntakeCounts
     from assay.production.monitor import MonitorOptions, MonitorResult
     from assay.production.store import TraceStore
@@ -166,15 +168,21 @@ def collect(
     )
     collector.start()
     typer.echo(f"collect: listening on http://{host}:{collector.port}/v1/traces", err=True)
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop: as Ctrl-C
     try:
         time.sleep(duration) if duration is not None else threading_wait()
     except KeyboardInterrupt:
         pass
     finally:
+        signal.signal(signal.SIGTERM, previous)
         collector.stop()
     for error in collector.errors[:5]:
         typer.echo(f"collect: {printable(error)}", err=True)
     typer.echo(f"collect: {_counts_line(collector.counts)}")
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def threading_wait() -> None:
@@ -232,7 +240,9 @@ def _render(result: MonitorResult) -> str:
         )
         lines += [f"  {reason}" for reason in d.reasons]
         if d.status == "alert" and d.rows:
-            lines.append("  rows: " + ", ".join(f"{r.trace_id} ({r.score:.2f})" for r in d.rows))
+            shown = ", ".join(f"{r.trace_id} ({r.score:.2f})" for r in d.rows[:5])
+            more = f" and {len(d.rows) - 5} more in --format json" if len(d.rows) > 5 else ""
+            lines.append(f"  failed rows, lowest first: {shown}{more}")
         if d.trend:
             lines.append("  trend: " + " ".join(f"{t:.2f}" for t in d.trend))
     return "\n".join(lines)
@@ -240,6 +250,15 @@ def _render(result: MonitorResult) -> str:
 
 def monitor(
     metric: MetricOpt = None,
+    metrics_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--metrics-file",
+            envvar="ASSAY_MONITOR_METRICS",
+            help="YAML/JSON with 'metrics:' (names or specs with options, as in a dataset) "
+            "and an optional 'rubric:'.",
+        ),
+    ] = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
     window: Annotated[int, typer.Option("--window", help="Scores per drift window.")] = 50,
@@ -274,8 +293,11 @@ def monitor(
     if output_format not in ("text", "json") or not interval > 0 or not settle >= 0:
         raise UsageError("--format must be text or json, --interval above 0, --settle 0 or more")
     now = time.time()
+    specs, rubric = read_metrics_file(metrics_file) if metrics_file else ([], None)
+    chosen: list[str | MetricSpec] = [*specs, *(metric or [])] or list(DEFAULT_METRICS)
     options = MonitorOptions(
-        metrics=tuple(dict.fromkeys(metric or DEFAULT_METRICS)),
+        metrics=chosen,
+        rubric=rubric,
         since_ns=parse_when(since, "--since", now) or 0,
         until_ns=parse_when(until, "--until", now),
         settle_s=settle,
@@ -284,6 +306,28 @@ def monitor(
     alert = _monitor_passes(options, traces, store, output_format, follow, interval)
     if alert and not follow:
         raise typer.Exit(EXIT_GATE_FAILED)
+
+
+def read_metrics_file(path: Path) -> tuple[list[str | MetricSpec], Any]:
+    """The metric specs (and rubric) of a ``--metrics-file``, checked as a dataset's are."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from assay.dataset import MetricSpec
+    from assay.documents import parse_document, read_text
+    from assay.errors import DatasetError
+
+    document = parse_document(read_text(path, DatasetError), path, DatasetError)
+    if not isinstance(document, dict) or not isinstance(document.get("metrics"), list):
+        raise UsageError(f"{path}: needs a 'metrics:' list")
+    try:
+        specs = TypeAdapter(list[str | MetricSpec]).validate_python(document["metrics"])
+    except ValidationError as exc:
+        place = ".".join(str(p) for p in exc.errors()[0]["loc"][:1])
+        raise UsageError(f"{path}: field 'metrics[{place}]': {exc.errors()[0]['msg']}") from None
+    names = [s if isinstance(s, str) else s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise UsageError(f"{path}: a metric is named twice in 'metrics'")
+    return specs, document.get("rubric")
 
 
 def _monitor_passes(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict
 
 from assay.api import metric_plan, preflight
-from assay.dataset import Dataset, Sample
+from assay.dataset import Dataset, MetricSpec, Sample
 from assay.evaluation import RunOptions, RunState, evaluate
 from assay.outputs import Output, coerce_output
 from assay.production.drift import Drift, DriftRule, Observation, drift
@@ -41,7 +41,9 @@ DATASET_NAME: Final = "production"
 class MonitorOptions:
     """What to score and how to judge it."""
 
-    metrics: Sequence[str] = DEFAULT_METRICS
+    metrics: Sequence[str | MetricSpec] = DEFAULT_METRICS
+    rubric: Any = None
+    """The rubric a bare ``rubric`` metric uses (as a dataset's top-level ``rubric:``)."""
     since_ns: int = 0
     until_ns: int | None = None
     settle_s: float = 5.0
@@ -101,9 +103,13 @@ class _Pending:
     redacted: dict[str, int]
 
 
+def metric_names(metrics: Sequence[str | MetricSpec]) -> list[str]:
+    return [m if isinstance(m, str) else m.name for m in metrics]
+
+
 def _pending(store: TraceStore, options: MonitorOptions, now_ns: int) -> _Pending:
     """Stored, settled traces in the range that lack a score for some chosen metric."""
-    done = store.scored(list(options.metrics))
+    done = store.scored(metric_names(options.metrics))
     settled = now_ns - int(options.settle_s * 1e9)
     pending = _Pending([], 0, {})
     for trace_id, _ in store.trace_ids(options.since_ns, options.until_ns, settled):
@@ -120,10 +126,14 @@ def _pending(store: TraceStore, options: MonitorOptions, now_ns: int) -> _Pendin
 
 
 def score_traces(
-    records: Sequence[TraceRecord], metrics: Sequence[str], run_store: RunStore | None
+    records: Sequence[TraceRecord],
+    metrics: Sequence[str | MetricSpec],
+    run_store: RunStore | None,
+    rubric: Any = None,
 ) -> tuple[Report, list[Score]]:
     """Score ``records`` as one run; the report and each (trace, metric) score."""
-    dataset = Dataset(name=DATASET_NAME, samples=[sample_of(r) for r in records])
+    samples = [sample_of(r) for r in records]
+    dataset = Dataset(name=DATASET_NAME, samples=samples, rubric=rubric)
     plan = metric_plan(dataset, list(metrics))
     warnings = preflight(plan, dataset)
     outputs = {r.trace_id: output_of(r) for r in records}
@@ -155,25 +165,27 @@ def score_traces(
     return report, scores
 
 
+def thresholds(options: MonitorOptions) -> dict[str, float]:
+    """Each chosen metric's pass threshold, resolved as a run resolves it (so a threshold
+    changed in ``--metrics-file`` applies to scores stored before the change too)."""
+    placeholder = Sample(id="-", input={}, expected_output=None)
+    dataset = Dataset(name=DATASET_NAME, samples=[placeholder], rubric=options.rubric)
+    return metric_plan(dataset, list(options.metrics)).thresholds
+
+
 def monitor_once(
     store: TraceStore, run_store: RunStore | None, options: MonitorOptions
 ) -> tuple[MonitorResult, Report | None]:
     """Score what is pending, then judge every chosen metric's drift over the range."""
+    limits = thresholds(options)  # a bad metric spec fails here, before any scoring
     pending = _pending(store, options, time.time_ns())
     report: Report | None = None
     if pending.records:
-        report, scores = score_traces(pending.records, options.metrics, run_store)
+        report, scores = score_traces(pending.records, options.metrics, run_store, options.rubric)
         store.save_scores(scores)
     verdicts = [
-        drift(
-            metric,
-            [
-                Observation(s.trace_id, s.value, s.passed)
-                for s in store.scores(metric, options.since_ns, options.until_ns)
-            ],
-            options.rule,
-        )
-        for metric in options.metrics
+        drift(metric, _observations(store, metric, options, limits), options.rule)
+        for metric in metric_names(options.metrics)
     ]
     result = MonitorResult(
         run_id=report.run.run_id if report is not None else None,
@@ -183,3 +195,13 @@ def monitor_once(
         drift=verdicts,
     )
     return result, report
+
+
+def _observations(
+    store: TraceStore, metric: str, options: MonitorOptions, limits: dict[str, float]
+) -> list[Observation]:
+    threshold = threshold_for(limits, metric)
+    return [
+        Observation(s.trace_id, s.value, s.value is not None and passes(s.value, threshold))
+        for s in store.scores(metric, options.since_ns, options.until_ns)
+    ]
