@@ -187,6 +187,8 @@ def test_cases_the_fuzzer_found(store: TraceStore) -> None:
     assert through(store, huge.encode(), "application/json") == 0
     surrogate = '{"resourceSpans": [{"\\ud800": 1}]}'
     assert through(store, surrogate.encode(), "application/json") == 0
+    listed = request([span(7, 0, "op", {"gen_ai.operation.name": ["chat"], "output.value": "x"})])
+    assert through(store, listed.SerializeToString()) == 1
     late = request([span(6, 0, "late", {"output.value": "x"})])
     late.resource_spans[0].scope_spans[0].spans[0].start_time_unix_nano = 2**64 - 1
     assert through(store, late.SerializeToString()) == 1

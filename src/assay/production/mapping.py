@@ -267,7 +267,7 @@ def _contexts_of(span: RawSpan, mapping: TraceMapping) -> tuple[list[str], list[
 
 def _kind(span: RawSpan) -> PartKind:
     a = span.attributes
-    operation = a.get("gen_ai.operation.name")
+    operation = _text(a.get("gen_ai.operation.name"))  # a list or a map names nothing
     open_kind = str(a.get("openinference.span.kind", "")).upper()
     if operation == "execute_tool" or open_kind == "TOOL":
         return "tool"
