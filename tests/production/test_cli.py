@@ -10,6 +10,7 @@ import struct
 from pathlib import Path
 
 import pytest
+import yaml
 from otlp_builders import json_request, rag_trace, request
 
 from assay.cli import main
@@ -161,3 +162,44 @@ def test_a_bad_metrics_file_is_exit_2(project: Path, capsys: pytest.CaptureFixtu
     (project / "m.yml").write_text("metrics:\n- name: pii-leak\n  kinds: [nonsense]\n")
     code, _, err = run(capsys, "monitor", "--metrics-file", "m.yml", "--settle", "0")
     assert code == 2 and "unknown kind" in err  # refused before anything is scored
+
+
+def test_a_session_is_promoted_as_one_conversation(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three turns of session s-1 (the third fails) and a lone failing trace: one conversation
+    of three turns and one plain sample; validate accepts both and lists what to fill in."""
+    spans = []
+    for trace, (question, answer) in enumerate(
+        [
+            ("Is roaming included in the plan?", "Roaming is included in every plan."),
+            ("Which countries does roaming cover?", "Roaming is included in every plan."),
+            ("And what about data limits?", "Parking is free on Tuesdays."),
+        ],
+        start=1,
+    ):
+        for s in rag_trace(trace, question, answer, "Roaming is included in every plan."):
+            if not s.parent_span_id:  # the root span carries the session
+                s.attributes[0].value.string_value = "s-1"
+            spans.append(s)
+    spans += rag_trace(
+        9, "Is roaming included?", "Parking is free on Tuesdays.", "Roaming is included."
+    )
+    (project / "spans.pb").write_bytes(request(spans).SerializeToString())
+    assert run(capsys, "ingest", "spans.pb")[0] == 0
+    run(capsys, "monitor", "--settle", "0", "-m", "faithfulness", "--min-samples", "1")
+    code, out, _ = run(capsys, "promote", "--out", "p.yml")
+    assert code == 0 and "2 row(s) added" in out
+    rows = yaml.safe_load((project / "p.yml").read_text())["samples"]
+    conversation = next(r for r in rows if "turns" in r)
+    assert [t["user"] for t in conversation["turns"]] == [
+        "Is roaming included in the plan?",
+        "Which countries does roaming cover?",
+        "And what about data limits?",
+    ]
+    provenance = conversation["metadata"]["assay"]["production"]
+    assert provenance["trace_ids"] == [f"{t:032x}" for t in (1, 2, 3)]
+    assert provenance["session"] == "s-1" and provenance["failed_metrics"] == ["faithfulness"]
+    code, out, err = run(capsys, "validate", "p.yml")
+    assert code == 0 and "ok (4 samples" in out  # three turns and one sample
+    assert "4 promoted row(s) still need an expected_output" in err

@@ -40,9 +40,11 @@ class PromoteOptions:
     name: str = "production.failures"
 
 
-def content_hash(record: TraceRecord) -> str:
-    """SHA-256 of the question and the contexts: the same request promoted twice is one row."""
-    value = {"input": record.input, "contexts": record.contexts}
+def content_hash(records: Sequence[TraceRecord]) -> str:
+    """SHA-256 of the questions and contexts of a trace (or a session's traces): the same
+    request promoted twice is one row."""
+    items = [{"input": r.input, "contexts": r.contexts} for r in records]
+    value: Any = items[0] if len(items) == 1 else items  # a single trace: its own object
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
@@ -58,24 +60,53 @@ def _failures(store: TraceStore, options: PromoteOptions) -> dict[str, list[str]
     return failed
 
 
-def _row(record: TraceRecord, failed: list[str], digest: str, stamp: str) -> dict[str, Any]:
+def _provenance(
+    records: Sequence[TraceRecord], failed: list[str], digest: str, stamp: str
+) -> dict[str, Any]:
+    last = records[-1]
     provenance: dict[str, Any] = {
-        "trace_id": record.trace_id,
+        "trace_id": last.trace_id,
         "content_hash": digest,
         "failed_metrics": sorted(failed),
         "flagged": not failed,
         "promoted_at": stamp,
-        "answer": record.output,
-        "contexts": record.contexts,
+        "answer": last.output,
+        "contexts": last.contexts,
     }
-    if record.session is not None:
-        provenance["session"] = record.session
-    return {
-        "id": f"prod-{digest[:12]}",
-        "input": {"question": record.input},
-        "expected_output": None,
-        "metadata": {"tags": [TAG], "assay": {"production": provenance}},
-    }
+    if last.session is not None:
+        provenance["session"] = last.session
+    if len(records) > 1:
+        provenance["trace_ids"] = [r.trace_id for r in records]
+    return provenance
+
+
+def _row(records: Sequence[TraceRecord], failed: list[str], stamp: str) -> dict[str, Any]:
+    """One trace as a sample, or a session's traces (up to the failing one) as a conversation
+    whose turns are the users' questions."""
+    digest = content_hash(records)
+    metadata = {"tags": [TAG], "assay": {"production": _provenance(records, failed, digest, stamp)}}
+    row: dict[str, Any] = {"id": f"prod-{digest[:12]}"}
+    if len(records) == 1:
+        row["input"] = {"question": records[0].input}
+        row["expected_output"] = None
+    else:
+        row["turns"] = [{"user": r.input, "expected_output": None} for r in records]
+    row["metadata"] = metadata
+    return row
+
+
+def _session_records(store: TraceStore, record: TraceRecord) -> list[TraceRecord]:
+    """The trace's session up to and including it (the trace alone when it has none)."""
+    if record.session is None:
+        return [record]
+    chosen: list[TraceRecord] = []
+    for trace_id in store.session_traces(record.session):
+        earlier = record if trace_id == record.trace_id else store.record(trace_id)
+        if earlier is not None and earlier.input:
+            chosen.append(earlier)
+        if trace_id == record.trace_id:
+            break
+    return chosen or [record]
 
 
 def _existing(path: Path) -> list[dict[str, Any]]:
@@ -103,19 +134,12 @@ def promote(store: TraceStore, path: Path, options: PromoteOptions) -> tuple[int
     seen = {h for s in samples if (h := _hash_of(s)) is not None}
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     added = 0
-    for trace_id, failed in _failures(store, options).items():
-        record = store.record(trace_id)
-        if record is None:
-            if trace_id in options.trace_ids:
-                raise UsageError(f"trace {trace_id} is not in the trace store")
-            continue
-        if record.input is None:
-            continue  # nothing to ask a system under test
-        digest = content_hash(record)
+    for records, failed in _candidates(store, options):
+        digest = content_hash(records)
         if digest in seen:
             continue
         seen.add(digest)
-        samples.append(_row(record, failed, digest, stamp))
+        samples.append(_row(records, failed, stamp))
         added += 1
     if not samples:
         return 0, 0
@@ -127,3 +151,25 @@ def promote(store: TraceStore, path: Path, options: PromoteOptions) -> tuple[int
     }
     write_atomic(path, yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100))
     return added, len(samples)
+
+
+def _candidates(
+    store: TraceStore, options: PromoteOptions
+) -> list[tuple[list[TraceRecord], list[str]]]:
+    """Each failing or flagged trace with its session's earlier traces; a session's failures
+    become one conversation, up to its last failing trace."""
+    by_session: dict[str, tuple[TraceRecord, list[str]]] = {}
+    for trace_id, failed in _failures(store, options).items():
+        record = store.record(trace_id)
+        if record is None:
+            if trace_id in options.trace_ids:
+                raise UsageError(f"trace {trace_id} is not in the trace store")
+            continue
+        if not record.input:
+            continue  # nothing to ask a system under test
+        key = record.session if record.session is not None else f"trace:{trace_id}"
+        known = by_session.get(key)
+        if known is None or known[0].started_ns <= record.started_ns:
+            merged = sorted({*failed, *(known[1] if known else [])})
+            by_session[key] = (record, merged)
+    return [(_session_records(store, r), f) for r, f in by_session.values()]

@@ -41,9 +41,11 @@ CREATE INDEX IF NOT EXISTS spans_received ON spans (received_ns);
 CREATE TABLE IF NOT EXISTS traces (
     trace_id TEXT PRIMARY KEY,
     started_ns INTEGER NOT NULL,
-    received_ns INTEGER NOT NULL
+    received_ns INTEGER NOT NULL,
+    session TEXT
 );
 CREATE INDEX IF NOT EXISTS traces_started ON traces (started_ns);
+CREATE INDEX IF NOT EXISTS traces_session ON traces (session, started_ns);
 CREATE TABLE IF NOT EXISTS scores (
     trace_id TEXT NOT NULL,
     metric TEXT NOT NULL,
@@ -132,14 +134,18 @@ class TraceStore:
         now = now_ns if now_ns is not None else time.time_ns()
         rows = [(s.trace_id, s.span_id, s.start_ns, now, s.part.model_dump_json()) for s in spans]
         firsts: dict[str, int] = {}
+        sessions: dict[str, str] = {}
         for span in spans:
             firsts[span.trace_id] = min(firsts.get(span.trace_id, span.start_ns), span.start_ns)
+            if span.part.session is not None:
+                sessions.setdefault(span.trace_id, span.part.session)
         with self._transaction() as db:
             db.executemany("INSERT OR REPLACE INTO spans VALUES (?, ?, ?, ?, ?)", rows)
             db.executemany(
-                "INSERT INTO traces VALUES (?, ?, ?) ON CONFLICT (trace_id) DO UPDATE SET "
-                "started_ns = min(started_ns, excluded.started_ns), received_ns = ?",
-                [(trace, first, now, now) for trace, first in firsts.items()],
+                "INSERT INTO traces VALUES (?, ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE SET "
+                "started_ns = min(started_ns, excluded.started_ns), received_ns = ?, "
+                "session = coalesce(session, excluded.session)",
+                [(t, first, now, sessions.get(t), now) for t, first in firsts.items()],
             )
             self._expire(db, now)
         return len(rows)
@@ -182,6 +188,14 @@ class TraceStore:
         except ValidationError as exc:
             raise StoreError(f"{self.path}: trace {trace_id}: damaged span part: {exc}") from None
         return assemble(trace_id, first[0], parts)
+
+    def session_traces(self, session: str) -> list[str]:
+        """The stored traces of one session, in the order they started."""
+        rows = self.db.execute(
+            "SELECT trace_id FROM traces WHERE session = ? ORDER BY started_ns, trace_id",
+            (session,),
+        )
+        return [row[0] for row in rows]
 
     def save_scores(self, scores: Sequence[Score], now_ns: int | None = None) -> None:
         now = now_ns if now_ns is not None else time.time_ns()
