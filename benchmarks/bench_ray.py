@@ -19,11 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_ray_sut import busy_answer
 
-from assay.dataset import dataset_from_data
-from assay.evaluation import RunOptions, evaluate
+from assay.data.dataset import dataset_from_data
+from assay.engine.evaluation import RunOptions, run_samples
+from assay.engine.ray_executor import RayOptions, start
+from assay.engine.sut import PythonTarget
 from assay.metrics.registry import resolve_all
-from assay.ray_executor import RayOptions, start
-from assay.sut import PythonTarget
 
 
 def dataset(count: int) -> Any:
@@ -38,7 +38,7 @@ def dataset(count: int) -> Any:
 
 def timed(data: Any, ray_options: RayOptions | None) -> float:
     started = time.perf_counter()
-    evaluate(
+    run_samples(
         data,
         sut=PythonTarget(busy_answer),
         metrics=resolve_all(["exact-match", "rouge-l"]),

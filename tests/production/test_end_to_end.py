@@ -18,9 +18,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from jsonschema import Draft202012Validator
 from rag_app import OFF_TOPIC, App
 
 from assay.cli import main
+from assay.cli.schema_files import load
+from core.reports import check_report
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -100,6 +103,7 @@ def test_sdk_to_collector_to_monitor_alert_promote_validate(
     code, out, err = run(capsys, "monitor", "--settle", "0", "--format", "json")
     assert code == 1, err  # one-shot mode exits 1 on an alert
     result = json.loads(out)
+    Draft202012Validator(load("monitor.v1.json")).validate(result)
     assert result["scored"] == 100
     verdicts = {d["metric"]: d for d in result["drift"]}
     faithfulness = verdicts["faithfulness"]
@@ -114,7 +118,7 @@ def test_sdk_to_collector_to_monitor_alert_promote_validate(
     # The monitor pass is an ordinary run in the run store.
     code, out, _ = run(capsys, "report", result["run_id"], "--format", "json")
     assert code == 0
-    report = json.loads(out)
+    report = check_report(out)  # schema-valid, as every report
     assert report["summary"]["total_samples"] == 100
 
     # Nothing new to score: a second pass scores none and still alerts.

@@ -14,17 +14,17 @@ from typing import Any
 
 import pytest
 
-from assay.dataset import dataset_from_data
-from assay.evaluation import RunOptions, evaluate
+from assay.data.dataset import dataset_from_data
+from assay.engine.evaluation import RunOptions, run_samples
+from assay.engine.sut import PythonTarget
 from assay.metrics.registry import resolve_all
-from assay.store import RunStore
-from assay.sut import PythonTarget
+from assay.store.runs import RunStore
 from runner import ray_sut
 from runner.procs import run_assay
 
 ray = pytest.importorskip("ray")
 
-from assay.ray_executor import RayOptions, start  # noqa: E402
+from assay.engine.ray_executor import RayOptions, start  # noqa: E402
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 
@@ -65,7 +65,7 @@ def run_generated(tmp_path: Path, name: str, function: Any, ray_options: RayOpti
     dataset = generated(10_000, tmp_path / "died")
     store = RunStore(tmp_path / f"{name}.db")
     try:
-        return evaluate(
+        return run_samples(
             dataset,
             sut=PythonTarget(function),
             metrics=resolve_all(["exact-match", "contains"]),

@@ -36,15 +36,15 @@ from assay.metrics.gain_table import (
     ideal_gains,
     relevant_counts,
 )
-from assay.metrics.judged import Judged, judged_batch, judged_lists
 from assay.metrics.memo import LastParsed
 from assay.metrics.ranked_list import ranked, ranked_ids
+from assay.metrics.ranking_judgements import Judged, judged_batch, judged_lists
 from assay.metrics.relevance import DEFAULT_K, RELEVANT_KEY, check_k, gains, resolve_k
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
     from assay.metrics.batch import ScoreColumn
-    from assay.outputs import Output
 
 __all__ = [
     "DEFAULT_K",

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assay.documents import read_capped
+from assay.data.documents import read_capped
 from assay.errors import TraceError
 from assay.production.mapping import TraceMapping, span_part
 from assay.production.otlp import RawSpan, file_requests, spans_of

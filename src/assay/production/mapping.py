@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from assay.documents import parse_document, read_text
+from assay.data.documents import parse_document, read_text
 from assay.errors import TraceError, UsageError
 from assay.production.otlp import RawSpan
 

@@ -4,9 +4,9 @@ judge drift per metric.
 Each unscored trace becomes a sample (``input.question``, no expected output, the trace id in
 metadata) and its saved output (answer, retrieved contexts, tool calls as a trajectory, usage);
 :func:`assay.api.metric_plan`, :func:`assay.api.preflight` and
-:func:`assay.evaluation.evaluate` score them exactly as ``assay run --outputs`` would, so every
-monitor pass is an ordinary run in the run store with an ordinary report. The scores are also
-kept per trace in the trace store, where :mod:`assay.production.drift` reads them.
+:func:`assay.engine.evaluation.run_samples` score them exactly as ``assay run --outputs`` does,
+so every monitor pass is an ordinary run in the run store with an ordinary report. The scores
+are also kept per trace in the trace store, where :mod:`assay.production.drift` reads them.
 """
 
 from __future__ import annotations
@@ -19,18 +19,18 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict
 
 from assay.api import metric_plan, preflight
-from assay.dataset import Dataset, MetricSpec, Sample
-from assay.evaluation import RunOptions, RunState, evaluate
-from assay.outputs import Output, coerce_output
+from assay.data.dataset import Dataset, MetricSpec, Sample
+from assay.data.outputs import Output, coerce_output
+from assay.data.results import ExecutionResult, passes, threshold_for
+from assay.engine.evaluation import RunOptions, RunState, run_samples
+from assay.engine.sut import SavedOutputs
 from assay.production.drift import Drift, DriftRule, Observation, drift
 from assay.production.mapping import TraceRecord
 from assay.production.store import Score, TraceStore
-from assay.results import ExecutionResult, passes, threshold_for
-from assay.sut import SavedOutputs
 
 if TYPE_CHECKING:
     from assay.report.model import Report
-    from assay.store import RunStore
+    from assay.store.runs import RunStore
 
 MONITOR_SCHEMA: Final = "assay.monitor.v1"
 DEFAULT_METRICS: Final = ("faithfulness", "answer-relevancy")
@@ -139,7 +139,7 @@ def score_traces(
     outputs = {r.trace_id: output_of(r) for r in records}
     results: list[ExecutionResult] = []
     state = RunState(on_results=results.extend)
-    report = evaluate(
+    report = run_samples(
         dataset,
         sut=SavedOutputs(outputs, "production-traces"),
         metrics=plan.metrics,

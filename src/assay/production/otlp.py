@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from assay.bounded import has_surrogate_escape, json_depth_problem
+from assay.data.bounded import has_surrogate_escape, json_depth_problem
 from assay.errors import TraceError
 
 if TYPE_CHECKING:

@@ -18,10 +18,10 @@ from typing import Any, Final
 
 import yaml
 
-from assay.dataset import DATASET_SCHEMA, canonical_json
-from assay.documents import parse_document, read_text
+from assay.data.dataset import DATASET_SCHEMA, canonical_json
+from assay.data.documents import parse_document, read_text
+from assay.data.fileio import is_file, write_atomic
 from assay.errors import DatasetError, UsageError
-from assay.fileio import is_file, write_atomic
 from assay.production.mapping import TraceRecord
 from assay.production.store import TraceStore
 

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from assay.errors import StoreError
 from assay.production.mapping import SpanPart, TraceRecord, assemble
-from assay.project import project_dir
+from assay.store.project import project_dir
 
 STORE_ENV: Final = "ASSAY_TRACE_STORE"
 STORE_SCHEMA: Final = "assay.production-store.v1"
