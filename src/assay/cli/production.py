@@ -129,21 +129,34 @@ def ingest(
     typer.echo(f"ingest: {_counts_line(counts)} -> {store.path}")
 
 
+PortOpt = Annotated[int, typer.Option("--port", envvar="ASSAY_COLLECT_PORT", help="Port.")]
+HostOpt = Annotated[
+    str, typer.Option("--host", envvar="ASSAY_COLLECT_HOST", help="Address to bind.")
+]
+TokenOpt = Annotated[
+    str | None,
+    typer.Option("--token", envvar="ASSAY_VIEW_TOKEN", help="Bearer token clients must send."),
+]
+DurationOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--duration", envvar="ASSAY_COLLECT_DURATION", help="Stop after this many seconds."
+    ),
+]
+QueueOpt = Annotated[
+    int,
+    typer.Option(
+        "--queue-size", envvar="ASSAY_COLLECT_QUEUE", help="Decoded requests waiting to be written."
+    ),
+]
+
+
 def collect(
-    port: Annotated[int, typer.Option("--port", envvar="ASSAY_COLLECT_PORT", help="Port.")] = 4318,
-    host: Annotated[
-        str, typer.Option("--host", envvar="ASSAY_COLLECT_HOST", help="Address to bind.")
-    ] = "127.0.0.1",
-    token: Annotated[
-        str | None,
-        typer.Option("--token", envvar="ASSAY_VIEW_TOKEN", help="Bearer token clients must send."),
-    ] = None,
-    duration: Annotated[
-        float | None, typer.Option("--duration", help="Stop after this many seconds.")
-    ] = None,
-    queue_size: Annotated[
-        int, typer.Option("--queue-size", help="Decoded requests waiting to be written.")
-    ] = 64,
+    port: PortOpt = 4318,
+    host: HostOpt = "127.0.0.1",
+    token: TokenOpt = None,
+    duration: DurationOpt = None,
+    queue_size: QueueOpt = 64,
     traces: TracesOpt = None,
     sample_rate: RateOpt = 1.0,
     retention_days: RetentionOpt = 30.0,
@@ -248,43 +261,58 @@ def _render(result: MonitorResult) -> str:
     return "\n".join(lines)
 
 
+def _monitor_option(flag: str, help: str) -> Any:
+    """A monitor option whose environment variable is ASSAY_MONITOR_<FLAG>."""
+    env = "ASSAY_MONITOR_" + flag.removeprefix("--").replace("-", "_").upper()
+    return typer.Option(flag, envvar=env, help=help)
+
+
+MetricsFileOpt = Annotated[
+    Path | None,
+    _monitor_option(
+        "--metrics-file",
+        "YAML/JSON with 'metrics:' (names or specs with options, as in a dataset) "
+        "and an optional 'rubric:'.",
+    ),
+]
+WindowOpt = Annotated[int, _monitor_option("--window", "Scores per drift window.")]
+MinSamplesOpt = Annotated[
+    int, _monitor_option("--min-samples", "Scores a window needs to be judged.")
+]
+ThresholdOpt = Annotated[
+    float, _monitor_option("--threshold", "Alert when a window's pass rate is below this.")
+]
+MaxDropOpt = Annotated[
+    float, _monitor_option("--max-drop", "Alert when the pass rate falls more than this.")
+]
+SettleOpt = Annotated[
+    float, _monitor_option("--settle", "Score a trace only after it has been quiet (s).")
+]
+FollowOpt = Annotated[bool, _monitor_option("--follow", "Keep scoring as traces arrive.")]
+IntervalOpt = Annotated[float, _monitor_option("--interval", "Seconds between passes.")]
+FormatOpt = Annotated[
+    str, _monitor_option("--format", "text or json (the assay.monitor.v1 document).")
+]
+RunStoreOpt = Annotated[
+    Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")
+]
+
+
 def monitor(
     metric: MetricOpt = None,
-    metrics_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--metrics-file",
-            envvar="ASSAY_MONITOR_METRICS",
-            help="YAML/JSON with 'metrics:' (names or specs with options, as in a dataset) "
-            "and an optional 'rubric:'.",
-        ),
-    ] = None,
+    metrics_file: MetricsFileOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
-    window: Annotated[int, typer.Option("--window", help="Scores per drift window.")] = 50,
-    min_samples: Annotated[
-        int, typer.Option("--min-samples", help="Scores a window needs to be judged.")
-    ] = 20,
-    threshold: Annotated[
-        float, typer.Option("--threshold", help="Alert when a window's pass rate is below this.")
-    ] = 0.8,
-    max_drop: Annotated[
-        float, typer.Option("--max-drop", help="Alert when the pass rate falls more than this.")
-    ] = 0.1,
-    settle: Annotated[
-        float, typer.Option("--settle", help="Score a trace only after it has been quiet (s).")
-    ] = 5.0,
-    follow: Annotated[
-        bool, typer.Option("--follow", help="Keep scoring as traces arrive.")
-    ] = False,
-    interval: Annotated[float, typer.Option("--interval", help="Seconds between passes.")] = 10.0,
-    output_format: Annotated[
-        str, typer.Option("--format", help="text or json (the assay.monitor.v1 document).")
-    ] = "text",
+    window: WindowOpt = 50,
+    min_samples: MinSamplesOpt = 20,
+    threshold: ThresholdOpt = 0.8,
+    max_drop: MaxDropOpt = 0.1,
+    settle: SettleOpt = 5.0,
+    follow: FollowOpt = False,
+    interval: IntervalOpt = 10.0,
+    output_format: FormatOpt = "text",
     traces: TracesOpt = None,
-    store: Annotated[
-        Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")
-    ] = None,
+    store: RunStoreOpt = None,
 ) -> None:
     """Score sampled production traces as assay runs and raise drift alerts per metric."""
     from assay.production.drift import DriftRule
@@ -361,7 +389,12 @@ def _monitor_passes(
 
 
 def promote(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Dataset file to write or extend.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", envvar="ASSAY_PROMOTE_OUT", help="Dataset file to write or extend."
+        ),
+    ],
     metric: Annotated[
         list[str] | None,
         typer.Option("--metric", "-m", help="Promote traces failing this metric (default all)."),
@@ -372,7 +405,9 @@ def promote(
     ] = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
-    name: Annotated[str, typer.Option("--name", help="Dataset name.")] = "production.failures",
+    name: Annotated[
+        str, typer.Option("--name", envvar="ASSAY_PROMOTE_NAME", help="Dataset name.")
+    ] = "production.failures",
     traces: TracesOpt = None,
 ) -> None:
     """Write failing or flagged production traces into a dataset, expected outputs left blank."""
