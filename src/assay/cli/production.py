@@ -72,10 +72,17 @@ RedactOpt = Annotated[
 ]
 SinceOpt = Annotated[
     str | None,
-    typer.Option("--since", help="Traces started at or after: ISO time, or an age (30m, 6h, 7d)."),
+    typer.Option(
+        "--since",
+        envvar="ASSAY_SINCE",
+        help="Traces started at or after: ISO time, or an age (30m, 6h, 7d).",
+    ),
 ]
 UntilOpt = Annotated[
-    str | None, typer.Option("--until", help="Traces started before: ISO time or an age.")
+    str | None,
+    typer.Option(
+        "--until", envvar="ASSAY_UNTIL", help="Traces started before: ISO time or an age."
+    ),
 ]
 
 
@@ -229,6 +236,7 @@ MetricOpt = Annotated[
     typer.Option(
         "--metric",
         "-m",
+        envvar="ASSAY_MONITOR_METRIC",
         help="A metric to score (repeatable; default faithfulness "
         "and answer-relevancy, both offline).",
     ),
@@ -397,11 +405,20 @@ def promote(
     ],
     metric: Annotated[
         list[str] | None,
-        typer.Option("--metric", "-m", help="Promote traces failing this metric (default all)."),
+        typer.Option(
+            "--metric",
+            "-m",
+            envvar="ASSAY_PROMOTE_METRIC",
+            help="Promote traces failing this metric (default all).",
+        ),
     ] = None,
     trace: Annotated[
         list[str] | None,
-        typer.Option("--trace", help="A trace id a person flagged (repeatable)."),
+        typer.Option(
+            "--trace",
+            envvar="ASSAY_PROMOTE_TRACE",
+            help="A trace id a person flagged (repeatable).",
+        ),
     ] = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
