@@ -204,39 +204,56 @@ def _event_text(events: Sequence[tuple[str, dict[str, Any]]], names: Iterable[st
     return found
 
 
-def _first_found(*getters: Callable[[], str | None]) -> str | None:
-    """The first getter's value that is not None (later ones are not called)."""
-    for get in getters:
-        value = get()
-        if value is not None:
-            return value
-    return None
+# Where a span's input and output text may be, in the order they are tried: an attribute and
+# how to read it. A key absent from the span costs one dictionary lookup.
+_Reader = Callable[[Mapping[str, Any], str], "str | None"]
+_INPUTS: Final[tuple[tuple[str, _Reader], ...]] = (
+    ("gen_ai.input.messages", lambda a, k: _messages_text(a[k], "user")),
+    ("input.value", lambda a, k: _text(a[k])),
+    ("llm.input_messages.0.message.content", lambda a, k: _indexed_last(a, k)),
+    ("gen_ai.prompt.0.content", lambda a, k: _indexed_last(a, k)),
+    ("gen_ai.prompt", lambda a, k: _text(a[k])),
+)
+_OUTPUTS: Final[tuple[tuple[str, _Reader], ...]] = (
+    ("gen_ai.output.messages", lambda a, k: _messages_text(a[k], None)),
+    ("output.value", lambda a, k: _text(a[k])),
+    ("llm.output_messages.0.message.content", lambda a, k: _indexed_last(a, k)),
+    ("gen_ai.completion.0.content", lambda a, k: _indexed_last(a, k)),
+    ("gen_ai.completion", lambda a, k: _text(a[k])),
+)
+_INPUT_EVENTS: Final = ("gen_ai.user.message", "gen_ai.content.prompt")
+_OUTPUT_EVENTS: Final = ("gen_ai.choice", "gen_ai.content.completion")
+
+
+def _indexed_last(attributes: Mapping[str, Any], first_key: str) -> str | None:
+    """The last text of a flattened list whose first key is ``first_key`` (``p.0.s``)."""
+    prefix, _, suffix = first_key.partition(".0.")
+    return _last(_indexed(attributes, prefix, suffix))
+
+
+def _read(
+    span: RawSpan, custom: str | None, readers: tuple[tuple[str, _Reader], ...], events: Any
+) -> str | None:
+    """The first text found: the mapping's attribute, the conventions in order, the events."""
+    a = span.attributes
+    if custom and custom in a:
+        found = _text(a[custom])
+        if found is not None:
+            return found
+    for key, reader in readers:
+        if key in a:
+            found = reader(a, key)
+            if found is not None:
+                return found
+    return _event_text(span.events, events) if span.events else None
 
 
 def _input_of(span: RawSpan, mapping: TraceMapping) -> str | None:
-    a = span.attributes
-    return _first_found(
-        lambda: _text(a.get(mapping.input)) if mapping.input else None,
-        lambda: _messages_text(a.get("gen_ai.input.messages"), "user"),
-        lambda: _text(a.get("input.value")),
-        lambda: _last(_indexed(a, "llm.input_messages", "message.content")),
-        lambda: _last(_indexed(a, "gen_ai.prompt", "content")),
-        lambda: _text(a.get("gen_ai.prompt")),
-        lambda: _event_text(span.events, ("gen_ai.user.message", "gen_ai.content.prompt")),
-    )
+    return _read(span, mapping.input, _INPUTS, _INPUT_EVENTS)
 
 
 def _output_of(span: RawSpan, mapping: TraceMapping) -> str | None:
-    a = span.attributes
-    return _first_found(
-        lambda: _text(a.get(mapping.output)) if mapping.output else None,
-        lambda: _messages_text(a.get("gen_ai.output.messages"), None),
-        lambda: _text(a.get("output.value")),
-        lambda: _last(_indexed(a, "llm.output_messages", "message.content")),
-        lambda: _last(_indexed(a, "gen_ai.completion", "content")),
-        lambda: _text(a.get("gen_ai.completion")),
-        lambda: _event_text(span.events, ("gen_ai.choice", "gen_ai.content.completion")),
-    )
+    return _read(span, mapping.output, _OUTPUTS, _OUTPUT_EVENTS)
 
 
 def _last(values: list[Any]) -> str | None:

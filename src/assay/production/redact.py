@@ -143,25 +143,30 @@ class Redactor:
         return out
 
     def part(self, part: SpanPart) -> SpanPart:
-        """``part`` with every text redacted; ``redacted`` counts what went, by kind."""
+        """Redact every text of ``part`` in place and return it; ``redacted`` counts what went,
+        by kind. (The part is the intake's own, fresh from ``span_part``: copying each of them
+        was a tenth of an ingest's time.)"""
         counts: dict[str, int] = {}
         output_counts: dict[str, int] = {}
-        changes: dict[str, Any] = {}
-        for name in ("input", "session", "model"):
-            value = getattr(part, name)
-            if value is not None:
-                changes[name] = self.texts([value], counts)[0]
-        if part.output is not None:
-            changes["output"] = self.texts([part.output], output_counts)[0]
+        if part.input:
+            part.input = self.texts([part.input], counts)[0]
+        if part.session:
+            part.session = self.texts([part.session], counts)[0]
+        if part.model:
+            part.model = self.texts([part.model], counts)[0]
+        if part.output:
+            part.output = self.texts([part.output], output_counts)[0]
             _add(counts, output_counts)
-        changes["contexts"] = self.texts(part.contexts, counts)
-        changes["context_ids"] = self.texts(part.context_ids, counts)
-        changes["metadata"] = dict(zip(part.metadata, self.texts(part.metadata.values(), counts)))
+        if part.contexts:
+            part.contexts = self.texts(part.contexts, counts)
+        if part.context_ids:
+            part.context_ids = self.texts(part.context_ids, counts)
+        if part.metadata:
+            part.metadata = dict(zip(part.metadata, self.texts(part.metadata.values(), counts)))
         if part.tool is not None:
-            changes["tool"] = self._tool(part.tool, counts)
-        changes["redacted"] = counts
-        changes["output_redacted"] = output_counts
-        return part.model_copy(update=changes)
+            part.tool = self._tool(part.tool, counts)
+        part.redacted, part.output_redacted = counts, output_counts
+        return part
 
     def _tool(self, tool: ToolCall, counts: dict[str, int]) -> ToolCall:
         name = self.texts([tool.name], counts)[0]
