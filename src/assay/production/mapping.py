@@ -11,11 +11,11 @@ the parts of one trace assemble into a :class:`TraceRecord` (one sample and its 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.data.documents import parse_document, read_text
@@ -133,9 +133,9 @@ def _text(value: Any) -> str | None:
 def _json(value: Any) -> Any:
     """A JSON-encoded attribute decoded (GenAI messages are JSON strings); else as given."""
     if isinstance(value, str) and value[:1] in ("[", "{"):
-        try:
-            return json.loads(value)
-        except (ValueError, RecursionError):
+        try:  # orjson: ~4x json's speed, a depth limit of its own, no lone surrogates
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
             return value
     return value
 
