@@ -81,6 +81,9 @@ class _Server(ThreadingHTTPServer):
 
 
 def _refuse_busy(connection: socket.socket) -> None:
+    """Answer 503 on a connection no handler can take. What the client already sent is read
+    (briefly, at most 64 KB) before the socket closes: closing over unread bytes resets the
+    connection, and the client would see a reset instead of the 503 and its Retry-After."""
     body = b"collector busy"
     head = (
         f"HTTP/1.1 503 Service Unavailable\r\nRetry-After: {RETRY_AFTER_S}\r\n"
@@ -88,7 +91,12 @@ def _refuse_busy(connection: socket.socket) -> None:
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     with contextlib.suppress(OSError):  # the client went away; nothing is owed to it
+        connection.settimeout(0.05)
         connection.sendall(head.encode("ascii") + body)
+        connection.shutdown(socket.SHUT_WR)
+        drained = 0
+        while drained < 65536 and (chunk := connection.recv(65536)):
+            drained += len(chunk)
 
 
 class Collector:
