@@ -6,7 +6,10 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import signal
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -203,3 +206,57 @@ def test_a_session_is_promoted_as_one_conversation(
     code, out, err = run(capsys, "validate", "p.yml")
     assert code == 0 and "ok (4 samples" in out  # three turns and one sample
     assert "4 promoted row(s) still need an expected_output" in err
+
+
+def test_monitor_follow_scores_new_traces_until_stopped(project: Path) -> None:
+    """--follow scores what arrives between passes; SIGTERM ends it with exit 0."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    first = request(rag_trace(1, "q one?", "a one.", "c")).SerializeToString()
+    (project / "one.pb").write_bytes(first)
+    subprocess.run(
+        [sys.executable, "-m", "assay", "ingest", "one.pb"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "monitor",
+            "--follow",
+            "--interval",
+            "0.2",
+            "--settle",
+            "0",
+            "-m",
+            "faithfulness",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    try:
+        assert "scored 1 trace(s)" in process.stdout.readline()
+        second = request(rag_trace(2, "q two?", "a two.", "c")).SerializeToString()
+        (project / "two.pb").write_bytes(second)
+        subprocess.run(
+            [sys.executable, "-m", "assay", "ingest", "two.pb"],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        line = process.stdout.readline()
+        while "scored 1 trace(s)" not in line:  # passes in between score nothing
+            assert line, process.stderr.read()
+            line = process.stdout.readline()
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+        assert process.returncode == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -380,18 +381,21 @@ def _monitor_passes(
 
     trace_store, run_store = _store(traces), RunStore(store)
     alerted = False
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop: as Ctrl-C
     try:
         while True:
             result, _ = monitor_once(trace_store, run_store, options)
             alerted = alerted or bool(result.alerting)
             text = result.model_dump_json(indent=2) if output_format == "json" else _render(result)
             typer.echo(text)
+            sys.stdout.flush()  # a pass's verdicts are seen as it ends, not at exit
             if not follow:
                 return alerted
             time.sleep(interval)
     except KeyboardInterrupt:
         return alerted
     finally:
+        signal.signal(signal.SIGTERM, previous)
         trace_store.close()
         run_store.close()
 
