@@ -91,11 +91,20 @@ class Score:
 class TraceStore:
     """Span parts, traces and scores; one writer at a time (SQLite WAL)."""
 
-    def __init__(self, path: Path | None = None, *, retention_s: float = DEFAULT_RETENTION_S):
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        retention_s: float = DEFAULT_RETENTION_S,
+        read_only: bool = False,
+    ):
         if not retention_s > 0:
             raise StoreError(f"retention must be a positive number of seconds; got {retention_s}")
         self.path = path if path is not None else default_path()
         self.retention_ns = int(retention_s * 1e9)
+        if read_only:  # the viewer: nothing created, nothing written
+            self._open_read_only()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -105,6 +114,15 @@ class TraceStore:
             self._check_schema()
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"{self.path}: cannot open the trace store: {exc}") from None
+
+    def _open_read_only(self) -> None:
+        try:
+            self.db = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True)
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot read the trace store: {exc}") from None
+        if row is None or row[0] != STORE_SCHEMA:
+            raise StoreError(f"{self.path}: not a trace store of this version")
 
     def _check_schema(self) -> None:
         row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
