@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from otlp_builders import json_request, rag_trace, request
 
 from assay.cli import main
 from assay.production.sampling import keep
 from assay.production.store import TraceStore
+
+from .otlp_builders import json_request, rag_trace, request
 
 
 @pytest.fixture(autouse=True)

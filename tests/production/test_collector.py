@@ -10,7 +10,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from otlp_builders import json_request, rag_trace, request
 
 from assay.errors import UsageError
 from assay.production.collector import Collector, CollectorLimits, check_bind
@@ -18,6 +17,8 @@ from assay.production.intake import Intake
 from assay.production.mapping import TraceMapping
 from assay.production.redact import Redactor
 from assay.production.store import StoredSpan, TraceStore
+
+from .otlp_builders import json_request, rag_trace, request
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 

@@ -8,7 +8,6 @@ import struct
 from pathlib import Path
 
 import pytest
-from otlp_builders import json_request, rag_trace, request, span
 
 from assay.errors import TraceError, UsageError
 from assay.production.mapping import (
@@ -18,6 +17,8 @@ from assay.production.mapping import (
     span_part,
 )
 from assay.production.otlp import MAX_DEPTH, file_requests, parse_body, spans_of
+
+from .otlp_builders import json_request, rag_trace, request, span
 
 
 def record_of(spans, mapping=None):

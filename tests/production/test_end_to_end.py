@@ -23,7 +23,7 @@ from rag_app import OFF_TOPIC, App
 
 from assay.cli import main
 from assay.cli.schema_files import load
-from core.reports import check_report
+from report.reports import check_report
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from otlp_builders import json_request, rag_trace, request, span
 
 from assay.errors import TraceError
 from assay.production.intake import Intake
@@ -20,6 +19,8 @@ from assay.production.monitor import output_of, sample_of
 from assay.production.otlp import parse_body
 from assay.production.redact import Redactor
 from assay.production.store import TraceStore
+
+from .otlp_builders import json_request, rag_trace, request, span
 
 INTAKE = Intake(Redactor(canaries=["LSPR-CANARY-39945ED7F681"]), TraceMapping())
 VALID = request(rag_trace(9, "q jane@example.org?", "answer.", "ctx")).SerializeToString()

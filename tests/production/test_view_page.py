@@ -8,11 +8,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from otlp_builders import rag_trace, request
 
 from assay.cli import main
 from assay.view.data import ViewData
 from assay.view.server import ViewServer
+
+from .otlp_builders import rag_trace, request
 
 
 def run(*args: str) -> int:

@@ -26,6 +26,7 @@ from assay.compare.baseline import BaselinePointer
 from assay.compare.gate import GateResult
 from assay.data.dataset import DATASET_SCHEMA, Dataset
 from assay.data.outputs import OUTPUTS_SCHEMA, OutputsDocument
+from assay.generate.writer import GenerateSummary
 from assay.production.mapping import MAPPING_SCHEMA, TraceMapping
 from assay.production.monitor import MONITOR_SCHEMA, MonitorResult
 from assay.providers.settings import PROVIDER_SETTINGS_SCHEMA, ProviderSettings
@@ -84,6 +85,7 @@ SHIPPED: dict[str, Shipped] = {
         mode="validation",
         comment=f"{MAPPING_SCHEMA}: the --mapping file of assay ingest and assay collect",
     ),
+    "generate-summary.v1.json": Shipped(GenerateSummary),
     "tez-extension-manifest.schema.json": Shipped(records.ExtensionManifest, mode="validation"),
     "tez-session.schema.json": Shipped(records.SessionFile, mode="validation"),
     "tez-score-report.schema.json": Shipped(records.ScoreReport, mode="validation"),
