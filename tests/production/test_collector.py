@@ -168,3 +168,30 @@ def test_non_loopback_needs_a_token_and_a_token_is_checked(tmp_path: Path) -> No
         )
     finally:
         collector.stop()
+
+
+def test_queued_bytes_past_the_budget_answer_429(tmp_path: Path) -> None:
+    """The queue is bounded by bytes too: one body always gets in, a second waits for it."""
+    BlockingStore.entered.clear()
+    BlockingStore.release.clear()
+    limits = CollectorLimits(queue_size=100, max_queued_bytes=1)
+    collector = Collector(
+        intake(), lambda: BlockingStore(tmp_path / "t.sqlite"), port=0, limits=limits
+    )
+    collector.start()
+    try:
+        assert post(collector.port, body(1), PROTOBUF)[0] == 200  # over budget, but alone
+        assert BlockingStore.entered.wait(30)
+        status, headers, _ = post(collector.port, body(2), PROTOBUF)
+        assert status == 429 and headers["Retry-After"] == "1"
+        BlockingStore.release.set()
+        for _ in range(300):  # as a client does on 429: retry until the writer frees the budget
+            status = post(collector.port, body(3), PROTOBUF)[0]
+            if status != 429:
+                break
+            threading.Event().wait(0.1)
+        assert status == 200
+    finally:
+        BlockingStore.release.set()
+        collector.stop()
+    assert collector.counts.spans == 8

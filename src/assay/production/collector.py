@@ -2,8 +2,9 @@
 
 The standard library's HTTP server with bounded work: at most ``max_connections`` requests are
 handled at once (the next is answered 503 at once), decoded batches wait in a queue of
-``queue_size`` (a full queue answers 429), and both carry ``Retry-After`` as OTLP/HTTP asks, so
-memory is bounded by the connection and queue limits times the body limit. One writer thread
+``queue_size`` holding at most ``max_queued_bytes`` of request bodies (past either, 429), and
+both carry ``Retry-After`` as OTLP/HTTP asks, so memory is bounded by the connection limit
+times the body limit plus the queued bytes. One writer thread
 samples, redacts and stores. It binds loopback by default; any other address needs a token that
 clients send as ``Authorization: Bearer <token>``.
 """
@@ -37,6 +38,8 @@ class CollectorLimits:
 
     max_body: int = 16 * 1024 * 1024
     queue_size: int = 64
+    max_queued_bytes: int = 64 * 1024 * 1024
+    """Bodies (as received) whose spans wait for the writer; one body is always let in."""
     max_connections: int = 16
     read_timeout_s: float = 30.0
 
@@ -118,7 +121,11 @@ class Collector:
         self.limits = limits or CollectorLimits()
         self.counts = IntakeCounts()
         self.errors: list[str] = []
-        self.queue: queue.Queue[list[RawSpan] | None] = queue.Queue(self.limits.queue_size)
+        self.queue: queue.Queue[tuple[list[RawSpan], int] | None] = queue.Queue(
+            self.limits.queue_size
+        )
+        self._queued_bytes = 0
+        self._queued_lock = threading.Lock()
         self.slots = threading.BoundedSemaphore(self.limits.max_connections)
         self._store_factory = store_factory
         try:
@@ -148,14 +155,31 @@ class Collector:
         self.queue.put(None)
         self._writer.join()
 
+    def offer(self, spans: list[RawSpan], size: int) -> bool:
+        """Queue a decoded request of ``size`` body bytes; False when the queue is full."""
+        with self._queued_lock:
+            over = self._queued_bytes + size > self.limits.max_queued_bytes
+            if over and self._queued_bytes > 0:
+                return False
+            try:
+                self.queue.put_nowait((spans, size))
+            except queue.Full:
+                return False
+            self._queued_bytes += size
+            return True
+
     def _write_loop(self) -> None:
         store = self._store_factory()
         try:
-            while (batch := self.queue.get()) is not None:
+            while (item := self.queue.get()) is not None:
+                batch, size = item
                 try:
                     self.intake.admit(batch, store, self.counts)
                 except AssayError as exc:  # a store error: said once per batch, not fatal
                     self.errors.append(str(exc))
+                finally:
+                    with self._queued_lock:
+                        self._queued_bytes -= size
         finally:
             store.close()
 
@@ -202,7 +226,7 @@ class _OtlpHandler(BaseHTTPRequestHandler):
         except TraceError as exc:
             self._reply(400, str(exc).encode("utf-8", "replace")[:1000], "text/plain")
             return
-        self._enqueue(spans)
+        self._enqueue(spans, len(body))
 
     def _authorised(self) -> bool:
         token = self.owner.token
@@ -235,10 +259,8 @@ class _OtlpHandler(BaseHTTPRequestHandler):
         self.close_connection = closing
         return body
 
-    def _enqueue(self, spans: list[RawSpan]) -> None:
-        try:
-            self.owner.queue.put_nowait(spans)
-        except queue.Full:
+    def _enqueue(self, spans: list[RawSpan], size: int) -> None:
+        if not self.owner.offer(spans, size):
             self._reply(429, b"queue full, retry later", "text/plain", retry=True)
             return
         json_reply = self.headers.get("Content-Type", "").startswith("application/json")
