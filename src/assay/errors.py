@@ -149,6 +149,10 @@ class CalibrationError(InputError):
     """A labels file or calibration dataset is malformed."""
 
 
+class ForeignFileError(InputError):
+    """A file another evaluation tool wrote cannot be imported (``assay import``)."""
+
+
 class TezError(InputError):
     """A Tez bundle or interrogation session is malformed or hostile."""
 
