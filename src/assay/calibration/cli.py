@@ -97,12 +97,25 @@ def _check_common(
     """UsageError on a bad format, a bootstrap count or a gate threshold out of range."""
     from assay.errors import UsageError
 
-    if fmt not in ("text", "json"):
-        raise UsageError(f"--format must be text or json; got {fmt!r}")
+    if fmt not in ("text", "json", "autorubric"):
+        raise UsageError(f"--format must be text, json or autorubric; got {fmt!r}")
     if not 0 <= bootstrap <= opt.MAX_BOOTSTRAP:
         raise UsageError(f"--bootstrap must be from 0 to {opt.MAX_BOOTSTRAP}; got {bootstrap}")
     _check_unit("--min-kappa", min_kappa, -1.0)
     _check_unit("--min-agreement", min_agreement, 0.0)
+
+
+def _rendered(result: CalibrationResult, fmt: str, verbose: bool) -> str:
+    """The report in ``fmt``: text, assay's JSON, or JSON under autorubric's field names."""
+    if fmt == "autorubric":
+        import json
+
+        from assay.calibration.autorubric_fields import to_autorubric
+
+        return json.dumps(to_autorubric(result), indent=2, allow_nan=False) + "\n"
+    if fmt == "json":
+        return result.to_json() + "\n"
+    return result.summary(verbose=verbose) + "\n"
 
 
 def _emit(
@@ -117,7 +130,7 @@ def _emit(
     """Write the report, then apply the gate (exit 1 on failure)."""
     from assay.fileio import write_atomic
 
-    text = result.to_json() + "\n" if fmt == "json" else result.summary(verbose=verbose) + "\n"
+    text = _rendered(result, fmt, verbose)
     if out is None:
         typer.echo(text, nl=False)
     else:
@@ -156,8 +169,8 @@ def calibrate(
     from assay.errors import UsageError
     from assay.loading import load_dataset, load_outputs
 
-    if fmt not in ("text", "json"):
-        raise UsageError(f"--format must be text or json; got {fmt!r}")
+    if fmt not in ("text", "json", "autorubric"):
+        raise UsageError(f"--format must be text, json or autorubric; got {fmt!r}")
     if metric not in ("rubric", "llm-as-judge"):
         raise UsageError(f"--metric must be rubric or llm-as-judge; got {metric!r}")
     if concurrency < 1:

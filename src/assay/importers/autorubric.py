@@ -138,9 +138,7 @@ def _sample(
     return sample, unmapped
 
 
-def rubric_criteria(
-    raw: Any, source: str, item: int | None
-) -> tuple[list[Criterion], list[str]]:
+def rubric_criteria(raw: Any, source: str, item: int | None) -> tuple[list[Criterion], list[str]]:
     """An autorubric rubric (any of its accepted shapes) as assay criteria, and notes."""
     entries, unmapped = _rubric_entries(raw, source, item)
     where = "rubric" if item is None else f"item {item} rubric"
@@ -164,7 +162,9 @@ def _rubric_entries(raw: Any, source: str, item: int | None) -> tuple[list[Any],
     unmapped: list[str] = []
     if isinstance(raw, dict):
         if isinstance(raw.get("guidelines"), str):
-            unmapped.append("rubric: field 'guidelines' is not mapped (no place in an assay rubric)")
+            unmapped.append(
+                "rubric: field 'guidelines' is not mapped (no place in an assay rubric)"
+            )
         for key in ("criteria", "sections", "rubric"):
             if key in raw:
                 return _rubric_entries(raw[key], source, item)[0], unmapped
@@ -198,8 +198,9 @@ def _criterion(parsed: RubricCriterion, name: str, source: str, item: int | None
     if parsed.options is not None:
         data["type"] = parsed.scale_type
         data["options"] = [
-            {"label": o.label, "value": o.value, "na": o.na} if o.na else
-            {"label": o.label, "value": o.value}
+            {"label": o.label, "value": o.value, "na": o.na}
+            if o.na
+            else {"label": o.label, "value": o.value}
             for o in parsed.options
         ]
     return parse_model(Criterion, data, source, item)

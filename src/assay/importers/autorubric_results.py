@@ -91,8 +91,11 @@ class ItemResult(BaseModel):
 
 def is_results(data: Any) -> bool:
     """Whether ``data`` (a parsed file) looks like autorubric item results."""
-    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and (
-        "item_idx" in data[0]
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and isinstance(data[0], dict)
+        and ("item_idx" in data[0])
     )
 
 
@@ -197,9 +200,7 @@ class _Builder:
                 return [(SINGLE_JUDGE, cr.verdict)]
             return [(SINGLE_JUDGE, self._choice(c, cr.multi_choice_verdict))]
         if criterion.options is None:
-            return [
-                (v.judge_id, {"error": v.error} if v.error else v.verdict) for v in cr.votes
-            ]
+            return [(v.judge_id, {"error": v.error} if v.error else v.verdict) for v in cr.votes]
         return [
             (v.judge_id, {"error": v.error} if v.error else self._choice(c, v))
             for v in cr.multi_choice_votes

@@ -37,9 +37,7 @@ def import_file(
     ] = None,
     outputs: Annotated[
         Path | None,
-        typer.Option(
-            "--outputs", help="deepeval only: write the goldens' actual outputs here."
-        ),
+        typer.Option("--outputs", help="deepeval only: write the goldens' actual outputs here."),
     ] = None,
 ) -> None:
     """Convert another tool's file (autorubric, padosoft calibration cases, promptfoo, DeepEval)
@@ -55,7 +53,9 @@ def import_file(
         write(saved, outputs)
         typer.echo(f"wrote {outputs}: {len(saved['outputs'])} saved outputs", err=True)
     elif saved is not None:
-        notes.append(f"{len(saved['outputs'])} goldens carry actual_output: --outputs FILE keeps them")
+        notes.append(
+            f"{len(saved['outputs'])} goldens carry actual_output: --outputs FILE keeps them"
+        )
     if out is None:
         sys.stdout.write(render(imported.document, None))
     else:

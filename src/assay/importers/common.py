@@ -54,7 +54,9 @@ def parse_model(
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or None
-        raise ForeignFileError(_plain(first["msg"]), file=source, sample=item, field=field) from None
+        raise ForeignFileError(
+            _plain(first["msg"]), file=source, sample=item, field=field
+        ) from None
 
 
 def _plain(message: str) -> str:

@@ -110,7 +110,9 @@ def _sample(golden: Golden, sid: str) -> tuple[dict[str, Any], list[str]]:
                 unmapped.append(f"{where}: metadata key '{key}' clashes and is not mapped")
             else:
                 metadata[key] = value
-    unmapped += [f"{where}: field '{key}' is not mapped" for key in _PROVENANCE if getattr(golden, key)]
+    unmapped += [
+        f"{where}: field '{key}' is not mapped" for key in _PROVENANCE if getattr(golden, key)
+    ]
     sample = {
         "id": sid,
         "input": {"question": golden.input},

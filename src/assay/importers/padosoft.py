@@ -11,14 +11,14 @@ score the harness's own 0.5 pass threshold turns back into that verdict).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from assay.errors import ForeignFileError
 from assay.importers.common import Imported, notes, parse_model, read_foreign, unknown_keys
 
-CALIBRATION_SCHEMA = "eval-harness.calibration.v1"
+CALIBRATION_SCHEMA: Final = "eval-harness.calibration.v1"
 
 
 class Case(BaseModel):

@@ -81,7 +81,9 @@ class _Metrics:
     )
     names: set[str] = field(default_factory=set)
 
-    def tag_for(self, metric: str, options: tuple[tuple[str, Any], ...], threshold: float | None) -> str:
+    def tag_for(
+        self, metric: str, options: tuple[tuple[str, Any], ...], threshold: float | None
+    ) -> str:
         """The tag of the entry for this metric, options and threshold (added when new)."""
         key = (metric, options, threshold)
         if key not in self.entries:
@@ -134,7 +136,9 @@ def _load_tests(path: Path) -> tuple[list[Any], dict[str, Any], list[str]]:
         ]
         unmapped += [f"config: field '{k}' is not mapped" for k in data if k not in _CONFIG_KEYS]
         if not isinstance(data.get("defaultTest") or {}, dict):
-            raise ForeignFileError("defaultTest must be a mapping", file=source, field="defaultTest")
+            raise ForeignFileError(
+                "defaultTest must be a mapping", file=source, field="defaultTest"
+            )
         config = data
         data = _resolve_tests(data["tests"], path)
     return require_list(data, source, "promptfoo test cases"), config, unmapped
@@ -184,7 +188,8 @@ def _csv_test(row: dict[str | None, Any], path: Path, line: int) -> dict[str, An
                 kind, _, rest = str(cell).partition(":")
                 known = kind.strip() in ASSERTIONS and rest
                 test["assert"].append(
-                    {"type": kind.strip(), "value": rest.strip()} if known
+                    {"type": kind.strip(), "value": rest.strip()}
+                    if known
                     else {"type": "equals", "value": cell}
                 )
         elif name == "__description":

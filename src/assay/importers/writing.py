@@ -36,7 +36,9 @@ def check(imported: Imported, source: str) -> None:
             OutputsDocument.model_validate(document)
     except (AssayError, ValidationError) as exc:
         message = str(exc).splitlines()[0]
-        raise ForeignFileError(f"the converted document is not valid: {message}", file=source) from None
+        raise ForeignFileError(
+            f"the converted document is not valid: {message}", file=source
+        ) from None
 
 
 def render(document: dict[str, Any], path: Path | None) -> str:
@@ -46,9 +48,7 @@ def render(document: dict[str, Any], path: Path | None) -> str:
     import yaml  # PyYAML is needed only to write YAML
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text: str = yaml.dump(
-        document, Dumper=dumper, sort_keys=False, allow_unicode=True, width=100
-    )
+    text: str = yaml.dump(document, Dumper=dumper, sort_keys=False, allow_unicode=True, width=100)
     return text
 
 
