@@ -54,10 +54,10 @@ def _metrics(directory: Path, *, batch: bool) -> float:
     a time, or ``score()`` a row at a time (failures captured, as a run captures them)."""
     import contextlib
 
+    from assay.data.loading import load_dataset, load_outputs
+    from assay.engine.runner import SCORE_CHUNK
     from assay.errors import MetricError
-    from assay.loading import load_dataset, load_outputs
     from assay.metrics.registry import resolve
-    from assay.runner import SCORE_CHUNK
 
     samples = list(load_dataset(directory / "dataset.jsonl").samples)
     saved = load_outputs(directory / "outputs.jsonl")
@@ -84,7 +84,7 @@ def step(name: str, directory: Path) -> float:
 
     import pydantic_core
 
-    from assay.dataset import canonical_json
+    from assay.data.dataset import canonical_json
 
     if name in ("score_batch", "score"):
         return _metrics(directory, batch=name == "score_batch")

@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
 from assay.metrics.judge import LLMAsJudge
-from assay.outputs import Output
 from assay.providers import registry, settings
 from openai_server import RemoteServer
 

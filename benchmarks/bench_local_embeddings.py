@@ -107,9 +107,9 @@ def main() -> None:
     tokens = asyncio.run(assay_tokens())
     print(f"contextual token embeddings: {len(texts) / tokens:,.0f} sentences/s")
 
-    from assay.dataset import Sample
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
     from assay.metrics.semantic import BertScoreLike, CosineEmbedding
-    from assay.outputs import Output
     from assay.providers import registry, settings
 
     settings.use(settings.ProviderSettings(embedding_provider="local", cache_mode="off"))

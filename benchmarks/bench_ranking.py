@@ -33,12 +33,12 @@ from typing import Any
 import pytrec_eval
 from timing import race
 
-from assay.dataset import Sample
-from assay.executions import Execution, ResultChunk
+from assay.data.dataset import Sample
+from assay.data.executions import Execution, ResultChunk
+from assay.data.outputs import Output, Retrieved, coerce_output
+from assay.engine.runner import Runner
+from assay.engine.sut import SavedOutputs
 from assay.metrics.retrieval import MRR, HitAtK, NDCGAtK, RecallAtK, score_rankings
-from assay.outputs import Output, Retrieved, coerce_output
-from assay.runner import Runner
-from assay.sut import SavedOutputs
 
 Qrels = dict[str, dict[str, int]]
 Rankings = dict[str, list[str]]

@@ -19,11 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_ray_sut import busy_answer
 
-from assay.dataset import dataset_from_data
-from assay.evaluation import RunOptions, evaluate
+from assay.data.dataset import dataset_from_data
+from assay.engine.evaluation import RunOptions, evaluate
+from assay.engine.ray_executor import RayOptions, start
+from assay.engine.sut import PythonTarget
 from assay.metrics.registry import resolve_all
-from assay.ray_executor import RayOptions, start
-from assay.sut import PythonTarget
 
 
 def dataset(count: int) -> Any:

@@ -19,10 +19,10 @@ import time
 
 from timing import race
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
 from assay.errors import MetricError
 from assay.metrics.lexical import Regex
-from assay.outputs import Output
 
 WORDS = ["refund", "order", "parcel", "invoice", "window", "policy", "voucher", "courier"]
 

@@ -23,10 +23,10 @@ import time
 from rouge_score import rouge_scorer
 from timing import race
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
 from assay.metrics.lexical import RougeL, rouge_l_counts, tokenize
 from assay.metrics.tokens import token_keys, tokenize_all
-from assay.outputs import Output
 
 VOCABULARY = [
     "the",

@@ -140,8 +140,8 @@ def direct_loop(dataset: Path, outputs: Path) -> dict[str, float]:
     collector is paused meanwhile, as ``assay run`` pauses it, and what was read is frozen
     before the metrics run, as the run freezes what it keeps.
     """
+    from assay.data.loading import load_dataset, load_outputs
     from assay.errors import MetricError
-    from assay.loading import load_dataset, load_outputs
     from assay.metrics.registry import resolve
 
     metrics = [resolve(name) for name in METRICS]

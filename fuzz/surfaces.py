@@ -34,9 +34,9 @@ def judge(rng: random.Random, work: Path) -> None:
 
 
 def regex(rng: random.Random, work: Path) -> None:
-    from assay.dataset import Sample
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
     from assay.metrics.lexical import Regex
-    from assay.outputs import Output
 
     pattern, text = regex_case(rng)
     sample = Sample(id="s", input={"q": "?"}, expected_output=pattern)
@@ -57,14 +57,14 @@ SAMPLE = {"id": "s1", "input": {"question": "q"}, "expected_output": "a"}
 
 
 def dataset(rng: random.Random, work: Path) -> None:
-    from assay.loading import load_dataset
+    from assay.data.loading import load_dataset
 
     shape = {"name": "d", "metrics": ["exact-match"], "samples": [SAMPLE]}
     load_dataset(_file(rng, work, shape, "yml json jsonl txt"))
 
 
 def outputs(rng: random.Random, work: Path) -> None:
-    from assay.loading import load_outputs
+    from assay.data.loading import load_outputs
 
     load_outputs(_file(rng, work, {"outputs": {"s1": "answer"}}, "yml json jsonl"))
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from assay.dataset import Sample
-from assay.outputs import Output, Retrieved
+from assay.data.dataset import Sample
+from assay.data.outputs import Output, Retrieved
 
 WORDS = [
     "refund",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
 from assay.metrics.base import MetricScore
-from assay.outputs import Output
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from assay.trajectory import TrajectoryRecorder
+from assay.data.trajectory import TrajectoryRecorder
 
 
 def answer(question: dict[str, Any], recorder: TrajectoryRecorder) -> str:

@@ -24,34 +24,34 @@ from assay.errors import (
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Dataset": "assay.dataset",
-    "MetricSpec": "assay.dataset",
-    "Sample": "assay.dataset",
-    "load_dataset": "assay.loading",
+    "Dataset": "assay.data.dataset",
+    "MetricSpec": "assay.data.dataset",
+    "Sample": "assay.data.dataset",
+    "load_dataset": "assay.data.loading",
     "Metric": "assay.metrics.base",
     "MetricScore": "assay.metrics.base",
     "catalogue": "assay.metrics.registry",
     "resolve": "assay.metrics.registry",
     "resolve_all": "assay.metrics.registry",
-    "Output": "assay.outputs",
-    "Retrieved": "assay.outputs",
-    "RankedDocs": "assay.outputs",
-    "load_outputs": "assay.loading",
+    "Output": "assay.data.outputs",
+    "Retrieved": "assay.data.outputs",
+    "RankedDocs": "assay.data.outputs",
+    "load_outputs": "assay.data.loading",
     "evaluate": "assay.api",
-    "RunOptions": "assay.evaluation",
+    "RunOptions": "assay.engine.evaluation",
     "Report": "assay.report.model",
     "render_markdown": "assay.report.markdown",
     "render_html": "assay.report.html",
     "render_junit": "assay.report.junit",
-    "SavedOutputs": "assay.sut",
-    "PythonTarget": "assay.sut",
-    "HttpTarget": "assay.http_sut",
-    "RunStore": "assay.store",
-    "report_from_store": "assay.rebuild",
-    "GateRules": "assay.gate_rules",
-    "load_rules": "assay.gate_rules",
-    "evaluate_gate": "assay.gate",
-    "compare_reports": "assay.comparison",
+    "SavedOutputs": "assay.engine.sut",
+    "PythonTarget": "assay.engine.sut",
+    "HttpTarget": "assay.engine.http_sut",
+    "RunStore": "assay.store.runs",
+    "report_from_store": "assay.engine.rebuild",
+    "GateRules": "assay.compare.gate_rules",
+    "load_rules": "assay.compare.gate_rules",
+    "evaluate_gate": "assay.compare.gate",
+    "compare_reports": "assay.compare.comparison",
     "compute_agreement": "assay.calibration",
 }
 _RENAMED = {"evaluate_gate": "evaluate"}
@@ -59,23 +59,23 @@ _RENAMED = {"evaluate_gate": "evaluate"}
 if TYPE_CHECKING:
     from assay.api import evaluate
     from assay.calibration import compute_agreement
-    from assay.comparison import compare_reports
-    from assay.dataset import Dataset, MetricSpec, Sample
-    from assay.evaluation import RunOptions
-    from assay.gate import evaluate as evaluate_gate
-    from assay.gate_rules import GateRules, load_rules
-    from assay.http_sut import HttpTarget
-    from assay.loading import load_dataset, load_outputs
+    from assay.compare.comparison import compare_reports
+    from assay.compare.gate import evaluate as evaluate_gate
+    from assay.compare.gate_rules import GateRules, load_rules
+    from assay.data.dataset import Dataset, MetricSpec, Sample
+    from assay.data.loading import load_dataset, load_outputs
+    from assay.data.outputs import Output, RankedDocs, Retrieved
+    from assay.engine.evaluation import RunOptions
+    from assay.engine.http_sut import HttpTarget
+    from assay.engine.rebuild import report_from_store
+    from assay.engine.sut import PythonTarget, SavedOutputs
     from assay.metrics.base import Metric, MetricScore
     from assay.metrics.registry import catalogue, resolve, resolve_all
-    from assay.outputs import Output, RankedDocs, Retrieved
-    from assay.rebuild import report_from_store
     from assay.report.html import render_html
     from assay.report.junit import render_junit
     from assay.report.markdown import render_markdown
     from assay.report.model import Report
-    from assay.store import RunStore
-    from assay.sut import PythonTarget, SavedOutputs
+    from assay.store.runs import RunStore
 
 
 def __getattr__(name: str) -> Any:

@@ -2,7 +2,7 @@
 
 Both resolve metrics with :func:`metric_plan` (the dataset's options kept for a metric named
 again, the dataset's rubric for a bare ``rubric``), run the same pre-flight checks, and score
-with :func:`assay.evaluation.evaluate`, so the CLI and the API give equal numbers by
+with :func:`assay.engine.evaluation.evaluate`, so the CLI and the API give equal numbers by
 construction::
 
     import assay
@@ -18,16 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.dataset import Dataset, MetricSpec
+from assay.data.dataset import Dataset, MetricSpec
+from assay.data.loading import load_dataset, load_outputs
+from assay.data.outputs import Output, check_outputs_cover
+from assay.engine.evaluation import RunOptions
+from assay.engine.evaluation import evaluate as run_evaluation
+from assay.engine.preflight import check_metrics, check_providers
 from assay.errors import UsageError
-from assay.evaluation import RunOptions
-from assay.evaluation import evaluate as run_evaluation
-from assay.loading import load_dataset, load_outputs
 from assay.metrics.base import Metric
 from assay.metrics.registry import resolve_scoped, thresholds_of
-from assay.outputs import Output, check_outputs_cover
-from assay.preflight import check_metrics, check_providers
-from assay.store import RunStore
+from assay.store.runs import RunStore
 
 if TYPE_CHECKING:
     from assay.report.model import Report
@@ -86,18 +86,18 @@ def preflight(plan: MetricPlan, dataset: Dataset) -> list[str]:
 
 
 def _system(dataset: Dataset, outputs: Any, sut: Any) -> Any:
-    from assay.sut import PythonTarget, SavedOutputs
+    from assay.engine.sut import PythonTarget, SavedOutputs
 
     if (outputs is None) == (sut is None):
         raise UsageError("give exactly one of outputs= (a file or mapping) or sut=")
     if sut is not None:
         if isinstance(sut, str) and sut.startswith(("http://", "https://")):
-            from assay.http_sut import HttpTarget
+            from assay.engine.http_sut import HttpTarget
 
             return HttpTarget.from_environment(sut)
         return sut if hasattr(sut, "answer") else PythonTarget(sut)
     if isinstance(outputs, (str, Path)):
-        from assay.outputs_stream import same_ids
+        from assay.data.outputs_stream import same_ids
 
         loaded = load_outputs(Path(outputs))
         if not same_ids(loaded, dataset.samples):
@@ -105,7 +105,7 @@ def _system(dataset: Dataset, outputs: Any, sut: Any) -> Any:
             check_outputs_cover(loaded, ids, path=str(outputs))
         return SavedOutputs(loaded, str(outputs))
     if isinstance(outputs, Mapping):
-        from assay.outputs import coerce_output
+        from assay.data.outputs import coerce_output
 
         answers = {str(k): _as_output(v, coerce_output) for k, v in outputs.items()}
         # As for a file: every sample answered, every answer a sample's, before any scoring.
@@ -130,7 +130,7 @@ def evaluate(
     """Score a dataset (path or object) from saved outputs or a system under test.
 
     ``metrics`` names or specs replace the dataset's metrics (a name the dataset declares keeps
-    its options). ``options`` are :class:`~assay.evaluation.RunOptions` fields (repetitions,
+    its options). ``options`` are :class:`~assay.engine.evaluation.RunOptions` fields (repetitions,
     sut_concurrency, redact, text_limit, ...). Raises an :class:`~assay.errors.AssayError` for
     bad input or configuration, before any sample is attempted.
     """

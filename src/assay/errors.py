@@ -190,5 +190,5 @@ class UnusualLineBreaks(AssayError):
 
 class NotIndexable(AssayError):
     """Internal: a large JSON document has a shape the forward scan does not take
-    (:mod:`assay.json_items`), so it is read whole (the ordinary way), which reports any
+    (:mod:`assay.data.json_items`), so it is read whole (the ordinary way), which reports any
     problem with it."""

@@ -10,9 +10,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from assay import schema_files
 from assay.adversarial.brief import defang, fence
-from assay.cli import main
+from assay.cli import main, schema_files
 
 from .test_lane_cli import EXAMPLE
 

@@ -9,10 +9,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from assay import schema_files
 from assay.adversarial.drift import DropRule, check, parse_rules
 from assay.adversarial.history import History, Manifest
-from assay.cli import main
+from assay.cli import main, schema_files
 from assay.errors import InputError, UsageError
 
 from .test_lane_cli import EXAMPLE

@@ -60,8 +60,8 @@ def test_lane_over_http(bot_url: str, capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_trajectory_path_shapes() -> None:
+    from assay.engine.http_sut import HttpTarget
     from assay.errors import SystemUnderTestError
-    from assay.http_sut import HttpTarget
 
     target = HttpTarget("http://127.0.0.1:9/x", trajectory_path="trace")
     read = target._read({"output": "ok", "trace": {"tool_calls": ["lookup_order"]}})

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from assay.cli import main
-from assay.loading import load_dataset
+from assay.data.loading import load_dataset
 
 from .test_lane_cli import EXAMPLE
 

@@ -10,9 +10,9 @@ import pytest
 from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score
 
-from assay.calibration.workflow import calibrate_async
 from assay.cli import main
-from assay.dataset import dataset_from_data
+from assay.data.dataset import dataset_from_data
+from assay.engine.calibration_run import calibrate_async
 from assay.errors import CalibrationError, UsageError
 
 RUBRIC = [
@@ -259,7 +259,7 @@ def test_cli_calibrate_without_key_or_base_url_is_one_usage_error(tmp_path, monk
 
 def test_cli_calibrate_passes_concurrency_on(tmp_path, monkeypatch, capsys):
     """`--concurrency N` reaches the judging workflow (it was checked, then dropped)."""
-    from assay.calibration import workflow
+    from assay.engine import calibration_run as workflow
     from assay.errors import UsageError
 
     seen: dict[str, object] = {}

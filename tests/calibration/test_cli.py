@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from assay.cli import main
-from assay.schema_files import load
+from assay.cli.schema_files import load
 
 DATA = Path(__file__).parent / "data"
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from assay.calibration import LabelSet, compute_agreement, load_labels
 from assay.calibration.result import CALIBRATION_SCHEMA
-from assay.schema_files import generate, load
+from assay.cli.schema_files import generate, load
 
 from .builders import binary, label_sets, ordinal
 

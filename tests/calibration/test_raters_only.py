@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from assay.cli import main
-from assay.schema_files import load
+from assay.cli.schema_files import load
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "calibration" / "krippendorff2011.csv"
 

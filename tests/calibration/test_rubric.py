@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.registry import resolve
 from assay.metrics.rubric import RubricJudge, parse_rubric_reply, with_na_options
-from assay.outputs import Output
 from openai_server import CHAT, Step
 
 RUBRIC = [

@@ -8,8 +8,8 @@ from typing import Any
 
 import jsonschema
 
+from assay.cli.schema_files import load
 from assay.report.model import Report
-from assay.schema_files import load
 
 
 @cache

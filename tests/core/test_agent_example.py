@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.trajectory import Trajectory, TrajectoryRecorder
+from assay.engine.sut import PythonTarget
 from assay.errors import SystemUnderTestError
-from assay.sut import PythonTarget
-from assay.trajectory import Trajectory, TrajectoryRecorder
 
 from .reports import check_report
 from .test_cli import run_main, run_process

@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
+from assay.data.results import SUT_STAGE, ExecutionResult, ScoreResult
 from assay.report.aggregate import ReportBuilder
 from assay.report.model import DatasetInfo, Report, RunInfo, SystemUnderTestInfo
 from assay.report.statistics import histogram, percentile, wilson_interval
-from assay.results import SUT_STAGE, ExecutionResult, ScoreResult
 
 from .reports import check_report
 
@@ -516,9 +516,9 @@ def test_metric_and_cohort_intervals_match_scipy_and_statsmodels() -> None:
     import scipy.stats
     from statsmodels.stats.proportion import proportion_confint
 
+    from assay.data.results import ExecutionResult, ScoreResult
     from assay.report.aggregate import ReportBuilder
     from assay.report.model import DatasetInfo, RunInfo, SystemUnderTestInfo
-    from assay.results import ExecutionResult, ScoreResult
 
     values = [0.1, 0.55, 0.9, 0.3, 1.0, 0.75, 0.0, 0.5]
     builder = ReportBuilder(["m"])

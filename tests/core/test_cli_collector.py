@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-import assay.evaluation
+import assay.engine.evaluation
 import assay.metrics.registry
-from assay import run_execution
-from assay.cli import main
+from assay.cli import main, run_execution
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 
@@ -43,7 +42,9 @@ def test_assay_run_plans_with_the_collector_paused_and_evaluates_with_it_on(
         run_execution, "build_plan", recording(seen, "plan", run_execution.build_plan)
     )
     monkeypatch.setattr(
-        assay.evaluation, "evaluate", recording(seen, "evaluate", assay.evaluation.evaluate)
+        assay.engine.evaluation,
+        "evaluate",
+        recording(seen, "evaluate", assay.engine.evaluation.evaluate),
     )
     argv = ["run", str(QUICKSTART / "dataset.yml"), "--outputs", str(QUICKSTART / "outputs.json")]
     run_main([*argv, "-m", "exact-match", "--no-store", "-q", "-f", "json", "-o", os.devnull])

@@ -9,7 +9,7 @@ import pytest
 import typer.main
 
 from assay.cli import app, main
-from assay.commands import ENTRIES, PANELS, CommandTree
+from assay.cli.commands import ENTRIES, PANELS, CommandTree
 
 
 def _first_paragraph(text: str) -> str:

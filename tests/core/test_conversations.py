@@ -19,11 +19,11 @@ import pytest
 import yaml
 
 from assay import evaluate
-from assay.dataset import dataset_from_data
+from assay.cli.schema_files import load
+from assay.data.dataset import dataset_from_data
+from assay.data.loading import load_outputs
 from assay.errors import DatasetError, OutputsError
-from assay.loading import load_outputs
 from assay.report.markdown import render_markdown
-from assay.schema_files import load
 
 CONVERSATION = {
     "id": "trip",
@@ -250,8 +250,8 @@ def test_the_http_sut_posts_the_history(
 
 
 def test_ray_batches_never_split_a_conversation() -> None:
-    from assay.executions import plan
-    from assay.ray_executor import _batches
+    from assay.data.executions import plan
+    from assay.engine.ray_executor import _batches
 
     doc = {"name": "x", "samples": [
         {"id": "a", "input": {}, "expected_output": 1},

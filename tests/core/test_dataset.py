@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.dataset import Dataset, Sample
+from assay.data.dataset import Dataset, Sample
+from assay.data.loading import load_dataset
 from assay.errors import DatasetError, MetricError
-from assay.loading import load_dataset
 
 DATA = Path(__file__).parent / "data"
 
@@ -127,7 +127,7 @@ _any_json = st.recursive(
 @given(value=_any_json)
 def test_canonical_json_is_the_stdlib_encoding(value: object) -> None:
     """Row hashes are taken over this text: it must stay json.dumps's, byte for byte."""
-    from assay.dataset import canonical_json
+    from assay.data.dataset import canonical_json
 
     expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert canonical_json(value) == expected
@@ -149,7 +149,7 @@ _flat_json = st.one_of(
 )
 def test_row_hash_is_the_sha256_of_the_stdlib_encoding(input_: object, expected: object) -> None:
     """The shapes hashed through orjson give the stdlib's bytes (its hash), or fail as it does."""
-    from assay.dataset import row_hash
+    from assay.data.dataset import row_hash
 
     value = {"input": input_, "expected": expected}
     try:
@@ -174,7 +174,7 @@ _raw_tags = st.one_of(
 @settings(max_examples=300, deadline=None)
 @given(raws=st.lists(_raw_tags, max_size=12))
 def test_tags_of_is_each_samples_tags(raws: list[object]) -> None:
-    from assay.dataset import tags_of
+    from assay.data.dataset import tags_of
 
     samples = [
         Sample(id=str(i), input={}, expected_output="x", metadata={"tags": raw})
@@ -186,7 +186,7 @@ def test_tags_of_is_each_samples_tags(raws: list[object]) -> None:
 
 
 def test_canonical_json_fails_as_the_stdlib_does() -> None:
-    from assay.dataset import canonical_json
+    from assay.data.dataset import canonical_json
 
     circular: list[object] = []
     circular.append(circular)
@@ -253,8 +253,8 @@ def test_metric_specs_as_alias_or_mapping_with_options(tmp_path: Path) -> None:
 
 
 def test_metric_spec_options_reach_the_metric(tmp_path: Path) -> None:
+    from assay.data.outputs import Output
     from assay.metrics.registry import resolve_all
-    from assay.outputs import Output
 
     text = (
         "name: m\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.fileio import write_atomic
+from assay.data.fileio import write_atomic
 
 
 def test_a_regular_file_is_replaced_whole(tmp_path: Path) -> None:

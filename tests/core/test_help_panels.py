@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assay.commands import PANELS
-from assay.help_panels import grouped
+from assay.cli.commands import PANELS
+from assay.cli.help_panels import grouped
 from runner.procs import run_assay
 
 

@@ -65,3 +65,16 @@ def test_packages_outside_the_layers_import_only_their_children_or_errors() -> N
             assert imported == "assay.errors" or imported.startswith(package + "."), (
                 f"{package}/__init__.py imports {imported}; name the package in a layer instead"
             )
+
+
+def test_the_top_level_holds_only_entry_points_and_the_exception_tree() -> None:
+    """Modules live in packages named for what they hold; the top level keeps at most eight."""
+    top = sorted(p.name for p in (ROOT / "src" / "assay").glob("*.py"))
+    assert len(top) <= 8, top
+
+
+def test_the_contract_names_packages_not_modules() -> None:
+    """A new module needs no edit to the contract: it is in its package's layer."""
+    _, packages = _modules()
+    leaves = {"assay.__main__", "assay.pytest_plugin", "assay.api", "assay.errors"}
+    assert set(_layer_entries()) <= packages | leaves

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from assay.data.results import ExecutionResult, ScoreResult
 from assay.report.aggregate import ReportBuilder
 from assay.report.markdown import render_markdown
 from assay.report.model import (
@@ -13,7 +14,6 @@ from assay.report.model import (
     RunInfo,
     SystemUnderTestInfo,
 )
-from assay.results import ExecutionResult, ScoreResult
 
 from .reports import check_report
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from assay.data.loading import load_dataset, load_outputs
+from assay.data.outputs import Output, Retrieved, check_outputs_cover, coerce_output
 from assay.errors import OutputsError, SystemUnderTestError
-from assay.loading import load_dataset, load_outputs
-from assay.outputs import Output, Retrieved, check_outputs_cover, coerce_output
 
 DATA = Path(__file__).parent / "data"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.project import project_dir, project_root
+from assay.store.project import project_dir, project_root
 from runner.procs import run_assay
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "quickstart"

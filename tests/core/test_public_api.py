@@ -19,7 +19,8 @@ def test_every_exported_name_resolves() -> None:
 def test_import_assay_does_not_load_the_engine() -> None:
     code = (
         "import sys, assay; "
-        "print(sorted(m for m in ('numpy', 'scipy', 'assay.runner', 'openai') if m in sys.modules))"
+        "print(sorted(m for m in ('numpy', 'scipy', 'assay.engine.runner', 'openai') "
+        "if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

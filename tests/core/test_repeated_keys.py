@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay import dataset_stream, outputs_stream
-from assay.documents import parse_jsonl_line
+from assay.data import dataset_stream, outputs_stream
+from assay.data.documents import parse_jsonl_line
+from assay.data.loading import load_dataset, load_outputs
 from assay.errors import DatasetError, OutputsError
-from assay.loading import load_dataset, load_outputs
 from runner.procs import run_assay
 
 

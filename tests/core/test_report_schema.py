@@ -11,15 +11,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from assay.dataset import Dataset, Sample
-from assay.evaluation import RunOptions, evaluate
-from assay.loading import load_dataset, load_outputs
+from assay.cli.schema_files import load
+from assay.data.dataset import Dataset, Sample
+from assay.data.loading import load_dataset, load_outputs
+from assay.data.outputs import Output, Retrieved
+from assay.engine.evaluation import RunOptions, evaluate
+from assay.engine.sut import SavedOutputs
 from assay.metrics.registry import resolve_scoped
-from assay.outputs import Output, Retrieved
 from assay.report.markdown import render_markdown
 from assay.report.model import Report
-from assay.schema_files import load
-from assay.sut import SavedOutputs
 
 from .reports import check_report
 

@@ -10,8 +10,8 @@ from dataclasses import replace
 
 import pytest
 
+from assay.data.outputs import Output, RankedDocs, Retrieved, coerce_output, parse_retrieved
 from assay.errors import SystemUnderTestError
-from assay.outputs import Output, RankedDocs, Retrieved, coerce_output, parse_retrieved
 
 IDS = ("d3", "d1", "d7")
 TEXTS = ("three", "", "seven")

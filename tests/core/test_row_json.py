@@ -1,4 +1,5 @@
-"""A report row written once, as JSON, when its execution finishes (assay.results.row_document).
+"""A report row written once, as JSON, when its execution finishes
+(assay.data.results.row_document).
 
 The stored bytes are written into JSON reports as they are, so they must equal what the report
 model itself serializes for the same row after full validation, for any scores, details, tags
@@ -14,8 +15,7 @@ import pydantic_core
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.report.model import Row
-from assay.results import (
+from assay.data.results import (
     SUT_STAGE,
     ExecutionResult,
     ScoreResult,
@@ -24,7 +24,8 @@ from assay.results import (
     scored_rows,
     threshold_for,
 )
-from assay.store_schema import encode_plain_rows
+from assay.report.model import Row
+from assay.store.schema import encode_plain_rows
 
 _text = st.text(max_size=12)
 _leaf = st.one_of(

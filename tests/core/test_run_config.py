@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.config import RunConfig
+from assay.engine.config import RunConfig
 from assay.metrics.base import provider_use
 from assay.metrics.judge import LLMAsJudge
 from assay.metrics.lexical import ExactMatch

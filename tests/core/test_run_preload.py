@@ -1,5 +1,5 @@
 """What the end of a run needs loads in a background thread while the run waits on replies
-(assay.run_report.preload); the numbers it gives are the same."""
+(assay.cli.run_report.preload); the numbers it gives are the same."""
 
 from __future__ import annotations
 
@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from assay import run_execution, run_report
-from assay.cli import main
+from assay.cli import main, run_execution, run_report
 from assay.providers import registry
 from assay.report.statistics import mean_interval
 from openai_server import OpenAIServer
@@ -26,7 +25,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 PROBE = """
 import json, sys
-from assay.run_report import preload
+from assay.cli.run_report import preload
 watched = json.loads(sys.argv[1])
 before = [m for m in watched if m in sys.modules]
 thread = preload(["json", "md", "json"])
@@ -55,9 +54,9 @@ def test_preload_imports_the_run_end_modules_in_a_fresh_interpreter() -> None:
         "statistics",
         "assay.adversarial.lane",
         "assay.adversarial.compliance",
-        "assay.gate",
-        "assay.rebuild",
-        "assay.fileio",
+        "assay.compare.gate",
+        "assay.engine.rebuild",
+        "assay.data.fileio",
         "assay.report.json_stream",
         "assay.report.markdown",
     ]
@@ -68,7 +67,7 @@ def test_preload_imports_the_run_end_modules_in_a_fresh_interpreter() -> None:
 
 PAUSE_PROBE = """
 import asyncio, json, sys, threading, time
-from assay.run_report import preload
+from assay.cli.run_report import preload
 pauses, sleep = [], time.sleep
 
 def counted(seconds):
@@ -124,12 +123,14 @@ def test_the_pauses_are_the_preload_threads_own_and_stop_with_the_loop(
 def test_a_failed_preload_is_silent_and_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
     raised: list[object] = []
     monkeypatch.setattr(threading, "excepthook", raised.append)
-    monkeypatch.setattr(run_report, "_AFTER_THE_RUN", ("assay_no_such_module_here", "assay.gate"))
+    monkeypatch.setattr(
+        run_report, "_AFTER_THE_RUN", ("assay_no_such_module_here", "assay.compare.gate")
+    )
     thread = run_report.preload(["no-such-format"])
     thread.join(60)
     assert not thread.is_alive()
     assert raised == []
-    assert "assay.gate" in sys.modules
+    assert "assay.compare.gate" in sys.modules
 
 
 def test_mean_interval_after_a_preload_matches_scipy_stats() -> None:
@@ -224,7 +225,7 @@ def test_a_judge_run_loads_its_report_modules_once_while_it_waits(
 DEFERRED_PROBE = """
 import json
 from assay.report import model
-from assay.run_report import preload
+from assay.cli.run_report import preload
 before = model.Report.__pydantic_complete__
 preload([]).join(60)
 built = [name for name, value in vars(model).items()

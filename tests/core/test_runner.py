@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from assay.dataset import Dataset, Sample
+from assay.data.dataset import Dataset, Sample
+from assay.data.outputs import Output, Retrieved, coerce_output
+from assay.engine.evaluation import RunOptions, RunState, evaluate
+from assay.engine.sut import PythonTarget, SavedOutputs
 from assay.errors import MetricError, SystemUnderTestError, UsageError
-from assay.evaluation import RunOptions, RunState, evaluate
 from assay.metrics.base import MetricScore
 from assay.metrics.registry import resolve_scoped
-from assay.outputs import Output, Retrieved, coerce_output
 from assay.report.model import Report, SystemUnderTestInfo
-from assay.store import RunStore
-from assay.sut import PythonTarget, SavedOutputs
+from assay.store.runs import RunStore
 
 from .reports import check_report
 

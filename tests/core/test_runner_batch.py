@@ -8,17 +8,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.executions import plan
+from assay.data.outputs import Output
+from assay.data.results import ExecutionResult
+from assay.engine.runner import SCORE_CHUNK, Runner
+from assay.engine.scoring import score_chunk, score_column, score_sync
+from assay.engine.sut import SavedOutputs
 from assay.errors import MetricError
-from assay.executions import plan
 from assay.metrics.base import MetricScore
 from assay.metrics.batch import ScoreColumn
 from assay.metrics.registry import resolve
-from assay.outputs import Output
-from assay.results import ExecutionResult
-from assay.runner import SCORE_CHUNK, Runner
-from assay.scoring import score_chunk, score_column, score_sync
-from assay.sut import SavedOutputs
 from metric_wrappers import RowOnly
 
 
@@ -106,10 +106,10 @@ def _mixed_run(count: int, tmp_path: Any, *, missing: bool) -> tuple[Any, Any]:
     """One stored run over saved outputs: two tags and an untagged third, a tag-scoped metric,
     a raised threshold, errored rows (no expected text) and, with ``missing``, samples whose
     output is missing (system-under-test failures)."""
-    from assay.dataset import Dataset
-    from assay.evaluation import RunOptions, evaluate
+    from assay.data.dataset import Dataset
+    from assay.engine.evaluation import RunOptions, evaluate
     from assay.metrics.registry import resolve_all
-    from assay.store import RunStore
+    from assay.store.runs import RunStore
 
     samples = [
         Sample(
@@ -143,7 +143,7 @@ def _mixed_run(count: int, tmp_path: Any, *, missing: bool) -> tuple[Any, Any]:
 def test_columns_fold_into_the_report_as_rows_do(tmp_path: Any, missing: bool) -> None:
     """The report the run builds from each chunk's columns equals the one the store rebuilds by
     folding the same stored results in row by row (ReportBuilder.add)."""
-    from assay.rebuild import report_from_store
+    from assay.engine.rebuild import report_from_store
 
     report, store = _mixed_run(SCORE_CHUNK * 2 + 11, tmp_path, missing=missing)
     rebuilt = report_from_store(store, report.run.run_id, keep_rows=False)
@@ -218,9 +218,9 @@ def _stored_run(
 ) -> tuple[Any, list[bytes]]:
     """A stored run over saved outputs with more failing rows than are listed: its report
     and its stored rows."""
-    from assay.dataset import Dataset
-    from assay.evaluation import RunOptions, evaluate
-    from assay.store import RunStore
+    from assay.data.dataset import Dataset
+    from assay.engine.evaluation import RunOptions, evaluate
+    from assay.store.runs import RunStore
 
     count = SCORE_CHUNK + 700
     samples = [

@@ -7,12 +7,12 @@ import asyncio
 import gc
 from collections.abc import Iterator
 
-from assay.dataset import Sample
-from assay.executions import Execution
-from assay.outputs import Output
+from assay.data.dataset import Sample
+from assay.data.executions import Execution
+from assay.data.outputs import Output
+from assay.data.results import ExecutionResult
+from assay.engine.runner import Runner
 from assay.report.model import SystemUnderTestInfo
-from assay.results import ExecutionResult
-from assay.runner import Runner
 
 
 class EventSut:

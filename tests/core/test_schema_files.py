@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from assay import schema_files
+from assay.cli import schema_files
 
 # Published by others and shipped unchanged (docs/tez.md); every other file is generated.
 VENDORED = {"tez-eval-metrics.schema.json", "tez-enterprise-tip-eval.schema.json"}
@@ -19,7 +19,7 @@ def test_shipped_schema_is_current(name: str) -> None:
     generated = schema_files.generate(name)
     shipped = schema_files.source_path(name).read_text(encoding="utf-8")
     assert shipped == schema_files.render(generated), (
-        f"{name} is stale: run `python -m assay.schema_files`"
+        f"{name} is stale: run `python -m assay.cli.schema_files`"
     )
     assert schema_files.load(name) == generated
     assert generated["$id"] == f"urn:assay:schema:{name.removesuffix('.json')}"

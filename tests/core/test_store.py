@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from assay.data.results import ExecutionResult, ScoreResult
+from assay.engine.rebuild import report_from_store
 from assay.errors import StoreError
-from assay.rebuild import report_from_store
-from assay.results import ExecutionResult, ScoreResult
-from assay.store import RunStore
-from assay.store_schema import STORE_SCHEMA
+from assay.store.runs import RunStore
+from assay.store.schema import STORE_SCHEMA
 
 from .reports import check_report
 
@@ -165,7 +165,7 @@ def test_clean_executions_given_as_columns_are_stored_as_one_by_one(tmp_path: Pa
 def test_many_rows_to_a_statement_store_what_one_by_one_stores(tmp_path: Path) -> None:
     """A flush inserts many rows per statement: a later row for the same execution still
     replaces an earlier one, inside a statement, across statements and in the remainder."""
-    from assay.store_schema import ROWS_PER_INSERT
+    from assay.store.schema import ROWS_PER_INSERT
 
     count = 2 * ROWS_PER_INSERT + 37
     keys = [(f"s{i}", 0) for i in range(count)]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.store import RunStore
+from assay.store.runs import RunStore
 
 from .test_store import new_run, result
 

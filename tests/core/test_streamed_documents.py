@@ -17,12 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay import dataset_stream, json_items, outputs_stream
-from assay.dataset_stream import DocumentSamples
+from assay.data import dataset_stream, json_items, outputs_stream
+from assay.data.dataset_stream import DocumentSamples
+from assay.data.json_items import ItemScan, SpanReader, parse_item
+from assay.data.loading import load_dataset, load_outputs
+from assay.data.outputs_stream import DocumentOutputs, same_ids
 from assay.errors import DatasetError, NotIndexable, OutputsError
-from assay.json_items import ItemScan, SpanReader, parse_item
-from assay.loading import load_dataset, load_outputs
-from assay.outputs_stream import DocumentOutputs, same_ids
 
 from .test_streamed_files import make_files, run_report, whole
 

@@ -17,13 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay import dataset_stream, outputs_stream
 from assay.cli import main
-from assay.dataset_stream import JsonlSamples
-from assay.documents import parse_jsonl_line, parse_jsonl_lines
+from assay.data import dataset_stream, outputs_stream
+from assay.data.dataset_stream import JsonlSamples
+from assay.data.documents import parse_jsonl_line, parse_jsonl_lines
+from assay.data.loading import load_dataset, load_outputs
+from assay.data.outputs_stream import JsonlOutputs, same_ids
 from assay.errors import DatasetError, OutputsError
-from assay.loading import load_dataset, load_outputs
-from assay.outputs_stream import JsonlOutputs, same_ids
 
 
 @pytest.fixture
@@ -220,7 +220,7 @@ def test_a_streamed_dataset_knows_its_metadata_keys(tmp_path: Path, streamed: No
 
 
 def test_line_reader_reads_any_order(tmp_path: Path) -> None:
-    from assay.jsonl_lines import LineReader, iter_lines
+    from assay.data.jsonl_lines import LineReader, iter_lines
 
     path = tmp_path / "lines.txt"
     path.write_text("".join(f"line {i} " + "x" * (i % 50) + "\n" for i in range(3000)))
@@ -269,8 +269,8 @@ def test_the_plain_shape_check_accepts_only_valid_samples(value: dict[str, Any])
     sample the model accepts, with the same id (the model stays the reference)."""
     from pydantic import ValidationError
 
-    from assay.dataset import Sample
-    from assay.dataset_stream import _plain_sample
+    from assay.data.dataset import Sample
+    from assay.data.dataset_stream import _plain_sample
 
     if not _plain_sample(value):
         return
@@ -288,8 +288,8 @@ def test_a_plain_line_reads_back_as_the_model_validates_it(value: dict[str, Any]
     import pydantic_core
     from pydantic import ValidationError
 
-    from assay.dataset import Sample
-    from assay.dataset_stream import _sample
+    from assay.data.dataset import Sample
+    from assay.data.dataset_stream import _sample
 
     line = json.dumps(value)
     try:
@@ -364,8 +364,8 @@ def test_outputs_looked_up_in_groups_are_the_whole_files(
 def test_saved_outputs_changed_under_a_run_fail_each_sample(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from assay.dataset import Sample
-    from assay.sut import SavedOutputs
+    from assay.data.dataset import Sample
+    from assay.engine.sut import SavedOutputs
 
     monkeypatch.setattr(outputs_stream, "STREAM_MIN_BYTES", 0)
     path = write_lines(tmp_path / "out.jsonl", [{"id": f"s{i}", "output": "a"} for i in range(9)])
@@ -389,7 +389,7 @@ def test_unusual_line_breaks_are_found_as_a_regex_finds_them(pieces: list[bytes]
     """The substring checks agree with the plain regex they replace, on every mix of breaks."""
     import re
 
-    from assay.jsonl_lines import has_other_breaks
+    from assay.data.jsonl_lines import has_other_breaks
 
     reference = re.compile(rb"\r(?!\n)")  # a lone CR; U+2028 and the like are text in JSONL
     body = b"".join(pieces)
@@ -400,7 +400,7 @@ def test_lines_and_offsets_of_ascii_and_other_blocks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Blocks of ASCII are decoded whole, others line by line: the same lines and offsets."""
-    from assay import jsonl_lines
+    from assay.data import jsonl_lines
 
     monkeypatch.setattr(jsonl_lines, "BLOCK", 64)  # many blocks, some all ASCII, some not
     texts = [
@@ -422,9 +422,9 @@ def test_separators_inside_json_strings_are_text_in_both_readers(tmp_path: Path)
     them so): both readers keep them in the text, where ``str.splitlines`` would cut the line."""
     import json
 
-    from assay.dataset import read_dataset
-    from assay.loading import load_dataset, load_outputs
-    from assay.outputs import read_outputs
+    from assay.data.dataset import read_dataset
+    from assay.data.loading import load_dataset, load_outputs
+    from assay.data.outputs import read_outputs
 
     texts = ["one\u2028two", "para\u2029graph", "next\x85line", "plain"]
     samples = [
@@ -463,7 +463,7 @@ def test_separators_inside_json_strings_are_text_in_both_readers(tmp_path: Path)
 )
 def test_the_index_checks_an_output_line_as_the_lookup_does(value: Any) -> None:
     """The index pass takes a line's id without building its output: same ids, same refusals."""
-    from assay.outputs_stream import _entry, _entry_id
+    from assay.data.outputs_stream import _entry, _entry_id
 
     try:
         expected = _entry(value)[0]
@@ -528,7 +528,7 @@ def test_lines_longer_than_a_block_read_as_one_split_reads_them(
 ) -> None:
     """Lines across many blocks, a CRLF and a UTF-8 character cut by a block edge, a last line
     with no break: the same lines and offsets as one split of the whole file."""
-    from assay import jsonl_lines
+    from assay.data import jsonl_lines
 
     monkeypatch.setattr(jsonl_lines, "BLOCK", 8)
     data = b"short\n" + b"x" * 100 + b"\r\n" + "caf\u00e9 \u2014 ".encode() * 9 + b"\n\nend"
@@ -544,7 +544,7 @@ def test_a_line_of_many_blocks_is_read_in_linear_time(
     """A 100 MB line took 17.6 s, 25 MB 2.5 s: each block was added to the rest of the line
     (a copy of all of it) before looking for a break. Counted here in bytes copied, not time:
     once 1000 blocks of one line copied ~500 times the line; now none are copied that way."""
-    from assay import jsonl_lines
+    from assay.data import jsonl_lines
 
     copied = [0]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from assay.comparison import compare_reports
-from assay.gate import evaluate
-from assay.gate_rules import GateRules, MetricFloors
+from assay.compare.comparison import compare_reports
+from assay.compare.gate import evaluate
+from assay.compare.gate_rules import GateRules, MetricFloors
 from assay.report.comparison_model import Comparison
 from assay.report.model import Report
 from gate.factory import make_report

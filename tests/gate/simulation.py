@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assay.comparison import compare_reports
-from assay.gate import evaluate
-from assay.gate_rules import GateRules
+from assay.compare.comparison import compare_reports
+from assay.compare.gate import evaluate
+from assay.compare.gate_rules import GateRules
 
 try:  # imported as tests/gate/simulation.py (pytest) or run as a script
     from gate.factory import from_matrix

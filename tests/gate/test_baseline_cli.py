@@ -9,8 +9,10 @@ import jsonschema
 import numpy as np
 import pytest
 
-from assay import baseline as baseline_module
-from assay.baseline import (
+from assay.cli import main
+from assay.cli.schema_files import generate
+from assay.compare import baseline as baseline_module
+from assay.compare.baseline import (
     list_pointers,
     load_baseline,
     load_report,
@@ -19,12 +21,10 @@ from assay.baseline import (
     set_baseline,
     slug,
 )
-from assay.cli import main
 from assay.errors import InputError, UsageError
-from assay.schema_files import generate
 from gate.factory import from_matrix, make_report
 
-SCHEMAS = Path(baseline_module.__file__).parent / "schemas"
+SCHEMAS = Path(baseline_module.__file__).parents[1] / "schemas"
 
 
 @pytest.fixture(autouse=True)
@@ -120,7 +120,7 @@ def test_baseline_dir_from_environment(tmp_path, monkeypatch):
 
 
 def test_latest_comes_from_the_run_store(tmp_path):
-    from assay.store import RunStore
+    from assay.store.runs import RunStore
 
     store = RunStore(tmp_path / "runs.db")
     for run_id, status in (("old", "finished"), ("broken", "interrupted"), ("now", "finished")):

@@ -14,19 +14,19 @@ from statsmodels.stats.descriptivestats import sign_test as sm_sign_test
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import NormalIndPower
 
-from assay import comparison as comparison_module
-from assay.comparison import compare_reports
-from assay.errors import UsageError
-from assay.gate import evaluate
-from assay.gate_rules import GateRules
-from assay.paired_tests import (
+from assay.cli.schema_files import generate
+from assay.compare import comparison as comparison_module
+from assay.compare.comparison import compare_reports
+from assay.compare.gate import evaluate
+from assay.compare.gate_rules import GateRules
+from assay.compare.paired_tests import (
     holm,
     minimum_detectable_difference,
     paired_bootstrap,
     sign_test,
     sign_test_floor,
 )
-from assay.schema_files import generate
+from assay.errors import UsageError
 from gate.factory import from_matrix, make_report
 
 
@@ -97,7 +97,7 @@ def test_sign_test_matches_scipy_binomtest(n):
 
 
 def test_minimum_detectable_difference_uses_normal_quantiles():
-    from assay.paired_tests import _z_sum
+    from assay.compare.paired_tests import _z_sum
 
     for alpha in (0.001, 0.01, 0.05, 0.2):
         expected = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(0.8)
@@ -164,7 +164,7 @@ def test_bootstrap_where_few_samples_changed_agrees_with_scipy(changed, monkeypa
     """Mostly unchanged samples with continuous differences take the sparse path (only draws
     landing on a changed sample count); scipy draws every index. Same distribution: the
     intervals agree within Monte Carlo error, the p-value with the paired t-test."""
-    from assay import paired_tests
+    from assay.compare import paired_tests
 
     taken = []
     sparse = paired_tests._sparse_means
@@ -304,9 +304,9 @@ def test_deterministic_for_a_seed_and_alpha_validated():
 
 
 def test_schema_shipped_and_documents_validate():
-    shipped = Path(comparison_module.__file__).parent / "schemas" / "comparison.v1.json"
+    shipped = Path(comparison_module.__file__).parents[1] / "schemas" / "comparison.v1.json"
     schema = json.loads(shipped.read_text(encoding="utf-8"))
-    assert schema == generate("comparison.v1.json"), "regenerate: python -m assay.schema_files"
+    assert schema == generate("comparison.v1.json"), "regenerate: python -m assay.cli.schema_files"
     rng = np.random.default_rng(0)
     ref = rng.random((50, 2))
     cur = np.clip(ref - 0.2, 0, 1)

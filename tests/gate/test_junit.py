@@ -91,9 +91,9 @@ def test_control_characters_do_not_break_the_xml(schema):
 
 def test_tag_scoped_metrics_only_get_cases_where_they_apply():
     """A row with neither a score nor an error for a metric (it does not apply) has no test case."""
+    from assay.data.results import ExecutionResult, ScoreResult
     from assay.report.aggregate import ReportBuilder
     from assay.report.model import DatasetInfo, RunInfo, SystemUnderTestInfo
-    from assay.results import ExecutionResult, ScoreResult
 
     builder = ReportBuilder(
         ["exact-match", "ordinal-distance"], {"ordinal-distance": frozenset({"triage"})}

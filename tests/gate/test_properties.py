@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay.comparison import compare_reports
-from assay.gate import evaluate
-from assay.gate_rules import GateRules
+from assay.compare.comparison import compare_reports
+from assay.compare.gate import evaluate
+from assay.compare.gate_rules import GateRules
 from assay.report.html import render_html
 from gate.factory import make_report
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from assay import gate
-from assay.comparison import compare_reports
+from assay.cli.schema_files import generate, load
+from assay.compare import gate
+from assay.compare.comparison import compare_reports
+from assay.compare.gate import evaluate
+from assay.compare.gate_rules import GateRules, MetricFloors, load_rules
 from assay.errors import UsageError
-from assay.gate import evaluate
-from assay.gate_rules import GateRules, MetricFloors, load_rules
-from assay.project import find_config
-from assay.schema_files import generate, load
+from assay.store.project import find_config
 from gate.factory import make_report
 
 
@@ -320,7 +320,7 @@ cohorts:
 
 def test_a_run_from_a_sub_folder_keeps_the_projects_gate(tmp_path, monkeypatch, report):
     """`assay run` reads the nearest assay.toml's [gate], as it does `executor` and [ray]."""
-    from assay.run_report import gate_rules, gate_verdict
+    from assay.cli.run_report import gate_rules, gate_verdict
 
     (tmp_path / "assay.toml").write_text("[gate]\nmin_macro_f1 = 0.99\n", encoding="utf-8")
     nested = tmp_path / "evals" / "support"

@@ -12,15 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay import streamed_report
-from assay.baseline import load_report
 from assay.cli import main
-from assay.comparison import compare_reports
+from assay.compare import streamed_report
+from assay.compare.baseline import load_report
+from assay.compare.comparison import compare_reports
+from assay.compare.streamed_report import stream_report_file, stream_stored_report
+from assay.engine.rebuild import report_from_store
 from assay.errors import InputError
-from assay.rebuild import report_from_store
 from assay.report.model import Report, Row
-from assay.store import RunStore
-from assay.streamed_report import stream_report_file, stream_stored_report
+from assay.store.runs import RunStore
 from gate.factory import make_report
 
 score = st.one_of(st.none(), st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.floats(0.0, 1.0))
@@ -330,7 +330,7 @@ def test_rows_given_as_stored_json_pool_as_their_models_do(side: dict[str, Any])
     """A run store's rows come to the comparison as their JSON: the same per-sample columns."""
     import pydantic_core
 
-    from assay.pairing import SampleTable
+    from assay.compare.pairing import SampleTable
 
     rows = make_report(side).rows
     models = SampleTable.of(rows)

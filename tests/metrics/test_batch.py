@@ -16,11 +16,11 @@ import pytest
 import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output, Retrieved
 from assay.errors import AssayError
 from assay.metrics.batch import ColumnBuilder, ScoreColumn
 from assay.metrics.retrieval import MRR, HitAtK, NDCGAtK, RecallAtK
-from assay.outputs import Output, Retrieved
 from batch_rows import batches, seeded_rows
 
 
@@ -374,7 +374,7 @@ def test_every_batch_kernel_matches_score_on_varied_rows(
 ) -> None:
     """score_batch itself (not the runner's fallback) gives score()'s rows, bad rows included;
     score_column, the runner's path, gives score_sync's results."""
-    from assay.scoring import score_column, score_sync
+    from assay.engine.scoring import score_column, score_sync
 
     samples, outputs = batch
     assert_same_as_rows(metric, samples, outputs)

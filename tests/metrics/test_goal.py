@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.registry import resolve
-from assay.outputs import Output
 from openai_server import CHAT, OpenAIServer
 
 TRAJECTORY = {

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
 from assay.errors import MetricConfigError, MetricError
 from assay.judging.client import fill
 from assay.judging.replies import parse_refusal, parse_verdict, strip_fence
 from assay.metrics.judge import DEFAULT_JUDGE_TEMPLATE, LLMAsJudge, RefusalQuality
 from assay.metrics.registry import resolve
-from assay.outputs import Output
 from assay.providers import registry
 from assay.providers import settings as provider_settings_module
 from assay.providers.settings import ProviderSettings

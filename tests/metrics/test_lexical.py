@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import MetricScore
 from assay.metrics.lexical import Contains, ExactMatch, Regex, RougeL, parse_delimited, tokenize
-from assay.outputs import Output
 
 
 def sample(expected: object, **metadata: object) -> Sample:

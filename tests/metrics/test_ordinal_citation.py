@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.citation import CitationGroundedness
 from assay.metrics.ordinal import OrdinalDistance
 from assay.metrics.registry import resolve
-from assay.outputs import Output
 
 SCALE = ("low", "medium", "high", "urgent")
 

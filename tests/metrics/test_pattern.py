@@ -16,12 +16,12 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
 from assay.errors import MetricError
 from assay.metrics import backtrack
 from assay.metrics.lexical import Regex, parse_delimited
 from assay.metrics.pattern import _unicode_program, compile_pattern, match, re2_spelling
-from assay.outputs import Output
 
 
 def score(pattern: str, text: str) -> float:

@@ -17,14 +17,14 @@ import regex
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output, Retrieved, coerce_output
 from assay.errors import MetricError, SystemUnderTestError
 from assay.metrics.base import MetricScore
 from assay.metrics.citation import CitationGroundedness
 from assay.metrics.lexical import Contains, ExactMatch, Regex, RougeL, tokenize
 from assay.metrics.ordinal import OrdinalDistance
 from assay.metrics.retrieval import MRR, AnswerContainmentAtK, HitAtK, NDCGAtK, RecallAtK
-from assay.outputs import Output, Retrieved, coerce_output
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

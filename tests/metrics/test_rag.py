@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output, Retrieved
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.rag import (
     AnswerRelevancy,
@@ -20,7 +21,6 @@ from assay.metrics.rag import (
     average_precision,
 )
 from assay.metrics.registry import resolve
-from assay.outputs import Output, Retrieved
 
 CONTEXTS = (
     "Acme was founded in 2011 by Dana Smith in Lisbon.",
@@ -106,8 +106,8 @@ def test_the_rag_example_scores_as_its_readme_says() -> None:
     import json
     from pathlib import Path
 
-    from assay.loading import load_dataset
-    from assay.outputs import coerce_output
+    from assay.data.loading import load_dataset
+    from assay.data.outputs import coerce_output
 
     root = Path(__file__).resolve().parents[2] / "examples" / "rag"
     dataset = load_dataset(root / "dataset.yml")

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output, Retrieved, coerce_output
 from assay.errors import MetricError, SystemUnderTestError
 from assay.metrics.registry import resolve
 from assay.metrics.retrieval import gains
-from assay.outputs import Output, Retrieved, coerce_output
 
 
 def rag_sample(relevant: Any, expected: Any = "Returns are accepted for 30 days.") -> Sample:

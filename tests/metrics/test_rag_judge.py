@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import yaml
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output, Retrieved
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.registry import resolve
-from assay.outputs import Output, Retrieved
 from openai_server import CHAT, OpenAIServer
 
 CONTEXTS = (

@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from assay.dataset import MetricSpec, Sample
+from assay.data.dataset import MetricSpec, Sample
+from assay.data.outputs import Output
 from assay.errors import MetricConfigError
 from assay.metrics import registry
 from assay.metrics.catalogue import BUILTINS
 from assay.metrics.lexical import Contains, ExactMatch, RougeL
 from assay.metrics.ordinal import OrdinalDistance
 from assay.metrics.registry import catalogue, resolve, resolve_all
-from assay.outputs import Output
 
 DETERMINISTIC = [
     "exact-match",

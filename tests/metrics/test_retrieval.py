@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 import pytrec_eval
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output, Retrieved, coerce_output
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.registry import resolve
 from assay.metrics.retrieval import (
@@ -31,7 +32,6 @@ from assay.metrics.retrieval import (
     ranked,
     resolve_k,
 )
-from assay.outputs import Output, Retrieved, coerce_output
 
 CUTOFFS = list(range(1, 26))
 MEASURES = {

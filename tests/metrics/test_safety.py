@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.registry import resolve
 from assay.metrics.safety import (
@@ -22,7 +23,6 @@ from assay.metrics.safety import (
     find_pii,
     luhn,
 )
-from assay.outputs import Output
 
 CANARY = "LSPR-CANARY-1A2B3C4D5E6F"
 

@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 from scipy.spatial.distance import cosine as scipy_cosine
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.lexical import tokenize
 from assay.metrics.registry import resolve
 from assay.metrics.semantic import BertScoreLike, CosineEmbedding, greedy_match, idf_table
-from assay.outputs import Output
 from assay.providers import local, registry
 from assay.providers import settings as provider_settings_module
 from assay.providers.settings import ProviderSettings

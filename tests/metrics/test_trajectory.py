@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
+from assay.data.trajectory import TrajectoryRecorder, parse_trajectory
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.registry import resolve
 from assay.metrics.trajectory import (
@@ -23,8 +25,6 @@ from assay.metrics.trajectory import (
     ToolNotCalled,
     matches,
 )
-from assay.outputs import Output
-from assay.trajectory import TrajectoryRecorder, parse_trajectory
 
 CALLS: list[Any] = [
     {"name": "search", "arguments": {"q": "refund policy", "limit": 7}},

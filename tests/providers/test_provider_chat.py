@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from assay import limiter
 from assay.errors import ProviderError, ReplyRejected
-from assay.providers import registry, settings
+from assay.providers import limiter, registry, settings
 from assay.providers.chat import RejectedReply
 from assay.providers.settings import ProviderSettings
 from openai_server import CHAT, OpenAIServer, Step

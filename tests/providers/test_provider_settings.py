@@ -144,7 +144,7 @@ def test_the_shipped_providers_schema_is_current_and_validates_blocks() -> None:
 
     import jsonschema
 
-    from assay.schema_files import load
+    from assay.cli.schema_files import load
 
     schema = load("providers.v1.json")
     jsonschema.Draft202012Validator.check_schema(schema)

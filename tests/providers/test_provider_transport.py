@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.limiter import Limiter
 from assay.providers import registry
+from assay.providers.limiter import Limiter
 from assay.providers.settings import ProviderSettings
 from assay.providers.transport import endpoint_host
 from openai_server import CHAT, OpenAIServer, Step

@@ -17,11 +17,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.baseline import load_report
-from assay.bounded import MAX_DEPTH, json_depth_problem, loads_json, yaml_depth_problem
 from assay.calibration.loaders import load_labels
+from assay.compare.baseline import load_report
+from assay.data.bounded import MAX_DEPTH, json_depth_problem, loads_json, yaml_depth_problem
+from assay.data.loading import load_dataset, load_outputs
 from assay.errors import InputError
-from assay.loading import load_dataset, load_outputs
 from assay.tez.session import load_expectations, load_session
 from runner.procs import run_assay
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assay import documents
+from assay.data import documents
 from assay.errors import DatasetError, TezError
 from assay.tez.addendum import load_previous
 
@@ -54,7 +54,7 @@ def test_a_baseline_pointer_that_is_not_utf8_is_an_input_error(
 ) -> None:
     """Before: 'assay baseline show' and '--compare baseline' ended in 'unexpected
     UnicodeDecodeError'. Now the pointer is named; 'baseline show' leaves it out."""
-    from assay.baseline import list_pointers, read_pointer, slug
+    from assay.compare.baseline import list_pointers, read_pointer, slug
     from assay.errors import InputError
 
     monkeypatch.delenv("ASSAY_BASELINE_DIR", raising=False)
@@ -131,7 +131,7 @@ def test_an_assay_toml_nested_past_the_recursion_limit_is_a_usage_error(
 ) -> None:
     """Before: 'unexpected RecursionError' (tomllib recurses once per nested array or table)."""
     from assay.errors import UsageError
-    from assay.project import read_toml
+    from assay.store.project import read_toml
 
     config = tmp_path / "assay.toml"
     config.write_text(f"x = {nested}\n", encoding="utf-8")

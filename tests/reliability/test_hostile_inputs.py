@@ -157,7 +157,7 @@ def test_a_damaged_chunk_of_a_run_stored_in_chunks_only_is_named(
     chunk cut short, replaced or doubled is a StoreError naming the store and run (from the
     aggregates' read of every row, or from the rows' own check), never broken JSON."""
     from assay.errors import StoreError
-    from assay.store import RunStore
+    from assay.store.runs import RunStore
 
     store = tmp_path / "s.db"
     command = [*small_run(tmp_path), "-m", "exact-match", "--run-id", "r1"]
@@ -278,7 +278,7 @@ def test_validate_refuses_what_run_refuses_in_the_metrics_list(tmp_path: Path) -
 
 def test_repetitions_past_their_limit_are_refused_before_the_run(tmp_path: Path) -> None:
     """``--repetitions 100000000`` (or ``repetitions:`` in a dataset) is refused, not run."""
-    from assay.config import MAX_REPETITIONS
+    from assay.engine.config import MAX_REPETITIONS
 
     args = [*small_run(tmp_path), "-m", "exact-match"]
     line = one_line_error(run_assay([*args, "--repetitions", "100000000"], cwd=tmp_path))

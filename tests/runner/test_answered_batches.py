@@ -12,16 +12,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.data.executions import plan
+from assay.data.outputs import Output
+from assay.data.results import ExecutionResult
+from assay.engine.runner import Runner
+from assay.engine.sut import PythonTarget
 from assay.errors import SystemUnderTestError
-from assay.executions import plan
 from assay.metrics.base import MetricScore
 from assay.metrics.batch import ScoreColumn
 from assay.metrics.registry import resolve
-from assay.outputs import Output
-from assay.results import ExecutionResult
-from assay.runner import Runner
-from assay.sut import PythonTarget
 from metric_wrappers import RowOnly
 
 

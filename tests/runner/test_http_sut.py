@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.engine.http_sut import HttpTarget, lookup, parse_headers, parse_path
 from assay.errors import RateLimited, SystemUnderTestError, UsageError
-from assay.http_sut import HttpTarget, lookup, parse_headers, parse_path
-from assay.limiter import Limiter
-from assay.urls import public_url
+from assay.providers.limiter import Limiter
+from assay.providers.urls import public_url
 from runner.procs import run_assay
 from runner.sut_server import SutServer, write_dataset
 

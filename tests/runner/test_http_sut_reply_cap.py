@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from assay.dataset import Sample
+from assay.data.dataset import Sample
+from assay.engine.http_sut import MAX_REPLY_BYTES, HttpTarget
 from assay.errors import SystemUnderTestError
-from assay.http_sut import MAX_REPLY_BYTES, HttpTarget
 
 BODIES = {
     "/small": (b'{"output": "fine"}', False),

@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from assay.errors import GaveUp, RateLimited
-from assay.limiter import Limiter, Refusal, RetryPolicy, call_limited
+from assay.providers.limiter import Limiter, Refusal, RetryPolicy, call_limited
 
 
 class FakeClock:

@@ -12,8 +12,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from assay.progress import Counts, LineSchedule, Progress, progress_line, progress_mode
-from assay.results import ExecutionResult, ScoreResult
+from assay.data.results import ExecutionResult, ScoreResult
+from assay.engine.progress import Counts, LineSchedule, Progress, progress_line, progress_mode
 from runner.procs import assay_command, assay_env, run_assay
 
 LINE = re.compile(

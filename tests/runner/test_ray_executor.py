@@ -14,17 +14,17 @@ from typing import Any
 
 import pytest
 
-from assay.dataset import dataset_from_data
-from assay.evaluation import RunOptions, evaluate
+from assay.data.dataset import dataset_from_data
+from assay.engine.evaluation import RunOptions, evaluate
+from assay.engine.sut import PythonTarget
 from assay.metrics.registry import resolve_all
-from assay.store import RunStore
-from assay.sut import PythonTarget
+from assay.store.runs import RunStore
 from runner import ray_sut
 from runner.procs import run_assay
 
 ray = pytest.importorskip("ray")
 
-from assay.ray_executor import RayOptions, start  # noqa: E402
+from assay.engine.ray_executor import RayOptions, start  # noqa: E402
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 

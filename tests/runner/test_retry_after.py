@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 import httpx
 import pytest
 
-from assay.limiter import retry_after_seconds
+from assay.providers.limiter import retry_after_seconds
 
 NOW = datetime(2015, 10, 21, 7, 27, 30, tzinfo=timezone.utc)
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from assay.evaluation import RunOptions, evaluate
-from assay.executions import plan
-from assay.http_sut import HttpTarget
-from assay.limiter import Limiter, RetryPolicy
-from assay.loading import load_dataset
+from assay.data.executions import plan
+from assay.data.loading import load_dataset
+from assay.data.results import ExecutionResult
+from assay.engine.evaluation import RunOptions, evaluate
+from assay.engine.http_sut import HttpTarget
+from assay.engine.runner import Runner
 from assay.metrics.registry import resolve
-from assay.results import ExecutionResult
-from assay.runner import Runner
+from assay.providers.limiter import Limiter, RetryPolicy
 from runner.procs import run_assay
 from runner.sut_server import SutServer, write_dataset
 

@@ -10,14 +10,14 @@ import jsonschema
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from assay.evaluation import RunOptions, evaluate
-from assay.loading import load_dataset
+from assay.data.loading import load_dataset
+from assay.data.outputs import Output
+from assay.engine.evaluation import RunOptions, evaluate
+from assay.engine.rebuild import report_from_store
+from assay.engine.sut import SavedOutputs
 from assay.metrics.registry import resolve
-from assay.outputs import Output
-from assay.rebuild import report_from_store
 from assay.report.model import Report
-from assay.store import RunStore
-from assay.sut import SavedOutputs
+from assay.store.runs import RunStore
 from runner.procs import run_assay
 from runner.sut_server import SutServer, write_dataset
 

@@ -293,7 +293,7 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> N
 
 def test_the_resume_line_leaves_out_url_credentials_and_query() -> None:
     """Before, Ctrl-C printed --sut-url/--base-url as given: user, password and token shown."""
-    from assay.run_execution import _resume_command
+    from assay.cli.run_execution import _resume_command
 
     argv = [
         "run",

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from assay.cli import main
-from assay.schema_files import load
+from assay.cli.schema_files import load
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from assay.store import RunStore
+from assay.store.runs import RunStore
 
 from .conftest import BROKEN, FIXED, serving
 

@@ -16,8 +16,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from assay.bounded import loads_json
-from assay.dataset import read_text
+from assay.data.bounded import loads_json
+from assay.data.dataset import read_text
 from assay.errors import InputError
 from assay.report.model import Report, Row
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from assay.adversarial.categories import CATEGORIES, FRAMEWORKS, worst
 from assay.adversarial.seeds import adversarial_block
-from assay.dataset import Dataset
+from assay.data.dataset import Dataset
 from assay.report.compliance_model import CategoryCompliance, Compliance, FrameworkCompliance
 from assay.report.model import Row
 

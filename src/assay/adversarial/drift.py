@@ -2,7 +2,8 @@
 
 A target is ``macro_f1`` or ``metric[:mean|p50|p95|pass_rate]`` (a bare metric means its mean).
 ``--max-drop TARGET=DROP`` sets the allowed drop as a fraction in [0, 1] (0.05 = five
-percentage points of a pass-rate), parsed by the run gate's own parser (``assay.gate_rules``);
+percentage points of a pass-rate), parsed by the run gate's own parser
+(``assay.compare.gate_rules``);
 macro-F1 is always checked (default 0.05). A check fails when
 ``max(0, baseline - current) > max_drop + 1e-9``; a value missing on either side fails as
 ``missing-value``.
@@ -16,8 +17,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from assay.gate_rules import DROP_STATS as AGGREGATES
-from assay.gate_rules import rules_from_cli
+from assay.compare.gate_rules import DROP_STATS as AGGREGATES
+from assay.compare.gate_rules import rules_from_cli
 from assay.report.model import Report
 
 MACRO_F1 = "macro_f1"

@@ -21,10 +21,10 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.adversarial.drift import Check, DropRule, check, parse_rules, report_values
-from assay.bounded import loads_json
-from assay.dataset import read_text
+from assay.data.bounded import loads_json
+from assay.data.dataset import read_text
+from assay.data.fileio import exists, write_atomic
 from assay.errors import InputError, UsageError
-from assay.fileio import exists, write_atomic
 from assay.report.model import Report
 
 MANIFEST_SCHEMA: Final = "assay.adversarial-runs.v1"
@@ -203,7 +203,7 @@ def _locked(path: Path) -> Iterator[None]:
 def history_for(path: Path | None, *, retain: int, max_drop: list[str]) -> History:
     """The lane history at ``path`` (default ``adversarial-runs.json`` in the project's
     ``.assay/``) with its rules."""
-    from assay.project import project_dir
+    from assay.store.project import project_dir
 
     manifest = path or project_dir() / MANIFEST_NAME
     return History(manifest, retain=retain, rules=parse_rules(max_drop))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.dataset import Dataset, MetricSpec, Sample
+from assay.data.dataset import Dataset, MetricSpec, Sample
 from assay.errors import UsageError
 from assay.report.model import Report, Row
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
-from assay.dataset import DATASET_SCHEMA, Dataset, Sample
+from assay.data.dataset import DATASET_SCHEMA, Dataset, Sample
+from assay.data.fileio import write_atomic
 from assay.errors import UsageError
-from assay.fileio import write_atomic
 from assay.report.model import Row
 
 SUT_STAGE = "system-under-test"

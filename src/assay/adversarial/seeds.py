@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from assay.adversarial.categories import FRAMEWORKS, SEVERITIES, Category, category
-from assay.dataset import Dataset, dataset_from_data, parse_document
+from assay.data.dataset import Dataset, dataset_from_data, parse_document
+from assay.data.loading import load_dataset
 from assay.errors import DatasetError, UsageError
-from assay.loading import load_dataset
 
 SEEDS_NAME = "seeds.yml"
 SEEDS_SOURCE = "assay/adversarial/seeds.yml"

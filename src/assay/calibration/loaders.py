@@ -33,7 +33,7 @@ from assay.calibration.documents import (
 )
 from assay.calibration.inference import collect_from_items, infer_criteria
 from assay.calibration.model import Criterion, LabelSet
-from assay.dataset import iter_jsonl, parse_document, read_text
+from assay.data.dataset import iter_jsonl, parse_document, read_text
 from assay.errors import CalibrationError
 
 __all__ = [

@@ -1,7 +1,7 @@
 """The calibration result contract (``assay.calibration.v1``): pydantic models for every key.
 
 The JSON Schema shipped as ``assay/schemas/calibration.v1.json`` is generated from these
-models (``python -m assay.schema_files``). Undefined statistics are ``None`` ("n/a" in
+models (``python -m assay.cli.schema_files``). Undefined statistics are ``None`` ("n/a" in
 text), never 0 or NaN. Every aggregate is labelled with its level: ``*_micro`` pools the
 decisions of all criteria, ``*_macro`` is the unweighted mean over criteria. The handling
 modes are recorded on the result so a number is never ambiguous between estimands.

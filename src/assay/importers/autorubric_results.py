@@ -20,8 +20,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.calibration.model import Criterion, Option
+from assay.data.fileio import is_dir
 from assay.errors import ForeignFileError
-from assay.fileio import is_dir
 from assay.importers.autorubric import import_dataset, written_criterion
 from assay.importers.common import Imported, notes, parse_model, read_foreign, require_list
 

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from assay.documents import iter_jsonl, parse_document, read_text
+from assay.data.documents import iter_jsonl, parse_document, read_text
 from assay.errors import ForeignFileError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)

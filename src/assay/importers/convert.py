@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from assay.data.fileio import is_dir
 from assay.errors import UsageError
-from assay.fileio import is_dir
 from assay.importers.autorubric import import_dataset, is_rubric_dataset
 from assay.importers.autorubric_results import import_results, is_results
 from assay.importers.common import Imported, read_foreign

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.documents import read_text
+from assay.data.documents import read_text
 from assay.errors import ForeignFileError
 from assay.importers.common import (
     Imported,

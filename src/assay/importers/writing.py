@@ -15,12 +15,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from assay.calibration.documents import labels_from_data
-from assay.dataset import dataset_from_data
+from assay.data.dataset import dataset_from_data
+from assay.data.fileio import write_atomic
+from assay.data.outputs import OutputsDocument
 from assay.errors import AssayError, ForeignFileError
-from assay.fileio import write_atomic
 from assay.importers.common import Imported
 from assay.metrics.rubric import parse_rubric
-from assay.outputs import OutputsDocument
 
 
 def check(imported: Imported, source: str) -> None:

@@ -15,12 +15,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from assay.data.results import DEFAULT_THRESHOLD, passes
 from assay.errors import MetricConfigError, MetricError
-from assay.results import DEFAULT_THRESHOLD, passes
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
-    from assay.outputs import Output
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
 
 PASS_THRESHOLD = DEFAULT_THRESHOLD  # the default; a metric's 'threshold:' option overrides it
 

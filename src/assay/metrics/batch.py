@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from assay.dataset import Sample
-    from assay.outputs import Output
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
 
 _ABSENT: Any = None
 _VALUES = operator.methodcaller("values")

@@ -18,8 +18,8 @@ from assay.metrics.base import unique
 from assay.metrics.batch import Row, RowScored
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
-    from assay.outputs import Output
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
 
 _SPACE = re.compile(r"\s+")
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from assay.data.trajectory import ToolCall, parse_trajectory
 from assay.errors import MetricConfigError, MetricError
 from assay.judging.client import Judge, ask, compact_json, fill, template_version
 from assay.judging.prompts import GOAL
@@ -20,11 +21,10 @@ from assay.judging.replies import GOAL_VERDICTS, parse_goal
 from assay.metrics.base import MetricScore, check_bool_option
 from assay.metrics.judge import judge_use, scored_verdict
 from assay.metrics.rag import question_text
-from assay.trajectory import ToolCall, parse_trajectory
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
-    from assay.outputs import Output
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
 
 MAX_CALLS_SHOWN = 50
 MAX_ARGUMENT_CHARS = 300

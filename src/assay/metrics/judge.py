@@ -27,8 +27,8 @@ from assay.judging.replies import json_type, parse_refusal, parse_verdict
 from assay.metrics.base import MetricScore, check_bool_option
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
-    from assay.outputs import Output
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
 
 DEFAULT_JUDGE_TEMPLATE = ANSWER_GRADE
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
+from assay.data.outputs import parse_retrieved
 from assay.errors import MetricError
 from assay.metrics.base import positive_int_option
 from assay.metrics.memo import LastParsed
@@ -25,14 +26,13 @@ from assay.metrics.relevance import (
     ordered_gains,
     relevance_source,
 )
-from assay.outputs import parse_retrieved
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from assay.dataset import Sample
-    from assay.outputs import Output
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
 
 _STR, _DICT = frozenset({str}), frozenset({dict})
 _FINITE = float(FINITE_LEVEL)  # a float below it in magnitude is an int level below FINITE_LEVEL

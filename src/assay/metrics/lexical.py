@@ -34,9 +34,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
     from assay.metrics.pattern import Pattern
-    from assay.outputs import Output
 
 
 @dataclass(frozen=True)

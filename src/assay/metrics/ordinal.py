@@ -13,8 +13,8 @@ from assay.metrics.base import MetricScore, expected_string
 from assay.metrics.batch import ColumnBuilder, ScoreColumn
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
-    from assay.outputs import Output
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
 
 
 def valid_scale(scale: Any) -> bool:

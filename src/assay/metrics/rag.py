@@ -26,8 +26,8 @@ from assay.tez.scoring import GENERIC_QUERY_WORDS
 from assay.tez.support import DEFAULT_TAU, content_words, supports
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
-    from assay.outputs import Output
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
 
 METHODS = ("heuristic", "judge")
 

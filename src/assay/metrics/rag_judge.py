@@ -33,8 +33,8 @@ from assay.metrics.rag import (
 from assay.metrics.retrieval import RELEVANT_KEY
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
-    from assay.outputs import Output
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
 
 
 def optional_question(metric: str, sample: Sample) -> str:

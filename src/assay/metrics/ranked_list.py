@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from assay.bounded import loads_json
+from assay.data.bounded import loads_json
+from assay.data.outputs import RankedDocs, parse_retrieved
 from assay.errors import MetricError
 from assay.metrics.memo import LastParsed
-from assay.outputs import RankedDocs, parse_retrieved
 
 if TYPE_CHECKING:
-    from assay.outputs import Output
+    from assay.data.outputs import Output
 
 _LAST_RANKING: LastParsed[RankedDocs] = LastParsed()
 

@@ -16,11 +16,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
 from typing import Any, TypeGuard
 
-from assay.dataset import MetricSpec, normalise_tags
+from assay.data.dataset import MetricSpec, normalise_tags
+from assay.data.results import parse_threshold
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import Metric
 from assay.metrics.catalogue import BUILTINS
-from assay.results import parse_threshold
 
 _NAME = re.compile(r"^[a-z0-9]+(?:[-_.@][a-z0-9]+)*$")
 

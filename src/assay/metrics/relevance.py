@@ -12,13 +12,13 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from assay.bounded import loads_json
+from assay.data.bounded import loads_json
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import positive_int_option, type_name
 from assay.metrics.memo import LastParsed
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
+    from assay.data.dataset import Sample
 
 DEFAULT_K = 5
 RELEVANT_KEY = "relevant"

@@ -42,9 +42,9 @@ from assay.metrics.ranked_list import ranked, ranked_ids
 from assay.metrics.relevance import DEFAULT_K, RELEVANT_KEY, check_k, gains, resolve_k
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
     from assay.metrics.batch import ScoreColumn
-    from assay.outputs import Output
 
 __all__ = [
     "DEFAULT_K",

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 
     from assay.calibration.model import Criterion
     from assay.calibration.scoring import AbstainPolicy
-    from assay.dataset import Sample
-    from assay.outputs import Output
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
 
 __all__ = [
     "NA_LABEL",

@@ -20,8 +20,8 @@ from assay.metrics.base import type_name
 from assay.metrics.batch import Row, RowScored
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
-    from assay.outputs import Output
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
 
 MIN_CANARY = 8
 TAG_BLOCK = range(0xE0000, 0xE0080)

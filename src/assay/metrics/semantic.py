@@ -28,8 +28,8 @@ from assay.metrics.lexical import tokenize
 from assay.metrics.vectors import check_vectors, cosine, greedy_match, idf_table
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
-    from assay.outputs import Output
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
     from assay.providers.embeddings import MemoEmbedder
     from assay.providers.local import TokenVectors
 

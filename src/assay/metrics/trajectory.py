@@ -13,15 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from assay.data.trajectory import ToolCall, Trajectory, parse_trajectory
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import type_name
 from assay.metrics.batch import Row, RowScored, same_items
 from assay.metrics.memo import LastParsed
-from assay.trajectory import ToolCall, Trajectory, parse_trajectory
 
 if TYPE_CHECKING:
-    from assay.dataset import Sample
-    from assay.outputs import Output
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
 
 ORDER_MODES = ("subsequence", "exact", "any-order")
 

@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, TypeVar
 
-from assay.bounded import loads_json
+from assay.data.bounded import loads_json
 from assay.errors import ProviderError, ReplyRejected
-from assay.limiter import Limiter
 from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.endpoint import JSONClient
+from assay.providers.limiter import Limiter
 from assay.providers.pool import Reply
 from assay.providers.pricing import charge, price_for
 from assay.providers.settings import ProviderSettings

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.bounded import loads_json
+from assay.data.bounded import loads_json
 from assay.errors import ProviderError
 
 Vector = np.ndarray

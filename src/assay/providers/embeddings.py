@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 
 from assay.errors import ProviderError
-from assay.limiter import Limiter
 from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.chat import PROVIDER_KIND, _read_body
 from assay.providers.embedding_body import parse_embeddings
+from assay.providers.limiter import Limiter
 from assay.providers.pricing import cost_usd
 from assay.providers.settings import ProviderSettings
 from assay.providers.transport import call_provider, endpoint_host

@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from assay.errors import StatusFailure, UsageError
-from assay.limiter import Limiter
+from assay.providers.limiter import Limiter
 from assay.providers.pool import ConnectionPool, ProxiedClient, Reply, proxied
 from assay.providers.settings import ProviderSettings
-from assay.urls import is_header_value
+from assay.providers.urls import is_header_value
 
 NO_KEY_PLACEHOLDER = "assay-no-key"  # keyless endpoints (vLLM, Ollama) still get a bearer header
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

@@ -14,10 +14,10 @@ import weakref
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from assay.limiter import Limiter
 from assay.providers.cache import close_all, open_cache
 from assay.providers.chat import ChatProvider
 from assay.providers.endpoint import NO_KEY_PLACEHOLDER, Endpoint
+from assay.providers.limiter import Limiter
 from assay.providers.settings import ProviderSettings, current
 
 if TYPE_CHECKING:  # loaded by embedder() only: a judge run sends its first requests sooner

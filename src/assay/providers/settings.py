@@ -19,10 +19,15 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from assay.errors import UsageError
-from assay.limiter import BACKOFF_BASE_S, MAX_CONCURRENCY, MAX_WAIT_S, PROVIDER_MAX_RETRIES
-from assay.project import project_dir
+from assay.providers.limiter import (
+    BACKOFF_BASE_S,
+    MAX_CONCURRENCY,
+    MAX_WAIT_S,
+    PROVIDER_MAX_RETRIES,
+)
 from assay.providers.pricing import DEFAULT_PRICES, ModelPrice
-from assay.urls import is_http_url
+from assay.providers.urls import is_http_url
+from assay.store.project import project_dir
 
 PROVIDER_SETTINGS_SCHEMA: Final = "assay.providers.v1"
 EmbeddingKind = Literal["openai", "local", "hashing"]

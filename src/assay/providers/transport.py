@@ -1,9 +1,9 @@
-"""Provider requests through the shared retry stack (:mod:`assay.limiter`).
+"""Provider requests through the shared retry stack (:mod:`assay.providers.limiter`).
 
 Chat requests go out through :mod:`assay.providers.pool`, embeddings through
 the ``openai`` SDK with its own retries switched off: its backoff cannot tell the endpoint's
 other requests to pause or to send fewer at once, and its attempts are invisible to the usage
-count. Here each failure of either becomes a :class:`~assay.limiter.Refusal` (connection
+count. Here each failure of either becomes a :class:`~assay.providers.limiter.Refusal` (connection
 errors, timeouts, HTTP 429 and 5xx are tried again) or a :class:`~assay.errors.ProviderError`
 at once (other 4xx, anything unexpected). Messages name the request, the endpoint host and the
 status, never the key or the response body.
@@ -17,15 +17,15 @@ from typing import TypeVar
 from urllib.parse import urlsplit
 
 from assay.errors import ConnectionFailure, GaveUp, ProviderError, StatusFailure, TimedOut
-from assay.limiter import (
+from assay.providers.limiter import (
     Classify,
     Limiter,
     Refusal,
     RetryPolicy,
     call_limited,
 )
+from assay.providers.retry_after import is_overload, retry_after_seconds
 from assay.providers.settings import ProviderSettings
-from assay.retry_after import is_overload, retry_after_seconds
 
 T = TypeVar("T")
 DEFAULT_HOST = "api.openai.com"

@@ -13,7 +13,16 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from assay.executions import MetricColumn, ResultChunk
+from assay.data.executions import MetricColumn, ResultChunk
+from assay.data.results import (
+    NO_SCORE,
+    SUT_STAGE,
+    ExecutionResult,
+    Thresholds,
+    passes,
+    row_document,
+    threshold_for,
+)
 from assay.metrics.registry import applies
 from assay.report.model import (
     UNTAGGED_LABEL,
@@ -32,15 +41,6 @@ from assay.report.model import (
 from assay.report.slices import SliceScores, cohort_metric, extend_slice, metric_aggregate
 from assay.report.statistics import wilson_interval
 from assay.report.usage import UsageAccumulator
-from assay.results import (
-    NO_SCORE,
-    SUT_STAGE,
-    ExecutionResult,
-    Thresholds,
-    passes,
-    row_document,
-    threshold_for,
-)
 
 if TYPE_CHECKING:  # numpy loads where first used: a run's first requests do not wait for it
     import numpy as np
@@ -54,7 +54,7 @@ def make_row(
     metric_names: Sequence[str],
     thresholds: Thresholds | None = None,
 ) -> Row:
-    """The report row of one execution (:func:`assay.results.row_document`) as a model."""
+    """The report row of one execution (:func:`assay.data.results.row_document`) as a model."""
     fields = row_document(result, tags, row_hash, metric_names, thresholds)
     fields["scores"] = {name: trusted(RowScore, s) for name, s in fields["scores"].items()}
     return trusted(Row, fields)

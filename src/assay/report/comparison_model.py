@@ -1,5 +1,6 @@
 """The paired comparison document (``assay.comparison.v1``): two runs, what changed, and whether
-it is beyond noise. Built by :func:`assay.comparison.compare_reports`; read by the gate and the
+it is beyond noise. Built by :func:`assay.compare.comparison.compare_reports`; read by the gate and
+the
 renderers. A report embeds only its digest (:class:`assay.report.model.ComparisonSummary`).
 """
 

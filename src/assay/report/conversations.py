@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from assay.dataset import Sample, conversation_of
+from assay.data.dataset import Sample, conversation_of
+from assay.data.results import ExecutionResult, Thresholds
 from assay.report.model import Conversation, ConversationMetric
-from assay.results import ExecutionResult, Thresholds
 
 
 @dataclass

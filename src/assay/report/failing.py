@@ -11,11 +11,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from assay.dataset import Sample
-from assay.errors import AssayError
-from assay.outputs import Output
-from assay.report.model import FailingRow, Report, Row, trusted
-from assay.results import (
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
+from assay.data.results import (
     DEFAULT_TEXT_LIMIT,
     SUT_STAGE,
     ExecutionResult,
@@ -23,7 +21,9 @@ from assay.results import (
     passes,
     threshold_for,
 )
-from assay.trajectory import parse_trajectory
+from assay.data.trajectory import parse_trajectory
+from assay.errors import AssayError
+from assay.report.model import FailingRow, Report, Row, trusted
 
 LISTING_CAP = 1000
 REDACTED = "(redacted)"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from assay.data.results import SUT_STAGE
 from assay.errors import UsageError
-from assay.results import SUT_STAGE
 
 if TYPE_CHECKING:
     import pandas

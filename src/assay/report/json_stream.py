@@ -20,7 +20,7 @@ def iter_json(report: Report, rows: Iterable[Row | bytes] | None = None) -> Iter
     """The report's JSON, piece by piece.
 
     ``rows`` (e.g. streamed from the store) replace ``report.rows``; a row already encoded as
-    JSON bytes (:func:`assay.rebuild.row_json_from_store`) is written as it is.
+    JSON bytes (:func:`assay.engine.rebuild.row_json_from_store`) is written as it is.
     """
     rows = report.rows if rows is None else rows
     head = report.model_copy(update={"rows": []})

@@ -17,10 +17,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import IO
 
+from assay.data.results import passes
 from assay.errors import AssayError
 from assay.report.compliance import junit_suite
 from assay.report.model import FailingRow, Report, Row
-from assay.results import passes
 
 SUT_KEY = "system-under-test"
 SPOOL_BYTES = 8 << 20  # each metric's test cases stay in memory up to this size, then on disk

@@ -350,7 +350,7 @@ class Report(StrictModel):
     repetitions: Repetitions | None = None
     budget: Budget | None = None
     gate: dict[str, Any] | None = Field(
-        default=None, description="gate outcome (assay.gate), when one ran"
+        default=None, description="gate outcome (assay.compare.gate), when one ran"
     )
     comparison: ComparisonSummary | None = Field(
         default=None, description="baseline comparison summary, when one ran"

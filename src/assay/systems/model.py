@@ -9,7 +9,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.comparison import compare_reports
+from assay.compare.comparison import compare_reports
 from assay.errors import UsageError
 from assay.report.comparison_model import Comparison
 from assay.report.model import DatasetInfo, Report

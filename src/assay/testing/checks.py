@@ -6,13 +6,13 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from assay.dataset import MetricSpec, Sample
+from assay.data.dataset import MetricSpec, Sample
+from assay.data.outputs import Output, coerce_output
+from assay.data.results import ScoreResult, passes, threshold_for
+from assay.engine.scoring import is_async_metric, score_async, score_sync
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import resolve, thresholds_of
-from assay.outputs import Output, coerce_output
-from assay.results import ScoreResult, passes, threshold_for
-from assay.scoring import is_async_metric, score_async, score_sync
 from assay.testing.text import show
 
 MetricLike = str | Mapping[str, Any] | MetricSpec | Metric

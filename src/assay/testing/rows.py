@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from assay.dataset import Sample
-from assay.outputs import Output
+from assay.data.dataset import Sample
+from assay.data.outputs import Output
+from assay.data.results import threshold_for
 from assay.report.model import Row
-from assay.results import threshold_for
 from assay.testing.text import show
 
 

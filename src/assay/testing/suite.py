@@ -6,14 +6,14 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from assay.dataset import Dataset, Sample
+from assay.data.dataset import Dataset, Sample
+from assay.data.loading import load_dataset, load_outputs
+from assay.data.outputs import Output
+from assay.engine.evaluation import RunOptions, evaluate
+from assay.engine.sut import PythonTarget, SavedOutputs, SystemUnderTest
 from assay.errors import UsageError
-from assay.evaluation import RunOptions, evaluate
-from assay.loading import load_dataset, load_outputs
 from assay.metrics.registry import resolve_scoped, thresholds_of
-from assay.outputs import Output
 from assay.report.system_info import SystemUnderTestInfo
-from assay.sut import PythonTarget, SavedOutputs, SystemUnderTest
 from assay.testing.rows import AssayRow
 
 

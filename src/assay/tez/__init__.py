@@ -2,5 +2,5 @@
 
 Entry points: :func:`assay.tez.bundle.open_bundle`, :func:`assay.tez.session.load_session`,
 :func:`assay.tez.evaluate.evaluate`, :mod:`assay.tez.writer` (``plan_vendor``/``plan_tezit`` then
-``apply``), and the ``assay tez`` commands in :mod:`assay.tez.cli`. See docs/tez.md.
+``apply``), and the ``assay tez`` commands in :mod:`assay.cli.tez`. See docs/tez.md.
 """

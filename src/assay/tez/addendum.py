@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from assay.bounded import loads_json
-from assay.documents import read_capped
+from assay.data.bounded import loads_json
+from assay.data.documents import read_capped
 from assay.errors import TezError
 from assay.tez.records import AddendumValues, Alert, TezitEvalMetrics
 from assay.tez.scoring import TurnScore

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from assay.bounded import loads_json
+from assay.data.bounded import loads_json
+from assay.data.fileio import is_dir, is_file
 from assay.errors import TezError
-from assay.fileio import is_dir, is_file
 from assay.tez.manifest import ItemEntry, declared_extension_ids, item_entries, manifest_warnings
 from assay.tez.readers import (
     DirReader,

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from assay.bounded import loads_json
+from assay.data.bounded import loads_json
 from assay.errors import TezError
 from assay.tez.bundle import Bundle
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.bounded import loads_json
+from assay.data.bounded import loads_json
 from assay.errors import TezError
 from assay.tez.bundle import Bundle
 from assay.tez.records import STANDARD_EXTENSION_ID, VENDOR_EXTENSION_ID

@@ -29,7 +29,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from assay.documents import parse_document, read_text
+from assay.data.documents import parse_document, read_text
 from assay.errors import TezError
 from assay.tez.bundle import Bundle
 from assay.tez.citations import CitationRef, Resolution

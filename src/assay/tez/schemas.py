@@ -3,7 +3,7 @@
 ``tez-eval-metrics.schema.json`` is the schema of seed 004 (``com.ragu.eval-metrics`` 1.0.0) and
 ``tez-enterprise-tip-eval.schema.json`` the published ``tezit-eval`` schema (tezit-protocol/spec,
 CC BY 4.0), both unchanged. The others are generated from assay's pydantic models by
-``python -m assay.schema_files``.
+``python -m assay.cli.schema_files``.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from assay.documents import iter_jsonl, parse_document, read_text
+from assay.data.documents import iter_jsonl, parse_document, read_text
 from assay.errors import TezError
 from assay.tez.records import SessionFile
 

@@ -1,7 +1,7 @@
 """Plain-text views for ``assay tez``: a score report, a bundle summary, a validation verdict.
 
 Kept apart from the commands so that each view is a function of plain data; the commands in
-:mod:`assay.tez.cli` only gather that data and print what these functions return.
+:mod:`assay.cli.tez` only gather that data and print what these functions return.
 """
 
 from __future__ import annotations

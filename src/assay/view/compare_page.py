@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.pairing import SampleAt, SampleTable
+from assay.compare.pairing import SampleAt, SampleTable
 from assay.report.comparison_model import Comparison, MetricComparison
 from assay.report.model import Report
 from assay.view.data import RunView

@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.dataset import Dataset, Sample
+from assay.data.dataset import Dataset, Sample
+from assay.data.loading import load_dataset, load_outputs
+from assay.data.outputs import Output
+from assay.engine.rebuild import report_from_store
 from assay.errors import AssayError
-from assay.loading import load_dataset, load_outputs
-from assay.outputs import Output
-from assay.rebuild import report_from_store
 from assay.report.failing import REDACTED, redacted_report
 from assay.report.model import Report, Row
-from assay.store import RunStore
-from assay.store_schema import RunRecord
+from assay.store.runs import RunStore
+from assay.store.schema import RunRecord
 
 MAX_RUNS = 200
 CACHED_REPORTS = 32

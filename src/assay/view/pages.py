@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.comparison import compare_reports
+from assay.compare.comparison import compare_reports
 from assay.errors import StoreError
 from assay.view.compare_page import compare_page
 from assay.view.data import RunView, ViewData

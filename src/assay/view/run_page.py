@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from assay.dataset import Dataset
+from assay.data.dataset import Dataset
 from assay.report.html_parts import histogram_svg
 from assay.report.model import Report, Row
 from assay.view.data import RunView, sample_of

@@ -1,0 +1,48 @@
+"""Core commands: ``assay validate`` and ``assay metrics`` (``assay run`` lives in run_cli)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate)
+    app.command("metrics")(metrics)
+
+
+def validate(
+    dataset: Annotated[Path, typer.Argument(help="Dataset file (.yml, .yaml, .json, .jsonl).")],
+) -> None:
+    """Check a dataset against the schema and report the first problem precisely."""
+    from assay.api import metric_plan
+    from assay.compare.gate_rules import rules_from_mapping
+    from assay.data.dataset_errors import declared_block, declared_metrics
+    from assay.data.loading import load_dataset
+    from assay.providers.settings import build
+
+    loaded = load_dataset(dataset)
+    if loaded.metrics:  # checked as `assay run` checks them: options, thresholds, tag scopes
+        with declared_metrics(dataset):
+            metric_plan(loaded)
+    with declared_block(dataset, "gate"):
+        rules_from_mapping(loaded.gate, "gate")
+    with declared_block(dataset, "providers"):
+        build(dataset=loaded.providers, env={})
+    tags = sorted({tag for sample in loaded.samples for tag in sample.tags})
+    typer.echo(
+        f"{dataset}: ok ({len(loaded.samples)} samples, {len(loaded.metrics)} default metrics, "
+        f"{len(tags)} tags, schema {loaded.schema_version})"
+    )
+
+
+def metrics() -> None:
+    """List every metric assay can resolve, one line each."""
+    from assay.metrics.registry import catalogue
+
+    rows = catalogue()
+    width = max(len(name) for name, _ in rows)
+    for name, description in rows:
+        typer.echo(f"{name.ljust(width)}  {description}")

@@ -1,0 +1,167 @@
+"""``assay run`` (the main job), ``assay runs`` and ``assay report``.
+
+``run`` only turns its flags into a :class:`~assay.engine.config.RunConfig` and hands it to
+:func:`assay.cli.run_execution.execute`; its options are declared in :mod:`assay.cli.run_options`.
+"""
+
+# No ``from __future__ import annotations``: typer reads ``run``'s 45 annotations twice as it
+# builds the command, and strings would be compiled and evaluated each time (~2 ms).
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from assay.cli import run_options as opt
+from assay.cli.console import fail
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+    app.command("runs")(runs)
+    app.command("report")(report)
+
+
+LANE_KEY = "assay.lane"
+"""Where ``assay adversarial`` puts its LaneHooks in the click context's meta for ``run``."""
+
+
+def run(
+    ctx: typer.Context,
+    dataset: opt.DatasetArg,
+    outputs: opt.OutputsOpt = None,
+    sut: opt.SutOpt = None,
+    sut_url: opt.SutUrlOpt = None,
+    sut_output_path: opt.SutOutputPathOpt = None,
+    sut_retrieved_path: opt.SutRetrievedPathOpt = None,
+    sut_trajectory_path: opt.SutTrajectoryPathOpt = None,
+    sut_timeout: opt.SutTimeoutOpt = None,
+    rpm: opt.RpmOpt = None,
+    metric: opt.MetricOpt = None,
+    fmt: opt.FormatOpt = "md",
+    out: opt.OutOpt = None,
+    also: opt.AlsoOpt = None,
+    min_macro_f1: opt.MinMacroF1Opt = None,
+    min_pass_rate: opt.MinPassRateOpt = None,
+    min_mean: opt.MinMeanOpt = None,
+    min_coverage: opt.MinCoverageOpt = None,
+    max_failures: opt.MaxFailuresOpt = None,
+    compare: opt.CompareOpt = None,
+    max_regressions: opt.MaxRegressionsOpt = None,
+    max_flips: opt.MaxFlipsOpt = None,
+    max_drop: opt.MaxDropOpt = None,
+    redact: opt.RedactOpt = False,
+    text_limit: opt.TextLimitOpt = 200,
+    repetitions: opt.RepetitionsOpt = None,
+    concurrency: opt.ConcurrencyOpt = 8,
+    budget_usd: opt.BudgetUsdOpt = None,
+    limit: opt.LimitOpt = None,
+    sample_n: opt.SampleOpt = None,
+    seed: opt.SeedOpt = 0,
+    tag: opt.TagOpt = None,
+    sample_id: opt.IdOpt = None,
+    resume: opt.ResumeOpt = None,
+    retry_errors: opt.RetryErrorsOpt = False,
+    run_id: opt.RunIdOpt = None,
+    executor: opt.ExecutorOpt = None,
+    ray_address: opt.RayAddressOpt = None,
+    store_path: opt.StoreOpt = None,
+    no_store: opt.NoStoreOpt = False,
+    judge_model: opt.JudgeModelOpt = None,
+    embedding_model: opt.EmbeddingModelOpt = None,
+    embedding_provider: opt.EmbeddingProviderOpt = None,
+    base_url: opt.BaseUrlOpt = None,
+    provider_concurrency: opt.ProviderConcurrencyOpt = None,
+    no_cache: opt.NoCacheOpt = False,
+    refresh_cache: opt.RefreshCacheOpt = False,
+    cache_dir: opt.CacheDirOpt = None,
+    quiet: opt.QuietOpt = False,
+    promote_failures: opt.PromoteFailuresOpt = None,
+) -> None:
+    """Run a dataset through a system under test (or saved outputs), score it, report, gate."""
+    flags = dict(locals())  # exactly this function's parameters: every flag, by name
+    from assay.cli.run_execution import execute
+    from assay.cli.run_plan import checked_config
+
+    execute(checked_config(flags), lane=ctx.meta.get(LANE_KEY))  # lane: from `assay adversarial`
+
+
+def runs(
+    store_path: Annotated[
+        Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", help="How many runs to list.")] = 20,
+) -> None:
+    """List past runs, newest first."""
+    from assay.cli.console import fail
+    from assay.store.runs import RunStore
+
+    if limit < 1:  # SQLite reads LIMIT -1 as "all" and LIMIT 0 as none ("no runs yet")
+        fail(f"--limit must be at least 1; got {limit}")
+    store = RunStore(store_path)
+    try:
+        records = store.list_runs(min(limit, 2**63 - 1))  # past SQLite's integer: OverflowError
+    finally:
+        store.close()
+    if not records:
+        typer.echo("no runs yet", err=True)
+        return
+    for line in _runs_table(records):
+        typer.echo(line)
+
+
+_RUNS_HEADER = ("RUN", "STATUS", "DATASET", "EXECUTIONS", "ERRORED", "CREATED")
+
+
+def _runs_table(records: list[Any]) -> list[str]:
+    """``assay runs`` as aligned columns under a header row (numbers right-aligned)."""
+    cells = [_RUNS_HEADER] + [
+        (r.run_id, r.status, r.dataset_name, str(r.executions), str(r.errored), r.created_at)
+        for r in records
+    ]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(_RUNS_HEADER))]
+    numeric = {3, 4}
+    return [
+        "  ".join(
+            c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))
+        ).rstrip()
+        for row in cells
+    ]
+
+
+def report(
+    run_id: Annotated[str, typer.Argument(help="A run id from 'assay runs', or 'latest'.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="json | md | html | junit")] = "md",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")
+    ] = None,
+    store_path: Annotated[
+        Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")
+    ] = None,
+) -> None:
+    """Render a stored run again, without rerunning anything."""
+    from assay.cli.run_report import FORMATS, render, write_out
+    from assay.engine.rebuild import report_from_store, stored_rows
+    from assay.store.runs import RunStore
+
+    if fmt not in FORMATS:
+        fail(f"--format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+    store = RunStore(store_path)
+    try:
+        resolved = store.latest_run_id() if run_id == "latest" else run_id
+        # Every format streams the rows from the store or needs none, as `assay run` does.
+        report_obj = report_from_store(store, resolved, keep_rows=False)
+        names = [str(name) for name in store.run_config(resolved).get("metrics", [])]
+        write_out(
+            render(
+                report_obj,
+                fmt,
+                None,
+                stored_rows(store, resolved, names, redact=report_obj.redacted),
+            ),
+            out,
+        )
+    finally:
+        store.close()
+
+
+__all__ = ["LANE_KEY", "register", "run"]

@@ -1,0 +1,317 @@
+"""Writing a run's reports: rendering, the comparison and gate verdict, the exit code.
+
+:func:`finish_run` takes a finished single-system run from its report to the exit code; the
+several-systems path (:mod:`assay.cli.systems`) and ``assay report`` share :func:`render`,
+:func:`write_out` and :func:`gate_verdict`.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, cast
+
+import typer
+
+from assay.cli.console import EXIT_GATE_FAILED, EXIT_OK, fail, printable, warn
+
+if TYPE_CHECKING:
+    from assay.engine.rebuild import RowSource
+    from assay.report.model import Row
+
+FORMATS = ("json", "md", "html", "junit")
+"""The report formats (``--format``, ``--also FORMAT=PATH``)."""
+_RENDERERS = {
+    "json": "assay.report.json_stream",
+    "md": "assay.report.markdown",
+    "html": "assay.report.html",
+    "junit": "assay.report.junit",
+}
+_AFTER_THE_RUN = (
+    "assay.adversarial.lane",
+    "assay.adversarial.compliance",  # with_compliance imports it for every run
+    "assay.compare.gate",
+    "assay.engine.rebuild",
+    "assay.data.fileio",
+)
+_STDLIB_AFTER_THE_RUN = ("statistics",)  # NormalDist, for every report's Wilson intervals
+_NUMPY = ("numpy", "numpy.ma")
+"""numpy, and numpy.ma, which numpy loads lazily and ``np.percentile`` imports at its first call
+(``np.unique`` asks ``np.ma.is_masked``): ~12 ms after a judge run's last reply, until here."""
+_PAUSE_S: Final = 0.0003
+"""How long the preload waits, the GIL free, before each module it imports while the run's
+event loop runs (numpy is ~110 modules: ~0.03 s more for the thread)."""
+
+
+class _Yielding:
+    """A meta path finder that finds nothing: it makes the preload thread pause before each
+    module it imports while ``loop`` runs.
+
+    Without the pauses the thread holds the GIL for most of its ~0.3 s of imports, and every
+    reply that arrives meanwhile waits for the interpreter's switch interval (5 ms) before the
+    loop can read it and send the next request; a judge run at 32 requests in flight lost
+    ~0.04-0.1 s that way. With them the loop finds the GIL free between modules. Once the loop
+    has stopped (the run is over and the main thread may be waiting on these imports), or in
+    any other thread, it does nothing.
+    """
+
+    def __init__(self, loop: Any) -> None:
+        self._loop = loop
+        self._thread = threading.get_ident()
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if threading.get_ident() == self._thread and self._loop.is_running():
+            time.sleep(_PAUSE_S)
+
+
+def _running_loop() -> Any:
+    """The event loop running in this thread, or None."""
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def preload(formats: Iterable[str]) -> threading.Thread:
+    """Import what the end of a run needs in a daemon thread; return the thread.
+
+    That is numpy for the statistics (~0.1-0.2 s of CPU, numpy.ma included), the Wilson interval's
+    normal quantile, the compliance summary, the gate, the run store's rows and the renderers
+    of ``formats``; then the report models' validators are built (``defer_build``: a judge
+    run's first request does not wait for them). While the run's event loop runs, the thread
+    pauses before each module (:class:`_Yielding`).
+    ``assay run`` starts it at the run's first result: a run that waits on judge or system
+    replies leaves the interpreter idle most of the time, so this work no longer follows the
+    last reply. Nothing changes where they are used: an import under way is waited for
+    (Python's import lock), and one that failed here fails there again, with its error. None
+    of these modules imports another of them in a cycle, so the two threads cannot wait on
+    each other.
+    """
+    renderers = [_RENDERERS[f] for f in dict.fromkeys(formats) if f in _RENDERERS]
+    names = (*_NUMPY, *_STDLIB_AFTER_THE_RUN, *_AFTER_THE_RUN, *renderers)
+    loop = _running_loop()
+
+    def load() -> None:
+        if loop is None:
+            _load(names)
+            return
+        # A new list each time, never one edited in place: an import in the main thread may be
+        # walking the old one, and a removal from it could make that walk skip a finder.
+        finder = _Yielding(loop)
+        sys.meta_path = [finder, *sys.meta_path]
+        try:
+            _load(names)
+        finally:
+            sys.meta_path = [f for f in sys.meta_path if f is not finder]
+
+    thread = threading.Thread(target=load, name="assay-preload", daemon=True)
+    thread.start()
+    return thread
+
+
+def _load(names: Iterable[str]) -> None:
+    """Import ``names``, then build the deferred report models; failures are left for the
+    places that use them (an import that failed here fails there again, with its error)."""
+    import importlib
+
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            continue
+    try:
+        from assay.report.model import build_deferred
+
+        build_deferred()
+    except Exception:
+        return
+
+
+def write_out(text: str | Iterable[bytes], out: Path | None) -> None:
+    if out is None:
+        if isinstance(text, str):
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            sys.stdout.flush()
+            for piece in text:
+                sys.stdout.buffer.write(piece)
+            sys.stdout.buffer.flush()
+        return
+    from assay.data.fileio import write_atomic
+
+    write_atomic(out, text)
+
+
+def render(
+    report_obj: Any, fmt: str, comparison: Any = None, rows: RowSource | None = None
+) -> str | Iterable[bytes]:
+    """Render a report in one of the supported formats (JSON streamed as UTF-8 chunks).
+
+    ``rows`` streams the rows from the run store when the report does not hold them.
+    """
+    if fmt == "json":
+        from assay.report.json_stream import iter_json
+
+        return iter_json(report_obj, rows(encoded=True) if rows is not None else None)
+    if fmt == "md":
+        from assay.report.markdown import render_markdown
+
+        return render_markdown(report_obj)
+    if fmt == "html":
+        from assay.report.html import render_html
+
+        return render_html(report_obj, comparison)
+    if fmt == "junit":
+        from assay.report.junit import iter_junit, render_junit
+
+        if rows is None:
+            return render_junit(report_obj)
+        models = cast("Iterable[Row]", rows())  # not ``encoded``: Row models
+        return iter_junit(report_obj, models, repetitions=report_obj.run.repetitions)
+    fail(f"--format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+
+
+def parse_also(items: list[str]) -> list[tuple[str, Path]]:
+    parsed = []
+    for item in items:
+        kind, sep, path = item.partition("=")
+        if not sep or kind not in FORMATS or not path:
+            fail(
+                f"--also must look like FORMAT=PATH with FORMAT in {', '.join(FORMATS)}; got "
+                f"{item!r}"
+            )
+        parsed.append((kind, Path(path)))
+    return parsed
+
+
+def finish_run(
+    report_obj: Any,
+    rules: Any,
+    *,
+    config: Any,
+    store: Any,
+    gate_store: Any,
+    metric_names: list[str],
+    extra_reports: list[tuple[str, Path]],
+    lane: Any = None,
+) -> None:
+    """Comparison, gate, rendering and the exit code of a finished run (its budget block
+    already in ``report_obj``); ``config`` is the run's :class:`~assay.engine.config.RunConfig`."""
+    rows: RowSource | None = None
+    if store is not None:
+        from assay.engine.rebuild import stored_rows
+
+        rows = stored_rows(store, report_obj.run.run_id, metric_names, redact=report_obj.redacted)
+    comparison = None
+    if config.compare is not None:
+        comparison = _compare(report_obj, config.compare, store_path=config.store_path, rows=rows)
+    report_obj, gate_result = _gated(report_obj, rules, comparison, gate_store)
+    lane_failures: list[str] = []
+    if lane is not None:
+        report_obj, lane_failures = lane.gate(report_obj)
+
+    write_out(render(report_obj, config.fmt, comparison, rows), config.out)
+    for extra_fmt, extra_path in extra_reports:
+        write_out(render(report_obj, extra_fmt, comparison, rows), extra_path)
+    _print_summary(report_obj, gate_result, quiet=config.quiet)
+    if lane is not None:
+        notes = lane.finished(report_obj, gate_result.passed)
+        for line in [*([] if config.quiet else notes), *lane_failures]:  # always says why
+            typer.echo(f"assay: adversarial: {line}", err=True)
+    if report_obj.run.halted or lane_failures:
+        raise typer.Exit(EXIT_GATE_FAILED)
+    raise typer.Exit(EXIT_OK if gate_result.passed else EXIT_GATE_FAILED)
+
+
+def _gated(report_obj: Any, rules: Any, comparison: Any, gate_store: Any) -> tuple[Any, Any]:
+    """The report with its gate verdict (kept in ``gate_store`` too) and the comparison's
+    summary and warnings; and the verdict."""
+    gate_result = gate_verdict(report_obj, rules, comparison)
+    update: dict[str, Any] = {"gate": gate_result.model_dump(mode="json")}
+    if gate_store is not None:  # `assay view` shows each run's verdict
+        gate_store.record_gate(report_obj.run.run_id, update["gate"])
+        # The run's last write: the store's log is copied into its file while the reports
+        # render (they only read), not in the close after them.
+        gate_store.checkpoint_behind()
+    if comparison is not None:
+        update["comparison"] = comparison.summary()
+        # What the paired tests cannot see (too few samples, a drop under the MDD) is said on
+        # stderr and kept in the report, so a green comparison is never mistaken for evidence.
+        update["warnings"] = [*report_obj.warnings, *comparison.warnings]
+        for message in comparison.warnings:
+            warn(f"compare: {message}")
+    return report_obj.model_copy(update=update), gate_result
+
+
+def _compare(
+    report_obj: Any, target: str, *, store_path: Path | None, rows: RowSource | None
+) -> Any:
+    """The comparison with ``--compare``'s report; each side's rows are walked once, streamed
+    from the run store (``rows``) and the reference's file or store, not held."""
+    from assay.compare.baseline import resolve_reference
+    from assay.compare.comparison import compare_reports
+
+    reference = resolve_reference(target, report_obj, store_path=store_path)
+    if reference is None:
+        warn(
+            f"--compare {target}: no reference report found; comparison skipped (the gate is not "
+            "affected)"
+        )
+        return None
+    return compare_reports(
+        report_obj,
+        reference.report,
+        current_rows=None if rows is None else cast("Iterable[bytes]", rows(encoded=True)),
+        reference_rows=reference.rows(),
+    )
+
+
+def gate_rules(dataset_gate: Any, cli: dict[str, Any]) -> Any:
+    """The run's gate rules: assay.toml [gate] < the dataset's gate: block < flags."""
+    from assay.compare.gate_rules import load_rules
+    from assay.store.project import find_config
+
+    # The nearest assay.toml, as for `executor` and [ray]: a run from a sub-folder keeps the
+    # project's gate.
+    return load_rules(cli=cli, dataset_gate=dataset_gate, config_path=find_config())
+
+
+def gate_verdict(report_obj: Any, rules: Any, comparison: Any) -> Any:
+    """The gate's verdict on a report under ``rules`` (:func:`gate_rules`)."""
+    from assay.compare.gate import evaluate as evaluate_gate
+
+    return evaluate_gate(report_obj, rules, comparison)
+
+
+def _print_summary(report_obj: Any, gate_result: Any, *, quiet: bool) -> None:
+    """The run's line and the gate's verdict on stderr; --quiet keeps only why a gate failed."""
+    from assay.report.markdown import fmt
+
+    if quiet:
+        if not gate_result.passed:
+            _print_gate(gate_result)
+        return
+    s = report_obj.summary
+    # The dataset's name and its tags (in cohort rules) are the dataset's text: a backspace or
+    # a line break in them must not rewrite what the terminal shows.
+    typer.echo(
+        printable(
+            f"assay: {report_obj.dataset.name}: {s.total_executions} executions, macro-F1 "
+            f"{fmt(s.macro_f1)}, {s.failed_rows or 0} failed, {s.errored_rows or 0} errored, "
+            f"run {report_obj.run.run_id}"
+        ),
+        err=True,
+    )
+    _print_gate(gate_result)
+
+
+def _print_gate(gate_result: Any) -> None:
+    for failure in gate_result.failures:
+        typer.echo(printable(f"assay: gate: {failure.message}"), err=True)
+    typer.echo(f"assay: gate {'passed' if gate_result.passed else 'FAILED'}", err=True)

@@ -1,0 +1,159 @@
+"""`assay run` with several systems: parse ``NAME=VALUE`` flags, run each, report side by side."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import typer
+
+from assay.cli.console import fail
+from assay.data.fileio import exists
+
+Kind = Literal["outputs", "sut"]
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """One ``--sut``/``--outputs`` value: an optional name and a target."""
+
+    name: str | None
+    kind: Kind
+    value: str
+
+
+def _split(value: str, kind: Kind) -> SystemSpec:
+    flag = f"--{kind}"
+    name, sep, rest = value.partition("=")
+    # '--outputs a=x.json' names a system; an existing file whose name holds '=' does not
+    if not sep or (kind == "outputs" and exists(Path(value))):
+        return SystemSpec(None, kind, value)
+    if not rest:
+        fail(f"{flag} {value!r}: nothing after '='; write {flag} NAME=VALUE")
+    # only a named system needs the check (systems.model loads the comparison, with numpy)
+    from assay.systems.model import check_name
+
+    return SystemSpec(check_name(name, flag), kind, rest)
+
+
+def parse_systems(outputs: Sequence[str], suts: Sequence[str]) -> list[SystemSpec]:
+    """Every system given; several must all be named, and names must differ."""
+    specs = [_split(v, "outputs") for v in outputs] + [_split(v, "sut") for v in suts]
+    if len(specs) > 1:
+        unnamed = [s.value for s in specs if s.name is None]
+        if unnamed:
+            fail(
+                "give exactly one of --outputs FILE, --sut module:function or --sut-url URL; "
+                f"several systems need names: --{specs[0].kind} NAME={unnamed[0]}"
+            )
+        names = [s.name for s in specs]
+        if len(set(names)) != len(names):
+            fail(f"system names must be unique; got {', '.join(str(n) for n in names)}")
+    return specs
+
+
+def check_combination(flags: dict[str, Any], fmt: str, extra_formats: Sequence[str]) -> None:
+    """Options that mean one run (resume, baseline, budget, JUnit) cannot take several systems."""
+    for flag, value in flags.items():
+        if value:
+            fail(f"{flag} works with one system; it cannot be combined with several systems")
+    if "junit" in (fmt, *extra_formats):
+        fail("JUnit output needs one system; use json, md or html with several systems")
+
+
+def make_system(spec: SystemSpec, sample_ids: list[str], limiter: Any) -> Any:
+    from assay.data.loading import load_outputs
+    from assay.data.outputs import check_outputs_cover
+    from assay.engine.sut import PythonTarget, SavedOutputs
+
+    if spec.kind == "outputs":
+        saved = load_outputs(spec.value)
+        check_outputs_cover(saved, sample_ids, path=spec.value)
+        return SavedOutputs(saved, spec.value)
+    system = PythonTarget(spec.value)
+    system.limiter = limiter
+    return system
+
+
+@dataclass
+class SystemsRun:
+    """What each system's run shares: the dataset, metrics, store, options and the gate."""
+
+    dataset: Any
+    metrics: list[Any]
+    scopes: dict[str, frozenset[str]]
+    store: Any
+    options: Callable[[str], Any]
+    limiter: Callable[[], Any]
+    gate: Callable[[Any], Any]
+
+
+def _run_one(run: SystemsRun, spec: SystemSpec, quiet: bool) -> Any:
+    from assay.engine.evaluation import RunState, evaluate
+    from assay.engine.progress import Progress, progress_mode
+
+    assert spec.name is not None
+    if not quiet:
+        typer.echo(f"assay: running system '{spec.name}' ({spec.kind} {spec.value})", err=True)
+    system = make_system(spec, [s.id for s in run.dataset.samples], run.limiter())
+    options = run.options(spec.name)
+    state = RunState()
+    progress = Progress(progress_mode(quiet=quiet), thresholds=options.thresholds)
+    state.on_results = progress.advance
+    with progress.session(lambda: state.total):
+        report = evaluate(
+            run.dataset,
+            sut=system,
+            metrics=run.metrics,
+            options=options,
+            store=run.store,
+            scopes=run.scopes,
+            state=state,
+        )
+    verdict = run.gate(report).model_dump(mode="json")
+    if run.store is not None:
+        run.store.record_gate(report.run.run_id, verdict)
+    return report.model_copy(update={"gate": verdict})
+
+
+def render(systems: Any, fmt: str) -> str:
+    from assay.systems import render as renderers
+
+    if fmt == "json":
+        return str(systems.model_dump_json(indent=2)) + "\n"
+    if fmt == "md":
+        return renderers.render_markdown(systems)
+    return renderers.render_html(systems)
+
+
+def run_systems(
+    run: SystemsRun,
+    specs: Sequence[SystemSpec],
+    *,
+    outputs: Sequence[tuple[str, Path | None]],
+    write: Callable[[str, Path | None], None],
+    quiet: bool,
+) -> None:
+    """Run every system, write the side-by-side report(s), exit 1 when any gate failed."""
+    from assay.systems.model import build
+
+    named = [(str(spec.name), _run_one(run, spec, quiet)) for spec in specs]
+    systems = build(named)
+    for fmt, path in outputs:
+        write(render(systems, fmt), path)
+    failed = [name for name, report in named if not report.gate["passed"] or report.run.halted]
+    if not quiet:
+        from assay.report.markdown import fmt as number
+
+        for name, report in named:
+            s = report.summary
+            typer.echo(
+                f"assay: {name}: pass rate {number(s.pass_rate)}, macro-F1 {number(s.macro_f1)}, "
+                f"gate {'passed' if report.gate['passed'] else 'FAILED'}, run {report.run.run_id}",
+                err=True,
+            )
+    sys.stdout.flush()
+    raise typer.Exit(1 if failed else 0)

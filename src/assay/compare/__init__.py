@@ -1,0 +1,1 @@
+"""Comparing runs: pairing, paired statistics, baselines, and the gate and its rules."""

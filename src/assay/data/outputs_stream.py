@@ -1,0 +1,306 @@
+"""Large JSONL and JSON saved-outputs files kept on disk: checked once, then looked up by id.
+
+The file is read once and every entry checked as :func:`assay.data.outputs.read_outputs` would;
+what is kept is a sorted array of the ids' hashes and where each entry is: a JSONL line's
+offset (16 bytes an entry), or a JSON document entry's number and byte span (32 bytes; found
+by :mod:`assay.data.json_items`). A lookup finds the entry by hash, reads it (sequential lookups
+read a block at a time) and checks its id. Anything unusual (an invalid entry, a duplicate id or
+a hash collision, an odd line break, a document shape the scan does not take) makes
+:func:`stream_outputs` return None, and the caller loads the file whole, which reports the
+problem exactly as before.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from assay.data.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
+from assay.data.json_items import ItemScan, SpanReader, parse_item
+from assay.data.jsonl_lines import LineReader, first_offset, iter_entries
+from assay.data.outputs import Output, coerce_output
+from assay.errors import AssayError, NotIndexable, OutputsError, UnusualLineBreaks
+
+STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
+GUESS_SLACK = 64  # lookups stop trying the next line once it missed this many more than it hit
+
+
+def stream_outputs(path: Path) -> IndexedOutputs | None:
+    """The saved outputs of a large JSONL or JSON file, left on disk; None: load it whole."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if size < STREAM_MIN_BYTES or size > MAX_DATASET_BYTES:
+        return None
+    if path.suffix.lower() == ".json":
+        return DocumentOutputs.from_file(path)
+    return JsonlOutputs.from_file(path)
+
+
+def _plain(value: Any) -> tuple[str, str] | None:
+    """The id and text of the common line, ``{"id": "...", "output": "..."}``; else None."""
+    if type(value) is dict and len(value) == 2:
+        sample_id, text = value.get("id"), value.get("output")
+        if type(sample_id) is str and sample_id and type(text) is str:
+            return sample_id, text
+    return None
+
+
+def _entry(value: Any) -> tuple[str, Output]:
+    """A line's id and output, checked as :func:`load_outputs` checks them (ValueError if not)."""
+    plain = _plain(value)
+    if plain is not None:
+        return plain[0], Output(plain[1])
+    if not isinstance(value, Mapping):
+        raise ValueError("not an object")
+    sample_id = value.get("id")
+    if isinstance(sample_id, bool) or not isinstance(sample_id, (str, int)) or str(sample_id) == "":
+        raise ValueError("no id")
+    text = value.get("output")
+    if len(value) == 2 and type(text) is str:  # {"id", "output": text}: the common line
+        return str(sample_id), Output(text)
+    return str(sample_id), coerce_output({k: v for k, v in value.items() if k != "id"})
+
+
+def _entry_id(value: Any) -> str:
+    """:func:`_entry`'s id alone: the common line is checked without building its output."""
+    plain = _plain(value)
+    return plain[0] if plain is not None else _entry(value)[0]
+
+
+class IndexedOutputs(Mapping[str, Output]):
+    """``{sample_id: Output}`` over a file, each output read when it is asked for.
+
+    What is kept is the sorted hashes of the ids and, for each, where its entry is (a
+    *locator*: a JSONL line's offset, a document entry's number); subclasses read the entry
+    at a locator (:meth:`_entry_at`) and list the ids in file order (:meth:`_ids`).
+    """
+
+    def __init__(self, path: Path, hashes: Any, locators: Any) -> None:
+        self.path = path
+        self.id_hashes = hashes  # sorted numpy int64 array of hash(id)
+        self._locators = locators  # where the entry of each hash is
+        self._next = -1  # the locator of the entry after the last one read (-1: none read yet)
+        self._hits = self._misses = 0  # lookups found on that next entry, and not
+
+    def _entry_at(self, locator: int) -> tuple[str, Output, int]:
+        """The id and output of the entry at ``locator``, and the next entry's locator."""
+        raise NotImplementedError
+
+    def _ids(self) -> Iterator[str]:
+        raise NotImplementedError
+
+    def __getitem__(self, sample_id: str) -> Output:
+        if self._guessing():
+            guessed = self._guessed(sample_id)
+            if guessed is not None:
+                return guessed
+        key = hash(sample_id)
+        at = int(self.id_hashes.searchsorted(key))
+        if at == len(self.id_hashes) or int(self.id_hashes[at]) != key:
+            raise KeyError(sample_id)
+        try:
+            found, output, following = self._entry_at(int(self._locators[at]))
+        except (ValueError, AssayError, OSError, RecursionError):  # incl. UnicodeDecodeError
+            raise self._changed() from None
+        if found != sample_id:  # another id with the same hash: this one has no output
+            raise KeyError(sample_id)
+        self._next = following
+        return output
+
+    def outputs_of(self, sample_ids: Sequence[str]) -> list[Output | None]:
+        """Each id's output, None where it has none, in order (a lookup per id; subclasses may
+        read a run of consecutive entries at once)."""
+        return [self.get(sample_id) for sample_id in sample_ids]
+
+    def _guessing(self) -> bool:
+        """Whether lookups try the entry after the last one read first (see _guessed)."""
+        return self._next >= 0 and self._misses <= self._hits + GUESS_SLACK
+
+    def _guessed(self, sample_id: str) -> Output | None:
+        """The output of the entry after the one read last, when it is ``sample_id``'s; else
+        None.
+
+        Saved outputs are usually written in dataset order, so most lookups are the next entry
+        and need no search. Ids are unique in the file (see the ``from_file`` methods), so an
+        entry with this id is the one the search would find. Files in another order stop
+        guessing after ``GUESS_SLACK`` misses more than hits.
+        """
+        try:
+            found, output, following = self._entry_at(self._next)
+        except (ValueError, AssayError, OSError, RecursionError, IndexError):  # the end, ...
+            found = None
+        if found != sample_id:
+            self._misses += 1
+            return None
+        self._hits += 1
+        self._next = following
+        return output
+
+    def _changed(self) -> OutputsError:
+        return OutputsError("the file changed while the run read it", file=str(self.path))
+
+    def __len__(self) -> int:
+        return len(self.id_hashes)
+
+    def __iter__(self) -> Iterator[str]:
+        """The ids, in file order."""
+        try:
+            yield from self._ids()
+        except (UnusualLineBreaks, AssayError, ValueError, OSError, RecursionError):
+            raise self._changed() from None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.path)!r}, {len(self)} outputs)"
+
+
+def _sorted_index(hashes: array[int], locators: array[int]) -> tuple[Any, Any] | None:
+    """The hashes sorted and the locators in the same order; None if a hash repeats (a
+    duplicate id, or a collision) or there are none."""
+    import numpy as np
+
+    keys = np.frombuffer(hashes, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    if ordered.size == 0 or bool((ordered[1:] == ordered[:-1]).any()):
+        return None
+    return ordered, np.frombuffer(locators, dtype=np.int64)[order]
+
+
+class JsonlOutputs(IndexedOutputs):
+    """Saved outputs in a JSONL file: an entry a line, located by the line's offset."""
+
+    def __init__(self, path: Path, start: int, hashes: Any, offsets: Any) -> None:
+        super().__init__(path, hashes, offsets)
+        self._start = start
+        self._next = start  # before any lookup, the entry "after the last one read" is the first
+        self._reader = LineReader(path)
+
+    @classmethod
+    def from_file(cls, path: Path) -> JsonlOutputs | None:
+        """Check every line and keep its offset; None when the file must be loaded whole."""
+        start = first_offset(path)
+        offsets, hashes = array("q"), array("q")
+        try:
+            for number, offset, line in iter_entries(path, start):
+                sample_id = _entry_id(parse_jsonl_line(line, number, path, OutputsError))
+                offsets.append(offset)
+                hashes.append(hash(sample_id))
+        except (UnusualLineBreaks, UnicodeDecodeError, AssayError, ValueError, OSError):
+            return None
+        index = _sorted_index(hashes, offsets)
+        return None if index is None else cls(path, start, *index)
+
+    def _entry_at(self, locator: int) -> tuple[str, Output, int]:
+        line, following = self._reader.line_and_next(locator)
+        found, output = _entry(parse_jsonl_line(line, 0, self.path, OutputsError))
+        return found, output, following
+
+    def outputs_of(self, sample_ids: Sequence[str]) -> list[Output | None]:
+        """:meth:`IndexedOutputs.outputs_of`, the ids that follow the last one read in the
+        file (outputs saved in dataset order) read as one group and parsed in one call; the
+        rest, from the first that does not follow, one by one."""
+        found = self._following(sample_ids) if self._guessing() else []
+        return found + [self.get(sample_id) for sample_id in sample_ids[len(found) :]]
+
+    def _following(self, sample_ids: Sequence[str]) -> list[Output | None]:
+        """The outputs of the leading ids whose entries are the lines after the last one read
+        (see ``_guessed``); an empty list when the lines cannot be read or parsed as a group."""
+        lines, ends, at = [], [], self._next
+        try:
+            for _ in sample_ids:
+                line, at = self._reader.line_and_next(at)
+                if not line:  # the end of the file, or a blank line
+                    break
+                lines.append(line)
+                ends.append(at)
+        except (ValueError, OSError):  # incl. UnicodeDecodeError: read them one by one
+            pass
+        values = parse_jsonl_lines(lines) if lines else None
+        found: list[Output | None] = []
+        for sample_id, value, end in zip(sample_ids, values or (), ends):
+            try:
+                entry_id, output = _entry(value)
+            except (ValueError, AssayError):
+                break
+            if entry_id != sample_id:
+                break
+            found.append(output)
+            self._next = end
+        self._hits += len(found)
+        return found
+
+    def _ids(self) -> Iterator[str]:
+        for number, _, line in iter_entries(self.path, self._start):
+            yield _entry_id(parse_jsonl_line(line, number, self.path, OutputsError))
+
+
+class DocumentOutputs(IndexedOutputs):
+    """Saved outputs in a JSON ``outputs`` document, a list of entries with an ``id`` or a
+    mapping of id to output: an entry located by its number in the file, read from its byte
+    span (:mod:`assay.data.json_items`)."""
+
+    def __init__(self, path: Path, hashes: Any, numbers: Any, spans: Any, *, keyed: bool) -> None:
+        super().__init__(path, hashes, numbers)
+        self._spans = spans  # start, end, start, end... byte offsets, in file order
+        self._keyed = keyed  # the mapping form: a span is '"id": output'
+        self._reader = SpanReader(path)
+
+    @classmethod
+    def from_file(cls, path: Path) -> DocumentOutputs | None:
+        """Check every entry and keep its span; None when the file must be loaded whole."""
+        scan = ItemScan(path, "outputs")
+        spans, hashes = array("q"), array("q")
+        try:
+            for item in scan.items():
+                hashes.append(hash(_item_entry(item.key, item.value)[0]))
+                spans.extend((item.start, item.end))
+        except (NotIndexable, AssayError, ValueError):
+            return None
+        index = _sorted_index(hashes, array("q", range(len(hashes))))
+        if index is None:
+            return None
+        return cls(path, *index, spans, keyed=scan.kind == "object")
+
+    def _entry_at(self, locator: int) -> tuple[str, Output, int]:
+        text = self._reader.text(self._spans[2 * locator], self._spans[2 * locator + 1])
+        found, output = _item_entry(*parse_item(text, keyed=self._keyed))
+        return found, output, locator + 1
+
+    def _ids(self) -> Iterator[str]:
+        for locator in range(len(self)):
+            yield self._entry_at(locator)[0]
+
+
+def _item_entry(key: str | None, value: Any) -> tuple[str, Output]:
+    """An ``outputs`` item's id and output, checked as :func:`load_outputs` checks them
+    (ValueError if not; a conversation, which becomes one entry per turn, too). A list's
+    entry (no key) carries its id; a mapping's member is keyed by it."""
+    if key is None:
+        return _entry(value)
+    if key == "":
+        raise ValueError("no id")
+    if isinstance(value, Mapping) and "turns" in value and "output" not in value:
+        raise ValueError("a conversation")
+    return key, Output(value) if type(value) is str else coerce_output(value)
+
+
+def same_ids(outputs: Mapping[str, Output], samples: Sequence[Any]) -> bool:
+    """True when both sides are indexed files with the same set of id hashes.
+
+    Then every sample has its output and no output is unknown, unless two different ids
+    collide on a 64-bit hash (about n / 2**64): such a sample's row would record "no saved
+    output" as its error. False means: check id by id (``check_outputs_cover``).
+    """
+    theirs = getattr(samples, "id_hashes", None)
+    if not isinstance(outputs, IndexedOutputs) or theirs is None:
+        return False
+    import numpy as np
+
+    mine = outputs.id_hashes
+    return len(theirs) == len(mine) and bool(
+        np.array_equal(np.sort(np.frombuffer(theirs, dtype=np.int64)), mine)
+    )

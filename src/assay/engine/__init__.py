@@ -1,0 +1,2 @@
+"""One run: the plan's executions, the runner, scoring, the recorder, systems under test and
+executors."""

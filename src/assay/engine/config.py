@@ -1,0 +1,172 @@
+"""The run configuration: every setting of one ``assay run``, built once and passed down.
+
+Precedence, highest first (one rule for every setting):
+
+1. a command-line flag;
+2. its environment variable (each flag has one, read by the CLI as the flag's value);
+3. for provider settings, the dataset's ``providers:`` block, then ``ASSAY_*``/``OPENAI_*``
+   provider variables (see :mod:`assay.providers.settings`);
+4. ``assay.toml`` (``[gate]`` rules, ``executor`` and ``[ray]``);
+5. the dataset's ``gate:`` block, which sits between ``assay.toml`` and the flags for gate rules
+   (``assay.toml [gate]`` < dataset ``gate:`` < flags; see
+   :func:`assay.compare.gate_rules.load_rules`);
+6. built-in defaults.
+
+Adding a flag is three local edits: its option type in :mod:`assay.cli.run_options`, a parameter of
+that type in :func:`assay.cli.run.run`, and a field of the same name here. Nothing in assay
+keeps settings in module-level variables: the provider settings built here are put in force for
+the run's scope only (:func:`assay.providers.settings.scope`). This module holds values only and
+imports no other assay module (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from assay.data.dataset import MAX_REPETITIONS
+
+FORMATS = ("json", "md", "html", "junit")
+MIN_RPM = 0.01  # a slower rate waits hours between calls: a typo (1e-3 for 1e3), not a plan
+
+
+class RunConfig(BaseModel):
+    """The ``assay run`` flags by parameter name (environment already applied by the CLI)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dataset: Path
+    # systems under test
+    outputs: list[str] = []
+    sut: list[str] = []
+    sut_url: str | None = None
+    sut_output_path: str | None = None
+    sut_retrieved_path: str | None = None
+    sut_trajectory_path: str | None = None
+    sut_timeout: float | None = None
+    rpm: float | None = None
+    concurrency: int = 8
+    # what to score and how to report it
+    metric: list[str] = []
+    fmt: str = "md"
+    out: Path | None = None
+    also: list[str] = []
+    redact: bool = False
+    text_limit: int = 200
+    quiet: bool = False
+    promote_failures: Path | None = None
+    # gate
+    min_macro_f1: float | None = None
+    min_pass_rate: list[str] = []
+    min_mean: list[str] = []
+    min_coverage: list[str] = []
+    max_failures: int | None = None
+    compare: str | None = None
+    max_regressions: int | None = None
+    max_flips: int | None = None
+    max_drop: list[str] = []
+    # execution
+    repetitions: int | None = None
+    budget_usd: float | None = None
+    limit: int | None = None
+    sample_n: int | None = None
+    seed: int = 0
+    tag: list[str] = []
+    sample_id: list[str] = []
+    resume: str | None = None
+    retry_errors: bool = False
+    run_id: str | None = None
+    executor: str | None = None
+    ray_address: str | None = None
+    store_path: Path | None = None
+    no_store: bool = False
+    # providers
+    judge_model: str | None = None
+    embedding_model: str | None = None
+    embedding_provider: str | None = None
+    base_url: str | None = None
+    provider_concurrency: int | None = None
+    no_cache: bool = False
+    refresh_cache: bool = False
+    cache_dir: Path | None = None
+
+    @classmethod
+    def from_flags(cls, params: Mapping[str, Any]) -> RunConfig:
+        """Build from ``assay run``'s parameters; an unset repeatable flag (None) becomes []."""
+        values = {key: value for key, value in params.items() if key != "ctx"}
+        for name, info in cls.model_fields.items():
+            if values.get(name) is None and info.default == []:
+                values[name] = []
+        return cls.model_validate(values)
+
+    def problems(self) -> list[str]:
+        """Flag values that are wrong on their own (the CLI exits 2 on the first)."""
+        return _problems(self)
+
+    def provider_flags(self) -> dict[str, Any]:
+        """The provider settings given on the command line (unset ones left out); the run's
+        plan builds the settings from them (flags > dataset ``providers:`` > environment >
+        defaults, :func:`assay.providers.settings.build`)."""
+        flags = {
+            "judge_model": self.judge_model,
+            "embedding_model": self.embedding_model,
+            "embedding_provider": self.embedding_provider,
+            "base_url": self.base_url,
+            "max_concurrency": self.provider_concurrency,
+            "cache_dir": str(self.cache_dir) if self.cache_dir else None,
+            "cache_mode": "off" if self.no_cache else "refresh" if self.refresh_cache else None,
+        }
+        return {key: value for key, value in flags.items() if value is not None}
+
+    def gate_flags(self, *, with_baseline_rules: bool = True) -> dict[str, Any]:
+        """The gate rules given as flags, in the shape :func:`assay.compare.gate_rules.load_rules`
+        takes."""
+        flags: dict[str, Any] = {
+            "min_macro_f1": self.min_macro_f1,
+            "min_pass_rate": self.min_pass_rate,
+            "min_mean": self.min_mean,
+            "min_coverage": self.min_coverage,
+            "max_failures": self.max_failures,
+            "max_regressions": self.max_regressions,
+        }
+        if with_baseline_rules:
+            flags.update(max_flips=self.max_flips, max_drop=self.max_drop)
+        return flags
+
+
+def _problems(config: RunConfig) -> list[str]:
+    """Every flag value that is wrong on its own, in the order the CLI reports them."""
+    checks: list[tuple[bool, str]] = [
+        (
+            config.fmt not in FORMATS,
+            f"--format must be one of {', '.join(FORMATS)}; got {config.fmt!r}",
+        ),
+        (config.retry_errors and not config.resume, "--retry-errors needs --resume RUN_ID"),
+        (
+            config.repetitions is not None and not 1 <= config.repetitions <= MAX_REPETITIONS,
+            f"--repetitions must be an integer from 1 to {MAX_REPETITIONS}; "
+            f"got {config.repetitions}",
+        ),
+        (
+            config.budget_usd is not None and not config.budget_usd > 0,
+            f"--budget-usd must be a positive amount in US dollars; got {config.budget_usd}",
+        ),
+        (
+            config.rpm is not None and not config.rpm >= MIN_RPM,
+            f"--rpm must be at least {MIN_RPM} calls per minute (one per 100 minutes); "
+            f"got {config.rpm}",
+        ),
+        (
+            config.text_limit < 0,
+            f"--text-limit must be 0 (no limit) or a positive number; got {config.text_limit}",
+        ),
+        (
+            config.sut_timeout is not None and not config.sut_timeout > 0,
+            f"--sut-timeout must be a positive number of seconds; got {config.sut_timeout}",
+        ),
+        (config.concurrency < 1, f"--concurrency must be at least 1; got {config.concurrency}"),
+    ]
+    return [message for wrong, message in checks if wrong]

@@ -1,0 +1,74 @@
+"""Configuration errors found before any work: a run that cannot succeed stops in under a second.
+
+Checked once the metrics are resolved and the samples selected, before the run store is opened
+or any sample is attempted: a judge or embedding metric with neither an API key nor a base URL,
+and a metric whose own check (``check_config(samples)``) finds a required option missing. A tag
+scope that matches no sample is only a warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from assay.data.dataset import Sample
+from assay.errors import MetricConfigError, UsageError
+from assay.metrics.base import Metric
+from assay.metrics.registry import applies
+
+CHAT_FAMILIES = frozenset({"judge", "rubric"})
+
+
+def family(metric: Metric) -> str:
+    """The module a metric is defined in (``judge``, ``semantic``, ...)."""
+    return type(metric).__module__.rsplit(".", 1)[-1]
+
+
+def _needs_remote_provider(metric: Metric, settings: Any) -> bool:
+    kind = family(metric)
+    if kind in CHAT_FAMILIES:
+        return True
+    return kind == "semantic" and getattr(settings, "embedding_provider", None) == "openai"
+
+
+def check_providers(metrics: Sequence[Metric], settings: Any) -> None:
+    """A metric that calls an OpenAI-compatible endpoint needs a key or a base URL, and the
+    key and ids sent as headers must be sendable."""
+    remote = [metric for metric in metrics if _needs_remote_provider(metric, settings)]
+    if settings is None or not remote:
+        return
+    if settings.api_key is None and settings.base_url is None:
+        raise UsageError(
+            f"metric '{remote[0].name}' calls an OpenAI-compatible provider, but neither an API "
+            "key (OPENAI_API_KEY or ASSAY_API_KEY) nor a base URL (--base-url or "
+            "OPENAI_BASE_URL) is set"
+        )
+    from assay.providers.endpoint import check_header_values
+
+    check_header_values(settings)
+
+
+def check_metrics(
+    metrics: Sequence[Metric], scopes: Mapping[str, frozenset[str]], samples: Sequence[Sample]
+) -> list[str]:
+    """Each metric's own configuration check; returns warnings for scopes that match nothing."""
+    warnings: list[str] = []
+    for metric in metrics:
+        check = getattr(metric, "check_config", None)
+        if metric.name not in scopes and check is None:
+            continue  # nothing to check: a streamed dataset is not read
+        scoped = [s for s in samples if applies(scopes, metric.name, s.tags)]
+        if metric.name in scopes and not scoped:
+            tags = ", ".join(sorted(scopes[metric.name]))
+            warnings.append(
+                f"metric '{metric.name}' is limited to tags [{tags}], no sample has one"
+            )
+            continue
+        if check is not None:
+            try:
+                check(scoped)
+            except MetricConfigError:
+                raise
+            except UsageError as exc:
+                raise MetricConfigError(str(exc)) from None
+    return warnings

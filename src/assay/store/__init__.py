@@ -1,0 +1,1 @@
+"""The run store: runs, rows, baselines and where the project keeps them."""
