@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from assay.cli import calibration_options as opt
+from assay.providers.pricing import format_usd
 
 if TYPE_CHECKING:
     from assay.calibration.result import CalibrationResult
@@ -218,7 +219,7 @@ def _echo_run(result: CalibrationResult) -> None:
     """One stderr line on what judging cost."""
     run = result.judge_run
     if run is not None:
-        cost = "unpriced" if run.cost_usd is None else f"${run.cost_usd:.4f}"
+        cost = "unpriced" if run.cost_usd is None else format_usd(run.cost_usd)
         typer.echo(
             f"assay: judged {run.n_samples} samples with {len(run.judge_models)} judge model(s): "
             f"{run.n_calls} calls ({run.n_cached} cached), "

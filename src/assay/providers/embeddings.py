@@ -379,12 +379,14 @@ class OpenAIEmbedder(MemoEmbedder):
                 f"expected {self.dimensions}"
             )
         prompt = tokens["prompt_tokens"] if tokens else 0
+        cost = cost_usd(self.model, prompt, 0, self.settings.prices) if tokens else None
         rec = record(
             model=self.model,
             prompt_tokens=prompt,
             completion_tokens=0,
             total_tokens=tokens["total_tokens"] if tokens else 0,
             latency_ms=latency,
-            cost_usd=cost_usd(self.model, prompt, 0, self.settings.prices) if tokens else None,
+            cost_usd=cost,
+            cost_source="estimated" if cost is not None else None,
         )
         return vectors, rec
