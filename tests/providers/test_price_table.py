@@ -56,9 +56,12 @@ def test_a_users_prices_file_overrides_the_packaged_entries(tmp_path: Path) -> N
     assert built.prices["gpt-4.1"] == packaged_prices()["gpt-4.1"]  # the rest kept
     # the dataset's providers.prices still wins over the file
     dataset = {"prices": {"acme-judge": {"input_per_million": 1, "output_per_million": 1}}}
-    assert settings.build(dataset=dataset, env={"ASSAY_PRICES_FILE": str(mine)}).prices[
-        "acme-judge"
-    ].output_per_million == 1
+    assert (
+        settings.build(dataset=dataset, env={"ASSAY_PRICES_FILE": str(mine)})
+        .prices["acme-judge"]
+        .output_per_million
+        == 1
+    )
 
 
 @pytest.mark.parametrize(
