@@ -130,7 +130,10 @@ def _runs_table(records: list[Any]) -> list[str]:
 
 def report(
     run_id: Annotated[str, typer.Argument(help="A run id from 'assay runs', or 'latest'.")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="json | md | html | junit")] = "md",
+    fmt: Annotated[
+        str,
+        typer.Option("--format", "-f", help="json | md | html | junit | csv"),
+    ] = "md",
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")
     ] = None,
