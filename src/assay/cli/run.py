@@ -66,6 +66,7 @@ def run(
     ray_address: opt.RayAddressOpt = None,
     store_path: opt.StoreOpt = None,
     no_store: opt.NoStoreOpt = False,
+    dry_run: opt.DryRunOpt = False,
     judge_model: opt.JudgeModelOpt = None,
     embedding_model: opt.EmbeddingModelOpt = None,
     embedding_provider: opt.EmbeddingProviderOpt = None,

@@ -340,6 +340,15 @@ NoStoreOpt: TypeAlias = Annotated[
         "--no-store", env="ASSAY_NO_STORE", help="Keep nothing on disk (no resume).", panel="Runner"
     ),
 ]
+DryRunOpt: TypeAlias = Annotated[
+    bool,
+    _option(
+        "--dry-run",
+        env="ASSAY_DRY_RUN",
+        help="Count the model calls per metric (cache hits, estimated tokens and cost); send none.",
+        panel="Runner",
+    ),
+]
 QuietOpt: TypeAlias = Annotated[
     bool,
     _option(

@@ -83,6 +83,7 @@ class RunConfig(BaseModel):
     ray_address: str | None = None
     store_path: Path | None = None
     no_store: bool = False
+    dry_run: bool = False
     # providers
     judge_model: str | None = None
     embedding_model: str | None = None
@@ -118,6 +119,7 @@ class RunConfig(BaseModel):
             "max_concurrency": self.provider_concurrency,
             "cache_dir": str(self.cache_dir) if self.cache_dir else None,
             "cache_mode": "off" if self.no_cache else "refresh" if self.refresh_cache else None,
+            "dry_run": True if self.dry_run else None,
         }
         return {key: value for key, value in flags.items() if value is not None}
 

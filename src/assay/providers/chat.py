@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any, TypedDict, TypeVar
 
 from assay.data.bounded import loads_json
-from assay.errors import ProviderError, ReplyRejected
+from assay.errors import NotSent, ProviderError, ReplyRejected
+from assay.providers import estimate
 from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.endpoint import JSONClient
 from assay.providers.limiter import Limiter
@@ -167,6 +168,8 @@ class ChatProvider:
             replayed = self._replay(key, accept)
             if replayed is not None:
                 return replayed
+        if self.settings.dry_run:
+            raise NotSent(f"dry run: {what} not sent", usage=(self.planned(messages, params),))
         content, usage, retries = await self._ask(messages, params, what)
         try:
             value = accept(content)
@@ -176,6 +179,22 @@ class ChatProvider:
             value_json = json.dumps({"content": content}).encode("utf-8")
             cache.put(key, "chat", self.model, value_json, defer=True)
         return value, ChatReply(content, (usage,), False, retries)
+
+    def planned(
+        self, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]
+    ) -> UsageRecord:
+        """The estimated usage of a request a dry run does not send (marked ``planned``)."""
+        prompt, completion = estimate.prompt_tokens(messages), estimate.reply_tokens(params)
+        cost = charge(self._price, prompt, completion)
+        planned = record(
+            model=self.model,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            latency_ms=0.0,
+            cost_usd=cost,
+            cost_source="estimated" if cost is not None else None,
+        )
+        return {**planned, "planned": True}
 
     def _replay(self, key: str, accept: Callable[[str], T]) -> tuple[T, ChatReply] | None:
         """The cached, still-accepted reply for ``key``, or None (an unreadable entry is

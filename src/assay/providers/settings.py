@@ -96,6 +96,9 @@ class ProviderSettings(BaseModel):
     prices_file: Path | None = Field(
         default=None, description="your prices file; its entries override the packaged ones"
     )
+    dry_run: bool = Field(
+        default=False, description="count the requests the cache cannot answer; send none"
+    )
     max_price_age_days: int = Field(
         default=365, ge=0, le=100_000, description="warn when a price used is older than this"
     )
