@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from assay.cli import main
-from openai_server import CHAT, OpenAIServer
+from openai_server import CHAT, EMBEDDINGS, OpenAIServer
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 RUN = [
@@ -27,6 +27,8 @@ RUN = [
     "llm-as-judge",
     "-m",
     "exact-match",
+    "-m",
+    "cosine-embedding",
     "--judge-model",
     "gpt-4o-mini",
     "--no-store",
@@ -64,14 +66,16 @@ def test_dry_run_counts_calls_and_cache_hits_and_sends_nothing(
     assert code == 0, err
     assert openai_server.total_calls() == 0  # not one request
     plan = json.loads(out)
-    judge, exact = plan["metrics"]
+    judge, exact, embed = plan["metrics"]
     executions = plan["executions"]
     assert (judge["metric"], judge["calls"], judge["cached"]) == ("llm-as-judge", executions, 3)
     assert judge["to send"] == executions - 3
     assert (exact["calls"], exact["cost"]) == (0, 0.0)
+    assert embed["metric"] == "cosine-embedding" and embed["to send"] >= 1
 
     code, _, err = run(capsys, *RUN, "-f", "json")  # the real run sends what was predicted
     assert openai_server.calls[CHAT] == judge["to send"]
+    assert openai_server.calls[EMBEDDINGS] == embed["to send"]  # batched as in the real run
     bodies = [body for path, body, _ in openai_server.requests if path == CHAT]
     predicted = sum(
         math.ceil(sum(len(m["content"]) for m in body["messages"]) / 4) + 4 * len(body["messages"])
@@ -82,7 +86,12 @@ def test_dry_run_counts_calls_and_cache_hits_and_sends_nothing(
     price_in, price_out = 0.15, 0.60  # gpt-4o-mini in the packaged table, $ per million
     expected = (predicted * price_in + 100 * len(bodies) * price_out) / 1e6
     assert judge["cost"] == pytest.approx(expected)
-    assert plan["total"]["cost"] == pytest.approx(expected)
+    texts = [
+        t for path, body, _ in openai_server.requests if path == EMBEDDINGS for t in body["input"]
+    ]
+    assert embed["prompt tokens"] == sum(math.ceil(len(text) / 4) for text in texts)
+    assert embed["cost"] == pytest.approx(embed["prompt tokens"] * 0.02 / 1e6)
+    assert plan["total"]["cost"] == pytest.approx(expected + embed["cost"])
 
 
 def test_dry_run_text_and_no_key_needed(
