@@ -19,6 +19,9 @@ import pytest
 import yaml
 
 from assay.cli import main
+from assay.providers import registry
+from assay.providers import settings as provider_settings
+from openai_server import OpenAIServer
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -336,3 +339,29 @@ def test_agreement_in_autorubric_field_names(capsys: pytest.CaptureFixture[str])
     assert tone_row["criterion_type"] == "ordinal" and tone_row["exact_accuracy"] == 1.0
     assert doc["na_stats"]["na_count_pred"] == 1 and doc["na_stats"]["na_false_positive"] == 1
     assert doc["per_judge"] is None  # one judge: autorubric fills per_judge for ensembles
+
+
+def test_imported_rubric_dataset_calibrates(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The dataset imported from autorubric runs through ``assay calibrate --metric rubric``
+    against the loopback server: the three labelled items are judged, the fourth is not."""
+    imported(capsys, "autorubric", str(DATA / "autorubric_dataset.json"), out="d.yml")
+    verdicts = {"window": "MET", "C2": "UNMET", "tone": "warm"}
+    with OpenAIServer() as server:
+        server.chat_reply = lambda _: json.dumps({"verdicts": verdicts, "reason": "r"})
+        monkeypatch.setenv("ASSAY_BASE_URL", server.url)
+        monkeypatch.setenv("ASSAY_API_KEY", "sk-test-not-real")
+        monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+        registry.reset()
+        try:
+            code, out, err = run(capsys, "calibrate", "d.yml", "--judge-model", "j", "-f", "json")
+        finally:
+            registry.reset()
+            provider_settings.reset()
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["judge_run"]["n_samples"] == 3
+    # the same verdicts for every item against the fixture's labels: item 0 agrees on all 3
+    # criteria, item 1 on window only, item 2 on C2 only: 5 of 9
+    assert result["overall"]["aggregate"]["accuracy_micro"] == pytest.approx(5 / 9)
