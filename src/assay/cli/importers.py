@@ -13,6 +13,8 @@ from typing import Annotated
 
 import typer
 
+from assay.importers.common import Imported
+
 NOTES_SHOWN = 20
 
 
@@ -47,15 +49,7 @@ def import_file(
 
     imported = convert(source, path, dataset=dataset)
     check(imported, str(path))
-    saved = (imported.extra or {}).get("outputs")
-    notes = list(imported.unmapped)
-    if saved is not None and outputs is not None:
-        write(saved, outputs)
-        typer.echo(f"wrote {outputs}: {len(saved['outputs'])} saved outputs", err=True)
-    elif saved is not None:
-        notes.append(
-            f"{len(saved['outputs'])} goldens carry actual_output: --outputs FILE keeps them"
-        )
+    notes = [*imported.unmapped, *_saved_outputs(imported, outputs)]
     if out is None:
         sys.stdout.write(render(imported.document, None))
     else:
@@ -64,6 +58,20 @@ def import_file(
     noun = "samples" if imported.kind == "dataset" else "labelled items"
     typer.echo(f"imported {count} {noun} from {source} ({imported.kind})", err=True)
     _show_notes(notes)
+
+
+def _saved_outputs(imported: Imported, outputs: Path | None) -> list[str]:
+    """Write the answers the file carried to ``outputs``; a note when they are left out."""
+    from assay.importers.writing import write
+
+    saved = (imported.extra or {}).get("outputs")
+    if saved is None:
+        return []
+    if outputs is None:
+        return [f"{len(saved['outputs'])} goldens carry actual_output: --outputs FILE keeps them"]
+    write(saved, outputs)
+    typer.echo(f"wrote {outputs}: {len(saved['outputs'])} saved outputs", err=True)
+    return []
 
 
 def _show_notes(notes: list[str]) -> None:

@@ -372,14 +372,11 @@ class OpenAIEmbedder(MemoEmbedder):
         if self.settings.dry_run:
             return self._planned(texts)
         what = "embeddings request"
-
         sent_at = [0.0]
 
         async def send() -> Any:
             self.calls += 1
-            sent_at[0] = (
-                time.perf_counter()
-            )  # latency: the answered attempt, not queueing or backoff
+            sent_at[0] = time.perf_counter()  # latency: the answered attempt, not the waits
             return await self._client.embeddings.with_raw_response.create(
                 model=self.model, input=list(texts), **self._params
             )

@@ -103,14 +103,18 @@ class _UsageSum:
             self.unpriced.add(model)
             entry["priced"] = False
         else:
-            self.cost += cost
-            self.priced_calls += 1
-            entry["cost"] += cost
-            source = "reported" if record.get("cost_source") == "reported" else "estimated"
-            self.sources.add(source)
-            entry["sources"].add(source)
-            if source == "reported":
-                self.reported += cost
+            self._priced(entry, cost, record.get("cost_source") == "reported")
+
+    def _priced(self, entry: dict[str, Any], cost: float, reported: bool) -> None:
+        """Count a paid call's cost, overall and for its model, with where it came from."""
+        self.cost += cost
+        self.priced_calls += 1
+        entry["cost"] += cost
+        source = "reported" if reported else "estimated"
+        self.sources.add(source)
+        entry["sources"].add(source)
+        if reported:
+            self.reported += cost
 
     def build(self) -> UsageBlock:
         return UsageBlock(
