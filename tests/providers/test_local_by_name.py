@@ -108,7 +108,7 @@ def build_tiny_model(directory: Path) -> None:
     raw = directory.parent / "raw-bert"
     raw.mkdir()
     (raw / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    BertTokenizerFast(vocab_file=str(raw / "vocab.txt")).save_pretrained(str(raw))
+    BertTokenizerFast.from_pretrained(str(raw)).save_pretrained(str(raw))  # reads vocab.txt
     config = BertConfig(
         vocab_size=len(VOCAB),
         hidden_size=16,

@@ -70,6 +70,7 @@ def run(
     judge_model: opt.JudgeModelOpt = None,
     embedding_model: opt.EmbeddingModelOpt = None,
     embedding_provider: opt.EmbeddingProviderOpt = None,
+    reranker: opt.RerankerOpt = None,
     base_url: opt.BaseUrlOpt = None,
     provider_concurrency: opt.ProviderConcurrencyOpt = None,
     no_cache: opt.NoCacheOpt = False,

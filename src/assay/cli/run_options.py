@@ -381,6 +381,15 @@ EmbeddingProviderOpt: TypeAlias = Annotated[
         panel="Providers",
     ),
 ]
+RerankerOpt: TypeAlias = Annotated[
+    str | None,
+    _option(
+        "--reranker",
+        env="ASSAY_RERANKER",
+        help="Local cross-encoder for answer-relevancy and context-precision relevance.",
+        panel="Providers",
+    ),
+]
 BaseUrlOpt: TypeAlias = Annotated[
     str | None,
     _option(

@@ -88,6 +88,7 @@ class RunConfig(BaseModel):
     judge_model: str | None = None
     embedding_model: str | None = None
     embedding_provider: str | None = None
+    reranker: str | None = None
     base_url: str | None = None
     provider_concurrency: int | None = None
     no_cache: bool = False
@@ -115,6 +116,7 @@ class RunConfig(BaseModel):
             "judge_model": self.judge_model,
             "embedding_model": self.embedding_model,
             "embedding_provider": self.embedding_provider,
+            "reranker": self.reranker,
             "base_url": self.base_url,
             "max_concurrency": self.provider_concurrency,
             "cache_dir": str(self.cache_dir) if self.cache_dir else None,

@@ -141,6 +141,49 @@ def load_model(name: str) -> Any:
         return model
 
 
+def load_reranker(name: str) -> Any:
+    """Load (once per process) a sentence-transformers ``CrossEncoder`` that gives one
+    relevance score per (query, passage) pair, resolved by name as the embedding models are."""
+    path = model_path(name)
+    key = "reranker:" + (path if isinstance(path, str) else str(path.resolve()))
+    with _load_lock:
+        model = _models.get(key)
+        if model is not None:
+            return model
+        try:
+            sentence_transformers = import_module("sentence_transformers")
+        except ImportError:
+            raise UsageError(INSTALL_HINT) from None
+        try:
+            model = sentence_transformers.CrossEncoder(
+                str(path),
+                device=os.environ.get("ASSAY_LOCAL_DEVICE") or "cpu",
+                local_files_only=not isinstance(path, str),
+            )
+        except Exception as exc:
+            raise UsageError(
+                f"cannot load the reranker from {path}: {type(exc).__name__}: {exc}"
+            ) from None
+        labels = getattr(getattr(model, "config", None), "num_labels", 1)
+        if labels != 1:
+            raise UsageError(
+                f"reranker {name!r} gives {labels} scores per pair; a reranker (relevance "
+                "cross-encoder) gives one"
+            )
+        _models[key] = model
+        return model
+
+
+def rerank_scores(name: str, query: str, passages: list[str]) -> list[float]:
+    """The reranker's relevance of each passage to ``query``, in [0, 1] (its sigmoid output)."""
+    model = load_reranker(name)
+    if not passages:
+        return []
+    with _run_lock:
+        raw = model.predict([(query, p) for p in passages], show_progress_bar=False)
+    return [min(1.0, max(0.0, float(v))) for v in np.asarray(raw, dtype=np.float64).ravel()]
+
+
 def cuda_build_note(torch: Any) -> str | None:
     """A warning when torch is a CUDA build on a machine with no GPU (gigabytes for nothing)."""
     cuda = getattr(getattr(torch, "version", None), "cuda", None)

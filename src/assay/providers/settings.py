@@ -53,6 +53,7 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("ASSAY_CACHE_DIR", "cache_dir"),
     ("ASSAY_CACHE_MODE", "cache_mode"),
     ("ASSAY_PRICES_FILE", "prices_file"),
+    ("ASSAY_RERANKER", "reranker"),
     ("ASSAY_MAX_PRICE_AGE_DAYS", "max_price_age_days"),
 )
 KEY_VARIABLES = ("ASSAY_API_KEY", "OPENAI_API_KEY")  # first non-empty wins
@@ -96,6 +97,11 @@ class ProviderSettings(BaseModel):
     prices_file: Path | None = Field(
         default=None, description="your prices file; its entries override the packaged ones"
     )
+    reranker: str | None = Field(
+        default=None,
+        description="a local cross-encoder scoring answer-relevancy's and context-precision's "
+        "relevance instead of their heuristic (name, path or Hugging Face cache id)",
+    )
     dry_run: bool = Field(
         default=False, description="count the requests the cache cannot answer; send none"
     )
@@ -115,7 +121,7 @@ class ProviderSettings(BaseModel):
             raise ValueError("must be an http:// or https:// URL with a host and a port in 0-65535")
         return value
 
-    @field_validator("judge_model", "embedding_model")
+    @field_validator("judge_model", "embedding_model", "reranker")
     @classmethod
     def _strip_model(cls, value: str | None) -> str | None:
         if value is None:
