@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runner.procs import assay_env
+from engine.procs import assay_env
 
 METRIC = """
 from assay.metrics.base import MetricScore
