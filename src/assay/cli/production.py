@@ -303,7 +303,8 @@ FormatOpt = Annotated[
     str, _monitor_option("--format", "text or json (the assay.monitor.v1 document).")
 ]
 RunStoreOpt = Annotated[
-    Path | None, typer.Option("--store", envvar="ASSAY_STORE", help="Run store file.")
+    str | None,
+    typer.Option("--store", envvar="ASSAY_STORE", help="Run store: file or postgresql:// URL."),
 ]
 
 
@@ -370,7 +371,7 @@ def read_metrics_file(path: Path) -> tuple[list[str | MetricSpec], Any]:
 def _monitor_passes(
     options: MonitorOptions,
     traces: Path | None,
-    store: Path | None,
+    store: str | None,
     output_format: str,
     follow: bool,
     interval: float,
