@@ -8,8 +8,8 @@ from typing import Protocol
 from assay.data.results import ExecutionResult, row_document
 from assay.report.aggregate import ReportBuilder, make_row
 from assay.report.compliance_model import Compliance
-from assay.report.judge_model import JudgeCalibration
 from assay.report.failing import FailingRowCollector, redacted_report, redacted_row
+from assay.report.judge_model import JudgeCalibration
 from assay.report.model import (
     DatasetInfo,
     Report,

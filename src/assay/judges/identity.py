@@ -14,6 +14,7 @@ from typing import Any
 from assay.judging.client import template_version
 from assay.judging.prompts import RUBRIC, RUBRIC_CRITERION
 from assay.metrics.base import Metric
+from assay.metrics.rubric import RubricJudge
 from assay.providers.settings import ProviderSettings
 from assay.report.judge_model import JudgeIdentity
 
@@ -38,10 +39,11 @@ def _prompt_tag(metric: Metric) -> str:
     template = getattr(metric, "template", None)
     if isinstance(template, str):
         return template_version(metric.name, template)
-    if getattr(metric, "per_criterion", None) is not None:
-        per = bool(getattr(metric, "per_criterion"))
-        return template_version(f"{metric.name}-criterion" if per else metric.name,
-                                RUBRIC_CRITERION if per else RUBRIC)
+    if isinstance(metric, RubricJudge):
+        per = bool(metric.per_criterion)
+        return template_version(
+            f"{metric.name}-criterion" if per else metric.name, RUBRIC_CRITERION if per else RUBRIC
+        )
     cls = type(metric)
     return f"{cls.__module__}.{cls.__qualname__}"
 

@@ -23,10 +23,10 @@ from assay.calibration.compute import compute_agreement
 from assay.calibration.model import Criterion, LabelSet
 from assay.calibration.result import CalibrationResult
 from assay.calibration.rogan_gladen import PassCounts
-from assay.calibration.scoring import weighted_scores
+from assay.calibration.scoring import AbstainPolicy, weighted_scores
 from assay.data.dataset import Dataset
 from assay.data.loading import load_dataset
-from assay.engine.calibration_items import PASS_CRITERION, Labelled, read_labelled
+from assay.engine.calibration_items import PASS_CRITERION, Labelled, MetricName, read_labelled
 from assay.engine.calibration_run import Judged, judge_all, label_set
 from assay.errors import CalibrationError, MetricError
 from assay.metrics.base import Metric
@@ -135,7 +135,9 @@ def pass_counts(
             continue
         judge_pass = score >= threshold
         cells[(0 if person else 2) + (0 if judge_pass else 1)] += 1
-    return PassCounts(true_pass=cells[0], false_fail=cells[1], false_pass=cells[2], true_fail=cells[3])
+    return PassCounts(
+        true_pass=cells[0], false_fail=cells[1], false_pass=cells[2], true_fail=cells[3]
+    )
 
 
 def pass_agreement(counts: PassCounts) -> PassAgreement:
@@ -155,14 +157,14 @@ async def measure(
     """Judge the calibration set at ``path`` with ``metric``; CalibrationError when the set is
     unreadable, has no labels, or the judge failed on every item."""
     dataset = load_dataset(path)
-    kind = "rubric" if isinstance(metric, RubricJudge) else "llm-as-judge"
+    kind: MetricName = "rubric" if isinstance(metric, RubricJudge) else "llm-as-judge"
     criteria = _criteria(metric, dataset)
     labelled = read_labelled(dataset, criteria, metric=kind, outputs=None, source=str(path))
     judged = await judge_all(metric, labelled.samples, labelled.answers, concurrency)
     failed = [j.error for j in judged if j.error is not None]
     if len(failed) == len(judged):
         raise CalibrationError(f"the judge failed on every item ({failed[0]})", file=str(path))
-    abstain = metric.abstain if isinstance(metric, RubricJudge) else "skip"
+    abstain: AbstainPolicy = metric.abstain if isinstance(metric, RubricJudge) else "skip"
     labels = label_set(
         criteria, labelled, {metric.name: judged}, metric=kind, abstain=abstain, source=str(path)
     )

@@ -27,29 +27,16 @@ from assay.report.judge_model import (
     JudgeCalibration,
     JudgeIdentity,
 )
+from assay.report.judge_sections import agreement_text
 from assay.report.model import Report
 
-__all__ = ["agreement_line", "judge_blocks", "judge_blocks_sync"]
-
-
-def agreement_line(a: JudgeAgreement) -> str:
-    """``correct: kappa 0.43 (95% CI 0.10 to 0.75, n=8)``."""
-
-    def num(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:.2f}"
-
-    interval = (
-        f"{a.confidence:.0%} CI {num(a.low)} to {num(a.high)}"
-        if a.low is not None and a.high is not None
-        else "no interval"
-    )
-    return f"{a.criterion}: {a.statistic} {num(a.value)} ({interval}, n={a.n})"
+__all__ = ["judge_blocks", "judge_blocks_sync"]
 
 
 def _measured_note(agreement: Sequence[JudgeAgreement], lowest: float | None) -> str:
     if not agreement:
         return "calibration measured, but no criterion had labelled pairs"
-    shown = "; ".join(agreement_line(a) for a in agreement)
+    shown = "; ".join(agreement_text(a) for a in agreement)
     bound = "n/a" if lowest is None else f"{lowest:.2f}"
     return f"agreement with people: {shown}; lowest bound {bound}"
 

@@ -83,3 +83,14 @@ class JudgeCalibration(StrictModel):
     pass_agreement: PassAgreement | None = None
     pass_rate: CorrectedPassRate | None = None
     measured_at: str | None = None
+
+
+class JudgeChange(StrictModel):
+    """A judge metric scored by different judges in the two runs of a comparison."""
+
+    metric: str
+    reference: JudgeIdentity | None = Field(description="null: the reference names no judge")
+    current: JudgeIdentity | None
+    changed: list[Literal["model", "prompt", "options"]] = Field(
+        description="what differs; empty when one side does not name its judge"
+    )

@@ -59,7 +59,9 @@ class RunVerdicts:
     def judges(self, run_id: str) -> list[dict[str, Any]] | None:
         """The judge blocks recorded for a run; None when it had no judge metric."""
         try:
-            row = self.db.execute("SELECT blocks FROM judges WHERE run_id = ?", (run_id,)).fetchone()
+            row = self.db.execute(
+                "SELECT blocks FROM judges WHERE run_id = ?", (run_id,)
+            ).fetchone()
         except sqlite3.OperationalError:  # a store written before judge blocks were recorded
             return None
         if row is None:
