@@ -103,7 +103,7 @@ def render(schema: dict[str, Any]) -> str:
 
 def source_path(file_name: str) -> Path:
     """Where a shipped schema lives in the source tree."""
-    return Path(__file__).resolve().parent / "schemas" / file_name
+    return Path(__file__).resolve().parents[1] / "schemas" / file_name
 
 
 def load(file_name: str) -> dict[str, Any]:
