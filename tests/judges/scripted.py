@@ -58,3 +58,14 @@ def cli_env(url: str, home: Path, model: str) -> dict[str, str]:
         ASSAY_HOME=str(home / ".assay"),
     )
     return env
+
+
+TONES = ["poor", "ok", "good"]
+
+
+def harsh_tone(request: dict[str, Any]) -> str:
+    """Biased: every answer 'correct', the true policy citation, tone one level lower."""
+    labels = people()[_answer(request)]
+    tone = TONES[max(0, TONES.index(labels["tone"]) - 1)]
+    verdicts = {"correct": "MET", "cites_policy": labels["cites_policy"], "tone": tone}
+    return json.dumps({"verdicts": verdicts, "reason": "biased"})
