@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")
 import yaml
 from sklearn.metrics import cohen_kappa_score
 
 from . import scripted
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")
 
 CODES = {"MET": 1, "UNMET": 0, "poor": 0, "ok": 1, "good": 2}
 
