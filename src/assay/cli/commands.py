@@ -32,7 +32,7 @@ PANELS: dict[str, tuple[str, ...]] = {
     "Run": ("run", "validate", "metrics", "adversarial"),
     "Compare & gate": ("compare", "baseline"),
     "Inspect": ("runs", "report", "view", "brief", "cache"),
-    "Calibrate": ("agreement", "calibrate"),
+    "Calibrate": ("agreement", "calibrate", "judge"),
     "Tez bundles": ("tez",),
 }
 
@@ -60,6 +60,11 @@ ENTRIES: dict[str, Entry] = {
     "calibrate": Entry(
         "assay.cli.calibration",
         "Run judge model(s) over a human-labelled dataset and report their agreement with people.",
+    ),
+    "judge": Entry(
+        "assay.cli.judge",
+        "Judges that prove themselves: export the label queue's labels (and annotator "
+        "agreement) for assay agreement.",
     ),
     "view": Entry(
         "assay.cli.view",

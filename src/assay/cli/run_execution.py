@@ -54,9 +54,10 @@ def _preflight(plan: Plan) -> None:
     plan.rules = gate_rules(plan.loaded.gate, flags)
     for message in preflight(plan.chosen, plan.selected):
         warn(message)
-    from assay.judges.in_run import calibration_paths
+    if plan.chosen.calibrations:  # a run with no calibrated judge loads none of this
+        from assay.judges.in_run import calibration_paths
 
-    plan.calibrations = calibration_paths(plan.chosen.calibrations, Path(plan.config.dataset))
+        plan.calibrations = calibration_paths(plan.chosen.calibrations, Path(plan.config.dataset))
 
 
 def _run_one(plan: Plan, store: Any) -> None:
@@ -106,6 +107,8 @@ def _run_one(plan: Plan, store: Any) -> None:
 
 def _with_judges(plan: Plan, report_obj: Any, store: Any) -> Any:
     """The judge blocks (calibration measured once per run), one stderr line per judge."""
+    if not plan.info.get("judge_model"):  # no metric calls a judge: no judge block
+        return report_obj
     from assay.judges.in_run import judge_lines, with_judges
 
     report_obj = with_judges(
