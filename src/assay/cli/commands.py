@@ -63,8 +63,8 @@ ENTRIES: dict[str, Entry] = {
     ),
     "judge": Entry(
         "assay.cli.judge",
-        "Judges that prove themselves: export the label queue's labels (and annotator "
-        "agreement) for assay agreement.",
+        "Judges that prove themselves: two judges on one calibration set (swap), the label "
+        "queue's labels for assay agreement (labels).",
     ),
     "view": Entry(
         "assay.cli.view",

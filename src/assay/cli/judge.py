@@ -1,4 +1,5 @@
-"""``assay judge``: the viewer's label queue's labels, exported for ``assay agreement``."""
+"""``assay judge``: ``swap`` (two judges on one calibration set) and ``labels`` (the viewer's
+label queue's labels, exported for ``assay agreement``)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from typing import Annotated
 import typer
 
 judge_app = typer.Typer(
-    help="Judges that prove themselves: export the label queue's labels (and annotator "
-    "agreement) for assay agreement.",
+    help="Judges that prove themselves: two judges on one calibration set (swap), the label "
+    "queue's labels for assay agreement (labels).",
     no_args_is_help=True,
 )
 
@@ -57,3 +58,46 @@ def labels(
             f"on {pair.n} shared rows",
             err=True,
         )
+
+
+@judge_app.command("swap")
+def swap(
+    calibration: Annotated[
+        Path, typer.Option("--calibration", help="The labelled set both judges score.")
+    ],
+    before: Annotated[str, typer.Option("--from", help="The judge model in use.")],
+    after: Annotated[str, typer.Option("--to", help="The judge model to change to.")],
+    metric: Annotated[
+        str, typer.Option("--metric", help="rubric | llm-as-judge (the set's labels).")
+    ] = "rubric",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text | json")] = "text",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+) -> None:
+    """Score a calibration set with two judge models: each one's agreement with people and
+    with each other, with intervals."""
+    from assay.cli.calibration import _use_providers
+    from assay.data.loading import load_dataset
+    from assay.engine.calibration_run import calibrate
+    from assay.errors import UsageError
+    from assay.judges.swap import swap_lines
+
+    if fmt not in ("text", "json"):
+        raise UsageError(f"--format must be text or json; got {fmt!r}")
+    if before == after:
+        raise UsageError(f"--from and --to name the same judge ({before!r})")
+    loaded = load_dataset(calibration)
+    _use_providers(loaded.providers, base_url=None, no_cache=False)
+    result = calibrate(
+        loaded,
+        metric=metric,
+        judge_models=[before, after],
+        bootstrap=1000,
+        seed=seed,
+        source=str(calibration),
+    )
+    text = (
+        result.to_json() + "\n"
+        if fmt == "json"
+        else "\n".join(swap_lines(result, before, after)) + "\n"
+    )
+    typer.echo(text, nl=False)
