@@ -64,6 +64,12 @@ def test_page_write_export_and_agreement(judged, tmp_path: Path) -> None:
         with urllib.request.urlopen(f"{url}/label/{run}?rule=random&n=8&annotator=ann") as r:
             page = r.read().decode()
         assert page.count('<section class="item"') == 8 and server.token in page
+        with urllib.request.urlopen(f"{url}/run/{run}") as r:  # the judge block, in the viewer
+            run_page = r.read().decode()
+        assert (
+            'id="judges"' in run_page
+            and "correct: kappa 0.00 (95% CI 0.00 to 0.00, n=8)" in run_page
+        )
         token = {"X-Assay-Token": server.token}
         assert post(url, label(run, "r01", "pass", "ann"), {})[0] == 403
         assert post(url, label(run, "r01", "pass", "ann"), {"X-Assay-Token": "x"})[0] == 403
