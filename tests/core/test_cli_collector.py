@@ -43,8 +43,8 @@ def test_assay_run_plans_with_the_collector_paused_and_evaluates_with_it_on(
     )
     monkeypatch.setattr(
         assay.engine.evaluation,
-        "evaluate",
-        recording(seen, "evaluate", assay.engine.evaluation.evaluate),
+        "run_samples",
+        recording(seen, "evaluate", assay.engine.evaluation.run_samples),
     )
     argv = ["run", str(QUICKSTART / "dataset.yml"), "--outputs", str(QUICKSTART / "outputs.json")]
     run_main([*argv, "-m", "exact-match", "--no-store", "-q", "-f", "json", "-o", os.devnull])

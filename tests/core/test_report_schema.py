@@ -15,7 +15,7 @@ from assay.cli.schema_files import load
 from assay.data.dataset import Dataset, Sample
 from assay.data.loading import load_dataset, load_outputs
 from assay.data.outputs import Output, Retrieved
-from assay.engine.evaluation import RunOptions, evaluate
+from assay.engine.evaluation import RunOptions, run_samples
 from assay.engine.sut import SavedOutputs
 from assay.metrics.registry import resolve_scoped
 from assay.report.markdown import render_markdown
@@ -30,7 +30,7 @@ def quickstart_report() -> Report:
     dataset = load_dataset(QUICKSTART / "dataset.yml")
     outputs = load_outputs(QUICKSTART / "outputs.json")
     metrics, scopes = resolve_scoped(dataset.metrics)
-    return evaluate(
+    return run_samples(
         dataset, sut=SavedOutputs(outputs, "outputs.json"), metrics=metrics, scopes=scopes
     )
 
@@ -133,7 +133,7 @@ def test_redacted_reports_carry_no_input_expected_metadata_or_evidence(fmt: str)
             {"name": "retrieval-recall-at-k", "tags": ["rag"]},
         ]
     )
-    report = evaluate(
+    report = run_samples(
         dataset,
         sut=SavedOutputs(outputs, "o.json"),
         metrics=metrics,
@@ -160,7 +160,9 @@ def test_redacted_reports_carry_no_input_expected_metadata_or_evidence(fmt: str)
 def test_failing_rows_show_their_texts_but_never_metadata(fmt: str) -> None:
     dataset, outputs = secret_dataset()
     metrics, scopes = resolve_scoped([{"name": "exact-match", "tags": ["t"]}])
-    report = evaluate(dataset, sut=SavedOutputs(outputs, "o.json"), metrics=metrics, scopes=scopes)
+    report = run_samples(
+        dataset, sut=SavedOutputs(outputs, "o.json"), metrics=metrics, scopes=scopes
+    )
     text = report.model_dump_json() if fmt == "json" else render_markdown(report)
     assert SECRETS["input"] in text and SECRETS["expected"] in text  # q1 failed: shown
     assert "an answer that does not contain it" in text

@@ -13,7 +13,7 @@ import pytest
 
 from assay.data.dataset import Dataset, Sample
 from assay.data.outputs import Output, Retrieved, coerce_output
-from assay.engine.evaluation import RunOptions, RunState, evaluate
+from assay.engine.evaluation import RunOptions, RunState, run_samples
 from assay.engine.sut import PythonTarget, SavedOutputs
 from assay.errors import MetricError, SystemUnderTestError, UsageError
 from assay.metrics.base import MetricScore
@@ -118,7 +118,7 @@ class AsyncSut:
 
 def run(dataset: Dataset, sut: Any, *, store: RunStore | None = None, **options: Any) -> Report:
     metrics, scopes = resolve_scoped(SPECS)
-    return evaluate(
+    return run_samples(
         dataset, sut=sut, metrics=metrics, scopes=scopes, store=store, options=RunOptions(**options)
     )
 
@@ -234,7 +234,7 @@ class AsyncMetric:
 
 def test_metric_failures_are_recorded_per_execution() -> None:
     dataset, outputs = make_dataset(count=4)
-    report = evaluate(
+    report = run_samples(
         dataset, sut=SavedOutputs(outputs, "o.json"), metrics=[FlakyMetric(), AsyncMetric()]
     )
     check_report(report)
@@ -258,7 +258,7 @@ def test_resume_skips_finished_executions(tmp_path: Path) -> None:
         state = RunState()
         state.should_stop = lambda: state.done >= 7
         metrics, scopes = resolve_scoped(SPECS)
-        partial = evaluate(
+        partial = run_samples(
             dataset,
             sut=first,
             metrics=metrics,
@@ -314,7 +314,7 @@ def test_retry_errors_also_redoes_metric_failures(tmp_path: Path) -> None:
     dataset, outputs = make_dataset(count=4)
     store = RunStore(tmp_path / "runs.db")
     try:
-        evaluate(
+        run_samples(
             dataset,
             sut=SavedOutputs(outputs, "o"),
             metrics=[FlakyMetric()],
@@ -322,7 +322,7 @@ def test_retry_errors_also_redoes_metric_failures(tmp_path: Path) -> None:
             options=RunOptions(run_id="m"),
         )
         counting = CountingSaved(outputs)
-        evaluate(
+        run_samples(
             dataset,
             sut=counting,
             metrics=[FlakyMetric()],
@@ -340,7 +340,7 @@ def test_resume_refuses_other_metrics_or_dataset(tmp_path: Path) -> None:
     try:
         run(dataset, SavedOutputs(outputs, "o"), store=store, run_id="r")
         with pytest.raises(UsageError, match="same metrics"):
-            evaluate(
+            run_samples(
                 dataset,
                 sut=SavedOutputs(outputs, "o"),
                 metrics=[FlakyMetric()],

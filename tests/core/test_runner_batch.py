@@ -107,7 +107,7 @@ def _mixed_run(count: int, tmp_path: Any, *, missing: bool) -> tuple[Any, Any]:
     a raised threshold, errored rows (no expected text) and, with ``missing``, samples whose
     output is missing (system-under-test failures)."""
     from assay.data.dataset import Dataset
-    from assay.engine.evaluation import RunOptions, evaluate
+    from assay.engine.evaluation import RunOptions, run_samples
     from assay.metrics.registry import resolve_all
     from assay.store.runs import RunStore
 
@@ -127,7 +127,7 @@ def _mixed_run(count: int, tmp_path: Any, *, missing: bool) -> tuple[Any, Any]:
     }
     metrics = resolve_all(["exact-match", "contains", {"name": "rouge-l", "threshold": 0.8}])
     store = RunStore(tmp_path / "runs.db")
-    report = evaluate(
+    report = run_samples(
         Dataset(name="mixed", samples=samples),
         sut=SavedOutputs(outputs, "o.json"),
         metrics=metrics,
@@ -219,7 +219,7 @@ def _stored_run(
     """A stored run over saved outputs with more failing rows than are listed: its report
     and its stored rows."""
     from assay.data.dataset import Dataset
-    from assay.engine.evaluation import RunOptions, evaluate
+    from assay.engine.evaluation import RunOptions, run_samples
     from assay.store.runs import RunStore
 
     count = SCORE_CHUNK + 700
@@ -228,7 +228,7 @@ def _stored_run(
     ]
     outputs = {s.id: Output(f"alpha {i % 4}") for i, s in enumerate(samples)}
     store = RunStore(tmp_path / f"{name}.db")
-    report = evaluate(
+    report = run_samples(
         Dataset(name="d", samples=samples),
         sut=sut(outputs, "o.json"),
         metrics=metrics,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from assay.compare.comparison import compare_reports
-from assay.compare.gate import evaluate
+from assay.compare.gate import check_gate
 from assay.compare.gate_rules import GateRules, MetricFloors
 from assay.report.comparison_model import Comparison
 from assay.report.model import Report
@@ -54,7 +54,7 @@ def rich_report(*, with_gate: bool = True) -> tuple[Report, Comparison]:
     comparison = compare_reports(current, reference)
     if with_gate:
         rules = GateRules(min_macro_f1=0.9, metrics={"judge": MetricFloors(min_mean=0.8)})
-        outcome = evaluate(current, rules, comparison)
+        outcome = check_gate(current, rules, comparison)
         current = current.model_copy(
             update={
                 "gate": outcome.model_dump(mode="json"),

@@ -10,7 +10,7 @@
 A baseline run and a current run of the *same* system differ only by this repetition noise;
 a *true 10-point drop* lowers every judge quality by 0.10, or breaks reliable exact-match
 samples (p -> 0) until the expected pass-rate is 10 points lower. The gate is
-``evaluate(current, GateRules(), compare_reports(current, baseline))``: no floors, the
+``check_gate(current, GateRules(), compare_reports(current, baseline))``: no floors, the
 default ``max_regressions = 0``.
 
 Run ``python tests/gate/simulation.py`` to print the false-alarm and detection rates.
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assay.compare.comparison import compare_reports
-from assay.compare.gate import evaluate
+from assay.compare.gate import check_gate
 from assay.compare.gate_rules import GateRules
 
 try:  # imported as tests/gate/simulation.py (pytest) or run as a script
@@ -86,7 +86,7 @@ def trial(seed: int, *, drop: str | None, repetitions: int = 1):
     # A stochastic system: its rows flip by noise, so the exact flip rule (default 0 for one
     # repetition) is switched off and the statistical rule is what this models.
     rules = GateRules(max_flips=N_SAMPLES * repetitions)
-    return evaluate(current, rules, comparison), comparison
+    return check_gate(current, rules, comparison), comparison
 
 
 def rates(trials: int = 100) -> dict[str, tuple[int, int]]:

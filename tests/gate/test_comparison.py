@@ -17,7 +17,7 @@ from statsmodels.stats.power import NormalIndPower
 from assay.cli.schema_files import generate
 from assay.compare import comparison as comparison_module
 from assay.compare.comparison import compare_reports
-from assay.compare.gate import evaluate
+from assay.compare.gate import check_gate
 from assay.compare.gate_rules import GateRules
 from assay.compare.paired_tests import (
     holm,
@@ -288,7 +288,7 @@ def test_nothing_in_common_is_incomparable_and_does_not_gate():
     result = compare_reports(cur, ref)
     assert not result.comparable and "no sample" in (result.incomparable_reason or "")
     assert result.metrics[0].verdict == "incomparable" and result.metrics[0].mean.delta is None
-    gate_result = evaluate(cur, GateRules(max_failures=0), result)
+    gate_result = check_gate(cur, GateRules(max_failures=0), result)
     assert gate_result.passed and any("not usable" in w for w in gate_result.warnings)
 
 

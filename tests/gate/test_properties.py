@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assay.compare.comparison import compare_reports
-from assay.compare.gate import evaluate
+from assay.compare.gate import check_gate
 from assay.compare.gate_rules import GateRules
 from assay.report.html import render_html
 from gate.factory import make_report
@@ -51,7 +51,7 @@ def test_a_report_compared_with_itself_shows_no_change(samples):
         assert item.verdict in ("no-change", "incomparable")
         for stat in (item.mean, item.pass_rate):
             assert stat.delta in (None, 0.0)
-    assert evaluate(report, GateRules(max_failures=10**6), result).passed
+    assert check_gate(report, GateRules(max_failures=10**6), result).passed
 
 
 @SETTINGS

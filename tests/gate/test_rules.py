@@ -8,7 +8,7 @@ import pytest
 from assay.cli.schema_files import generate, load
 from assay.compare import gate
 from assay.compare.comparison import compare_reports
-from assay.compare.gate import evaluate
+from assay.compare.gate import check_gate
 from assay.compare.gate_rules import GateRules, MetricFloors, load_rules
 from assay.errors import UsageError
 from assay.store.project import find_config
@@ -37,8 +37,8 @@ def only(result, rule):
 def test_min_macro_f1(report):
     # macro-F1 = mean(pass-rate exact 0.7, judge pass-rate 0.6 (0.5..1.0)) = 0.65
     assert report.summary.macro_f1 == pytest.approx(0.65)
-    assert evaluate(report, GateRules(min_macro_f1=0.65)).passed
-    result = evaluate(report, GateRules(min_macro_f1=0.7))
+    assert check_gate(report, GateRules(min_macro_f1=0.65)).passed
+    result = check_gate(report, GateRules(min_macro_f1=0.7))
     assert not result.passed and result.exit_code == 1
     [failure] = only(result, "min_macro_f1")
     assert failure.actual == pytest.approx(0.65) and failure.threshold == 0.7
@@ -47,31 +47,31 @@ def test_min_macro_f1(report):
 
 def test_min_mean(report):
     rules = GateRules(metrics={"judge": MetricFloors(min_mean=0.56)})
-    [failure] = evaluate(report, rules).failures
+    [failure] = check_gate(report, rules).failures
     assert (failure.rule, failure.subject) == ("min_mean", "judge")
     assert failure.actual == pytest.approx(0.55)
-    assert evaluate(report, GateRules(metrics={"judge": MetricFloors(min_mean=0.55)})).passed
+    assert check_gate(report, GateRules(metrics={"judge": MetricFloors(min_mean=0.55)})).passed
 
 
 def test_min_pass_rate(report):
-    result = evaluate(report, GateRules(metrics={"exact-match": MetricFloors(min_pass_rate=0.8)}))
+    result = check_gate(report, GateRules(metrics={"exact-match": MetricFloors(min_pass_rate=0.8)}))
     [failure] = result.failures
     assert failure.rule == "min_pass_rate" and failure.actual == pytest.approx(0.7)
-    assert evaluate(
+    assert check_gate(
         report, GateRules(metrics={"exact-match": MetricFloors(min_pass_rate=0.7)})
     ).passed
 
 
 def test_min_p50(report):
     # judge scores 0.1..1.0 -> numpy linear median 0.55
-    result = evaluate(report, GateRules(metrics={"judge": MetricFloors(min_p50=0.6)}))
+    result = check_gate(report, GateRules(metrics={"judge": MetricFloors(min_p50=0.6)}))
     [failure] = result.failures
     assert failure.rule == "min_p50" and failure.actual == pytest.approx(0.55)
-    assert evaluate(report, GateRules(metrics={"judge": MetricFloors(min_p50=0.55)})).passed
+    assert check_gate(report, GateRules(metrics={"judge": MetricFloors(min_p50=0.55)})).passed
 
 
 def test_min_p95(report):
-    result = evaluate(report, GateRules(metrics={"judge": MetricFloors(min_p95=0.99)}))
+    result = check_gate(report, GateRules(metrics={"judge": MetricFloors(min_p95=0.99)}))
     [failure] = result.failures
     assert failure.rule == "min_p95" and failure.actual == pytest.approx(0.955)
 
@@ -82,20 +82,20 @@ def test_min_coverage():
         {f"s{i}": {"scores": {"judge": [None if i == 0 else 0.9]}} for i in range(4)}
     )
     rules = GateRules(metrics={"judge": MetricFloors(min_coverage=0.8)}, max_failures=5)
-    [failure] = evaluate(report, rules).failures
+    [failure] = check_gate(report, rules).failures
     assert failure.rule == "min_coverage" and failure.actual == pytest.approx(0.75)
     rules = GateRules(metrics={"judge": MetricFloors(min_coverage=0.75)}, max_failures=5)
-    assert evaluate(report, rules).passed
+    assert check_gate(report, rules).passed
 
 
 def test_cohort_floor(report):
     # policy cohort: exact-match passes 1 of 4 (q3)
     rules = GateRules(cohorts={"policy": {"exact-match": MetricFloors(min_pass_rate=0.6)}})
-    [failure] = evaluate(report, rules).failures
+    [failure] = check_gate(report, rules).failures
     assert failure.subject == "policy/exact-match" and failure.actual == pytest.approx(0.25)
     assert "cohort 'policy'" in failure.message
     ok = GateRules(cohorts={"geography": {"exact-match": MetricFloors(min_pass_rate=1.0)}})
-    assert evaluate(report, ok).passed
+    assert check_gate(report, ok).passed
 
 
 def test_cohort_coverage_and_missing_cohort(report):
@@ -105,7 +105,7 @@ def test_cohort_coverage_and_missing_cohort(report):
             "nope": {"judge": MetricFloors(min_mean=0.1)},
         }
     )
-    result = evaluate(report, rules)
+    result = check_gate(report, rules)
     [failure] = result.failures
     assert failure.subject == "nope/judge" and failure.actual is None
     assert "n/a" in failure.message and "not in the report" in failure.message
@@ -120,11 +120,11 @@ def test_max_failures():
         }
     )
     assert report.summary.total_failures == 2
-    [failure] = evaluate(report, GateRules(max_failures=1)).failures
+    [failure] = check_gate(report, GateRules(max_failures=1)).failures
     assert failure.rule == "max_failures" and failure.actual == 2 and failure.threshold == 1
-    assert evaluate(report, GateRules(max_failures=2)).passed
+    assert check_gate(report, GateRules(max_failures=2)).passed
     # unset: captured failures fail the gate (DESIGN: exit 1 on captured failures)
-    assert [f.rule for f in evaluate(report, GateRules()).failures] == ["max_failures"]
+    assert [f.rule for f in check_gate(report, GateRules()).failures] == ["max_failures"]
 
 
 def test_max_regressions(report):
@@ -139,23 +139,23 @@ def test_max_regressions(report):
     )
     comparison = compare_reports(worse, report)
     assert comparison.regression_count >= 1
-    result = evaluate(worse, GateRules(), comparison)  # default 0 when a comparison ran
+    result = check_gate(worse, GateRules(), comparison)  # default 0 when a comparison ran
     [failure] = only(result, "max_regressions")
     assert failure.actual == comparison.regression_count and failure.threshold == 0
     assert "judge" in failure.message
-    allowed = evaluate(worse, GateRules(max_regressions=comparison.regression_count), comparison)
+    allowed = check_gate(worse, GateRules(max_regressions=comparison.regression_count), comparison)
     assert not only(allowed, "max_regressions")
 
 
 def test_missing_baseline_never_fails(report):
-    result = evaluate(report, GateRules(max_regressions=0), comparison=None)
+    result = check_gate(report, GateRules(max_regressions=0), comparison=None)
     assert result.passed
     assert any("no baseline" in w for w in result.warnings)
 
 
 def test_undefined_actual_fails_with_na():
     report = make_report({"a": {"scores": {"judge": [None]}}})
-    result = evaluate(
+    result = check_gate(
         report, GateRules(metrics={"judge": MetricFloors(min_mean=0.1)}, max_failures=1)
     )
     [failure] = result.failures
@@ -163,7 +163,7 @@ def test_undefined_actual_fails_with_na():
 
 
 def test_unknown_metric_fails(report):
-    [failure] = evaluate(
+    [failure] = check_gate(
         report, GateRules(metrics={"rouge-l": MetricFloors(min_mean=0.1)})
     ).failures
     assert failure.actual is None and "not in the report" in failure.message
@@ -177,7 +177,7 @@ def test_every_failed_rule_is_listed(report):
             "exact-match": MetricFloors(min_pass_rate=0.9),
         },
     )
-    result = evaluate(report, rules)
+    result = check_gate(report, rules)
     assert sorted(f.rule for f in result.failures) == [
         "min_macro_f1",
         "min_mean",
@@ -192,7 +192,7 @@ def test_every_failed_rule_is_listed(report):
 def test_gate_result_matches_shipped_schema(report):
     schema = generate("gate.v1.json")
     assert load("gate.v1.json") == schema
-    result = evaluate(report, GateRules(min_macro_f1=0.99))
+    result = check_gate(report, GateRules(min_macro_f1=0.99))
     jsonschema.validate(result.model_dump(mode="json"), schema)
 
 
@@ -314,7 +314,7 @@ cohorts:
             "c": {"tags": ["x"], "scores": {"m": [1.0]}},
         }
     )
-    [failure] = evaluate(report, rules).failures
+    [failure] = check_gate(report, rules).failures
     assert failure.subject == "(untagged)/m" and failure.actual == pytest.approx(0.5)
 
 

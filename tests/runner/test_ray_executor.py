@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from assay.data.dataset import dataset_from_data
-from assay.engine.evaluation import RunOptions, evaluate
+from assay.engine.evaluation import RunOptions, run_samples
 from assay.engine.sut import PythonTarget
 from assay.metrics.registry import resolve_all
 from assay.store.runs import RunStore
@@ -65,7 +65,7 @@ def run_generated(tmp_path: Path, name: str, function: Any, ray_options: RayOpti
     dataset = generated(10_000, tmp_path / "died")
     store = RunStore(tmp_path / f"{name}.db")
     try:
-        return evaluate(
+        return run_samples(
             dataset,
             sut=PythonTarget(function),
             metrics=resolve_all(["exact-match", "contains"]),

@@ -8,7 +8,7 @@ from pathlib import Path
 from assay.data.executions import plan
 from assay.data.loading import load_dataset
 from assay.data.results import ExecutionResult
-from assay.engine.evaluation import RunOptions, evaluate
+from assay.engine.evaluation import RunOptions, run_samples
 from assay.engine.http_sut import HttpTarget
 from assay.engine.runner import Runner
 from assay.metrics.registry import resolve
@@ -95,7 +95,7 @@ def test_gave_up_is_recorded_as_that_samples_failure(tmp_path: Path) -> None:
     write_dataset(dataset_path, 3)
     dataset = load_dataset(dataset_path)
     with SutServer(max_in_flight=0, retry_after="0") as server:  # refuses everything
-        report = evaluate(
+        report = run_samples(
             dataset,
             sut=HttpTarget(server.url, limiter=Limiter(2)),
             metrics=[resolve("exact-match")],

@@ -12,7 +12,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from assay.data.loading import load_dataset
 from assay.data.outputs import Output
-from assay.engine.evaluation import RunOptions, evaluate
+from assay.engine.evaluation import RunOptions, run_samples
 from assay.engine.rebuild import report_from_store
 from assay.engine.sut import SavedOutputs
 from assay.metrics.registry import resolve
@@ -182,7 +182,7 @@ def test_report_is_rebuilt_from_the_store(tmp_path: Path) -> None:
     outputs = {i: Output(f"answer {i}" if n % 3 else "wrong") for n, i in enumerate(ids)}
     store = RunStore(tmp_path / "s.db")
     try:
-        live = evaluate(
+        live = run_samples(
             dataset,
             sut=SavedOutputs(outputs, "outputs.json"),
             metrics=[resolve("exact-match"), resolve("contains")],
