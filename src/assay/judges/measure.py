@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from assay.calibration.aggregate import AbstainPolicy, weighted_scores
 from assay.calibration.compute import compute_agreement
 from assay.calibration.model import Criterion, LabelSet
 from assay.calibration.result import CalibrationResult
 from assay.calibration.rogan_gladen import PassCounts
-from assay.calibration.scoring import AbstainPolicy, weighted_scores
 from assay.data.dataset import Dataset
 from assay.data.loading import load_dataset
 from assay.engine.calibration_items import PASS_CRITERION, Labelled, MetricName, read_labelled
