@@ -228,3 +228,23 @@ def test_compare_across_judges_warns_and_attributes_nothing(project, openai_serv
     assert "went from pass to fail" in allowed.stderr
     same = assay(project, openai_server.url, "judge-lenient", "--compare", "ref.json")
     assert "judge changed" not in same.stderr
+
+
+def test_a_judge_that_cannot_be_measured_shows_the_last_measurement_as_stale(
+    project, openai_server
+) -> None:
+    def replies(request: dict[str, Any]) -> str:
+        return "not a verdict" if request["model"] == "judge-broken" else scripted.faithful(request)
+
+    openai_server.chat_reply = replies
+    with_gate(project, {"min_judge_agreement": 0.5, "max_failures": 100})
+    first = assay(project, openai_server.url, "judge-faithful")
+    assert first.returncode == 0, first.stderr
+    done = assay(project, openai_server.url, "judge-broken")
+    assert done.returncode == 1, done.stderr
+    [block] = judges_of(project)
+    assert block["status"] == "stale" and "\n" not in block["note"]
+    assert block["note"].startswith("stale: re-measuring failed (")
+    assert "correct: kappa 1.00" in block["note"]  # the faithful judge's, shown
+    assert block["lowest_bound"] is None  # never trusted by the gate
+    assert "judge agreement n/a (calibration stale)" in done.stderr

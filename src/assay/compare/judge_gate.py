@@ -5,7 +5,8 @@ gate when the lowest bound of a judge's agreement interval over its criteria is 
 judge is trusted only as far as its worst-measured criterion, at the low end of what the
 calibration set allows. A judge metric without a measured calibration fails it too (the
 agreement is n/a). ``require_calibration`` (true, or a list of metrics) fails the gate for a
-judge metric whose calibration is missing or could not be measured.
+judge metric whose calibration is missing, could not be measured, or is stale (an earlier
+measurement by another judge or on other labels, shown but never trusted by the gate).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["EVERY_JUDGE", "judge_checks", "parse_agreement", "parse_required"]
 
 EVERY_JUDGE = "*"
-_UNMEASURED = ("missing", "errored")
+_UNMEASURED = ("missing", "errored", "stale")
 
 
 def _number(value: Any, where: str) -> float:

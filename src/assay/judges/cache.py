@@ -19,7 +19,14 @@ from assay.errors import UsageError
 from assay.report.judge_model import JudgeAgreement, PassAgreement
 from assay.store.project import project_dir
 
-__all__ = ["CACHE_SCHEMA", "CachedMeasure", "cache_key", "read_cached", "write_cached"]
+__all__ = [
+    "CACHE_SCHEMA",
+    "CachedMeasure",
+    "cache_key",
+    "latest_for",
+    "read_cached",
+    "write_cached",
+]
 
 CACHE_SCHEMA: Final = "assay.judge-calibration.v1"
 _FOLDER: Final = "judge-calibrations"
@@ -39,6 +46,8 @@ class CachedMeasure(BaseModel):
     agreement: list[JudgeAgreement]
     pass_agreement: PassAgreement
     measured_at: str
+    metric: str = ""
+    calibration: str = ""
 
 
 def cache_key(judge_key: str, labels_hash: str, threshold: float) -> str:
@@ -68,3 +77,17 @@ def write_cached(entry: CachedMeasure, home: Path | None = None) -> None:
         write_atomic(path, entry.model_dump_json(indent=2) + "\n")
     except (OSError, UsageError):
         return
+
+
+def latest_for(metric: str, calibration: str, home: Path | None = None) -> CachedMeasure | None:
+    """The newest measurement of ``metric`` on the set at ``calibration``, by any judge."""
+    folder = (home if home is not None else project_dir()) / _FOLDER
+    try:
+        names = sorted(folder.glob("*.json"))
+    except OSError:
+        return None
+    found = [read_cached(name.stem, home) for name in names]
+    mine = [
+        e for e in found if e is not None and (e.metric, e.calibration) == (metric, calibration)
+    ]
+    return max(mine, key=lambda e: e.measured_at) if mine else None

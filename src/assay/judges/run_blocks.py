@@ -16,7 +16,7 @@ from pathlib import Path
 
 from assay.calibration.rogan_gladen import PassCounts, rogan_gladen
 from assay.errors import AssayError
-from assay.judges.cache import CachedMeasure, cache_key, read_cached, write_cached
+from assay.judges.cache import CachedMeasure, cache_key, latest_for, read_cached, write_cached
 from assay.judges.identity import identity, is_judge
 from assay.judges.measure import labels_hash, measure
 from assay.metrics.base import Metric
@@ -94,9 +94,39 @@ async def _one(
         agreement=found.agreement,
         pass_agreement=found.passes,
         measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        metric=metric.name,
+        calibration=str(path.resolve()),
     )
     write_cached(entry)
     return entry, False
+
+
+def _unmeasured(name: str, judge: JudgeIdentity, path: Path, message: str) -> JudgeCalibration:
+    """An errored block; ``stale`` when an earlier measurement of this metric on this set (by
+    another judge or on other labels) exists: shown, but with no bound the gate could trust."""
+    prior = latest_for(name, str(path.resolve()))
+    if prior is None:
+        return JudgeCalibration(
+            metric=name,
+            judge=judge,
+            status="errored",
+            note=f"calibration could not be measured: {message}",
+            calibration=str(path),
+        )
+    shown = "; ".join(agreement_text(a) for a in prior.agreement)
+    return JudgeCalibration(
+        metric=name,
+        judge=judge,
+        status="stale",
+        note=f"stale: re-measuring failed ({message}); last measured {prior.measured_at} by "
+        f"judge key {prior.judge_key} on labels {prior.labels_hash}: {shown}",
+        calibration=str(path),
+        labels_hash=prior.labels_hash,
+        n_labelled=prior.n_labelled,
+        n_judged=prior.n_judged,
+        agreement=prior.agreement,
+        measured_at=prior.measured_at,
+    )
 
 
 async def _block(
@@ -111,14 +141,7 @@ async def _block(
     try:
         entry, cached = await _one(metric, judge, path, threshold, concurrency)
     except (AssayError, OSError) as exc:
-        message = " ".join(str(exc).split())
-        return JudgeCalibration(
-            metric=metric.name,
-            judge=judge,
-            status="errored",
-            note=f"calibration could not be measured: {message}",
-            calibration=str(path),
-        )
+        return _unmeasured(metric.name, judge, path, " ".join(str(exc).split()))
     p = entry.pass_agreement
     counts = PassCounts(p.true_pass, p.false_fail, p.false_pass, p.true_fail)
     lowest = _lowest(entry.agreement)
