@@ -64,7 +64,7 @@ ENTRIES: dict[str, Entry] = {
     "judge": Entry(
         "assay.cli.judge",
         "Judges that prove themselves: two judges on one calibration set (swap), the label "
-        "queue's labels for assay agreement (labels).",
+        "queue's labels for assay agreement (labels), few-shot alignment (align).",
     ),
     "view": Entry(
         "assay.cli.view",

@@ -4,13 +4,13 @@ label queue's labels, exported for ``assay agreement``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 judge_app = typer.Typer(
     help="Judges that prove themselves: two judges on one calibration set (swap), the label "
-    "queue's labels for assay agreement (labels).",
+    "queue's labels for assay agreement (labels), few-shot alignment (align).",
     no_args_is_help=True,
 )
 
@@ -101,3 +101,53 @@ def swap(
         else "\n".join(swap_lines(result, before, after)) + "\n"
     )
     typer.echo(text, nl=False)
+
+
+@judge_app.command("align")
+def align(
+    calibration: Annotated[
+        Path, typer.Option("--calibration", help="Labelled set (human_score / human_pass).")
+    ],
+    model: Annotated[str, typer.Option("--model", help="The judge model to align.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where the variant is written.")],
+    examples: Annotated[int, typer.Option("--examples", help="Few-shot examples at most.")] = 4,
+    held_out: Annotated[
+        float, typer.Option("--held-out", help="Share of the labels kept for measuring.")
+    ] = 0.5,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the split and the pick.")] = 0,
+) -> None:
+    """Propose few-shot examples from labelled disagreements as a versioned llm-as-judge
+    prompt variant; agreement before and after on a held-out split."""
+    import asyncio
+
+    import yaml
+
+    from assay.cli.calibration import _use_providers
+    from assay.data.fileio import write_atomic
+    from assay.data.loading import load_dataset
+    from assay.judges.align import align as propose
+    from assay.providers import registry
+    from assay.report.judge_sections import agreement_text
+
+    loaded = load_dataset(calibration)
+    _use_providers(loaded.providers, base_url=None, no_cache=False)
+
+    async def run() -> Any:
+        try:
+            return await propose(
+                loaded, model=model, n_examples=examples, held_out=held_out, seed=seed,
+                source=str(calibration),
+            )  # fmt: skip
+        finally:
+            await registry.aclose()
+
+    found = asyncio.run(run())
+    variant = found.variant
+    write_atomic(out, yaml.safe_dump(variant.model_dump(mode="json"), sort_keys=False))
+    for line in (
+        f"{found.disagreements} training disagreement(s); examples: {', '.join(variant.examples)}",
+        f"held out ({len(variant.held_out)} items) before: {agreement_text(variant.before)}",
+        f"held out ({len(variant.held_out)} items) after:  {agreement_text(variant.after)}",
+        f"variant {variant.version} written to {out}; name it to use it (its 'use:' block)",
+    ):
+        typer.echo(line)

@@ -29,6 +29,7 @@ from assay.data.loading import load_dataset
 from assay.engine.calibration_items import PASS_CRITERION, Labelled, MetricName, read_labelled
 from assay.engine.calibration_run import Judged, judge_all, label_set
 from assay.errors import CalibrationError, MetricError
+from assay.judges.swap import judge_agreements
 from assay.metrics.base import Metric
 from assay.metrics.rubric import RubricJudge
 from assay.report.judge_model import JudgeAgreement, PassAgreement
@@ -70,29 +71,10 @@ def _criteria(metric: Metric, dataset: Dataset) -> tuple[Criterion, ...]:
 
 def _agreement(result: CalibrationResult) -> list[JudgeAgreement]:
     """Kappa (or QWK for ordinal) per criterion with its bootstrap percentile interval."""
-    block = result.overall
-    if block is None:
+    if result.overall is None:
         return []
-    intervals = {c.name: c for c in (result.bootstrap.criteria if result.bootstrap else [])}
-    out = []
-    for c in block.criteria:
-        ordinal = c.kind == "ordinal"
-        found = intervals.get(c.name)
-        chosen = (found.weighted_kappa if ordinal else found.kappa) if found else None
-        bounds = chosen.percentile if chosen is not None else None
-        out.append(
-            JudgeAgreement(
-                criterion=c.name,
-                kind=c.kind,
-                statistic="quadratic-weighted kappa" if ordinal else "kappa",
-                value=c.weighted_kappa if ordinal else c.kappa,
-                low=bounds[0] if bounds else None,
-                high=bounds[1] if bounds else None,
-                confidence=result.bootstrap.confidence_level if result.bootstrap else 0.95,
-                n=c.coverage.n_covered,
-            )
-        )
-    return out
+    confidence = result.bootstrap.confidence_level if result.bootstrap else 0.95
+    return judge_agreements(result.overall, confidence, result.bootstrap)
 
 
 def _judge_scores(

@@ -9,16 +9,20 @@ criterion), then the paired difference of their mean kappa with its interval.
 
 from __future__ import annotations
 
-from assay.calibration.result import AgreementBlock, CalibrationResult
+from assay.calibration.result import AgreementBlock, BootstrapResult, CalibrationResult
 from assay.report.judge_model import JudgeAgreement
 from assay.report.judge_sections import agreement_text
 
 __all__ = ["judge_agreements", "swap_lines"]
 
 
-def judge_agreements(block: AgreementBlock, confidence: float) -> list[JudgeAgreement]:
-    """One judge's agreement with people per criterion, with its bootstrap interval."""
-    intervals = {c.name: c for c in (block.bootstrap.criteria if block.bootstrap else [])}
+def judge_agreements(
+    block: AgreementBlock, confidence: float, bootstrap: BootstrapResult | None = None
+) -> list[JudgeAgreement]:
+    """One rater's agreement with people per criterion, with its bootstrap interval (from
+    ``bootstrap``, the result's own for its overall rater, else the block's)."""
+    source = bootstrap if bootstrap is not None else block.bootstrap
+    intervals = {c.name: c for c in (source.criteria if source else [])}
     out = []
     for c in block.criteria:
         ordinal = c.kind == "ordinal"
