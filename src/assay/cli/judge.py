@@ -126,8 +126,8 @@ def align(
     from assay.data.fileio import write_atomic
     from assay.data.loading import load_dataset
     from assay.judges.align import align as propose
+    from assay.judges.align import alignment_lines
     from assay.providers import registry
-    from assay.report.judge_sections import agreement_text
 
     loaded = load_dataset(calibration)
     _use_providers(loaded.providers, base_url=None, no_cache=False)
@@ -142,12 +142,6 @@ def align(
             await registry.aclose()
 
     found = asyncio.run(run())
-    variant = found.variant
-    write_atomic(out, yaml.safe_dump(variant.model_dump(mode="json"), sort_keys=False))
-    for line in (
-        f"{found.disagreements} training disagreement(s); examples: {', '.join(variant.examples)}",
-        f"held out ({len(variant.held_out)} items) before: {agreement_text(variant.before)}",
-        f"held out ({len(variant.held_out)} items) after:  {agreement_text(variant.after)}",
-        f"variant {variant.version} written to {out}; name it to use it (its 'use:' block)",
-    ):
+    write_atomic(out, yaml.safe_dump(found.variant.model_dump(mode="json"), sort_keys=False))
+    for line in alignment_lines(found, str(out)):
         typer.echo(line)

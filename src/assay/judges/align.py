@@ -29,8 +29,9 @@ from assay.judges.swap import judge_agreements
 from assay.judging.client import template_version
 from assay.metrics.judge import DEFAULT_JUDGE_TEMPLATE, LLMAsJudge, expected_of, question_of
 from assay.report.judge_model import JudgeAgreement
+from assay.report.judge_sections import agreement_text
 
-__all__ = ["VARIANT_SCHEMA", "Alignment", "JudgeVariant", "align"]
+__all__ = ["VARIANT_SCHEMA", "Alignment", "JudgeVariant", "align", "alignment_lines"]
 
 VARIANT_SCHEMA: Final = "assay.judge-variant.v1"
 
@@ -145,7 +146,7 @@ async def align(
     train, test = _split(len(labelled.samples), held_out, seed)
     if not train or len(test) < 2:
         raise UsageError(f"{source}: too few labelled items to split ({len(labelled.samples)})")
-    base = LLMAsJudge(model=model)
+    base, ids = LLMAsJudge(model=model), [s.id for s in labelled.samples]
     wrong = await _disagreements(base, labelled, train, source)
     chosen = sorted(random.Random(seed).sample(wrong, min(n_examples, len(wrong))))
     template = few_shot(labelled, chosen) + DEFAULT_JUDGE_TEMPLATE
@@ -154,7 +155,6 @@ async def align(
     after = await judge_all(
         LLMAsJudge(model=model, prompt_template=template), held.samples, held.answers, 8
     )
-    ids = [s.id for s in labelled.samples]
     variant = JudgeVariant(
         model=model,
         version=template_version("llm-as-judge", template),
@@ -168,3 +168,15 @@ async def align(
         use={"name": "llm-as-judge", "model": model, "prompt_template": template},
     )
     return Alignment(variant, len(wrong))
+
+
+def alignment_lines(found: Alignment, written: str) -> list[str]:
+    """What ``assay judge align`` prints: the examples, agreement before and after, the file."""
+    variant = found.variant
+    held = f"held out ({len(variant.held_out)} items)"
+    return [
+        f"{found.disagreements} training disagreement(s); examples: {', '.join(variant.examples)}",
+        f"{held} before: {agreement_text(variant.before)}",
+        f"{held} after:  {agreement_text(variant.after)}",
+        f"variant {variant.version} written to {written}; name it to use it (its 'use:' block)",
+    ]
