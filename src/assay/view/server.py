@@ -1,6 +1,7 @@
 """The viewer's HTTP server: the standard library's threading server, loopback by default.
 
 Routes: ``/`` (runs per dataset), ``/run/<id>``, ``/compare?a=<reference>&b=<current>``,
+``/production`` (the monitored metrics' drift and trend),
 ``/api/sample?run=<id>&id=<sample>`` (the JSON an expanded row shows) and the label queue,
 ``/label/<id>`` with its one write, ``POST /api/label`` (a CSRF token from the page; off
 loopback also the team token, ``ASSAY_VIEW_TOKEN``). Pages are rendered on request from the
@@ -79,6 +80,10 @@ def route(server: ViewServer, path: str, query: dict[str, list[str]]) -> tuple[s
         return "text/html", pages.index(data)
     if path.startswith("/run/") and len(path) > len("/run/"):
         return "text/html", pages.run(data, unquote(path[len("/run/") :]))
+    if path == "/production":
+        from assay.production.store import default_path
+
+        return "text/html", pages.production(default_path())
     if path == "/compare":
         return "text/html", pages.compare(data, _param(query, "a"), _param(query, "b"))
     if path == "/api/sample":
