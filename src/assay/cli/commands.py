@@ -29,7 +29,7 @@ class Entry(NamedTuple):
 
 # Every top-level command and command group, by the panel ``assay --help`` lists it under.
 PANELS: dict[str, tuple[str, ...]] = {
-    "Run": ("run", "validate", "metrics", "adversarial", "generate", "simulate"),
+    "Run": ("run", "validate", "import", "metrics", "adversarial", "generate", "simulate"),
     "Compare & gate": ("compare", "baseline"),
     "Inspect": ("runs", "report", "view", "brief", "cache"),
     "Calibrate": ("agreement", "calibrate", "judge"),
@@ -42,6 +42,11 @@ ENTRIES: dict[str, Entry] = {
     "validate": Entry(
         "assay.cli.core",
         "Check a dataset against the schema and report the first problem precisely.",
+    ),
+    "import": Entry(
+        "assay.cli.importers",
+        "Convert another tool's file (autorubric, padosoft calibration cases, promptfoo, "
+        "DeepEval) into an assay dataset or labels file, listing what could not be mapped.",
     ),
     "metrics": Entry("assay.cli.core", "List every metric assay can resolve, one line each."),
     "run": Entry(
