@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from sklearn.metrics import cohen_kappa_score
-
 from assay.errors import UsageError
 from assay.report.model import Report, Row
 from assay.store.labels import HumanLabel
@@ -134,6 +132,8 @@ def annotator_agreement(labels: Sequence[HumanLabel]) -> list[PairAgreement]:
         same = sum(x == y for x, y in zip(first, second)) / len(shared)
         kappa = None
         if len(set(first) | set(second)) > 1:
+            from sklearn.metrics import cohen_kappa_score  # heavy: only when two people overlap
+
             value = float(cohen_kappa_score(first, second, labels=["pass", "fail"]))
             kappa = value if value == value else None  # NaN: undefined
         pairs.append(PairAgreement(a, b, len(shared), kappa, same))
