@@ -69,6 +69,7 @@ class RunConfig(BaseModel):
     max_regressions: int | None = None
     max_flips: int | None = None
     max_drop: list[str] = []
+    allow_judge_change: bool = False
     # execution
     repetitions: int | None = None
     budget_usd: float | None = None

@@ -24,6 +24,7 @@ from assay.report.html_parts import (
     table,
 )
 from assay.report.html_rows import failing_rows_section, script_hash
+from assay.report.judge_sections import judge_html
 from assay.report.model import MetricAggregate, Report
 
 if TYPE_CHECKING:
@@ -246,6 +247,7 @@ def render_html(report: Report, comparison: Comparison | None = None) -> str:
             _verdict(report),
             _summary(report),
             _metrics(report),
+            judge_html(report.judges),
             _charts(report.metrics),
             comparison_section(comparison),
             html_section(report.adversarial),

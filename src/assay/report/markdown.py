@@ -9,6 +9,7 @@ import html
 
 from assay.providers.pricing import format_usd
 from assay.report.compliance import markdown_lines
+from assay.report.judge_sections import judge_markdown
 from assay.report.model import ComparisonSummary, FailingRow, Report
 
 _MAX_FAILURES = 200
@@ -93,6 +94,7 @@ def render_markdown(report: Report) -> str:
         *_header(report),
         *_summary(report),
         *_metric_lines(report),
+        *judge_markdown(report.judges),
         *_usage_lines(report),
         *_sampling(report),
         *markdown_lines(report.adversarial),

@@ -20,7 +20,7 @@ from assay.store.runs import RunStore
 from assay.store.schema import TABLES
 
 # Tables copied a run at a time, then those copied whole.
-_PER_RUN = ("executions", "chunks", "gates", "compliance")
+_PER_RUN = ("executions", "chunks", "gates", "compliance", "judges")
 _BATCH = 500
 
 

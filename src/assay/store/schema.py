@@ -93,6 +93,12 @@ TABLES: Final = (
         (Column("run_id", "TEXT", "TEXT"), Column("summary", "TEXT NOT NULL", "TEXT NOT NULL")),
         ("run_id",),
     ),
+    # the judge blocks of a run (assay run with judges): replaced when written again
+    Table(
+        "judges",
+        (Column("run_id", "TEXT", "TEXT"), Column("blocks", "TEXT NOT NULL", "TEXT NOT NULL")),
+        ("run_id",),
+    ),
     # named baselines (assay baseline set --name): the report each name points at
     Table(
         "baselines",

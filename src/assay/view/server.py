@@ -1,28 +1,36 @@
-"""The viewer's HTTP server: the standard library's threading server, GET (and a login).
+"""The viewer's HTTP server: the standard library's threading server, loopback by default.
 
 Routes: ``/`` (runs per dataset), ``/run/<id>``, ``/compare?a=<reference>&b=<current>``,
 ``/production`` (the monitored metrics' drift and trend),
-``/api/sample?run=<id>&id=<sample>`` (the JSON an expanded row shows) and the JSON API
-(:mod:`assay.view.api`). Pages are rendered on request from the read-only store. A request
-with a foreign ``Host`` header is refused when the server listens on loopback, so other web
-pages cannot read it through DNS rebinding; beyond loopback every request needs the token
-(:mod:`assay.view.auth`).
+``/api/sample?run=<id>&id=<sample>`` (the JSON an expanded row shows) and the label queue,
+``/label/<id>`` with its one write, ``POST /api/label`` (a CSRF token from the page; off
+loopback also the team token, ``ASSAY_VIEW_TOKEN``). Pages are rendered on request from the
+read-only store; labels go to their own file beside it. A request with a foreign ``Host``
+header is refused when the server listens on loopback, so other web pages cannot read it
+through DNS rebinding. With a token set (required beyond loopback) every request carries it
+(:mod:`assay.view.auth`); the JSON API is :mod:`assay.view.api`.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import sys
 from collections.abc import Iterable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Final
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from assay.errors import AssayError, NotFound, StoreError
+from assay.store.labels import LABELS_FILE, LabelStore
+from assay.store.project import project_dir
 from assay.view.api import Answer, api_route
 from assay.view.auth import COOKIE, Access
 from assay.view.data import ViewData, sample_detail
+from assay.view.labelling import MAX_BODY, authorised, label_queue_page, write_label
 from assay.view.layout import e, page
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -43,6 +51,13 @@ class ViewServer(ThreadingHTTPServer):
         self.access = access if access is not None else Access(None)
         super().__init__((host, port), Handler)
         self.allowed_hosts = _allowed_hosts(host, self.server_address[1])
+        self.loopback = host in LOOPBACK
+        self.token = secrets.token_urlsafe(32)  # the label page's CSRF token, per server
+        self.team_token = os.environ.get("ASSAY_VIEW_TOKEN", "").strip() or None
+        # beside a SQLite store; a server's store keeps them in the project's .assay/
+        place = data.store.path
+        folder = place.parent if isinstance(place, Path) else project_dir()
+        self.labels = LabelStore(folder / LABELS_FILE)
 
     @property
     def url(self) -> str:
@@ -63,12 +78,16 @@ def _param(query: dict[str, list[str]], name: str) -> str:
     return values[0]
 
 
-def route(data: ViewData, path: str, query: dict[str, list[str]]) -> Answer:
+def route(server: ViewServer, path: str, query: dict[str, list[str]]) -> Answer:
     """(content type, body) of one GET; NotFound or StoreError for unknown things."""
     from assay.view import pages
 
-    if path.startswith("/api/") and path != "/api/sample":
+    data = server.data
+    if path.startswith("/api/") and path not in ("/api/sample", "/api/label"):
         return api_route(data, path, query)
+    if path.startswith("/label/") and len(path) > len("/label/"):
+        run_id = unquote(path[len("/label/") :])
+        return "text/html", label_queue_page(data, server.labels, run_id, query, server.token)
     if path == "/":
         return "text/html", pages.index(data)
     if path.startswith("/run/") and len(path) > len("/run/"):
@@ -101,7 +120,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, "text/html", login_page(None))
             return
         try:
-            kind, body = route(self.server.data, parts.path, parse_qs(parts.query))
+            kind, body = route(self.server, parts.path, parse_qs(parts.query))
             if isinstance(body, str):
                 self._send(HTTPStatus.OK, kind, body)
             else:
@@ -118,13 +137,28 @@ class Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_POST(self) -> None:
+        """The label queue's one write, and the login form; every other path is 404."""
+        path = urlsplit(self.path).path
+        if not self._admitted(path):
+            return
+        if path == "/login":
+            self._login()
+            return
+        refused = authorised(
+            self.headers, self.server.token, self.server.team_token, self.server.loopback
+        )
+        length = self.headers.get("Content-Length", "")
+        if path != "/api/label":
+            self._error(HTTPStatus.NOT_FOUND, f"no write at {path}", "/api/")
+        elif refused is not None:
+            self._error(HTTPStatus.FORBIDDEN, refused, "/api/")
+        elif not length.isdigit() or int(length) > MAX_BODY:
+            self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "body missing or too large", "/api/")
+        else:
+            self._write(self.rfile.read(int(length)))
+
+    def _login(self) -> None:
         """``/login``: the token from the form, answered with the login cookie."""
-        parts = urlsplit(self.path)
-        if not self._admitted("/login"):
-            return
-        if parts.path != "/login":
-            self._error(HTTPStatus.METHOD_NOT_ALLOWED, "only /login takes a POST", parts.path)
-            return
         length = self.headers.get("Content-Length", "0")
         size = int(length) if length.isdigit() else 0
         form = parse_qs(self.rfile.read(min(size, MAX_FORM)).decode("utf-8", "replace"))
@@ -177,6 +211,15 @@ class Handler(BaseHTTPRequestHandler):
             return  # the client went away
         except Exception as exc:  # headers are sent: all that can be done is to stop
             print(f"assay view: {self.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+    def _write(self, body: bytes) -> None:
+        try:
+            answer = write_label(self.server.data, self.server.labels, body)
+            self._send(HTTPStatus.OK, "application/json", json.dumps(answer))
+        except (NotFound, StoreError) as exc:
+            self._error(HTTPStatus.NOT_FOUND, str(exc), "/api/")
+        except AssayError as exc:
+            self._error(HTTPStatus.UNPROCESSABLE_ENTITY, str(exc), "/api/")
 
     def _error(self, status: HTTPStatus, message: str, path: str) -> None:
         if path.startswith("/api/"):
