@@ -16,8 +16,9 @@ Each round runs, each in a fresh interpreter and interleaved:
 Before timing, the scores of the assay report are checked against pytrec_eval's (1e-9). The
 medians of the rounds' CPU (user + system, from the child's rusage) and wall times are printed,
 with the ratio of assay's CPU to each reference's taken round by round (medians of those).
+``--baseline SRC`` adds ``assay run`` from another checkout's ``src`` (before/after in one run).
 
-    python benchmarks/bench_ranking_run.py [--queries 10000] [--rounds 5]
+    python benchmarks/bench_ranking_run.py [--queries 10000] [--rounds 5] [--baseline SRC]
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--baseline", type=Path, help="another checkout's src/, timed alongside")
     parser.add_argument("--trec", nargs=2, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--loop", nargs=2, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--dump", type=Path, help=argparse.SUPPRESS)
@@ -147,23 +149,26 @@ def main() -> None:
             f"{dataset.stat().st_size / 1e6:.1f} MB, outputs {outputs.stat().st_size / 1e6:.1f} MB;"
             f" max |assay - pytrec_eval| {worst:.1e}"
         )
-        race_rounds(directory, dataset, outputs, args.rounds)
+        race_rounds(directory, dataset, outputs, args.rounds, args.baseline)
 
 
-def race_rounds(directory: Path, dataset: Path, outputs: Path, rounds: int) -> None:
-    """Interleaved rounds of the three commands; medians and per-round ratios."""
+def race_rounds(
+    directory: Path, dataset: Path, outputs: Path, rounds: int, baseline: Path | None
+) -> None:
+    """Interleaved rounds of the commands; medians and per-round ratios."""
     env = child_env()
-    commands = {
-        "assay run": assay_command(dataset, outputs, directory),
-        "pytrec_eval": [sys.executable, __file__, "--trec", str(dataset), str(outputs)],
-        "plain loop": [sys.executable, __file__, "--loop", str(dataset), str(outputs)],
-    }
-    seen: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
+    envs = {"assay run": env, "pytrec_eval": env, "plain loop": env}
+    if baseline is not None:
+        envs["baseline run"] = {**env, "PYTHONPATH": str(baseline.resolve())}
+    seen: dict[str, list[tuple[float, float, float]]] = {name: [] for name in envs}
     for _ in range(rounds):
-        for name, command in commands.items():
-            if name == "assay run":
+        for name, child in envs.items():
+            if name.endswith(" run"):
                 command = assay_command(dataset, outputs, directory)
-            wall, cpu, peak, code, tail = measure(command, env)
+            else:
+                flag = "--trec" if name == "pytrec_eval" else "--loop"
+                command = [sys.executable, __file__, flag, str(dataset), str(outputs)]
+            wall, cpu, peak, code, tail = measure(command, child)
             if code not in (0, 1):
                 sys.exit(f"{name} failed ({code}): {tail}")
             seen[name].append((wall, cpu, peak))
@@ -173,7 +178,7 @@ def race_rounds(directory: Path, dataset: Path, outputs: Path, rounds: int) -> N
         peak = max(r[2] for r in rows)
         print(f"  {name:12s} median of {rounds}: {cpu:.3f} s CPU, {wall:.3f} s wall, {peak:.0f} MB")
     ours = [r[1] for r in seen["assay run"]]
-    for name in ("pytrec_eval", "plain loop"):
+    for name in [n for n in seen if n != "assay run"]:
         ratios = [a / b[1] for a, b in zip(ours, seen[name])]
         print(
             f"  assay CPU / {name} CPU, per round: median {statistics.median(ratios):.2f} "
