@@ -21,7 +21,11 @@ run costs whatever its size (imports beyond ``--help``'s, set-up, the report's f
 over this size's scores, and the cost per score beyond it.
 
     python benchmarks/bench_saved_outputs.py [--samples 100000 1000000] [--rounds 3]
-        [--keep DIR] [--json]
+        [--keep DIR] [--json] [--peak-only]
+
+``--peak-only`` runs ``assay run`` alone (wall, CPU, peak RSS): the memory row at 300k, 1M and
+10M samples, whose files go to a temporary directory (about 2 GB at 10M; ``--keep DIR`` to
+choose where).
 
 ``--json`` writes the same samples as a JSON dataset document and the outputs as a JSON
 ``outputs`` mapping, the shapes that are scanned once and read back by byte span.
@@ -259,7 +263,9 @@ def one_round(
     }
 
 
-def run_one(directory: Path, samples: int, documents: bool, rounds: int) -> None:
+def run_one(
+    directory: Path, samples: int, documents: bool, rounds: int, peak_only: bool = False
+) -> None:
     """Generate, then ``rounds`` rounds (:func:`one_round`); print each and their medians."""
     started = time.perf_counter()
     files = inputs(directory, samples, documents)
@@ -271,6 +277,13 @@ def run_one(directory: Path, samples: int, documents: bool, rounds: int) -> None
         f"({files[0].stat().st_size / 1e6:.1f} MB + {files[1].stat().st_size / 1e6:.1f} MB)"
     )
     done = []
+    if peak_only:  # the run alone, for its peak RSS (10M samples: the reference loop takes long)
+        for number in range(1, rounds + 1):
+            wall, cpu, peak, code, tail = measure(run_command(*files, directory), child_env())
+            if code not in (0, 1):
+                sys.exit(f"assay run failed ({code}): {tail[-2000:]}")
+            print(f"  round {number}: run {wall:.1f}s wall, {cpu:.1f}s CPU, peak RSS {peak:.0f} MB")
+        return
     for number in range(1, rounds + 1):
         row = one_round(directory, files, small, samples)
         done.append(row)
@@ -324,6 +337,9 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=3, help="rounds per size; medians are printed (default 3)"
     )
+    parser.add_argument(
+        "--peak-only", action="store_true", help="time the run alone: wall, CPU, peak RSS"
+    )
     parser.add_argument("--reference", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reference:  # the child of reference_in_child
@@ -335,7 +351,7 @@ def main() -> None:
         directory = args.keep or Path(temp)
         directory.mkdir(parents=True, exist_ok=True)
         for samples in args.samples:
-            run_one(directory, samples, args.json, args.rounds)
+            run_one(directory, samples, args.json, args.rounds, args.peak_only)
 
 
 if __name__ == "__main__":

@@ -90,6 +90,18 @@ def test_each_line_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert len(parsed) == 50
 
 
+def test_kept_outputs_of_a_json_document_are_the_whole_files(tmp_path: Path) -> None:
+    rows = ranking_rows(120)
+    body = {row["id"]: {k: v for k, v in row.items() if k != "id"} for row in rows}
+    path = tmp_path / "out.json"
+    path.write_text(json.dumps({"outputs": body}), encoding="utf-8")
+    expected = read_outputs(path)
+    got = load_outputs(path)
+    assert isinstance(got, KeptOutputs)
+    assert list(got) == list(expected)
+    assert all(got[key] == expected[key] for key in expected)
+
+
 def test_outputs_past_the_budget_are_looked_up_by_offset(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

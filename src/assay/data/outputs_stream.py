@@ -309,19 +309,29 @@ class DocumentOutputs(IndexedOutputs):
         self._reader = SpanReader(path)
 
     @classmethod
-    def from_file(cls, path: Path) -> DocumentOutputs | None:
-        """Check every entry and keep its span; None when the file must be loaded whole."""
+    def from_file(cls, path: Path) -> IndexedOutputs | None:
+        """Check every entry and keep its span; None when the file must be loaded whole.
+        Outputs that fit :data:`KEEP_BUDGET` are kept as the check built them, as for JSONL."""
         scan = ItemScan(path, "outputs")
         spans, hashes = array("q"), array("q")
+        kept: dict[str, Output] | None = {}
+        budget = KEEP_BUDGET
         try:
             for item in scan.items():
-                hashes.append(hash(_item_entry(item.key, item.value)[0]))
+                sample_id, output = _item_entry(item.key, item.value)
+                hashes.append(hash(sample_id))
                 spans.extend((item.start, item.end))
+                if kept is not None:
+                    kept[sample_id] = output
+                    budget -= item.end - item.start + ENTRY_COST
+                    kept = kept if budget >= 0 else None
         except (NotIndexable, AssayError, ValueError):
             return None
         index = _sorted_index(hashes, array("q", range(len(hashes))))
         if index is None:
             return None
+        if kept is not None:
+            return KeptOutputs(path, index[0], kept)
         return cls(path, *index, spans, keyed=scan.kind == "object")
 
     def _entry_at(self, locator: int) -> tuple[str, Output, int]:
