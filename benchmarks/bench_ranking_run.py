@@ -1,4 +1,4 @@
-"""Ranking metrics as whole commands: ``assay run`` over saved outputs vs pytrec_eval's load+evaluate.
+"""Ranking metrics as whole commands: `assay run` of saved outputs vs pytrec_eval load+evaluate.
 
 The data is ``bench_ranking.py``'s (10,000 queries x 100 documents, graded gains, fixed seed),
 written as the files a user has: a JSONL dataset (``expected_output`` = ``{doc: gain}``,

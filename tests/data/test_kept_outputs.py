@@ -120,7 +120,9 @@ def test_same_ids_of_samples_in_memory(tmp_path: Path) -> None:
     ids = [f"q{i}" for i in range(20)]
     assert same_ids(saved, [Sample(id=i, input={}, expected_output=None) for i in reversed(ids)])
     assert not same_ids(saved, [Sample(id=i, input={}, expected_output=None) for i in ids[:-1]])
-    assert not same_ids(saved, [Sample(id=i, input={}, expected_output=None) for i in [*ids[:-1], "other"]])
+    assert not same_ids(
+        saved, [Sample(id=i, input={}, expected_output=None) for i in [*ids[:-1], "other"]]
+    )
 
 
 @pytest.mark.parametrize(

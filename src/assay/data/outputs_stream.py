@@ -77,7 +77,12 @@ def _ranked(value: Any) -> tuple[str, Output] | None:
     if type(value) is not dict or len(value) != 3:
         return None
     sample_id, text, ids = value.get("id"), value.get("output"), value.get("retrieved")
-    if type(sample_id) is not str or not sample_id or type(text) is not str or type(ids) is not list:
+    if (
+        type(sample_id) is not str
+        or not sample_id
+        or type(text) is not str
+        or type(ids) is not list
+    ):
         return None
     try:
         return sample_id, Output(text, parse_retrieved(ids))
