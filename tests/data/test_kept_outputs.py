@@ -107,11 +107,14 @@ def test_outputs_past_the_budget_are_looked_up_by_offset(
 ) -> None:
     rows = ranking_rows(200)
     path = write_lines(tmp_path / "out.jsonl", rows)
-    monkeypatch.setattr(outputs_stream, "KEEP_BUDGET", 3 * outputs_stream.ENTRY_COST)
+    expected = read_outputs(path)
+    # the file fits the budget by its size, but not with each entry's cost: dropped midway
+    monkeypatch.setattr(outputs_stream, "KEEP_BUDGET", path.stat().st_size)
     got = load_outputs(path)
     assert type(got) is JsonlOutputs
-    expected = read_outputs(path)
     assert all(got[key] == expected[key] for key in expected)
+    monkeypatch.setattr(outputs_stream, "KEEP_BUDGET", path.stat().st_size - 1)  # too large
+    assert type(load_outputs(path)) is JsonlOutputs
 
 
 def test_same_ids_of_samples_in_memory(tmp_path: Path) -> None:

@@ -204,6 +204,15 @@ class KeptOutputs(IndexedOutputs):
         return iter(self._kept)
 
 
+def _keeping(path: Path) -> dict[str, Output] | None:
+    """An empty dict to keep a file's outputs in, or None for a file larger than the budget
+    (its outputs could not all be kept: none are built beyond what checking needs)."""
+    try:
+        return {} if path.stat().st_size <= KEEP_BUDGET else None
+    except OSError:
+        return None
+
+
 def _sorted_index(hashes: array[int], locators: array[int]) -> tuple[Any, Any] | None:
     """The hashes sorted and the locators in the same order; None if a hash repeats (a
     duplicate id, or a collision) or there are none."""
@@ -236,7 +245,7 @@ class JsonlOutputs(IndexedOutputs):
         """
         start = first_offset(path)
         offsets, hashes = array("q"), array("q")
-        kept: dict[str, Output] | None = {}
+        kept = _keeping(path)
         budget = KEEP_BUDGET
         try:
             for number, offset, line in iter_entries(path, start):
@@ -319,7 +328,7 @@ class DocumentOutputs(IndexedOutputs):
         Outputs that fit :data:`KEEP_BUDGET` are kept as the check built them, as for JSONL."""
         scan = ItemScan(path, "outputs")
         spans, hashes = array("q"), array("q")
-        kept: dict[str, Output] | None = {}
+        kept = _keeping(path)
         budget = KEEP_BUDGET
         try:
             for item in scan.items():
