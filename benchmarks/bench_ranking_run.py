@@ -177,13 +177,14 @@ def race_rounds(
         cpu = statistics.median(r[1] for r in rows)
         peak = max(r[2] for r in rows)
         print(f"  {name:12s} median of {rounds}: {cpu:.3f} s CPU, {wall:.3f} s wall, {peak:.0f} MB")
-    ours = [r[1] for r in seen["assay run"]]
-    for name in [n for n in seen if n != "assay run"]:
-        ratios = [a / b[1] for a, b in zip(ours, seen[name])]
-        print(
-            f"  assay CPU / {name} CPU, per round: median {statistics.median(ratios):.2f} "
-            f"(rounds {', '.join(f'{r:.2f}' for r in ratios)})"
-        )
+    runs = [name for name in seen if name.endswith(" run")]
+    for ours in runs:
+        for name in [n for n in seen if n != ours and not (n in runs and ours != "assay run")]:
+            ratios = [a[1] / b[1] for a, b in zip(seen[ours], seen[name])]
+            print(
+                f"  {ours} CPU / {name} CPU, per round: median {statistics.median(ratios):.2f} "
+                f"(rounds {', '.join(f'{r:.2f}' for r in ratios)})"
+            )
 
 
 if __name__ == "__main__":
