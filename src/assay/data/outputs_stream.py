@@ -24,7 +24,7 @@ from assay.data.outputs import Output, coerce_output, parse_retrieved
 from assay.errors import AssayError, NotIndexable, OutputsError, UnusualLineBreaks
 
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
-KEEP_BUDGET = 32 * 1024 * 1024  # bytes of lines (plus ENTRY_COST each) whose outputs are kept
+KEEP_BUDGET = 16 * 1024 * 1024  # bytes of lines (plus ENTRY_COST each) whose outputs are kept
 ENTRY_COST = 160  # about what an Output and its dict slot take beyond the line's own text
 GUESS_SLACK = 64  # lookups stop trying the next line once it missed this many more than it hit
 
