@@ -153,6 +153,10 @@ class TezError(InputError):
     """A Tez bundle or interrogation session is malformed or hostile."""
 
 
+class TraceError(InputError):
+    """An OTLP trace payload or export file that cannot be decoded (production monitoring)."""
+
+
 class NotFound(AssayError):
     """Raised by the local viewer for a page, run or sample that does not exist (HTTP 404)."""
 

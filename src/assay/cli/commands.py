@@ -34,6 +34,7 @@ PANELS: dict[str, tuple[str, ...]] = {
     "Inspect": ("runs", "report", "view", "brief", "cache"),
     "Calibrate": ("agreement", "calibrate"),
     "Tez bundles": ("tez",),
+    "Production": ("ingest", "collect", "monitor", "promote"),
 }
 
 # In the order ``assay --help`` lists them within a panel.
@@ -92,6 +93,22 @@ ENTRIES: dict[str, Entry] = {
     "cache": Entry(
         "assay.cli.providers",
         "Inspect or empty the provider cache (judge verdicts, embeddings).",
+    ),
+    "ingest": Entry(
+        "assay.cli.production",
+        "Read OTLP trace export files into the trace store: sampled, redacted, kept for a time.",
+    ),
+    "collect": Entry(
+        "assay.cli.production",
+        "Receive OTLP/HTTP traces (POST /v1/traces) from an application's exporter.",
+    ),
+    "monitor": Entry(
+        "assay.cli.production",
+        "Score sampled production traces as assay runs and raise drift alerts per metric.",
+    ),
+    "promote": Entry(
+        "assay.cli.production",
+        "Write failing or flagged production traces into a dataset, expected outputs left blank.",
     ),
 }
 
