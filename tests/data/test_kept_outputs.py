@@ -19,7 +19,7 @@ from assay.data import documents, outputs_stream
 from assay.data.dataset import Sample
 from assay.data.loading import load_outputs
 from assay.data.outputs import read_outputs
-from assay.data.outputs_stream import JsonlOutputs, KeptOutputs, same_ids
+from assay.data.outputs_stream import DocumentOutputs, JsonlOutputs, KeptOutputs, same_ids
 from assay.errors import OutputsError
 
 
@@ -105,16 +105,31 @@ def test_kept_outputs_of_a_json_document_are_the_whole_files(tmp_path: Path) -> 
 def test_outputs_past_the_budget_are_looked_up_by_offset(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rows = ranking_rows(200)
-    path = write_lines(tmp_path / "out.jsonl", rows)
+    path = write_lines(tmp_path / "out.jsonl", ranking_rows(200))
     expected = read_outputs(path)
-    # the file fits the budget by its size, but not with each entry's cost: dropped midway
-    monkeypatch.setattr(outputs_stream, "KEEP_BUDGET", path.stat().st_size)
+    lines = len(path.read_bytes().splitlines())
+    fits = path.stat().st_size + lines * outputs_stream.ENTRY_COST
+    monkeypatch.setattr(outputs_stream, "KEEP_BUDGET", fits)
+    assert isinstance(load_outputs(path), KeptOutputs)
+    monkeypatch.setattr(outputs_stream, "KEEP_BUDGET", fits - 1)  # one byte short: by offset
     got = load_outputs(path)
     assert type(got) is JsonlOutputs
     assert all(got[key] == expected[key] for key in expected)
-    monkeypatch.setattr(outputs_stream, "KEEP_BUDGET", path.stat().st_size - 1)  # too large
-    assert type(load_outputs(path)) is JsonlOutputs
+
+
+def test_a_document_that_outgrows_the_budget_drops_what_it_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document on one line passes the estimate (size + ENTRY_COST a line) and outgrows the
+    budget while it is read: it is then read back by byte span, with the same outputs."""
+    body = {row["id"]: {k: v for k, v in row.items() if k != "id"} for row in ranking_rows(80)}
+    path = tmp_path / "out.json"
+    path.write_text(json.dumps({"outputs": body}), encoding="utf-8")
+    monkeypatch.setattr(outputs_stream, "KEEP_BUDGET", path.stat().st_size)
+    got = load_outputs(path)
+    assert type(got) is DocumentOutputs
+    expected = read_outputs(path)
+    assert all(got[key] == expected[key] for key in expected)
 
 
 def test_same_ids_of_samples_in_memory(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from assay.data.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
 from assay.data.json_items import ItemScan, SpanReader, parse_item
-from assay.data.jsonl_lines import LineReader, first_offset, iter_entries
+from assay.data.jsonl_lines import BLOCK, LineReader, first_offset, iter_entries
 from assay.data.outputs import Output, coerce_output, parse_retrieved
 from assay.errors import AssayError, NotIndexable, OutputsError, UnusualLineBreaks
 
@@ -205,12 +205,18 @@ class KeptOutputs(IndexedOutputs):
 
 
 def _keeping(path: Path) -> dict[str, Output] | None:
-    """An empty dict to keep a file's outputs in, or None for a file larger than the budget
-    (its outputs could not all be kept: none are built beyond what checking needs)."""
+    """An empty dict to keep a file's outputs in, or None when they would not fit the budget
+    (the file's size plus ENTRY_COST a line): then none are built beyond what checking needs.
+    A file that passes this estimate and still outgrows the budget drops what it kept."""
     try:
-        return {} if path.stat().st_size <= KEEP_BUDGET else None
+        size = path.stat().st_size
+        if size > KEEP_BUDGET:
+            return None
+        with path.open("rb") as handle:
+            lines = sum(block.count(b"\n") for block in iter(lambda: handle.read(BLOCK), b""))
     except OSError:
         return None
+    return {} if size + lines * ENTRY_COST <= KEEP_BUDGET else None
 
 
 def _sorted_index(hashes: array[int], locators: array[int]) -> tuple[Any, Any] | None:
