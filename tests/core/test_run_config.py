@@ -16,9 +16,20 @@ from assay.metrics.semantic import CosineEmbedding
 from assay.providers.settings import build
 
 
-def test_unset_repeatable_flags_become_empty_lists() -> None:
-    config = RunConfig.from_flags({"ctx": object(), "dataset": Path("d.yml"), "tag": None})
+def test_unset_repeatable_flags_are_empty_lists() -> None:
+    config = RunConfig(dataset=Path("d.yml"))
     assert config.tag == [] and config.metric == [] and config.dataset == Path("d.yml")
+
+
+def test_run_names_every_config_field() -> None:
+    """`assay run` passes each flag by name: a field with no parameter would stay at its
+    default whatever the user typed."""
+    import inspect
+
+    from assay.cli.run import run
+
+    parameters = set(inspect.signature(run).parameters) - {"ctx"}
+    assert parameters == set(RunConfig.model_fields)
 
 
 def test_problems_name_each_bad_flag_format_first() -> None:
