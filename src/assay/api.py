@@ -27,6 +27,8 @@ from assay.engine.preflight import check_metrics, check_providers
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import resolve_scoped, thresholds_of
+from assay.providers import settings as provider_settings
+from assay.providers.settings import ProviderSettings
 from assay.store.runs import RunStore
 
 if TYPE_CHECKING:
@@ -65,23 +67,24 @@ def _named_specs(names: Sequence[Any], declared: Sequence[Any]) -> list[Any]:
     return [by_name.get(name, name) if isinstance(name, str) else name for name in names]
 
 
-def metric_plan(dataset: Dataset, metrics: Sequence[Any] | None = None) -> MetricPlan:
-    """Resolve ``metrics`` (default: the dataset's own) as ``assay run`` does."""
+def metric_plan(
+    dataset: Dataset, metrics: Sequence[Any] | None, settings: ProviderSettings
+) -> MetricPlan:
+    """Resolve ``metrics`` (default: the dataset's own) as ``assay run`` does; the metrics that
+    call a provider are built with ``settings``."""
     chosen = _named_specs(metrics, dataset.metrics) if metrics else list(dataset.metrics)
     specs = _with_dataset_rubric(chosen, dataset.rubric)
     if not specs:
         raise UsageError(
             f"dataset '{dataset.name}' declares no metrics: declare 'metrics:' or pass some"
         )
-    resolved, scopes = resolve_scoped(specs)
+    resolved, scopes = resolve_scoped(specs, settings)
     return MetricPlan(resolved, dict(scopes), thresholds_of(specs, resolved))
 
 
-def preflight(plan: MetricPlan, dataset: Dataset) -> list[str]:
+def preflight(plan: MetricPlan, dataset: Dataset, settings: ProviderSettings) -> list[str]:
     """Configuration errors before any work (raises); returns warnings."""
-    from assay.providers import settings as provider_settings
-
-    check_providers(plan.metrics, provider_settings.current())
+    check_providers(plan.metrics, settings)
     return check_metrics(plan.metrics, plan.scopes, dataset.samples)
 
 
@@ -125,18 +128,22 @@ def evaluate(
     sut: str | Callable[..., Any] | Any | None = None,
     metrics: Sequence[Any] | None = None,
     store: RunStore | None = None,
+    settings: ProviderSettings | None = None,
     **options: Any,
 ) -> Report:
     """Score a dataset (path or object) from saved outputs or a system under test.
 
     ``metrics`` names or specs replace the dataset's metrics (a name the dataset declares keeps
-    its options). ``options`` are :class:`~assay.engine.evaluation.RunOptions` fields (repetitions,
+    its options). ``settings``: the provider settings of the metrics that call a judge or an
+    embedder (None: the environment's, :func:`assay.providers.settings.from_environment`).
+    ``options`` are :class:`~assay.engine.evaluation.RunOptions` fields (repetitions,
     sut_concurrency, redact, text_limit, ...). Raises an :class:`~assay.errors.AssayError` for
     bad input or configuration, before any sample is attempted.
     """
     loaded = dataset if isinstance(dataset, Dataset) else load_dataset(Path(dataset))
-    plan = metric_plan(loaded, metrics)
-    warnings = preflight(plan, loaded)
+    settings = settings or provider_settings.from_environment()
+    plan = metric_plan(loaded, metrics, settings)
+    warnings = preflight(plan, loaded, settings)
     system = _system(loaded, outputs, sut)
     if isinstance(dataset, (str, Path)):
         options.setdefault("dataset_path", str(dataset))

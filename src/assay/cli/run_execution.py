@@ -31,7 +31,6 @@ from assay.engine.config import RunConfig
 from assay.engine.evaluation import RunOptions, RunState, evaluate
 from assay.engine.progress import Progress, progress_mode
 from assay.metrics.base import Metric
-from assay.providers import settings as provider_settings
 from assay.providers.urls import public_url
 from assay.store.project import find_config, read_toml
 from assay.store.runs import RunStore
@@ -47,13 +46,12 @@ if TYPE_CHECKING:
 def execute(config: RunConfig, *, lane: LaneHooks | None = None) -> None:
     """One ``assay run`` from its configuration: plan, evaluate, report, gate (never returns)."""
     plan = build_plan(config, lane)
-    with provider_settings.scope(plan.providers):
-        rules = _preflight(plan)
-        store = None if config.no_store else RunStore(config.store_path)
-        if len(plan.systems) > 1:
-            _run_systems(plan, rules, store)  # exits with the gate's code
-            return
-        _run_one(plan, rules, store)
+    rules = _preflight(plan)
+    store = None if config.no_store else RunStore(config.store_path)
+    if len(plan.systems) > 1:
+        _run_systems(plan, rules, store)  # exits with the gate's code
+        return
+    _run_one(plan, rules, store)
 
 
 def _preflight(plan: Plan) -> GateRules:
@@ -63,7 +61,7 @@ def _preflight(plan: Plan) -> GateRules:
     # work so a bad one exits 2 at once; several systems leave the baseline's rules out.
     flags = plan.config.gate_flags(with_baseline_rules=len(plan.systems) == 1)
     rules = gate_rules(plan.selected.gate, flags)
-    for message in preflight(plan.chosen, plan.selected):
+    for message in preflight(plan.chosen, plan.selected, plan.providers):
         warn(message)
     return rules
 

@@ -86,7 +86,8 @@ def build_plan(config: RunConfig, lane: LaneHooks | None) -> Plan:
     providers = build_providers(cli=config.provider_flags(), dataset=loaded.providers)
     named = lane.metric_specs if lane is not None else config.metric or None
     with declared_metrics(config.dataset) if named is None else contextlib.nullcontext():
-        chosen = metric_plan(loaded, named)  # the dataset's own metrics when none are named
+        # The dataset's own metrics when none are named; each that calls a provider gets these.
+        chosen = metric_plan(loaded, named, providers)
     systems = parse_systems(config.outputs, config.sut)
     system = _system(config, systems, loaded)  # before the selection, whose errors come second
     return Plan(

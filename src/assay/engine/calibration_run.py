@@ -48,6 +48,10 @@ from assay.engine.calibration_items import (
 )
 from assay.engine.preflight import check_providers
 from assay.errors import MetricError, UsageError
+from assay.metrics.base import Metric
+from assay.metrics.registry import resolve
+from assay.providers import settings as provider_settings
+from assay.providers.settings import ProviderSettings
 from assay.providers.usage import total_cost
 
 __all__ = [
@@ -155,17 +159,18 @@ async def calibrate_async(
     concurrency: int = 8,
     source: str = "<dataset>",
     keep_distribution: bool = False,
+    settings: ProviderSettings | None = None,
 ) -> CalibrationResult:
-    """Run the judge(s) over the human-labelled samples and compute agreement."""
-    from assay.providers.settings import current
-
+    """Run the judge(s) over the human-labelled samples and compute agreement; the judges call
+    the provider of ``settings`` (None: the environment's)."""
+    settings = settings or provider_settings.from_environment()
     policy = _check_options(metric, abstain)
-    models = list(dict.fromkeys(judge_models)) or [current().judge_model]
+    models = list(dict.fromkeys(judge_models)) or [settings.judge_model]
     criteria = rubric_criteria(dataset, rubric) if metric == "rubric" else (PASS_CRITERION,)
     labelled = read_labelled(dataset, criteria, metric=metric, outputs=outputs, source=source)
-    judges = {model: _judge_metric(metric, model, criteria, abstain) for model in models}
+    judges = {model: _judge_metric(metric, model, criteria, abstain, settings) for model in models}
     # No key and no base URL: one usage error before any call, as `assay run` gives.
-    check_providers(list(judges.values()), current())
+    check_providers(list(judges.values()), settings)
     runs: dict[str, list[Judged]] = {}
     for model, judge in judges.items():
         runs[model] = await judge_all(judge, labelled.samples, labelled.answers, concurrency)
@@ -199,15 +204,17 @@ def _check_options(metric: str, abstain: str) -> AbstainPolicy:
 
 
 def _judge_metric(
-    metric: MetricName, model: str, criteria: Sequence[Criterion], abstain: str
-) -> Any:
+    metric: MetricName,
+    model: str,
+    criteria: Sequence[Criterion],
+    abstain: str,
+    settings: ProviderSettings,
+) -> Metric:
     """The metric instance that judges with ``model`` (the rubric and abstain policy given)."""
-    from assay.metrics.registry import resolve
-
     spec: dict[str, Any] = {"name": metric, "model": model}
     if metric == "rubric":
         spec.update(rubric=[c.model_dump(exclude_none=True) for c in criteria], abstain=abstain)
-    return resolve(spec)
+    return resolve(spec, settings)
 
 
 def _label_set(

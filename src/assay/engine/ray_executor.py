@@ -22,7 +22,7 @@ import copy
 import math
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,7 @@ from assay.data.outputs import Output
 from assay.data.results import ExecutionResult
 from assay.engine.runner import Runner
 from assay.errors import UsageError
-from assay.metrics.base import Metric
+from assay.metrics.base import Metric, asks_resources
 
 BatchResult = list[tuple[ExecutionResult, Output | None]]
 
@@ -96,9 +96,9 @@ def resources_for(metrics: Sequence[Metric]) -> dict[str, float]:
     """The Ray resources one batch needs: the largest request of any metric (e.g. a GPU)."""
     wanted: dict[str, float] = {}
     for metric in metrics:
-        asked = getattr(metric, "resources", None)
-        if not isinstance(asked, Mapping):
+        if not asks_resources(metric):
             continue
+        asked = metric.resources
         for name, amount in asked.items():
             wanted[str(name)] = max(wanted.get(str(name), 0.0), float(amount))
     return wanted

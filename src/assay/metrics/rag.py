@@ -1,24 +1,24 @@
 """RAG metrics: faithfulness, context recall, context precision and answer relevancy.
 
 Each has two methods, chosen by the option ``method``: ``heuristic`` (the default; offline,
-lexical) and ``judge`` (an OpenAI-compatible chat judge through :mod:`assay.judging`, in
-:mod:`assay.metrics.rag_judge`). Both methods read the same units: claims from the one claim
-splitter (:mod:`assay.tez.claims`), statements for answer relevancy, contexts in ranking order.
-They differ only in who gives each unit its verdict, so their details line up index by index.
-Details list units by index and verdict; texts appear only with ``texts: true``. Formulas:
-docs/metrics.md, "RAG metrics".
+lexical; here) and ``judge`` (an OpenAI-compatible chat judge through :mod:`assay.judging`, in
+:mod:`assay.metrics.rag_judge`, which imports this module); :mod:`assay.metrics.rag_methods`
+builds the class the ``method`` option names. Both methods read the same units: claims from the
+one claim splitter (:mod:`assay.tez.claims`), statements for answer relevancy, contexts in
+ranking order. They differ only in who gives each unit its verdict, so their details line up
+index by index. Details list units by index and verdict; texts appear only with ``texts: true``.
+Formulas: docs/metrics.md, "RAG metrics".
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricConfigError, MetricError
-from assay.metrics.base import Metric, check_bool_option, type_name
+from assay.metrics.base import check_bool_option, type_name
 from assay.metrics.batch import Row, RowScored
 from assay.metrics.retrieval import RELEVANT_KEY, gains
 from assay.tez.claims import split_response, statements
@@ -264,33 +264,3 @@ class AnswerRelevancy(_Heuristic):
             units, verdicts, ("relevant", "irrelevant"), texts=self.texts, key="statements"
         )
         return value, {"method": self.method, **details}
-
-
-# --------------------------------------------------------------------------- registry
-
-
-def _by_method(heuristic: type[RagOptions], judged: str, options: Mapping[str, Any]) -> Metric:
-    """The class serving ``options['method']``; judge classes load only when asked for."""
-    if options.get("method") == "judge":
-        module = importlib.import_module("assay.metrics.rag_judge")
-        cls: Any = getattr(module, judged)
-    else:
-        cls = heuristic
-    metric: Metric = cls(**options)
-    return metric
-
-
-def faithfulness(**options: Any) -> Metric:
-    return _by_method(Faithfulness, "JudgedFaithfulness", options)
-
-
-def context_recall(**options: Any) -> Metric:
-    return _by_method(ContextRecall, "JudgedContextRecall", options)
-
-
-def context_precision(**options: Any) -> Metric:
-    return _by_method(ContextPrecision, "JudgedContextPrecision", options)
-
-
-def answer_relevancy(**options: Any) -> Metric:
-    return _by_method(AnswerRelevancy, "JudgedAnswerRelevancy", options)

@@ -30,10 +30,11 @@ from assay.errors import MetricConfigError, MetricError
 from assay.judging.client import fill
 from assay.judging.prompts import RUBRIC as RUBRIC_TEMPLATE
 from assay.judging.prompts import RUBRIC_CRITERION as CRITERION_TEMPLATE
-from assay.metrics.base import MetricScore, check_bool_option
+from assay.metrics.base import MetricScore, check_bool_option, environment_settings
 from assay.metrics.rubric_criteria import NA_LABEL, describe, parse_rubric, with_na_options
 from assay.metrics.rubric_options import aggregation_of, judge_list
 from assay.metrics.rubric_replies import parse_criterion_reply, parse_rubric_reply
+from assay.providers.settings import ProviderSettings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -85,6 +86,9 @@ class RubricJudge:
     aggregation: Any = None
     abstain: AbstainPolicy = "skip"  # checked in __post_init__ (options come from YAML)
     reask: bool = True
+    settings: ProviderSettings = field(
+        default_factory=environment_settings, compare=False, repr=False
+    )
     _criteria: tuple[Criterion, ...] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -93,7 +97,7 @@ class RubricJudge:
     )
     _aggregation: Any = field(default=None, init=False, repr=False, compare=False)
 
-    def used(self, settings: Any) -> dict[str, str]:
+    def used(self, settings: ProviderSettings) -> dict[str, str]:
         """The judge(s) this metric calls: its ``model``/``models`` options, else the settings'."""
         models = [model or settings.judge_model for model, _ in self._judges]
         return {
@@ -163,9 +167,7 @@ class RubricJudge:
     ) -> JudgeVotes:
         """One judge model's votes: one call for the rubric, or one call per criterion."""
         if model is None:
-            from assay.providers.settings import current
-
-            model = current().judge_model
+            model = self.settings.judge_model
         if not self.per_criterion:
             return await self._whole_rubric(model, criteria, prompts[0])
         results = await asyncio.gather(
@@ -192,7 +194,7 @@ class RubricJudge:
 
         try:
             verdict = await ask(
-                Judge(model, reask=self.reask),
+                Judge(model, reask=self.reask, settings=self.settings),
                 prompt,
                 lambda text: parse_rubric_reply(text, criteria),
                 version=template_version(self.name, RUBRIC_TEMPLATE),
@@ -211,7 +213,7 @@ class RubricJudge:
 
         try:
             verdict = await ask(
-                Judge(model, reask=self.reask),
+                Judge(model, reask=self.reask, settings=self.settings),
                 prompt,
                 lambda text: parse_criterion_reply(text, criterion),
                 version=template_version(f"{self.name}-criterion", CRITERION_TEMPLATE),

@@ -9,6 +9,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from assay.errors import UsageError
+from assay.providers import settings as provider_settings
+from assay.providers.settings import ProviderSettings
 from assay.providers.usage import total_cost
 from assay.tez import heuristic
 from assay.tez.addendum import (
@@ -74,6 +76,7 @@ class MethodOptions:
     nli_model: str | None = None  # nli_based: cross-encoder name or path
     nli_threshold: float = 0.5
     reviews: Any = None  # human_in_loop: a Reviews or the path of the verdict file
+    settings: ProviderSettings | None = None  # llm_as_judge, hybrid (None: the environment's)
 
 
 def evaluate(
@@ -135,11 +138,12 @@ def _judge_fn(opts: MethodOptions) -> tuple[Any, str]:
     """The :class:`assay.judging.client.Judge` the options name, and its model name."""
     from assay.tez import judge as judge_mod
 
+    settings = opts.settings or provider_settings.from_environment()
     if opts.judge is not None:
         model = opts.judge_model or "custom-judge"
-        return judge_mod.as_judge(opts.judge, model), model
-    model = judge_mod.judge_model_name(opts.judge_model)
-    return judge_mod.as_judge(None, model), model
+        return judge_mod.as_judge(opts.judge, model, settings), model
+    model = judge_mod.judge_model_name(opts.judge_model, settings)
+    return judge_mod.as_judge(None, model, settings), model
 
 
 def _served(scores: Sequence[TurnScore], model: str) -> str:
