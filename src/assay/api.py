@@ -16,14 +16,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from assay.data.dataset import Dataset, MetricSpec
 from assay.data.loading import load_dataset, load_outputs
-from assay.data.outputs import Output, check_outputs_cover
+from assay.data.outputs import Output, check_outputs_cover, coerce_output
+from assay.data.outputs_stream import same_ids
 from assay.engine.evaluation import RunOptions
 from assay.engine.evaluation import evaluate as run_evaluation
 from assay.engine.preflight import check_metrics, check_providers
+from assay.engine.sut import PythonTarget, SavedOutputs, SystemUnderTest
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import resolve_scoped, thresholds_of
@@ -44,7 +46,7 @@ class MetricPlan:
     thresholds: dict[str, float]
 
 
-def _with_dataset_rubric(specs: list[Any], rubric: Any) -> list[Any]:
+def _with_dataset_rubric(specs: list[Any], rubric: object) -> list[Any]:
     """A ``rubric`` metric with no rubric of its own uses the dataset's top-level ``rubric:``."""
     if rubric is None:
         return specs
@@ -88,28 +90,33 @@ def preflight(plan: MetricPlan, dataset: Dataset, settings: ProviderSettings) ->
     return check_metrics(plan.metrics, plan.scopes, dataset.samples)
 
 
-def _system(dataset: Dataset, outputs: Any, sut: Any) -> Any:
-    from assay.engine.sut import PythonTarget, SavedOutputs
+def _is_system(value: object) -> TypeGuard[SystemUnderTest]:
+    """A system object already (it answers samples), not a function to wrap in one."""
+    return hasattr(value, "answer")
 
+
+def _system(
+    dataset: Dataset,
+    outputs: str | Path | Mapping[str, Any] | None,
+    sut: str | Callable[..., Any] | SystemUnderTest | None,
+) -> SystemUnderTest:
     if (outputs is None) == (sut is None):
         raise UsageError("give exactly one of outputs= (a file or mapping) or sut=")
     if sut is not None:
         if isinstance(sut, str) and sut.startswith(("http://", "https://")):
-            from assay.engine.http_sut import HttpTarget
+            from assay.engine.http_sut import HttpTarget  # asyncio: for an HTTP system only
 
             return HttpTarget.from_environment(sut)
-        return sut if hasattr(sut, "answer") else PythonTarget(sut)
+        if _is_system(sut):
+            return sut
+        return PythonTarget(cast("str | Callable[..., Any]", sut))  # not a system: a function
     if isinstance(outputs, (str, Path)):
-        from assay.data.outputs_stream import same_ids
-
         loaded = load_outputs(Path(outputs))
         if not same_ids(loaded, dataset.samples):
             ids = [s.id for s in dataset.samples]
             check_outputs_cover(loaded, ids, path=str(outputs))
         return SavedOutputs(loaded, str(outputs))
     if isinstance(outputs, Mapping):
-        from assay.data.outputs import coerce_output
-
         answers = {str(k): _as_output(v, coerce_output) for k, v in outputs.items()}
         # As for a file: every sample answered, every answer a sample's, before any scoring.
         check_outputs_cover(answers, [s.id for s in dataset.samples], path="outputs")
@@ -117,7 +124,7 @@ def _system(dataset: Dataset, outputs: Any, sut: Any) -> Any:
     raise UsageError(f"outputs must be a path or a mapping; got {type(outputs).__name__}")
 
 
-def _as_output(value: Any, coerce: Callable[[Any], Output]) -> Output:
+def _as_output(value: object, coerce: Callable[[Any], Output]) -> Output:
     return value if isinstance(value, Output) else coerce(value)
 
 

@@ -76,7 +76,7 @@ class Judged:
 
 
 async def judge_all(
-    metric: Any, samples: Sequence[Sample], answers: Sequence[Output], concurrency: int
+    metric: Metric, samples: Sequence[Sample], answers: Sequence[Output], concurrency: int
 ) -> list[Judged]:
     """Judge every sample with one metric instance; failures are kept as failures.
 

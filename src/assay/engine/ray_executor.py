@@ -30,10 +30,16 @@ from assay.data.executions import Execution
 from assay.data.outputs import Output
 from assay.data.results import ExecutionResult
 from assay.engine.runner import Runner
+from assay.engine.sut import SystemUnderTest
 from assay.errors import UsageError
 from assay.metrics.base import Metric, asks_resources
+from assay.providers.limiter import Limiter
 
 BatchResult = list[tuple[ExecutionResult, Output | None]]
+
+
+Payload = tuple[list[Metric], SystemUnderTest, dict[str, frozenset[str]], int]
+"""What every batch task gets: the metrics, the system, the tag scopes, its concurrency."""
 
 
 @dataclass(frozen=True)
@@ -121,19 +127,17 @@ def _batches(executions: Sequence[Execution], size: int) -> Iterator[list[Execut
         yield batch
 
 
-def _portable_sut(sut: Any, concurrency: int) -> Any:
+def _portable_sut(sut: SystemUnderTest, concurrency: int) -> SystemUnderTest:
     """A copy of the system under test fit to ship: its limiter is replaced by a fresh one
     sized to this worker's share of the global concurrency."""
     shipped = copy.copy(sut)
-    if getattr(shipped, "limiter", None) is not None:
-        from assay.providers.limiter import Limiter
-
-        shipped.limiter = Limiter(concurrency)
+    if getattr(shipped, "limiter", None) is not None:  # a Python or HTTP system's own limiter
+        setattr(shipped, "limiter", Limiter(concurrency))  # noqa: B010 (not in the protocol)
     return shipped
 
 
 def score_batch(
-    payload: tuple[list[Metric], Any, dict[str, frozenset[str]], int],
+    payload: Payload,
     batch: list[Execution],
 ) -> BatchResult:
     """Run one batch with an ordinary runner (the body of the Ray task)."""
@@ -187,7 +191,12 @@ def _task_resources(wanted: dict[str, float]) -> dict[str, Any]:
 
 
 def _drive(
-    ray: Any, runner: Runner, task: Any, payload: Any, batches: Iterator[list[Execution]], cap: int
+    ray: Any,
+    runner: Runner,
+    task: Any,
+    payload: Payload,
+    batches: Iterator[list[Execution]],
+    cap: int,
 ) -> None:
     """Keep ``cap`` batches in flight; deliver each finished batch's results in its order."""
     pending: list[Any] = []

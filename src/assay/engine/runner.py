@@ -22,7 +22,7 @@ import gc
 import inspect
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 from assay.data.dataset import Sample
 from assay.data.executions import Execution, ResultChunk
@@ -51,7 +51,7 @@ def _listed(executions: Iterable[Execution]) -> Sequence[Execution]:
     return executions if isinstance(executions, Sequence) else list(executions)
 
 
-def never_stop(*_: Any) -> bool:
+def never_stop(*_: object) -> bool:
     """The default halt condition: none. Only without one are executions scored in chunks."""
     return False
 

@@ -29,7 +29,7 @@ def _internal_error(metric: str, exc: BaseException) -> str:
     return f"metric '{metric}' crashed: {type(exc).__name__}" + (f": {text}" if text else "")
 
 
-def _accept(metric: Metric, value: Any) -> ScoreResult:
+def _accept(metric: Metric, value: object) -> ScoreResult:
     if not isinstance(value, MetricScore):
         return ScoreResult(
             None, error=f"metric '{metric.name}' returned {type(value).__name__}, not a MetricScore"
@@ -41,11 +41,13 @@ def _accept(metric: Metric, value: Any) -> ScoreResult:
     return ScoreResult(value.value, value.details, None, _usage_tuple(value.usage))
 
 
-def _usage_tuple(usage: Any) -> tuple[dict[str, Any], ...]:
+def _usage_tuple(
+    usage: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None,
+) -> tuple[dict[str, Any], ...]:
     if not usage:
         return ()
-    if isinstance(usage, dict):
-        return (usage,)
+    if isinstance(usage, Mapping):
+        return (dict(usage),)
     return tuple(dict(u) for u in usage)
 
 

@@ -101,7 +101,7 @@ def fill(template: str, values: Mapping[str, str]) -> str:
     return prompt
 
 
-def compact_json(value: Any, what: str) -> str:
+def compact_json(value: object, what: str) -> str:
     """``value`` as compact JSON for a prompt, or a MetricError naming ``what``."""
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)

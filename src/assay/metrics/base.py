@@ -207,7 +207,7 @@ def embedding_label(settings: ProviderSettings) -> str:
 # --------------------------------------------------------------------------- helpers for metrics
 
 
-def type_name(value: Any) -> str:
+def type_name(value: object) -> str:
     """A user-facing name for a JSON value's type."""
     if value is None:
         return "null"
@@ -234,7 +234,7 @@ def expected_string(sample: Sample, metric: str, *, non_empty: bool = False) -> 
     return value
 
 
-def positive_int_option(value: Any, label: str) -> int:
+def positive_int_option(value: object, label: str) -> int:
     """An integer >= 1 from an int or a string of digits (YAML often quotes numbers)."""
     if isinstance(value, bool):
         raise MetricError(f"{label} must be a positive integer; got boolean")
@@ -245,7 +245,7 @@ def positive_int_option(value: Any, label: str) -> int:
     return value
 
 
-def check_bool_option(value: Any, metric: str, option: str) -> None:
+def check_bool_option(value: object, metric: str, option: str) -> None:
     """A true/false option must be a boolean: the string "false" (quoted YAML, JSON) is truthy
     and would silently turn the option on."""
     if not isinstance(value, bool):

@@ -58,7 +58,7 @@ def judge_use(model: str | None, settings: ProviderSettings) -> dict[str, str]:
     }
 
 
-def _template_option(template: Any, metric: str) -> str | None:
+def _template_option(template: object, metric: str) -> str | None:
     if template is None:
         return None
     if not isinstance(template, str) or not template.strip():
@@ -71,13 +71,19 @@ def _template_option(template: Any, metric: str) -> str | None:
 
 
 def scored_verdict(
-    verdict: Verdict[Any], score: float, reason: str | None, **context: Any
+    verdict: Verdict[Any],
+    score: float,
+    reason: str | None,
+    *,
+    model: str | None,
+    version: str,
+    prompt: str,
 ) -> MetricScore:
     """A judge metric's score with the shared details (score, reason, model, sizes)."""
     details = {
         "judge_score": score,
         "judge_reason": reason,
-        **verdict_details(verdict, **context),
+        **verdict_details(verdict, model=model, version=version, prompt=prompt),
     }
     return MetricScore(score, details, usage=verdict.usage or None)
 

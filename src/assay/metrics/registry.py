@@ -12,7 +12,7 @@ import dataclasses
 import importlib
 import inspect
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
 from typing import Any, TypeGuard
 
@@ -80,7 +80,9 @@ def _metric_path(path: str) -> Any:
     )
 
 
-def _unknown_options(factory: Any, options: Mapping[str, Any], label: str) -> None:
+def _unknown_options(
+    factory: Callable[..., object], options: Mapping[str, Any], label: str
+) -> None:
     """Name an option the factory does not take, with the ones it does (not a TypeError)."""
     try:
         parameters = inspect.signature(factory).parameters.values()
@@ -107,7 +109,7 @@ SETTINGS = "settings"
 an option a dataset may give (they come from flags, ``providers:`` and the environment)."""
 
 
-def _takes_settings(factory: Any) -> bool:
+def _takes_settings(factory: Callable[..., object]) -> bool:
     """Whether ``factory`` has a ``settings`` parameter (a metric that calls a provider)."""
     try:
         return SETTINGS in inspect.signature(factory).parameters
@@ -116,7 +118,7 @@ def _takes_settings(factory: Any) -> bool:
 
 
 def _build(
-    factory: Any, options: Mapping[str, Any], label: str, settings: ProviderSettings | None
+    factory: object, options: Mapping[str, Any], label: str, settings: ProviderSettings | None
 ) -> Metric:
     if callable(factory) and not _is_metric(factory):
         if SETTINGS in options:
@@ -222,7 +224,7 @@ def _renamed(metric: Metric, label: str) -> Metric:
 Scopes = dict[str, frozenset[str]]
 
 
-def _scope(spec: Any) -> frozenset[str] | None:
+def _scope(spec: object) -> frozenset[str] | None:
     """The ``tags`` a metric spec is limited to (None: every sample)."""
     options = (
         spec.options if isinstance(spec, MetricSpec) else spec if isinstance(spec, Mapping) else {}

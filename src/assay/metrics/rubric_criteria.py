@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from assay.errors import AssayError, MetricConfigError
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 NA_LABEL = "cannot assess"
 
 
-def parse_rubric(value: Any, *, where: str) -> tuple[Criterion, ...]:
+def parse_rubric(value: object, *, where: str) -> tuple[Criterion, ...]:
     """Criteria from a list, a mapping with ``criteria`` / ``rubric``, or a file path."""
     from pydantic import ValidationError
 

@@ -27,7 +27,7 @@ def judge_list(name: str, model: Any, models: Any) -> tuple[tuple[str | None, fl
     return tuple(judges)
 
 
-def _judge_entry(name: str, entry: Any) -> tuple[str | None, float]:
+def _judge_entry(name: str, entry: object) -> tuple[str | None, float]:
     """One entry of ``models``: a model name, or ``{model, weight}`` with a positive weight."""
     if isinstance(entry, str) and entry.strip():
         return entry, 1.0
@@ -39,7 +39,7 @@ def _judge_entry(name: str, entry: Any) -> tuple[str | None, float]:
     raise MetricConfigError(f"{name}: each of 'models' is a model name or {{model, weight}}")
 
 
-def aggregation_of(name: str, value: Any) -> Aggregation:
+def aggregation_of(name: str, value: object) -> Aggregation:
     """The :class:`Aggregation` of the ``aggregation`` option (a mapping of kind -> method)."""
     from assay.calibration.aggregate import Aggregation
 

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from assay.calibration.model import Criterion
 
 
-def _verdict_code(criterion: Criterion, raw: Any, name: str) -> int:
+def _verdict_code(criterion: Criterion, raw: object, name: str) -> int:
     from assay.errors import JudgeParseError
 
     if not isinstance(raw, str):

@@ -27,7 +27,7 @@ MIN_CANARY = 8
 TAG_BLOCK = range(0xE0000, 0xE0080)
 
 
-def _strings(raw: Any, where: str) -> list[str]:
+def _strings(raw: object, where: str) -> list[str]:
     """A string or a list of strings from metadata (empties dropped), else a MetricError."""
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):

@@ -64,7 +64,7 @@ def _embedder(
     return embedder(settings, model, dimensions=dimensions)
 
 
-def _dimensions_option(value: Any, metric: str) -> int | None:
+def _dimensions_option(value: object, metric: str) -> int | None:
     if value is None:
         return None
     return positive_int_option(value, f"{metric} dimensions")

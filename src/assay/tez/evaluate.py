@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, TypeVar
 
 from assay.errors import UsageError
 from assay.providers import settings as provider_settings
@@ -50,6 +50,9 @@ def assay_version() -> str:
         return "0+unknown"
 
 
+T = TypeVar("T")
+
+
 @dataclass(slots=True)
 class Evaluation:
     """A scored session."""
@@ -86,7 +89,7 @@ def evaluate(
     *,
     method: str = "automated_heuristic",
     tau: float = DEFAULT_TAU,
-    judge: Any = None,
+    judge: object = None,
     judge_model: str | None = None,
     options: MethodOptions | None = None,
 ) -> Evaluation:
@@ -257,8 +260,8 @@ def _human(
     )
 
 
-def _run(coro: Any, *, close: bool) -> Any:
-    async def main() -> Any:
+def _run(coro: Coroutine[Any, Any, T], *, close: bool) -> T:
+    async def main() -> T:
         try:
             return await coro
         finally:

@@ -34,6 +34,7 @@ from assay.judging.replies import parse_tez_claim, parse_tez_relevance
 from assay.providers.settings import ProviderSettings
 from assay.tez.bundle import Bundle
 from assay.tez.citations import CitationRef, Resolution, heading_index
+from assay.tez.claims import Claim
 from assay.tez.records import SessionTurn
 from assay.tez.scoring import ClaimOutcome, TurnScore, detect_abstention, finish, prepare
 from assay.tez.session import Expectation
@@ -135,7 +136,7 @@ async def score_turn(
     prepared = prepare(bundle, turn)
     usage: list[dict[str, Any]] = []
 
-    async def one_claim(claim: Any, resolutions: Sequence[Resolution]) -> ClaimOutcome:
+    async def one_claim(claim: Claim, resolutions: Sequence[Resolution]) -> ClaimOutcome:
         located = [
             (i, (ref, res))
             for i, (ref, res) in enumerate(zip(claim.citations, resolutions, strict=True))
