@@ -15,8 +15,8 @@ import pytest
 
 from assay.cli import main
 from assay.providers import registry
-from core.reports import check_report
 from openai_server import OpenAIServer
+from report.reports import check_report
 
 from .test_lane_cli import EXAMPLE
 

@@ -28,7 +28,7 @@ from assay.data.dataset import Dataset
 from assay.data.results import ExecutionResult, Thresholds
 from assay.engine.budget import BudgetGuard
 from assay.engine.config import RunConfig
-from assay.engine.evaluation import RunOptions, RunState, evaluate
+from assay.engine.evaluation import RunOptions, RunState, run_samples
 from assay.engine.progress import Progress, progress_mode
 from assay.metrics.base import Metric
 from assay.providers.urls import public_url
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 
 def execute(config: RunConfig, *, lane: LaneHooks | None = None) -> None:
-    """One ``assay run`` from its configuration: plan, evaluate, report, gate (never returns)."""
+    """One ``assay run`` from its configuration: plan, run_samples, report, gate (never returns)."""
     plan = build_plan(config, lane)
     rules = _preflight(plan)
     store = None if config.no_store else RunStore(config.store_path)
@@ -67,7 +67,7 @@ def _preflight(plan: Plan) -> GateRules:
 
 
 def _run_one(plan: Plan, rules: GateRules, store: RunStore | None) -> None:
-    """One system: evaluate, then budget, comparison, gate, reports and the exit code."""
+    """One system: run_samples, then budget, comparison, gate, reports and the exit code."""
     config = plan.config
     resume_id = _resume_id(config, store, plan.selected.name)
     state, budget, progress = _watch(config, plan.thresholds, _preload_formats(plan))
@@ -271,7 +271,7 @@ def _evaluate(
     assert plan.system is not None, "the plan builds the one system of a single-system run"
     try:
         with _collecting(), progress.session(lambda: state.total):
-            return evaluate(
+            return run_samples(
                 plan.selected,
                 sut=plan.system,
                 metrics=plan.metrics,

@@ -303,7 +303,7 @@ def gate_rules(dataset_gate: Mapping[str, object] | None, cli: Mapping[str, obje
 
 def gate_verdict(report_obj: Report, rules: GateRules, comparison: Comparison | None) -> GateResult:
     """The gate's verdict on a report under ``rules`` (:func:`gate_rules`)."""
-    from assay.compare.gate import evaluate as evaluate_gate
+    from assay.compare.gate import check_gate as evaluate_gate
 
     return evaluate_gate(report_obj, rules, comparison)
 

@@ -15,7 +15,7 @@ from assay.data.dataset import Dataset
 from assay.data.fileio import exists
 from assay.data.loading import load_outputs
 from assay.data.outputs import check_outputs_cover
-from assay.engine.evaluation import RunOptions, RunState, evaluate
+from assay.engine.evaluation import RunOptions, RunState, run_samples
 from assay.engine.progress import Progress, progress_mode
 from assay.engine.sut import PythonTarget, SavedOutputs, SystemUnderTest
 from assay.metrics.base import Metric
@@ -112,7 +112,7 @@ def _run_one(run: SystemsRun, spec: SystemSpec, quiet: bool) -> Report:
     progress = Progress(progress_mode(quiet=quiet), thresholds=options.thresholds)
     state.on_results = progress.advance
     with progress.session(lambda: state.total):
-        report = evaluate(
+        report = run_samples(
             run.dataset,
             sut=system,
             metrics=run.metrics,

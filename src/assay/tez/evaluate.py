@@ -82,7 +82,7 @@ class MethodOptions:
     settings: ProviderSettings | None = None  # llm_as_judge, hybrid (None: the environment's)
 
 
-def evaluate(
+def score_session(
     bundle: Bundle,
     session: SessionFile,
     expectations: Mapping[str, Expectation] | None = None,
