@@ -350,7 +350,7 @@ class Option(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _shorthand(cls, data: Any) -> Any:
+    def _shorthand(cls, data: object) -> Any:
         """``"good"`` or ``3`` alone is an option with that label; numeric labels become text."""
         if isinstance(data, str) or (isinstance(data, (int, float)) and not isinstance(data, bool)):
             data = {"label": data}

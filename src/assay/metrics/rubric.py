@@ -340,7 +340,7 @@ def judge_list(name: str, model: Any, models: Any) -> tuple[tuple[str | None, fl
     return tuple(judges)
 
 
-def _judge_entry(name: str, entry: Any) -> tuple[str | None, float]:
+def _judge_entry(name: str, entry: object) -> tuple[str | None, float]:
     """One entry of ``models``: a model name, or ``{model, weight}`` with a positive weight."""
     if isinstance(entry, str) and entry.strip():
         return entry, 1.0
@@ -352,7 +352,7 @@ def _judge_entry(name: str, entry: Any) -> tuple[str | None, float]:
     raise MetricConfigError(f"{name}: each of 'models' is a model name or {{model, weight}}")
 
 
-def aggregation_of(name: str, value: Any) -> Aggregation:
+def aggregation_of(name: str, value: object) -> Aggregation:
     """The :class:`Aggregation` of the ``aggregation`` option (a mapping of kind -> method)."""
     from assay.calibration.aggregate import Aggregation
 
@@ -377,7 +377,7 @@ if TYPE_CHECKING:
     from assay.calibration.model import Criterion
 
 
-def _verdict_code(criterion: Criterion, raw: Any, name: str) -> int:
+def _verdict_code(criterion: Criterion, raw: object, name: str) -> int:
     from assay.errors import JudgeParseError
 
     if not isinstance(raw, str):
@@ -441,7 +441,7 @@ if TYPE_CHECKING:
 NA_LABEL = "cannot assess"
 
 
-def parse_rubric(value: Any, *, where: str) -> tuple[Criterion, ...]:
+def parse_rubric(value: object, *, where: str) -> tuple[Criterion, ...]:
     """Criteria from a list, a mapping with ``criteria`` / ``rubric``, or a file path."""
     from pydantic import ValidationError
 
