@@ -50,6 +50,8 @@ from assay.engine.preflight import check_providers
 from assay.errors import MetricError, UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import resolve
+from assay.metrics.rubric import RubricJudge
+from assay.providers import registry
 from assay.providers import settings as provider_settings
 from assay.providers.settings import ProviderSettings
 from assay.providers.usage import total_cost
@@ -83,8 +85,6 @@ async def judge_all(
     A :class:`~assay.metrics.rubric.RubricJudge` is asked for its verdicts (so a judge that
     abstained everywhere still contributes verdicts); other metrics for their score.
     """
-    from assay.metrics.rubric import RubricJudge
-
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(sample: Sample, output: Output) -> Judged:
@@ -131,7 +131,6 @@ def calibrate(dataset: Dataset, **options: Any) -> CalibrationResult:
     A sync wrapper over :func:`calibrate_async` (same keyword options) that owns its event loop
     and closes the provider clients at the end.
     """
-    from assay.providers import registry
 
     async def run() -> CalibrationResult:
         try:

@@ -18,6 +18,7 @@ from assay.judging.client import Judge, Verdict, ask, fill, template_version, ve
 from assay.judging.prompts import CLAIM_SUPPORT, CONTEXT_USEFUL, STATEMENT_RELEVANCE
 from assay.judging.replies import parse_numbered_flags
 from assay.metrics.base import MetricScore, environment_settings
+from assay.metrics.judge import judge_use
 from assay.metrics.rag import (
     RagOptions,
     answer_claims,
@@ -70,8 +71,6 @@ class Judged(RagOptions):
 
     def used(self, settings: ProviderSettings) -> dict[str, str]:
         """The judge this metric calls: its own ``model`` option, else the settings' one."""
-        from assay.metrics.judge import judge_use
-
         return judge_use(self.model, settings)
 
     async def flags(

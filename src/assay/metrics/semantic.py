@@ -20,6 +20,7 @@ from assay.metrics.base import (
     MetricScore,
     check_bool_option,
     clamp01,
+    embedding_label,
     environment_settings,
     expected_string,
     positive_int_option,
@@ -111,8 +112,6 @@ class CosineEmbedding:
 
     def used(self, settings: ProviderSettings) -> dict[str, str]:
         """The embedder this metric calls: its own ``model`` option, else the settings' one."""
-        from assay.metrics.base import embedding_label
-
         return {
             "method": "embedding",
             "provider": embedding_label(settings),
@@ -199,8 +198,6 @@ class BertScoreLike:
 
     def used(self, settings: ProviderSettings) -> dict[str, str]:
         """The embedder this metric calls: its own ``model`` option, else the settings' one."""
-        from assay.metrics.base import embedding_label
-
         return {
             "method": "embedding",
             "provider": embedding_label(settings),

@@ -266,7 +266,7 @@ def _run(coro: Coroutine[Any, Any, T], *, close: bool) -> T:
             return await coro
         finally:
             if close:
-                from assay.providers.registry import aclose
+                from assay.providers.registry import aclose  # HTTP clients: judge runs only
 
                 await aclose()
 
