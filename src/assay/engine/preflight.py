@@ -14,7 +14,6 @@ from assay.data.dataset import Sample
 from assay.errors import MetricConfigError, UsageError
 from assay.metrics.base import Metric, checks_config
 from assay.metrics.registry import applies
-from assay.providers.endpoint import check_header_values
 from assay.providers.settings import ProviderSettings
 
 CHAT_FAMILIES = frozenset({"judge", "rubric"})
@@ -44,6 +43,9 @@ def check_providers(metrics: Sequence[Metric], settings: ProviderSettings) -> No
             "key (OPENAI_API_KEY or ASSAY_API_KEY) nor a base URL (--base-url or "
             "OPENAI_BASE_URL) is set"
         )
+    # The endpoint module brings the HTTP pool and asyncio: a lexical run never gets here.
+    from assay.providers.endpoint import check_header_values
+
     check_header_values(settings)
 
 
