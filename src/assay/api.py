@@ -13,8 +13,9 @@ construction::
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
@@ -24,11 +25,11 @@ from assay.data.outputs import Output, check_outputs_cover, coerce_output
 from assay.data.outputs_stream import same_ids
 from assay.engine.evaluation import RunOptions
 from assay.engine.evaluation import run_samples as run_evaluation
-from assay.engine.preflight import check_metrics, check_providers
+from assay.engine.preflight import check_metrics, check_providers, price_warnings
 from assay.engine.sut import PythonTarget, SavedOutputs, SystemUnderTest
 from assay.errors import UsageError
 from assay.metrics.base import Metric
-from assay.metrics.registry import resolve_scoped, thresholds_of
+from assay.metrics.registry import calibrations_of, resolve_scoped, thresholds_of
 from assay.providers import settings as provider_settings
 from assay.providers.settings import ProviderSettings
 from assay.store.runs import RunStore
@@ -44,6 +45,7 @@ class MetricPlan:
     metrics: list[Metric]
     scopes: dict[str, frozenset[str]]
     thresholds: dict[str, float]
+    calibrations: dict[str, str] = field(default_factory=dict)  # metric -> labelled set
 
 
 def _with_dataset_rubric(specs: list[Any], rubric: object) -> list[Any]:
@@ -81,13 +83,20 @@ def metric_plan(
             f"dataset '{dataset.name}' declares no metrics: declare 'metrics:' or pass some"
         )
     resolved, scopes = resolve_scoped(specs, settings)
-    return MetricPlan(resolved, dict(scopes), thresholds_of(specs, resolved))
+    return MetricPlan(
+        resolved,
+        dict(scopes),
+        thresholds_of(specs, resolved),
+        calibrations_of(specs, resolved),
+    )
 
 
 def preflight(plan: MetricPlan, dataset: Dataset, settings: ProviderSettings) -> list[str]:
     """Configuration errors before any work (raises); returns warnings."""
-    check_providers(plan.metrics, settings)
-    return check_metrics(plan.metrics, plan.scopes, dataset.samples)
+    if not settings.dry_run:  # a dry run sends nothing, so it needs no key or endpoint
+        check_providers(plan.metrics, settings)
+    warnings = check_metrics(plan.metrics, plan.scopes, dataset.samples)
+    return [*warnings, *price_warnings(plan.metrics, settings, datetime.date.today())]
 
 
 def _is_system(value: object) -> TypeGuard[SystemUnderTest]:

@@ -20,7 +20,8 @@ import typer
 
 from assay.adversarial.lane import LaneHooks, with_compliance
 from assay.api import preflight
-from assay.cli.console import fail, warn
+from assay.cli.console import fail, printable, warn
+from assay.cli.run_dry import dry_run
 from assay.cli.run_plan import Plan, build_plan, system_limiter
 from assay.cli.run_report import finish_run, gate_rules, gate_verdict, preload, write_out
 from assay.cli.systems import SystemSpec, SystemsRun, check_combination, run_systems
@@ -47,11 +48,20 @@ def execute(config: RunConfig, *, lane: LaneHooks | None = None) -> None:
     """One ``assay run`` from its configuration: plan, run_samples, report, gate (never returns)."""
     plan = build_plan(config, lane)
     rules = _preflight(plan)
+    if config.dry_run:
+        dry_run(plan, _evaluate_without_store)  # exits 0
     store = None if config.no_store else RunStore(config.store_path)
     if len(plan.systems) > 1:
         _run_systems(plan, rules, store)  # exits with the gate's code
         return
     _run_one(plan, rules, store)
+
+
+def _evaluate_without_store(plan: Plan) -> Report:
+    """The run's report with nothing stored and no progress display (for ``--dry-run``)."""
+    state = RunState()
+    progress = Progress(progress_mode(quiet=True), thresholds=plan.thresholds)
+    return _evaluate(plan, None, state, progress, _options(plan), keep_rows=False)
 
 
 def _preflight(plan: Plan) -> GateRules:
@@ -63,6 +73,10 @@ def _preflight(plan: Plan) -> GateRules:
     rules = gate_rules(plan.selected.gate, flags)
     for message in preflight(plan.chosen, plan.selected, plan.providers):
         warn(message)
+    if plan.chosen.calibrations:  # a run with no calibrated judge loads none of this
+        from assay.judges.in_run import calibration_paths
+
+        plan.calibrations = calibration_paths(plan.chosen.calibrations, Path(plan.config.dataset))
     return rules
 
 
@@ -92,6 +106,7 @@ def _run_one(plan: Plan, rules: GateRules, store: RunStore | None) -> None:
     )
     if budget is not None:
         report_obj = report_obj.model_copy(update={"budget": budget.block(state.done)})
+    report_obj = _with_judges(plan, report_obj, store)
     plan.let_go()  # what follows needs only the report: a large dataset and its outputs go first
     try:
         finish_run(
@@ -107,6 +122,27 @@ def _run_one(plan: Plan, rules: GateRules, store: RunStore | None) -> None:
     finally:
         if store is not None:
             store.close()
+
+
+def _with_judges(plan: Plan, report_obj: Report, store: RunStore | None) -> Report:
+    """The judge blocks (calibration measured once per run), one stderr line per judge."""
+    if not plan.info.get("judge_model"):  # no metric calls a judge: no judge block
+        return report_obj
+    from assay.judges.in_run import judge_lines, with_judges  # judge runs only
+
+    report_obj = with_judges(
+        report_obj,
+        plan.metrics,
+        plan.calibrations,
+        plan.thresholds,
+        plan.providers,
+        store=store,
+        concurrency=plan.config.concurrency,
+    )
+    if not plan.config.quiet:
+        for line in judge_lines(report_obj.judges):
+            typer.echo(printable(f"assay: {line}"), err=True)
+    return report_obj
 
 
 def _resume_id(config: RunConfig, store: RunStore | None, dataset_name: str) -> str | None:

@@ -45,6 +45,7 @@ class Plan:
     providers: ProviderSettings
     info: dict[str, str | None]
     extra_reports: list[tuple[str, Path]] = field(default_factory=list)
+    calibrations: dict[str, Path] = field(default_factory=dict)  # judge metric -> labelled set
 
     def let_go(self) -> None:
         """Drop the samples and the system (saved outputs included) once the run has its

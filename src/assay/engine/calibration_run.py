@@ -49,6 +49,7 @@ from assay.engine.calibration_items import (
 from assay.engine.preflight import check_providers
 from assay.errors import MetricError, UsageError
 from assay.metrics.base import Metric
+from assay.metrics.judge import LLMAsJudge
 from assay.metrics.registry import resolve
 from assay.metrics.rubric import RubricJudge
 from assay.providers import registry
@@ -78,7 +79,10 @@ class Judged:
 
 
 async def judge_all(
-    metric: Metric, samples: Sequence[Sample], answers: Sequence[Output], concurrency: int
+    metric: Metric | LLMAsJudge,
+    samples: Sequence[Sample],
+    answers: Sequence[Output],
+    concurrency: int,
 ) -> list[Judged]:
     """Judge every sample with one metric instance; failures are kept as failures.
 
@@ -173,7 +177,7 @@ async def calibrate_async(
     runs: dict[str, list[Judged]] = {}
     for model, judge in judges.items():
         runs[model] = await judge_all(judge, labelled.samples, labelled.answers, concurrency)
-    labels = _label_set(criteria, labelled, runs, metric=metric, abstain=policy, source=source)
+    labels = label_set(criteria, labelled, runs, metric=metric, abstain=policy, source=source)
     result = compute_agreement(
         labels,
         cannot_assess_mode=cannot_assess_mode,
@@ -216,7 +220,7 @@ def _judge_metric(
     return resolve(spec, settings)
 
 
-def _label_set(
+def label_set(
     criteria: Sequence[Criterion],
     labelled: Labelled,
     runs: Mapping[str, list[Judged]],

@@ -36,7 +36,11 @@ def _judge(options: dict[str, Any]) -> bool:
 
 def faithfulness(settings: ProviderSettings | None = None, **options: Any) -> RagOptions:
     if not _judge(options):
-        return Faithfulness(**options)
+        return (
+            Faithfulness(**options)
+            if settings is None
+            else Faithfulness(settings=settings, **options)
+        )
     from assay.metrics.rag_judge import JudgedFaithfulness  # the judge stack: see above
 
     return _judged(JudgedFaithfulness, settings, options)
@@ -44,7 +48,11 @@ def faithfulness(settings: ProviderSettings | None = None, **options: Any) -> Ra
 
 def context_recall(settings: ProviderSettings | None = None, **options: Any) -> RagOptions:
     if not _judge(options):
-        return ContextRecall(**options)
+        return (
+            ContextRecall(**options)
+            if settings is None
+            else ContextRecall(settings=settings, **options)
+        )
     from assay.metrics.rag_judge import JudgedContextRecall  # the judge stack: see above
 
     return _judged(JudgedContextRecall, settings, options)
@@ -52,7 +60,11 @@ def context_recall(settings: ProviderSettings | None = None, **options: Any) -> 
 
 def context_precision(settings: ProviderSettings | None = None, **options: Any) -> RagOptions:
     if not _judge(options):
-        return ContextPrecision(**options)
+        return (
+            ContextPrecision(**options)
+            if settings is None
+            else ContextPrecision(settings=settings, **options)
+        )
     from assay.metrics.rag_judge import JudgedContextPrecision  # the judge stack: see above
 
     return _judged(JudgedContextPrecision, settings, options)
@@ -60,7 +72,11 @@ def context_precision(settings: ProviderSettings | None = None, **options: Any) 
 
 def answer_relevancy(settings: ProviderSettings | None = None, **options: Any) -> RagOptions:
     if not _judge(options):
-        return AnswerRelevancy(**options)
+        return (
+            AnswerRelevancy(**options)
+            if settings is None
+            else AnswerRelevancy(settings=settings, **options)
+        )
     from assay.metrics.rag_judge import JudgedAnswerRelevancy  # the judge stack: see above
 
     return _judged(JudgedAnswerRelevancy, settings, options)
