@@ -131,7 +131,7 @@ def score_traces(
     records: Sequence[TraceRecord],
     metrics: Sequence[str | MetricSpec],
     run_store: RunStore | None,
-    rubric: Any = None,
+    rubric: object = None,
 ) -> tuple[Report, list[Score]]:
     """Score ``records`` as one run; the report and each (trace, metric) score."""
     samples = [sample_of(r) for r in records]

@@ -223,7 +223,7 @@ def build(
         raise UsageError(f"provider setting '{field}' from the {source}: {message}") from None
 
 
-def _base_prices(prices_file: Any) -> dict[str, Any]:
+def _base_prices(prices_file: object) -> dict[str, Any]:
     """The packaged prices with the user's prices file (when one is named) over them."""
     table: dict[str, Any] = dict(packaged_prices())
     if isinstance(prices_file, (str, Path)) and str(prices_file).strip():
