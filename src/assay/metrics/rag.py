@@ -21,7 +21,6 @@ from assay.errors import MetricConfigError, MetricError, UsageError
 from assay.metrics.base import check_bool_option, environment_settings, type_name
 from assay.metrics.batch import Row, RowScored
 from assay.metrics.retrieval import RELEVANT_KEY, gains
-from assay.providers.local import rerank_scores as local_rerank_scores
 from assay.providers.settings import ProviderSettings
 from assay.tez.claims import split_response, statements
 from assay.tez.scoring import GENERIC_QUERY_WORDS
@@ -291,6 +290,9 @@ class AnswerRelevancy(_Heuristic):
 
 def rerank_scores(model: str, query: str, passages: list[str]) -> list[float]:
     """The cross-encoder's relevance of each passage to the query (the local provider)."""
+    # The local provider loads numpy and the embeddings client: for a run with --reranker only.
+    from assay.providers.local import rerank_scores as local_rerank_scores
+
     try:
         return local_rerank_scores(model, query, passages)
     except UsageError as exc:
