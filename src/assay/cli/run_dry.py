@@ -114,5 +114,5 @@ def _aligned(line: list[str], widths: list[int]) -> list[str]:
     return [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))]
 
 
-def _money(value: Any) -> str:
+def _money(value: float | None) -> str:
     return "unpriced" if value is None else format_usd(float(value))

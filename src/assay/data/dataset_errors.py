@@ -9,9 +9,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from assay.errors import DatasetError, InputError, MetricConfigError, UsageError
 
@@ -83,7 +83,7 @@ def translate(
     return error(message, file=source, sample=sample, field=field)
 
 
-def _message(first: Any, field: str | None, supported_schemas: Sequence[str]) -> str:
+def _message(first: ErrorDetails, field: str | None, supported_schemas: Sequence[str]) -> str:
     """Pydantic's message for one error, reworded where a dataset author needs more."""
     kind = first["type"]
     if kind == "missing":

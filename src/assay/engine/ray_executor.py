@@ -24,6 +24,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from assay.data.executions import Execution
@@ -191,7 +192,7 @@ def _task_resources(wanted: dict[str, float]) -> dict[str, Any]:
 
 
 def _drive(
-    ray: Any,
+    ray: ModuleType,
     runner: Runner,
     task: Any,
     payload: Payload,

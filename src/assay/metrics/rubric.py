@@ -325,7 +325,9 @@ if TYPE_CHECKING:
     from assay.calibration.aggregate import Aggregation
 
 
-def judge_list(name: str, model: Any, models: Any) -> tuple[tuple[str | None, float], ...]:
+def judge_list(
+    name: str, model: str | None, models: object
+) -> tuple[tuple[str | None, float], ...]:
     """(model, weight) per judge: ``models`` when given, else the single ``model`` (None = the
     settings' judge model). ``name`` is the metric's, for the error messages."""
     if models is None:
