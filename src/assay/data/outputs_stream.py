@@ -15,13 +15,17 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.data.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
 from assay.data.json_items import ItemScan, SpanReader, parse_item
 from assay.data.jsonl_lines import BLOCK, LineReader, first_offset, iter_entries
 from assay.data.outputs import Output, coerce_output, parse_retrieved
 from assay.errors import AssayError, NotIndexable, OutputsError, UnusualLineBreaks
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
 KEEP_BUDGET = 16 * 1024 * 1024  # bytes of lines (plus ENTRY_COST each) whose outputs are kept
@@ -70,7 +74,7 @@ def _entry(value: Any) -> tuple[str, Output]:
     return str(sample_id), coerce_output({k: v for k, v in value.items() if k != "id"})
 
 
-def _ranked(value: Any) -> tuple[str, Output] | None:
+def _ranked(value: object) -> tuple[str, Output] | None:
     """The id and output of a ranking line, ``{"id", "output", "retrieved": [ids]}``, read as
     :func:`coerce_output` reads it; None for any other line (or a bad ranking: coerce_output
     then says why)."""
@@ -186,7 +190,7 @@ class KeptOutputs(IndexedOutputs):
     """The outputs of a file checked by the index pass and kept as it built them: lookups are
     a dict's, and no line is parsed again. ``id_hashes`` is kept for :func:`same_ids`."""
 
-    def __init__(self, path: Path, hashes: Any, kept: dict[str, Output]) -> None:
+    def __init__(self, path: Path, hashes: npt.NDArray[np.int64], kept: dict[str, Output]) -> None:
         super().__init__(path, hashes, None)
         self._kept = kept
 
