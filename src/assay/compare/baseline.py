@@ -14,19 +14,25 @@ import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from assay.compare.streamed_report import (
+    StreamedReport,
+    refuse_repeated,
+    stream_report_file,
+    stream_stored_report,
+)
 from assay.data.bounded import loads_json
-from assay.data.fileio import exists, is_file
+from assay.data.documents import read_text
+from assay.data.fileio import exists, is_file, write_atomic
 from assay.errors import InputError, StoreError, UsageError
 from assay.report.model import Report
 from assay.store.baselines import check_name
 from assay.store.location import existing_store, store_location
-
-if TYPE_CHECKING:
-    from assay.compare.streamed_report import StreamedReport
+from assay.store.project import project_dir
+from assay.store.runs import RunStore
 
 BASELINE_SCHEMA: Final = "assay.baseline.v1"
 BASELINE_DIR_ENV = "ASSAY_BASELINE_DIR"
@@ -78,8 +84,6 @@ def _number(value: float | None) -> str:
 def baseline_dir(root: Path | None = None) -> Path:
     """``$ASSAY_BASELINE_DIR``, else ``<root>/.assay/baselines``, else the project's
     ``.assay/baselines`` (see :mod:`assay.store.project`)."""
-    from assay.store.project import project_dir
-
     configured = os.environ.get(BASELINE_DIR_ENV)
     if configured:
         return Path(configured)
@@ -110,8 +114,6 @@ def _legacy_slug(dataset: str) -> str:
 
 def load_report(path: Path) -> Report:
     """Read and validate a report JSON; malformed or foreign documents raise InputError."""
-    from assay.data.dataset import read_text
-
     return parse_report(read_text(Path(path), InputError), str(path))
 
 
@@ -135,7 +137,6 @@ def parse_report(text: str | bytes, path: str) -> Report:
         raise InputError(
             f"not a valid assay report: {first['msg']}", file=str(path), field=where
         ) from None
-    from assay.compare.streamed_report import refuse_repeated
 
     seen: set[tuple[str, int]] = set()
     for row in report.rows:
@@ -160,8 +161,6 @@ def set_baseline(
     report: Report, *, source: str, root: Path | None = None
 ) -> tuple[Path, BaselinePointer]:
     """Pin ``report`` as its dataset's baseline; returns the pointer path and pointer."""
-    from assay.data.fileio import write_atomic
-
     folder = baseline_dir(root)
     name = slug(report.dataset.name)
     body = report.model_dump_json(indent=2) + "\n"
@@ -195,8 +194,6 @@ def read_pointer(dataset: str, *, root: Path | None = None) -> tuple[Path, Basel
 
 def _read_pointer_file(path: Path) -> BaselinePointer:
     """One pointer file, read as UTF-8 under the input size cap; InputError naming it."""
-    from assay.data.documents import read_text
-
     text = read_text(path, InputError)
     try:
         return BaselinePointer.model_validate_json(text)
@@ -243,8 +240,7 @@ def baseline_report_path(dataset: str, *, root: Path | None = None) -> Path | No
 
 def report_from_run(run_id: str, *, store_path: str | Path | None = None) -> Report:
     """The report of a run kept in the run store (``latest``: the newest run)."""
-    from assay.engine.rebuild import report_from_store
-    from assay.store.runs import RunStore
+    from assay.engine.rebuild import report_from_store  # numpy (the report's aggregates)
 
     store = RunStore(existing_store(store_path))
     try:
@@ -266,8 +262,6 @@ def latest_run_id(
     dataset: str, *, exclude_run_id: str | None, store_path: str | Path | None = None
 ) -> str | None:
     """The id of the newest finished run of ``dataset``, other than ``exclude_run_id``."""
-    from assay.store.runs import RunStore
-
     try:
         path = existing_store(store_path)
     except StoreError:
@@ -305,12 +299,6 @@ def streamed_from_argument(
 ) -> tuple[StreamedReport, str]:
     """:func:`report_from_argument` with the rows streamed
     (:mod:`assay.compare.streamed_report`)."""
-    from assay.compare.streamed_report import (
-        StreamedReport,
-        stream_report_file,
-        stream_stored_report,
-    )
-
     path = Path(target)
     if target.startswith(NAMED) and not is_file(path):
         named = named_baseline_report(target[len(NAMED) :], store_path=store_path)
@@ -335,12 +323,6 @@ def resolve_reference(
 
     Its rows are streamed (:mod:`assay.compare.streamed_report`): a large reference is never held.
     """
-    from assay.compare.streamed_report import (
-        StreamedReport,
-        stream_report_file,
-        stream_stored_report,
-    )
-
     if target.startswith(NAMED) and not exists(Path(target)):
         named = named_baseline_report(target[len(NAMED) :], store_path=store_path)
         return StreamedReport.whole(named)
@@ -368,7 +350,6 @@ def set_named_baseline(
 ) -> str:
     """Keep ``report`` in the run store as the baseline called ``name`` (replacing it);
     returns the store's name as shown (a URL without its password)."""
-    from assay.store.runs import RunStore
 
     check_name(name)
     store = RunStore(store_location(store_path))
@@ -386,7 +367,6 @@ def set_named_baseline(
 
 def named_baseline_report(name: str, *, store_path: str | Path | None = None) -> Report:
     """The report the baseline ``name`` points at in the run store; UsageError if none."""
-    from assay.store.runs import RunStore
 
     place = store_location(store_path)
     found = None

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from assay.errors import AssayError, NotFound, StoreError
@@ -246,7 +246,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Referrer-Policy", "no-referrer")
         self.send_header("Cache-Control", "no-store")
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         """Quiet: requests are not logged (errors are, once, in do_GET)."""
 
 
