@@ -53,7 +53,6 @@ def provider_settings(openai_server: OpenAIServer, tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(settings, "from_environment", lambda: built)
     yield built
     registry.reset()
-    settings.reset()
 
 
 from pg_fixtures import pg_server_session, pg_url, store_place  # noqa: E402,F401 (fixtures)

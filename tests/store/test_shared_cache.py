@@ -11,7 +11,6 @@ import yaml
 
 from assay.cli import main
 from assay.providers import registry
-from assay.providers import settings as provider_settings
 from openai_server import EMBEDDINGS, OpenAIServer
 
 SAMPLES = [
@@ -29,7 +28,6 @@ def isolated(monkeypatch: pytest.MonkeyPatch):
     registry.reset()
     yield
     registry.reset()
-    provider_settings.reset()
 
 
 def _machine(folder: Path) -> None:
