@@ -96,7 +96,7 @@ def test_quickstart_is_clean_and_stdout_is_only_json(
 ) -> None:
     code, report, err = quickstart_json(capsys, tmp_path)
     assert code == 0
-    assert report["summary"]["total_failures"] == 0
+    assert report["summary"]["errored_rows"] == 0
     assert report["summary"]["total_samples"] == 30
     assert {m["name"] for m in report["metrics"]} == set(TEN_METRICS)
     assert all(m["scored"] > 0 for m in report["metrics"])
@@ -486,7 +486,7 @@ def test_python_sut_failure_is_recorded_and_the_run_goes_on(tmp_path: Path, func
     assert rows["s2"]["scores"] == {} and "system-under-test" in rows["s2"]["errors"]
     assert rows["s4"]["scores"]["retrieval-mrr"]["score"] == 0.5  # first relevant at rank 2
     exact = next(m for m in report["metrics"] if m["name"] == "exact-match")
-    assert (exact["attempted"], exact["scored"], exact["skipped"], exact["failed"]) == (3, 2, 1, 0)
+    assert (exact["attempted"], exact["scored"], exact["skipped"], exact["errored"]) == (3, 2, 1, 0)
     assert not (tmp_path / ".assay").exists()
 
 
@@ -588,6 +588,6 @@ def test_padosoft_files_run_unchanged(capsys: pytest.CaptureFixture[str], tmp_pa
     ]
     # contains needs a string expected_output: the three non-string samples are failures, not zeros
     contains = report["metrics"][0]
-    assert (contains["scored"], contains["failed"], contains["mean"]) == (2, 6, 1.0)
+    assert (contains["scored"], contains["errored"], contains["mean"]) == (2, 6, 1.0)
     assert code == 1
     assert report["repetitions"]["count"] == 2

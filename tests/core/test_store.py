@@ -348,7 +348,7 @@ def test_cli_resume_with_retry_errors(tmp_path: Path) -> None:
     assert second.returncode == 0, second.stderr
     assert (tmp_path / "calls.log").read_text().split() == ["b"]
     fixed = check_report(second.stdout)
-    assert fixed["summary"]["total_failures"] == 0
+    assert fixed["summary"]["errored_rows"] == 0
     assert [row["id"] for row in fixed["rows"]] == ["1", "2", "3"]
     assert all(row["scores"]["exact-match"]["score"] == 1.0 for row in fixed["rows"])
     assert fixed["run"]["run_id"] == "nightly"

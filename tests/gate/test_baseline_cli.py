@@ -24,7 +24,7 @@ from assay.compare.baseline import (
 from assay.errors import InputError, UsageError
 from gate.factory import from_matrix, make_report
 
-SCHEMAS = Path(baseline_module.__file__).parent / "schemas"
+SCHEMAS = Path(baseline_module.__file__).parent.parent / "schemas"
 
 
 @pytest.fixture(autouse=True)

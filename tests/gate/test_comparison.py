@@ -304,7 +304,7 @@ def test_deterministic_for_a_seed_and_alpha_validated():
 
 
 def test_schema_shipped_and_documents_validate():
-    shipped = Path(comparison_module.__file__).parent / "schemas" / "comparison.v1.json"
+    shipped = Path(comparison_module.__file__).parent.parent / "schemas" / "comparison.v1.json"
     schema = json.loads(shipped.read_text(encoding="utf-8"))
     assert schema == generate("comparison.v1.json"), "regenerate: python -m assay.cli.schema_files"
     rng = np.random.default_rng(0)

@@ -144,4 +144,4 @@ def test_one_named_system_is_a_plain_run(capsys, two_files):
         capsys, "run", str(QUICKSTART / "dataset.yml"), "--outputs", f"only={v1}", "-f", "json"
     )
     assert code == 0
-    assert json.loads(out)["schema_version"] == "assay.report.v1"
+    assert json.loads(out)["schema_version"] == "assay.report.v2"

@@ -40,10 +40,10 @@ def baseline_set(
 
     loaded, source = report_from_argument(report, store_path=store)
     path, pointer = set_baseline(loaded, source=source)
-    if loaded.summary.total_failures:
+    if loaded.summary.errored_rows:
         typer.echo(
-            f"assay: warning: the baseline has {loaded.summary.total_failures} errors "
-            "(rows that errored: not scored)",
+            f"assay: warning: the baseline has {loaded.summary.errored_rows} errored rows "
+            "(not scored)",
             err=True,
         )
     line = (
@@ -270,7 +270,7 @@ def _is_outputs_file(target: str) -> bool:
     return (
         isinstance(document, dict)
         and "outputs" in document
-        and document.get("schema_version") != "assay.report.v1"
+        and document.get("schema_version") not in ("assay.report.v1", "assay.report.v2")
     )
 
 

@@ -75,10 +75,11 @@ def _summary(report: Report) -> str:
         ("executions", str(s.total_executions)),
         ("macro-F1", num(s.macro_f1)),
         ("pass-rate (all metrics)", pct(s.pass_rate)),
+        ("failed (below threshold)", str(s.failed_rows)),
         (
-            "failures",
-            f"{s.total_failures}"
-            + (f" ({s.sut_failures} SUT, {s.metric_failures} metric)" if s.total_failures else ""),
+            "errored (not scored)",
+            f"{s.errored_rows}"
+            + (f" ({s.sut_errors} SUT, {s.metric_errors} metric)" if s.errored_rows else ""),
         ),
     ]
     if report.usage.calls:
@@ -114,6 +115,7 @@ def _metrics(report: Report) -> str:
             f"{m.scored}/{m.attempted}",
             pct(m.coverage),
             str(m.failed),
+            str(m.errored),
             str(m.skipped),
         ]
         for m in report.metrics
@@ -129,6 +131,7 @@ def _metrics(report: Report) -> str:
         "scored",
         "coverage",
         "failed",
+        "errored",
         "skipped",
     ]
     return "<h2>Per-metric aggregates</h2>" + table(head, rows, cls="metrics")
@@ -150,6 +153,8 @@ def _cohorts(report: Report) -> str:
     rows = []
     for cohort in report.cohorts:
         for metric in cohort.metrics:
+            if metric.scored + metric.errored == 0:
+                continue  # the metric does not apply to this cohort
             rows.append(
                 [
                     esc(cohort.label)
@@ -165,9 +170,12 @@ def _cohorts(report: Report) -> str:
                     num(metric.p95),
                     pct(metric.pass_rate),
                     str(metric.failed),
+                    str(metric.errored),
                 ]
             )
-    head = ["cohort", "metric", "executions", "mean", "p50", "p95", "pass-rate", "failed"]
+    head = [
+        "cohort", "metric", "executions", "mean", "p50", "p95", "pass-rate", "failed", "errored"
+    ]
     return "<h2>Cohorts by tag</h2>" + table(head, rows, left=2, cls="cohorts")
 
 

@@ -137,9 +137,9 @@ def _summary(report: Report) -> list[str]:
         f"| samples | {s.total_samples} |",
         f"| executions | {s.total_executions} |",
         f"| repetitions | {report.run.repetitions} |",
-        f"| failed executions (a score below its threshold) | {s.failed_rows or 0} |",
-        f"| errored (system under test / metric could not score) | {s.sut_failures} / "
-        f"{s.metric_failures} |",
+        f"| failed executions (a score below its threshold) | {s.failed_rows} |",
+        f"| errored executions (could not be scored) | {s.errored_rows} |",
+        f"| errors (system under test / metric) | {s.sut_errors} / {s.metric_errors} |",
         f"| pass-rate (every metric at or above its threshold) | {fmt(s.pass_rate)} |",
     ]
     if report.run.embedding_provider:
@@ -160,11 +160,10 @@ def _metric_lines(report: Report) -> list[str]:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for m in report.metrics:
-        below = m.below_threshold if m.below_threshold is not None else "n/a"
         out.append(
             f"| {cell(m.name)} | {fmt(m.mean)} | {fmt(m.p50)} | {fmt(m.p95)} | {fmt(m.pass_rate)} "
             "| "
-            f"{fmt(m.threshold, 2)} | {m.scored} | {below} | {m.failed + m.skipped} |"
+            f"{fmt(m.threshold, 2)} | {m.scored} | {m.failed} | {m.errored + m.skipped} |"
         )
     out += ["", f"## Macro-F1 (avg pass-rate across all metrics): {fmt(s.macro_f1)}"]
     if s.macro_f1_excluded:
@@ -234,7 +233,7 @@ def _cohort_lines(report: Report) -> list[str]:
     ]
     for cohort in report.cohorts:
         for cm in cohort.metrics:
-            if cm.scored + cm.failed == 0:
+            if cm.scored + cm.errored == 0:
                 continue  # the metric does not apply to this cohort
             ci = cm.pass_rate_ci
             interval = f"{fmt(ci.low)}–{fmt(ci.high)}" if ci is not None else "n/a"

@@ -37,8 +37,8 @@ def side_by_side(systems: SystemsReport) -> tuple[list[str], Cells]:
         ["executions"] + [str(r.summary.total_executions) for r in reports],
         ["pass rate"] + [fmt(r.summary.pass_rate) for r in reports],
         ["macro-F1"] + [fmt(r.summary.macro_f1) for r in reports],
-        ["errored (system / metric)"]
-        + [f"{r.summary.sut_failures} / {r.summary.metric_failures}" for r in reports],
+        ["failed executions"] + [str(r.summary.failed_rows) for r in reports],
+        ["errored executions"] + [str(r.summary.errored_rows) for r in reports],
         ["gate"] + [_gate(r) for r in reports],
     ]
     names = [m.name for m in reports[0].metrics]

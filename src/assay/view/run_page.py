@@ -32,8 +32,8 @@ def _cards(report: Report) -> str:
         ("executions", str(s.total_executions)),
         ("pass rate", pct(s.pass_rate)),
         ("macro-F1", num(s.macro_f1)),
-        ("system errors", str(s.sut_failures)),
-        ("metric errors", str(s.metric_failures)),
+        ("failed", str(s.failed_rows)),
+        ("errored", str(s.errored_rows)),
     ]
     return (
         '<div class="cards">'
@@ -51,6 +51,7 @@ def _metrics(report: Report) -> str:
             e(m.name),
             f"{m.scored}/{m.attempted}",
             str(m.failed),
+            str(m.errored),
             with_interval(m.mean, m.mean_ci),
             with_interval(m.pass_rate, m.pass_rate_ci, percent=True),
             num(m.p50),
@@ -58,7 +59,7 @@ def _metrics(report: Report) -> str:
         ]
         for m in report.metrics
     ]
-    head = ["metric", "scored", "errored", "mean [95% CI]", "pass rate [95% CI]", "p50", "p95"]
+    head = ["metric", "scored", "failed", "errored", "mean [95% CI]", "pass rate [95% CI]", "p50", "p95"]
     return table(head, rows, attrs='class="metrics"')
 
 
@@ -74,7 +75,7 @@ def _cohorts(report: Report) -> str:
         ]
         for c in report.cohorts
         for m in c.metrics
-        if m.scored or m.failed  # a tag-scoped metric that never applied to the cohort: no row
+        if m.scored or m.errored  # a tag-scoped metric that never applied to the cohort: no row
     ]
     if not rows:
         return "<p>No cohorts.</p>"
