@@ -385,10 +385,13 @@ def test_runs_and_report_rerender_the_same_body(
         assert stored["run"]["run_id"] == "first-run"
         assert stored["gate"] == live["gate"] and live["gate"] is not None
         # what failed and why, as the run listed it; the texts stay in the dataset
-        texts = ("input", "expected", "actual", "tools")
-        assert live["failing_rows"] and stored["failing_rows"] == [
-            {**row, **dict.fromkeys(texts)} for row in live["failing_rows"]
-        ]
+        # (a reason that quotes the texts is built from the details alone once they are gone)
+        texts = ("input", "expected", "actual", "tools", "reason")
+        assert live["failing_rows"] and [
+            {**row, **dict.fromkeys(texts)} for row in stored["failing_rows"]
+        ] == [{**row, **dict.fromkeys(texts)} for row in live["failing_rows"]]
+        for was, now in zip(live["failing_rows"], stored["failing_rows"], strict=True):
+            assert now["reason"] == was["reason"] or f"{now['score']:.4f}" in now["reason"]
 
     code, md, _ = run_main(capsys, "report", "first-run", "--store", store)
     assert code == 0 and md.startswith("# Eval report")

@@ -141,9 +141,7 @@ def test_redacted_reports_carry_no_input_expected_metadata_or_evidence(fmt: str)
         options=RunOptions(redact=True),
     )
     data = check_report(report)
-    assert (
-        data["summary"]["errored_rows"] == 0
-    )  # the secrets are not hidden inside failures either
+    assert data["summary"]["errored_rows"] == 0  # the secrets are not hidden inside failures either
     assert data["redacted"] and data["failing_rows"]
     assert all(r["input"] is None and r["actual"] is None for r in data["failing_rows"])
     text = report.model_dump_json() if fmt == "json" else render_markdown(report)

@@ -9,6 +9,7 @@ import typer
 
 from assay.cli.console import printable, warn
 from assay.data.fileio import is_file
+from assay.report.comparison_model import no_regression_line
 
 if TYPE_CHECKING:
     from assay.compare.streamed_report import StreamedReport
@@ -324,7 +325,7 @@ def _line(item: MetricComparison) -> list[str]:
         interval(item.pass_rate),
         _p(item.pass_rate.p_adjusted),
         _fmt(item.pass_rate.mdd),
-        item.verdict,
+        item.label(),
     ]
 
 
@@ -366,7 +367,7 @@ def _verdict_lines(c: Comparison) -> list[str]:
         lines.append(f"REGRESSIONS beyond noise ({c.regression_count}):")
         lines += [f"  - {item.message}" for item in c.regressions]
     elif c.comparable:
-        lines.append("no regression beyond noise")
+        lines.append(no_regression_line(c.metrics, c.counts.pass_to_fail))
     lines.append(
         f"FLIPPED pass->fail: {c.counts.pass_to_fail}; fail->pass: {c.counts.fail_to_pass}"
     )

@@ -127,7 +127,7 @@ def _metrics(report: Report) -> str:
         "p95",
         "min",
         "max",
-        "pass-rate (≥ 0.5)",
+        "pass-rate (≥ threshold)",
         "scored",
         "coverage",
         "failed",
@@ -174,7 +174,15 @@ def _cohorts(report: Report) -> str:
                 ]
             )
     head = [
-        "cohort", "metric", "executions", "mean", "p50", "p95", "pass-rate", "failed", "errored"
+        "cohort",
+        "metric",
+        "executions",
+        "mean",
+        "p50",
+        "p95",
+        "pass-rate",
+        "failed",
+        "errored",
     ]
     return "<h2>Cohorts by tag</h2>" + table(head, rows, left=2, cls="cohorts")
 

@@ -45,7 +45,7 @@ svg text{fill:var(--muted);font-size:10px}
 .chip{display:inline-block;padding:0 6px;border-radius:9px;font-size:12px;font-weight:600}
 .chip.regressed,.chip.fail{background:rgba(192,57,43,.15);color:var(--bad)}
 .chip.improved,.chip.pass{background:rgba(31,138,76,.15);color:var(--ok)}
-.chip.no-change,.chip.incomparable{background:var(--panel);color:var(--muted)}
+.chip.no-change,.chip.no-detectable-change,.chip.too-few-pairs,.chip.incomparable{background:var(--panel);color:var(--muted)}
 .warn{color:var(--warn)}
 .neg{color:var(--bad)}.pos{color:var(--ok)}
 details{margin:8px 0}summary{cursor:pointer;color:var(--muted)}

@@ -43,11 +43,10 @@ def _text(value: str) -> str:
 
 
 def _assertion(metric: str, score: float, threshold: float, row: FailingRow | None) -> str:
-    """``expected 'Canberra', got 'Sydney' (exact-match 0.0000 < threshold 0.5)``."""
-    measured = f"{metric} {score:.4f} < threshold {threshold:g}"
-    if row is None or row.actual is None:
-        return measured
-    return f"expected {row.expected!r}, got {row.actual!r} ({measured})"
+    """The metric's reason: ``exact-match: expected 'Canberra', got 'Sydney' (...)``."""
+    if row is not None:
+        return f"{metric}: {row.reason}"
+    return f"{metric} {score:.4f} < threshold {threshold:g}"
 
 
 def _details(score: float, threshold: float, row: FailingRow | None) -> str:

@@ -9,6 +9,7 @@ import html
 
 from assay.report.compliance import markdown_lines
 from assay.report.model import ComparisonSummary, FailingRow, Report
+from assay.report.verdict import gate_warnings, verdict_of
 
 _MAX_FAILURES = 200
 
@@ -45,7 +46,10 @@ def _comparison(comparison: ComparisonSummary) -> list[str]:
         f"{counts.new_failures} | {counts.added} | {counts.removed} | {counts.regressions} |",
     ]
     if not comparison.regressions:
-        return [*out, "", "No regression beyond noise."]
+        line = "no regression the paired tests can confirm"
+        if counts.pass_to_fail:
+            line += f"; {counts.pass_to_fail} row(s) went from pass to fail"
+        return [*out, "", line[0].upper() + line[1:] + "."]
     out += [
         "",
         "| metric | scope | statistic | reference | current | delta | adjusted p |",
@@ -90,17 +94,17 @@ def render_markdown(report: Report) -> str:
     """The whole report as Markdown, sections in a fixed order."""
     out = [
         *_header(report),
+        *_gate(report),
+        *_failing_rows(report),
         *_summary(report),
         *_metric_lines(report),
+        *(_comparison(report.comparison) if report.comparison is not None else []),
+        *_cohort_lines(report),
         *_usage_lines(report),
         *_sampling(report),
         *markdown_lines(report.adversarial),
         *_conversation_lines(report),
-        *_cohort_lines(report),
         *_histograms(report),
-        *(_comparison(report.comparison) if report.comparison is not None else []),
-        *_gate(report),
-        *_failing_rows(report),
         *_errors(report),
     ]
     return "\n".join(out) + "\n"
@@ -118,8 +122,6 @@ def _header(report: Report) -> list[str]:
     ]
     if report.run.halted:
         out += ["", f"**Run halted:** {cell(report.run.halt_reason or 'stopped early')}"]
-    for warning in report.warnings:
-        out += ["", f"> warning: {cell(warning)}"]
     return out
 
 
@@ -258,12 +260,15 @@ def _histograms(report: Report) -> list[str]:
 
 
 def _gate(report: Report) -> list[str]:
-    """The gate's verdict and each failed rule (nothing when no gate ran)."""
-    if report.gate is None:
-        return []
-    out = ["", "## Gate", "", f"**{'passed' if report.gate.get('passed') else 'FAILED'}**"]
-    for failure in report.gate.get("failures", []):
-        out.append(f"- {cell(failure.get('message', ''))}")
+    """The verdict first: the gate's word, the rules that decided it, the counts, the warnings
+    (each once)."""
+    verdict = verdict_of(report)
+    word = verdict.headline if verdict.passed is not False else verdict.headline.upper()
+    out = ["", "## Verdict", "", f"**{word}**", ""]
+    out += [f"- {cell(rule)}" for rule in verdict.rules]
+    out += ["" if verdict.rules else "", f"_{cell(verdict.counts)}._"]
+    for warning in [*report.warnings, *gate_warnings(report)]:
+        out += ["", f"> warning: {cell(warning)}"]
     return out
 
 
@@ -300,8 +305,10 @@ def _failing_rows(report: Report) -> list[str]:
         else:
             out.append("No row failed or errored.")
         return out
+    executions = len({(r.sample_id, r.repetition) for r in rows if r.status == "failed"})
     out.append(
-        f"{failed} failed (scored below threshold), {errored} errored (could not be scored)."
+        f"{failed} results failed (scored below threshold) in {executions} executions, "
+        f"{errored} errored (could not be scored)."
     )
     if report.redacted:
         out.append("Texts are redacted.")

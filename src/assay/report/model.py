@@ -231,9 +231,7 @@ class DatasetInfo(StrictModel):
 class Summary(StrictModel):
     total_samples: int
     total_executions: int
-    failed_rows: int = Field(
-        description="executions with a score below its threshold and no error"
-    )
+    failed_rows: int = Field(description="executions with a score below its threshold and no error")
     errored_rows: int = Field(
         description="executions where the system under test or a metric errored"
     )

@@ -88,7 +88,7 @@ def pair_rows(pair: PairComparison) -> tuple[list[str], Cells]:
             fmt(m.mean.p_adjusted if m.mean.p_adjusted is not None else m.pass_rate.p_adjusted, 3),
             str(m.pass_to_fail),
             str(m.fail_to_pass),
-            m.verdict,
+            m.label(),
         ]
         for m in pair.comparison.metrics
     ]

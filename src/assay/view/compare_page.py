@@ -33,7 +33,7 @@ def _metric_row(item: MetricComparison) -> list[str]:
         num(mean.p_adjusted if mean.p_adjusted is not None else rate.p_adjusted),
         str(item.pass_to_fail),
         str(item.fail_to_pass),
-        f'<span class="chip {e(item.verdict)}">{e(item.verdict)}</span>',
+        f'<span class="chip {e(item.verdict)}" title="{e(item.why())}">{e(item.label())}</span>',
     ]
 
 

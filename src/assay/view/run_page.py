@@ -59,7 +59,16 @@ def _metrics(report: Report) -> str:
         ]
         for m in report.metrics
     ]
-    head = ["metric", "scored", "failed", "errored", "mean [95% CI]", "pass rate [95% CI]", "p50", "p95"]
+    head = [
+        "metric",
+        "scored",
+        "failed",
+        "errored",
+        "mean [95% CI]",
+        "pass rate [95% CI]",
+        "p50",
+        "p95",
+    ]
     return table(head, rows, attrs='class="metrics"')
 
 
