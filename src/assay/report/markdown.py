@@ -266,7 +266,7 @@ def _gate(report: Report) -> list[str]:
     word = verdict.headline if verdict.passed is not False else verdict.headline.upper()
     out = ["", "## Verdict", "", f"**{word}**", ""]
     out += [f"- {cell(rule)}" for rule in verdict.rules]
-    out += ["" if verdict.rules else "", f"_{cell(verdict.counts)}._"]
+    out += ["", f"_{cell(verdict.counts)}._"]
     for warning in [*report.warnings, *gate_warnings(report)]:
         out += ["", f"> warning: {cell(warning)}"]
     return out
