@@ -328,7 +328,7 @@ def _failing_rows(report: Report) -> list[str]:
 def _failing_row(r: FailingRow, *, repeated: bool) -> str:
     """One failed or errored row; the tools called follow the actual output."""
     rep = f" (rep {r.repetition})" if repeated else ""
-    actual = r.actual
+    actual = "_(empty answer)_" if r.actual == "" else r.actual
     if r.tools is not None:
         actual = f"{actual or ''} [tools: {' → '.join(r.tools) or 'none'}]"
     texts = " | ".join(cell(t) if t is not None else "" for t in (r.input, r.expected, actual))
