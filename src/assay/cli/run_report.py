@@ -295,6 +295,7 @@ def _print_summary(report_obj: Any, gate_result: Any, *, quiet: bool) -> None:
 
     if quiet:
         if not gate_result.passed:
+            _print_causes(report_obj)
             _print_gate(gate_result)
         return
     s = report_obj.summary
@@ -308,7 +309,16 @@ def _print_summary(report_obj: Any, gate_result: Any, *, quiet: bool) -> None:
         ),
         err=True,
     )
+    _print_causes(report_obj)
     _print_gate(gate_result)
+
+
+def _print_causes(report_obj: Any) -> None:
+    """Each distinct reason rows errored, with its count: a setup error reads as one line."""
+    from assay.report.verdict import error_causes
+
+    for line in error_causes(report_obj):
+        typer.echo(printable(f"assay: {line}"), err=True)
 
 
 def _print_gate(gate_result: Any) -> None:

@@ -49,3 +49,19 @@ def gate_warnings(report: Report) -> list[str]:
     gate = report.gate or {}
     shown = set(report.warnings)
     return [str(w) for w in gate.get("warnings", []) if str(w) not in shown]
+
+
+def error_causes(report: Report, limit: int = 5) -> list[str]:
+    """One line per distinct error cause with its count, most frequent first:
+    ``30 errored (bertscore-like): the local embedding provider needs ...``."""
+    counts: dict[tuple[str, str], int] = {}
+    for failure in report.failures:
+        where = failure.metric if failure.metric is not None else failure.stage
+        key = (where, " ".join(failure.message.split()))
+        counts[key] = counts.get(key, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: -item[1])
+    lines = [f"{count} errored ({where}): {message}" for (where, message), count in ranked[:limit]]
+    if len(ranked) > limit:
+        rest = sum(count for _, count in ranked[limit:])
+        lines.append(f"{rest} errored with {len(ranked) - limit} other causes (see the report)")
+    return lines
