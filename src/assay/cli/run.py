@@ -49,6 +49,7 @@ def run(
     max_regressions: opt.MaxRegressionsOpt = None,
     max_flips: opt.MaxFlipsOpt = None,
     max_drop: opt.MaxDropOpt = None,
+    reference: opt.ReferenceOpt = None,
     redact: opt.RedactOpt = False,
     text_limit: opt.TextLimitOpt = 200,
     repetitions: opt.RepetitionsOpt = None,

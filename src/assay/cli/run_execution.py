@@ -50,7 +50,8 @@ def _preflight(plan: Plan) -> None:
 
     # The gate's rules (assay.toml [gate], the dataset's gate: block, flags), read before any
     # work so a bad one exits 2 at once; several systems leave the baseline's rules out.
-    flags = plan.config.gate_flags(with_baseline_rules=len(plan.systems) == 1)
+    several = len(plan.systems) > 1
+    flags = plan.config.gate_flags(with_baseline_rules=not several or _reference(plan) is not None)
     plan.rules = gate_rules(plan.loaded.gate, flags)
     for message in preflight(plan.chosen, plan.selected):
         warn(message)
@@ -337,6 +338,21 @@ def _public_url(url: str) -> str:
         return "URL"
 
 
+def _reference(plan: Plan, *, say: bool = False) -> str | None:
+    """The system the others are gated against: --reference, or the first one given when a
+    rule that needs one (--max-flips, --max-drop, --max-regressions) is set; else None."""
+    config = plan.config
+    if config.reference is not None or not config.comparison_flags():
+        return config.reference
+    first = str(plan.systems[0].name)
+    if say and not config.quiet:
+        warn(
+            f"{', '.join(config.comparison_flags())}: the other systems are gated against "
+            f"'{first}', the first given (--reference NAME picks another)"
+        )
+    return first
+
+
 def _run_systems(plan: Plan, store: Any) -> None:
     """Several systems on the same samples (``--outputs``/``--sut`` NAME=...)."""
     config = plan.config
@@ -355,7 +371,8 @@ def _run_systems(plan: Plan, store: Any) -> None:
         },
         options=lambda name: _options(plan, extra_info={**plan.info, "system_name": name}),
         limiter=lambda: system_limiter(config.concurrency, config.rpm),
-        gate=lambda report: gate_verdict(report, plan.rules, None),
+        gate=lambda report, comparison: gate_verdict(report, plan.rules, comparison),
+        reference=_reference(plan, say=True),
         formats=[(config.fmt, config.out), *plan.extra_reports],
         quiet=config.quiet,
     )

@@ -223,6 +223,16 @@ MaxRegressionsOpt: TypeAlias = Annotated[
         panel="Gate",
     ),
 ]
+ReferenceOpt: TypeAlias = Annotated[
+    str | None,
+    _option(
+        "--reference",
+        env="ASSAY_REFERENCE",
+        help="With several systems: gate each other system against this one (flips, drops, "
+        "regressions).",
+        panel="Gate",
+    ),
+]
 MaxFlipsOpt: TypeAlias = Annotated[
     int | None,
     _option(

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import typer
 
-from assay.cli.console import fail
+from assay.cli.console import fail, printable
 from assay.data.fileio import exists
 
 Kind = Literal["outputs", "sut"]
@@ -88,7 +88,8 @@ class SystemsRun:
     store: Any
     options: Callable[[str], Any]
     limiter: Callable[[], Any]
-    gate: Callable[[Any], Any]
+    gate: Callable[[Any, Any], Any]  # (report, comparison against the reference or None)
+    reference: str | None = None
 
 
 def _run_one(run: SystemsRun, spec: SystemSpec, quiet: bool) -> Any:
@@ -113,7 +114,16 @@ def _run_one(run: SystemsRun, spec: SystemSpec, quiet: bool) -> Any:
             scopes=run.scopes,
             state=state,
         )
-    verdict = run.gate(report).model_dump(mode="json")
+    return report
+
+
+def _gated(run: SystemsRun, report: Any, reference: Any) -> Any:
+    """The report with its gate's verdict, judged against the reference system when there is one
+    (flips, drops and regressions then apply), recorded in the store."""
+    from assay.compare.comparison import compare_reports
+
+    comparison = None if reference is None else compare_reports(report, reference)
+    verdict = run.gate(report, comparison).model_dump(mode="json")
     if run.store is not None:
         run.store.record_gate(report.run.run_id, verdict)
     return report.model_copy(update={"gate": verdict})
@@ -140,7 +150,12 @@ def run_systems(
     """Run every system, write the side-by-side report(s), exit 1 when any gate failed."""
     from assay.systems.model import build
 
-    named = [(str(spec.name), _run_one(run, spec, quiet)) for spec in specs]
+    ran = [(str(spec.name), _run_one(run, spec, quiet)) for spec in specs]
+    reference = next((report for name, report in ran if name == run.reference), None)
+    named = [
+        (name, _gated(run, report, None if name == run.reference else reference))
+        for name, report in ran
+    ]
     systems = build(named)
     for fmt, path in outputs:
         write(render(systems, fmt), path)
@@ -150,8 +165,11 @@ def run_systems(
 
         for name, report in named:
             s = report.summary
+            for failure in report.gate.get("failures", []):
+                typer.echo(printable(f"assay: {name}: gate: {failure['message']}"), err=True)
             typer.echo(
                 f"assay: {name}: pass rate {number(s.pass_rate)}, macro-F1 {number(s.macro_f1)}, "
+                f"{s.failed_rows} failed, {s.errored_rows} errored, "
                 f"gate {'passed' if report.gate['passed'] else 'FAILED'}, run {report.run.run_id}",
                 err=True,
             )

@@ -68,6 +68,7 @@ class RunConfig(BaseModel):
     max_regressions: int | None = None
     max_flips: int | None = None
     max_drop: list[str] = []
+    reference: str | None = None  # several systems: the one the others are gated against
     # execution
     repetitions: int | None = None
     budget_usd: float | None = None
@@ -135,6 +136,15 @@ class RunConfig(BaseModel):
         if with_baseline_rules:
             flags.update(max_flips=self.max_flips, max_drop=self.max_drop)
         return flags
+
+    def comparison_flags(self) -> list[str]:
+        """The rules given as flags that judge a run against another (need a reference)."""
+        given = [
+            ("--max-flips", self.max_flips is not None),
+            ("--max-drop", bool(self.max_drop)),
+            ("--max-regressions", self.max_regressions is not None),
+        ]
+        return [flag for flag, set_ in given if set_]
 
 
 def _problems(config: RunConfig) -> list[str]:
