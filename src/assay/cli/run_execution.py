@@ -342,8 +342,9 @@ def _reference(plan: Plan, *, say: bool = False) -> str | None:
     """The system the others are gated against: --reference, or the first one given when a
     rule that needs one (--max-flips, --max-drop, --max-regressions) is set; else None."""
     config = plan.config
-    if config.reference is not None or not config.comparison_flags():
-        return config.reference
+    given: str | None = config.reference
+    if given is not None or not config.comparison_flags():
+        return given
     first = str(plan.systems[0].name)
     if say and not config.quiet:
         warn(

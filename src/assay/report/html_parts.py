@@ -37,6 +37,9 @@ th{background:var(--panel);font-weight:600}
 td{white-space:nowrap}td.l{white-space:normal}
 .scroll{overflow-x:auto}
 td.l,th.l{text-align:left}
+#failing-rows td,#failing-rows th{text-align:left}
+#failing-rows td.reason{min-width:14em;white-space:normal}
+#failing-rows td.msg{min-width:7em}
 .msg{white-space:pre-wrap;word-break:break-word}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:14px}
 figure{margin:0;background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:8px}

@@ -72,7 +72,7 @@ def _row(row: FailingRow) -> str:
         f"<td>{_e(row.metric)}</td>",
         f'<td class="status-{row.status}">{row.status}</td>',
         f"<td>{score}</td><td>{threshold}</td>",
-        _text_cell(row.reason),
+        f'<td class="reason">{_e(row.reason)}</td>',
         _text_cell(row.input),
         _text_cell(row.expected),
         '<td class="meta"><em>(empty answer)</em></td>'

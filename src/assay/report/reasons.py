@@ -18,6 +18,7 @@ from assay.data.outputs import Output
 
 _SHOWN = 60  # characters of a quoted text in a reason
 _LISTED = 5  # items of a list in a reason
+_TEXT_METRICS = frozenset({"exact-match", "contains", "regex", "rouge-l"})
 
 Reasoner = Callable[[Mapping[str, Any], Any, Output | None], str | None]
 
@@ -82,7 +83,13 @@ def _retrieval(details: Mapping[str, Any], expected: Any, output: Output | None)
         rank = next((i for i, doc in enumerate(ranking, 1) if doc in relevant), None)
     if rank:
         where = f"first relevant document at rank {rank}" + (f", k={k}" if k else "")
-    elif ranking is not None or "first_relevant_rank" in details or details.get("hit") is False:
+    elif (
+        ranking is not None
+        or "first_relevant_rank" in details
+        or details.get("hit") is False
+        or details.get("found") == 0
+        or details.get("dcg") == 0
+    ):
         where = "no relevant document retrieved" + (f" in the top {k}" if k else "")
     else:
         return None
@@ -187,9 +194,15 @@ def failing_reason(
 ) -> str:
     """One line: what the metric found, then ``(score 0.0000 < threshold 0.5)``."""
     measured = f"score {score:.4f} < threshold {threshold:g}"
-    why = _why(metric, details, expected, output)
     if output is not None and not output.text.strip():
-        why = "empty answer" + (f"; {why}" if why else "")
+        why = "empty answer"
+        if isinstance(expected, str) and metric in _TEXT_METRICS:
+            why += f"; expected {_quote(expected)}"  # (a diff against nothing says no more)
+        else:
+            found = _why(metric, details, expected, output)
+            why += f"; {found}" if found else ""
+    else:
+        why = _why(metric, details, expected, output)
     return (
         f"{why} ({measured})" if why else f"scored {score:.4f}, below the threshold {threshold:g}"
     )
