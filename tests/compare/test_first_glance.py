@@ -213,3 +213,18 @@ def test_a_v1_report_reads_as_v2_with_its_counts_renamed(quickstart: Path) -> No
     summary["total_failures"] = summary["sut_failures"] = summary["metric_failures"] = 0
     del summary["sut_errors"], summary["metric_errors"]
     assert Report.model_validate(v1).model_dump(mode="json") == v2
+
+
+@pytest.mark.parametrize("verb", ["Summarize", "Explain", "Describe", "Compare"])
+def test_request_words_are_dropped_after_stemming(verb: str) -> None:
+    """'Summarize X' answered with 'summarize' and nothing about X is not relevant at all: the
+    request word is dropped by its stem, as 'Explain' always was."""
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
+    from assay.metrics.registry import resolve
+    from assay.tez.scoring import query_coverage
+
+    sample = Sample(id="a", input={"question": f"{verb} Acme's history."}, expected_output=None)
+    answer = f"Let me {verb.lower()}. The weather is nice."
+    assert resolve("answer-relevancy").score(sample, Output(answer)).value == 0.0
+    assert query_coverage(f"{verb} Acme's history.", answer) == 0.0
