@@ -372,8 +372,14 @@ def test_runs_and_report_rerender_the_same_body(
     code, out, _ = run_main(capsys, "runs", "--store", store)
     assert code == 0
     header, first = out.splitlines()[:2]
-    assert header.split() == ["RUN", "STATUS", "DATASET", "EXECUTIONS", "ERRORED", "CREATED"]
-    assert first.split()[:5] == ["first-run", "finished", "quickstart.support-assistant", "30", "0"]
+    assert header.split() == [
+        "RUN", "STATUS", "DATASET", "SYSTEM", "EXECUTIONS", "FAILED", "ERRORED", "PASS-RATE",
+        "MACRO-F1", "VERDICT", "CREATED",
+    ]  # fmt: skip
+    cells = first.split()
+    assert cells[:3] == ["first-run", "finished", "quickstart.support-assistant"]
+    assert cells[3].endswith("outputs.json")  # the system under test, as given
+    assert cells[4:10] == ["30", "10", "0", "0.6667", "0.7419", "passed"]
 
     for run_id in ("first-run", "latest"):
         code, out, _ = run_main(capsys, "report", run_id, "-f", "json", "--store", store)

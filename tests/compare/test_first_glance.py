@@ -228,3 +228,16 @@ def test_request_words_are_dropped_after_stemming(verb: str) -> None:
     answer = f"Let me {verb.lower()}. The weather is nice."
     assert resolve("answer-relevancy").score(sample, Output(answer)).value == 0.0
     assert query_coverage(f"{verb} Acme's history.", answer) == 0.0
+
+
+def test_one_repetition_of_a_live_system_says_flips_may_be_noise(quickstart: Path) -> None:
+    args = ["run", "dataset.yml", "--sut", "support_bot:answer", "-o", "r.md"]
+    assert run_assay([*args, "-q"], cwd=quickstart).returncode == 0
+    again = run_assay([*args, "--compare", "latest"], cwd=quickstart)
+    assert "one repetition of a live system: a row that flipped may be noise" in again.stderr
+    assert "--repetitions 3 or more" in again.stderr
+    saved = run_assay(
+        ["run", "dataset.yml", "--outputs", "outputs.json", "--compare", "latest", "-o", "s.md"],
+        cwd=quickstart,
+    )
+    assert "live system" not in saved.stderr  # saved outputs answer the same every time

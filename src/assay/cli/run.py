@@ -101,26 +101,51 @@ def runs(
     store = RunStore(store_path)
     try:
         records = store.list_runs(min(limit, 2**63 - 1))  # past SQLite's integer: OverflowError
+        cells = [_run_cells(store, record) for record in records]
     finally:
         store.close()
     if not records:
         typer.echo("no runs yet", err=True)
         return
-    for line in _runs_table(records):
+    for line in _runs_table(cells):
         typer.echo(line)
 
 
-_RUNS_HEADER = ("RUN", "STATUS", "DATASET", "EXECUTIONS", "ERRORED", "CREATED")
+_RUNS_HEADER = (
+    "RUN", "STATUS", "DATASET", "SYSTEM", "EXECUTIONS", "FAILED", "ERRORED", "PASS-RATE",
+    "MACRO-F1", "VERDICT", "CREATED",
+)  # fmt: skip
+_SUMMARISED = 100_000  # larger runs are not re-aggregated for a listing: their numbers read '-'
 
 
-def _runs_table(records: list[Any]) -> list[str]:
+def _run_cells(store: Any, record: Any) -> tuple[str, ...]:
+    """One run's row: what ran, its counts and numbers, and the gate's verdict."""
+    from assay.engine.rebuild import report_from_store
+    from assay.report.markdown import fmt
+
+    target = record.config.get("system_under_test") or {}
+    system = str(target.get("target") or target.get("kind") or "-")
+    failed, rate, macro = "-", "-", "-"
+    if record.executions <= _SUMMARISED:
+        summary = report_from_store(store, record.run_id, keep_rows=False).summary
+        failed, rate, macro = (
+            str(summary.failed_rows),
+            fmt(summary.pass_rate),
+            fmt(summary.macro_f1),
+        )
+    gate = store.gate(record.run_id)
+    verdict = "-" if gate is None else "passed" if gate.get("passed") else "FAILED"
+    return (
+        record.run_id, record.status, record.dataset_name, system, str(record.executions),
+        failed, str(record.errored), rate, macro, verdict, record.created_at,
+    )  # fmt: skip
+
+
+def _runs_table(rows: list[tuple[str, ...]]) -> list[str]:
     """``assay runs`` as aligned columns under a header row (numbers right-aligned)."""
-    cells = [_RUNS_HEADER] + [
-        (r.run_id, r.status, r.dataset_name, str(r.executions), str(r.errored), r.created_at)
-        for r in records
-    ]
+    cells = [_RUNS_HEADER, *rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(_RUNS_HEADER))]
-    numeric = {3, 4}
+    numeric = {4, 5, 6, 7, 8}
     return [
         "  ".join(
             c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))

@@ -243,10 +243,25 @@ def _gated(report_obj: Any, rules: Any, comparison: Any, gate_store: Any) -> tup
         update["comparison"] = comparison.summary()
         # What the paired tests cannot see (too few samples, a drop under the MDD) is said on
         # stderr and kept in the report, so a green comparison is never mistaken for evidence.
-        update["warnings"] = [*report_obj.warnings, *comparison.warnings]
-        for message in comparison.warnings:
+        said = [*comparison.warnings, *_live_noise(report_obj)]
+        update["warnings"] = [*report_obj.warnings, *said]
+        for message in said:
             warn(f"compare: {message}")
     return report_obj.model_copy(update=update), gate_result
+
+
+LIVE_KINDS = ("python", "http")  # systems that answer anew on each run (not saved outputs)
+
+
+def _live_noise(report_obj: Any) -> list[str]:
+    """A live system run once and compared: a flip may be the system's own noise."""
+    if report_obj.run.repetitions > 1 or report_obj.run.system_under_test.kind not in LIVE_KINDS:
+        return []
+    return [
+        "one repetition of a live system: a row that flipped may be noise (an unchanged system "
+        "re-run can flip rows); run --repetitions 3 or more so each row's state is the majority "
+        "of its repetitions (the flip rule then applies only with --max-flips)"
+    ]
 
 
 def _compare(
