@@ -241,3 +241,17 @@ def test_one_repetition_of_a_live_system_says_flips_may_be_noise(quickstart: Pat
         cwd=quickstart,
     )
     assert "live system" not in saved.stderr  # saved outputs answer the same every time
+
+
+def test_evaluate_returns_the_gates_verdict(quickstart: Path) -> None:
+    import assay
+
+    dataset = quickstart / "dataset.yml"
+    passed = assay.evaluate(dataset, outputs=quickstart / "outputs.json")
+    assert passed.gate is not None and passed.gate["passed"] is True
+    dataset.write_text(
+        dataset.read_text(encoding="utf-8") + "\ngate:\n  min_macro_f1: 0.9\n", encoding="utf-8"
+    )
+    failed = assay.evaluate(dataset, outputs=quickstart / "outputs.json")
+    assert failed.gate is not None and failed.gate["passed"] is False
+    assert [f["rule"] for f in failed.gate["failures"]] == ["min_macro_f1"]
