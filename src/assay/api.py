@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.compare.gate import check_gate
+from assay.compare.gate_rules import load_rules
 from assay.data.dataset import Dataset, MetricSpec
 from assay.data.loading import load_dataset, load_outputs
 from assay.data.outputs import Output, check_outputs_cover
-from assay.compare.gate import check_gate
-from assay.compare.gate_rules import load_rules
 from assay.engine.evaluation import RunOptions
 from assay.engine.evaluation import run_samples as run_evaluation
 from assay.engine.preflight import check_metrics, check_providers

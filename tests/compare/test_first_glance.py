@@ -255,3 +255,29 @@ def test_evaluate_returns_the_gates_verdict(quickstart: Path) -> None:
     failed = assay.evaluate(dataset, outputs=quickstart / "outputs.json")
     assert failed.gate is not None and failed.gate["passed"] is False
     assert [f["rule"] for f in failed.gate["failures"]] == ["min_macro_f1"]
+
+
+def test_validate_lists_every_error_with_did_you_mean(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "schema_version: assay.dataset.v1\nname: x\nsamples:\n"
+        "  - {id: a, input: {q: x}, expected_ouput: y}\n"
+        "  - {id: b, inptu: {q: x}, expected_output: y}\n",
+        encoding="utf-8",
+    )
+    result = run_assay(["validate", str(bad)], cwd=tmp_path)
+    lines = result.stderr.splitlines()
+    assert result.returncode == 2 and len(lines) == 4, result.stderr
+    assert any("sample 'a': field 'expected_ouput': unknown field; did you mean 'expected_output'?"
+               in line for line in lines)  # fmt: skip
+    assert any(
+        "sample 'b': field 'inptu': unknown field; did you mean 'input'?" in line for line in lines
+    )
+    metric = tmp_path / "metric.yml"
+    metric.write_text(
+        "schema_version: assay.dataset.v1\nname: x\nmetrics: [exact-mach]\nsamples:\n"
+        "  - {id: a, input: {q: x}, expected_output: y}\n",
+        encoding="utf-8",
+    )
+    typo = run_assay(["validate", str(metric)], cwd=tmp_path)
+    assert typo.returncode == 2 and "Did you mean 'exact-match'?" in typo.stderr
