@@ -281,3 +281,17 @@ def test_validate_lists_every_error_with_did_you_mean(tmp_path: Path) -> None:
     )
     typo = run_assay(["validate", str(metric)], cwd=tmp_path)
     assert typo.returncode == 2 and "Did you mean 'exact-match'?" in typo.stderr
+
+
+def test_fail_on_prints_one_verdict(tmp_path: Path) -> None:
+    folder = tmp_path / "adversarial"
+    shutil.copytree(EXAMPLES / "adversarial", folder)
+    (folder / "pyproject.toml").write_text("[project]\nname = 'demo'\n", encoding="utf-8")
+    result = run_assay(
+        ["adversarial", "--sut", "larkspur_bot:answer", "--fail-on", "high", "-o", "lane.md"],
+        cwd=folder,
+    )
+    assert result.returncode == 1
+    assert "gate passed" not in result.stderr
+    assert result.stderr.rstrip().endswith("assay: gate FAILED")
+    assert "assay: gate: adversarial: prompt-injection" in result.stderr

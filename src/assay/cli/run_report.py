@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -219,11 +219,9 @@ def finish_run(
     write_out(render(report_obj, config.fmt, comparison, rows), config.out)
     for extra_fmt, extra_path in extra_reports:
         write_out(render(report_obj, extra_fmt, comparison, rows), extra_path)
-    _print_summary(report_obj, gate_result, quiet=config.quiet)
-    if lane is not None:
-        notes = lane.finished(report_obj, gate_result.passed)
-        for line in [*([] if config.quiet else notes), *lane_failures]:  # always says why
-            typer.echo(f"assay: adversarial: {line}", err=True)
+    _print_summary(
+        report_obj, gate_result, quiet=config.quiet, lane=lane, lane_failures=lane_failures
+    )
     if report_obj.run.halted or lane_failures:
         raise typer.Exit(EXIT_GATE_FAILED)
     raise typer.Exit(EXIT_OK if gate_result.passed else EXIT_GATE_FAILED)
@@ -304,14 +302,25 @@ def gate_verdict(report_obj: Any, rules: Any, comparison: Any) -> Any:
     return evaluate_gate(report_obj, rules, comparison)
 
 
-def _print_summary(report_obj: Any, gate_result: Any, *, quiet: bool) -> None:
-    """The run's line and the gate's verdict on stderr; --quiet keeps only why a gate failed."""
+def _print_summary(
+    report_obj: Any,
+    gate_result: Any,
+    *,
+    quiet: bool,
+    lane: Any = None,
+    lane_failures: Sequence[str] = (),
+) -> None:
+    """The run's line, the lane's notes and one verdict on stderr (the adversarial lane's
+    --fail-on counts in it); --quiet keeps only why a gate failed."""
     from assay.report.markdown import fmt
 
+    # finished() records the lane's run (history) whatever is printed
+    passed = gate_result.passed and not lane_failures
+    notes = [] if lane is None else lane.finished(report_obj, passed)
     if quiet:
-        if not gate_result.passed:
+        if not gate_result.passed or lane_failures:
             _print_causes(report_obj)
-            _print_gate(gate_result)
+            _print_gate(gate_result, lane_failures)
         return
     s = report_obj.summary
     # The dataset's name and its tags (in cohort rules) are the dataset's text: a backspace or
@@ -325,7 +334,9 @@ def _print_summary(report_obj: Any, gate_result: Any, *, quiet: bool) -> None:
         err=True,
     )
     _print_causes(report_obj)
-    _print_gate(gate_result)
+    for line in notes:
+        typer.echo(f"assay: adversarial: {line}", err=True)
+    _print_gate(gate_result, lane_failures)
 
 
 def _print_causes(report_obj: Any) -> None:
@@ -336,7 +347,11 @@ def _print_causes(report_obj: Any) -> None:
         typer.echo(printable(f"assay: {line}"), err=True)
 
 
-def _print_gate(gate_result: Any) -> None:
+def _print_gate(gate_result: Any, lane_failures: Sequence[str] = ()) -> None:
+    """Each broken rule, then one word for the run: FAILED when a rule or --fail-on failed it."""
     for failure in gate_result.failures:
         typer.echo(printable(f"assay: gate: {failure.message}"), err=True)
-    typer.echo(f"assay: gate {'passed' if gate_result.passed else 'FAILED'}", err=True)
+    for line in lane_failures:
+        typer.echo(printable(f"assay: gate: adversarial: {line}"), err=True)
+    passed = gate_result.passed and not lane_failures
+    typer.echo(f"assay: gate {'passed' if passed else 'FAILED'}", err=True)
