@@ -295,3 +295,22 @@ def test_fail_on_prints_one_verdict(tmp_path: Path) -> None:
     assert "gate passed" not in result.stderr
     assert result.stderr.rstrip().endswith("assay: gate FAILED")
     assert "assay: gate: adversarial: prompt-injection" in result.stderr
+
+
+def test_padosoft_names_only_in_the_compatibility_format(quickstart: Path) -> None:
+    result = run_assay(
+        ["run", "dataset.yml", "--outputs", "outputs.json", "-f", "padosoft-json", "--no-store",
+         "-q", "-m", "exact-match", "-m", "bertscore-like", "--embedding-provider", "hashing"],
+        cwd=quickstart,
+    )  # fmt: skip
+    document = json.loads(result.stdout)
+    assert document["schema_version"] == "eval-harness.report.v1"
+    assert document["total_failures"] == len(document["failures"])  # padosoft: captured errors
+    assert set(document["metrics"]["exact-match"]) == {"mean", "p50", "p95", "pass_rate"}
+    native = json.loads(
+        run_assay(
+            ["run", "dataset.yml", "--outputs", "outputs.json", "-f", "json", "--no-store", "-q"],
+            cwd=quickstart,
+        ).stdout
+    )
+    assert "total_failures" not in native["summary"]

@@ -156,7 +156,9 @@ def _runs_table(rows: list[tuple[str, ...]]) -> list[str]:
 
 def report(
     run_id: Annotated[str, typer.Argument(help="A run id from 'assay runs', or 'latest'.")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="json | md | html | junit")] = "md",
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="json | md | html | junit | padosoft-json")
+    ] = "md",
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")
     ] = None,

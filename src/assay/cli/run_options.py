@@ -121,7 +121,13 @@ MetricOpt: TypeAlias = Annotated[
 # --- Report -----------------------------------------------------------------------------
 FormatOpt: TypeAlias = Annotated[
     str,
-    _option("--format", "-f", env="ASSAY_FORMAT", help="json | md | html | junit", panel="Report"),
+    _option(
+        "--format",
+        "-f",
+        env="ASSAY_FORMAT",
+        help="json | md | html | junit | padosoft-json",
+        panel="Report",
+    ),
 ]
 OutOpt: TypeAlias = Annotated[
     Path | None,

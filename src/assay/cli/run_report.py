@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from assay.engine.rebuild import RowSource
     from assay.report.model import Row
 
-FORMATS = ("json", "md", "html", "junit")
+FORMATS = ("json", "md", "html", "junit", "padosoft-json")
 """The report formats (``--format``, ``--also FORMAT=PATH``)."""
 _RENDERERS = {
     "json": "assay.report.json_stream",
@@ -159,6 +159,10 @@ def render(
         from assay.report.json_stream import iter_json
 
         return iter_json(report_obj, rows(encoded=True) if rows is not None else None)
+    if fmt == "padosoft-json":
+        from assay.report.padosoft import render_padosoft
+
+        return render_padosoft(report_obj)
     if fmt == "md":
         from assay.report.markdown import render_markdown
 

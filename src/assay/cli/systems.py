@@ -60,8 +60,9 @@ def check_combination(flags: dict[str, Any], fmt: str, extra_formats: Sequence[s
     for flag, value in flags.items():
         if value:
             fail(f"{flag} works with one system; it cannot be combined with several systems")
-    if "junit" in (fmt, *extra_formats):
-        fail("JUnit output needs one system; use json, md or html with several systems")
+    for single in ("junit", "padosoft-json"):
+        if single in (fmt, *extra_formats):
+            fail(f"{single} output needs one system; use json, md or html with several systems")
 
 
 def make_system(spec: SystemSpec, sample_ids: list[str], limiter: Any) -> Any:

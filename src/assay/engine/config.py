@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from assay.data.dataset import MAX_REPETITIONS
 
-FORMATS = ("json", "md", "html", "junit")
+FORMATS = ("json", "md", "html", "junit", "padosoft-json")  # the last: compatibility keys
 MIN_RPM = 0.01  # a slower rate waits hours between calls: a typo (1e-3 for 1e3), not a plan
 
 
