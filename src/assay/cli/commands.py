@@ -40,7 +40,7 @@ PANELS: dict[str, tuple[str, ...]] = {
 ENTRIES: dict[str, Entry] = {
     "validate": Entry(
         "assay.cli.core",
-        "Check a dataset against the schema and report the first problem precisely.",
+        "Check a dataset against the schema and report every problem (up to 20) precisely.",
     ),
     "metrics": Entry("assay.cli.core", "List every metric assay can resolve, one line each."),
     "run": Entry(

@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
 def validate(
     dataset: Annotated[Path, typer.Argument(help="Dataset file (.yml, .yaml, .json, .jsonl).")],
 ) -> None:
-    """Check a dataset against the schema; list every problem (up to 20), each precisely."""
+    """Check a dataset against the schema and report every problem (up to 20) precisely."""
     from assay.api import metric_plan
     from assay.compare.gate_rules import rules_from_mapping
     from assay.data.dataset_errors import declared_block, declared_metrics

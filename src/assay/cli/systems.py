@@ -60,9 +60,9 @@ def check_combination(flags: dict[str, Any], fmt: str, extra_formats: Sequence[s
     for flag, value in flags.items():
         if value:
             fail(f"{flag} works with one system; it cannot be combined with several systems")
-    for single in ("junit", "padosoft-json"):
+    for single, label in (("junit", "JUnit"), ("padosoft-json", "padosoft-json")):
         if single in (fmt, *extra_formats):
-            fail(f"{single} output needs one system; use json, md or html with several systems")
+            fail(f"{label} output needs one system; use json, md or html with several systems")
 
 
 def make_system(spec: SystemSpec, sample_ids: list[str], limiter: Any) -> Any:

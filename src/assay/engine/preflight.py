@@ -15,8 +15,8 @@ from assay.data.dataset import Sample
 from assay.errors import MetricConfigError, UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import applies
-from assay.providers.local import INSTALL_HINT
-from assay.providers.local import available as local_available
+from assay.providers.local_extra import INSTALL_HINT
+from assay.providers.local_extra import available as local_available
 
 CHAT_FAMILIES = frozenset({"judge", "rubric"})
 
