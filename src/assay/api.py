@@ -13,6 +13,7 @@ construction::
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ from assay.data.loading import load_dataset, load_outputs
 from assay.data.outputs import Output, check_outputs_cover
 from assay.engine.evaluation import RunOptions
 from assay.engine.evaluation import run_samples as run_evaluation
-from assay.engine.preflight import check_metrics, check_providers
+from assay.engine.preflight import check_metrics, check_providers, price_warnings
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import resolve_scoped, thresholds_of
@@ -84,8 +85,11 @@ def preflight(plan: MetricPlan, dataset: Dataset) -> list[str]:
     """Configuration errors before any work (raises); returns warnings."""
     from assay.providers import settings as provider_settings
 
-    check_providers(plan.metrics, provider_settings.current())
-    return check_metrics(plan.metrics, plan.scopes, dataset.samples)
+    current = provider_settings.current()
+    if not current.dry_run:  # a dry run sends nothing, so it needs no key or endpoint
+        check_providers(plan.metrics, current)
+    warnings = check_metrics(plan.metrics, plan.scopes, dataset.samples)
+    return [*warnings, *price_warnings(plan.metrics, current, datetime.date.today())]
 
 
 def _system(dataset: Dataset, outputs: Any, sut: Any) -> Any:

@@ -26,7 +26,8 @@ def test_root_help_groups_every_command_in_a_panel(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     sections = _sections(done.stdout)
     panels = [name for name in sections if name not in ("Options", "Usage")]
-    assert panels == ["Run", "Compare & gate", "Inspect", "Calibrate", "Tez bundles"]
+    assert panels == ["Run", "Compare & gate", "Inspect", "Calibrate", "Tez bundles", "Production"]
+    assert sections["Production"] == ["ingest", "collect", "monitor", "promote"]
     assert "Commands" not in sections  # nothing left outside a panel
     assert sections["Compare & gate"] == ["compare", "baseline"]
     assert {"run", "validate", "metrics"} <= set(sections["Run"])

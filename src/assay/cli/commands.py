@@ -29,11 +29,12 @@ class Entry(NamedTuple):
 
 # Every top-level command and command group, by the panel ``assay --help`` lists it under.
 PANELS: dict[str, tuple[str, ...]] = {
-    "Run": ("run", "validate", "metrics", "adversarial", "generate", "simulate"),
+    "Run": ("run", "validate", "import", "metrics", "adversarial", "generate", "simulate"),
     "Compare & gate": ("compare", "baseline"),
     "Inspect": ("runs", "report", "view", "brief", "cache"),
     "Calibrate": ("agreement", "calibrate"),
     "Tez bundles": ("tez",),
+    "Production": ("ingest", "collect", "monitor", "promote"),
 }
 
 # In the order ``assay --help`` lists them within a panel.
@@ -41,6 +42,11 @@ ENTRIES: dict[str, Entry] = {
     "validate": Entry(
         "assay.cli.core",
         "Check a dataset against the schema and report every problem (up to 20) precisely.",
+    ),
+    "import": Entry(
+        "assay.cli.importers",
+        "Convert another tool's file (autorubric, padosoft calibration cases, promptfoo, "
+        "DeepEval) into an assay dataset or labels file, listing what could not be mapped.",
     ),
     "metrics": Entry("assay.cli.core", "List every metric assay can resolve, one line each."),
     "run": Entry(
@@ -92,6 +98,22 @@ ENTRIES: dict[str, Entry] = {
     "cache": Entry(
         "assay.cli.providers",
         "Inspect or empty the provider cache (judge verdicts, embeddings).",
+    ),
+    "ingest": Entry(
+        "assay.cli.production",
+        "Read OTLP trace export files into the trace store: sampled, redacted, kept for a time.",
+    ),
+    "collect": Entry(
+        "assay.cli.production",
+        "Receive OTLP/HTTP traces (POST /v1/traces) from an application's exporter.",
+    ),
+    "monitor": Entry(
+        "assay.cli.production",
+        "Score sampled production traces as assay runs and raise drift alerts per metric.",
+    ),
+    "promote": Entry(
+        "assay.cli.production",
+        "Write failing or flagged production traces into a dataset, expected outputs left blank.",
     ),
 }
 

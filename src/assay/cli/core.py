@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from assay.cli.console import printable
+
+if TYPE_CHECKING:
+    from assay.data.dataset import Sample
 
 
 def register(app: typer.Typer) -> None:
@@ -40,10 +45,29 @@ def validate(
     with declared_block(dataset, "providers"):
         build(dataset=loaded.providers, env={})
     tags = sorted({tag for sample in loaded.samples for tag in sample.tags})
+    _note_unfilled(loaded.samples)
     typer.echo(
         f"{dataset}: ok ({len(loaded.samples)} samples, {len(loaded.metrics)} default metrics, "
         f"{len(tags)} tags, schema {loaded.schema_version})"
     )
+
+
+def _note_unfilled(samples: list[Sample]) -> None:
+    """Rows promoted from production still waiting for a person's expected output (stderr)."""
+    waiting = [
+        s.id
+        for s in samples
+        if s.expected_output is None
+        and isinstance(s.metadata.get("assay"), dict)
+        and "production" in s.metadata["assay"]
+    ]
+    if waiting:
+        shown = ", ".join(printable(i) for i in waiting[:20])
+        more = f" and {len(waiting) - 20} more" if len(waiting) > 20 else ""
+        typer.echo(
+            f"note: {len(waiting)} promoted row(s) still need an expected_output: {shown}{more}",
+            err=True,
+        )
 
 
 def metrics() -> None:

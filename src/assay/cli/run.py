@@ -67,9 +67,11 @@ def run(
     ray_address: opt.RayAddressOpt = None,
     store_path: opt.StoreOpt = None,
     no_store: opt.NoStoreOpt = False,
+    dry_run: opt.DryRunOpt = False,
     judge_model: opt.JudgeModelOpt = None,
     embedding_model: opt.EmbeddingModelOpt = None,
     embedding_provider: opt.EmbeddingProviderOpt = None,
+    reranker: opt.RerankerOpt = None,
     base_url: opt.BaseUrlOpt = None,
     provider_concurrency: opt.ProviderConcurrencyOpt = None,
     no_cache: opt.NoCacheOpt = False,
@@ -157,7 +159,8 @@ def _runs_table(rows: list[tuple[str, ...]]) -> list[str]:
 def report(
     run_id: Annotated[str, typer.Argument(help="A run id from 'assay runs', or 'latest'.")],
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="json | md | html | junit | padosoft-json")
+        str,
+        typer.Option("--format", "-f", help="json | md | html | junit | csv | padosoft-json"),
     ] = "md",
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import typer
 
 from assay.cli.console import fail, warn
+from assay.cli.run_dry import dry_run
 from assay.cli.run_plan import Plan, build_plan, system_limiter
 from assay.cli.run_report import finish_run, gate_rules, gate_verdict, preload, write_out
 from assay.providers.urls import public_url
@@ -31,11 +32,23 @@ def execute(config: Any, *, lane: Any = None) -> None:
     plan = build_plan(config, lane)
     with provider_settings.scope(plan.providers):
         _preflight(plan)
+        if config.dry_run:
+            dry_run(plan, _evaluate_without_store)  # exits 0
         store = None if config.no_store else _open_store(config.store_path)
         if len(plan.systems) > 1:
             _run_systems(plan, store)  # exits with the gate's code
             return
         _run_one(plan, store)
+
+
+def _evaluate_without_store(plan: Plan) -> Any:
+    """The run's report with nothing stored and no progress display (for ``--dry-run``)."""
+    from assay.engine.evaluation import RunState
+    from assay.engine.progress import Progress, progress_mode
+
+    state = RunState()
+    progress = Progress(progress_mode(quiet=True), thresholds=plan.thresholds)
+    return _evaluate(plan, None, state, progress, _options(plan), keep_rows=False)
 
 
 def _open_store(path: Path | None) -> Any:

@@ -125,7 +125,7 @@ FormatOpt: TypeAlias = Annotated[
         "--format",
         "-f",
         env="ASSAY_FORMAT",
-        help="json | md | html | junit | padosoft-json",
+        help="json | md | html | junit | csv | padosoft-json",
         panel="Report",
     ),
 ]
@@ -350,6 +350,15 @@ NoStoreOpt: TypeAlias = Annotated[
         "--no-store", env="ASSAY_NO_STORE", help="Keep nothing on disk (no resume).", panel="Runner"
     ),
 ]
+DryRunOpt: TypeAlias = Annotated[
+    bool,
+    _option(
+        "--dry-run",
+        env="ASSAY_DRY_RUN",
+        help="Count the model calls per metric (cache hits, estimated tokens and cost); send none.",
+        panel="Runner",
+    ),
+]
 QuietOpt: TypeAlias = Annotated[
     bool,
     _option(
@@ -379,6 +388,15 @@ EmbeddingProviderOpt: TypeAlias = Annotated[
         "--embedding-provider",
         env="ASSAY_EMBEDDING_PROVIDER",
         help="openai | local | hashing",
+        panel="Providers",
+    ),
+]
+RerankerOpt: TypeAlias = Annotated[
+    str | None,
+    _option(
+        "--reranker",
+        env="ASSAY_RERANKER",
+        help="Local cross-encoder for answer-relevancy and context-precision relevance.",
         panel="Providers",
     ),
 ]

@@ -22,13 +22,14 @@ if TYPE_CHECKING:
     from assay.engine.rebuild import RowSource
     from assay.report.model import Row
 
-FORMATS = ("json", "md", "html", "junit", "padosoft-json")
+FORMATS = ("json", "md", "html", "junit", "csv", "padosoft-json")
 """The report formats (``--format``, ``--also FORMAT=PATH``)."""
 _RENDERERS = {
     "json": "assay.report.json_stream",
     "md": "assay.report.markdown",
     "html": "assay.report.html",
     "junit": "assay.report.junit",
+    "csv": "assay.report.csv_rows",
 }
 _AFTER_THE_RUN = (
     "assay.adversarial.lane",
@@ -178,6 +179,10 @@ def render(
             return render_junit(report_obj)
         models = cast("Iterable[Row]", rows())  # not ``encoded``: Row models
         return iter_junit(report_obj, models, repetitions=report_obj.run.repetitions)
+    if fmt == "csv":
+        from assay.report.csv_rows import iter_csv
+
+        return iter_csv(report_obj, cast("Iterable[Row]", rows()) if rows is not None else None)
     fail(f"--format must be one of {', '.join(FORMATS)}; got {fmt!r}")
 
 

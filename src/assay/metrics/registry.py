@@ -13,8 +13,10 @@ import difflib
 import importlib
 import inspect
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, TypeGuard
 
 from assay.data.dataset import MetricSpec, normalise_tags
@@ -39,8 +41,18 @@ def catalogue() -> list[tuple[str, str]]:
     return rows
 
 
+def working_directory_importable() -> None:
+    """Put the working directory on ``sys.path`` (once), as ``python -m`` does, so that
+    ``-m mymetrics:Jaccard`` and ``--sut app:answer`` find a module beside the dataset whether
+    assay runs as ``python -m assay`` or as the installed ``assay`` script."""
+    cwd = str(Path.cwd())
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+
+
 def _import_path(path: str) -> Any:
     module_name, _, attr = path.partition(":")
+    working_directory_importable()
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

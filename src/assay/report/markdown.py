@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 
+from assay.providers.pricing import format_usd
 from assay.report.compliance import markdown_lines
 from assay.report.model import ComparisonSummary, FailingRow, Report
 from assay.report.verdict import gate_warnings, verdict_of
@@ -178,7 +179,7 @@ def _usage_lines(report: Report) -> list[str]:
     usage = report.usage
     if not usage.calls:
         return []
-    cost = "unpriced" if usage.cost_usd is None else f"${usage.cost_usd:.6f}"
+    cost = "unpriced" if usage.cost_usd is None else format_usd(usage.cost_usd)
     if usage.unpriced_models:
         cost += f" (unpriced: {cell(', '.join(usage.unpriced_models))})"
     return [

@@ -1,6 +1,7 @@
 """The viewer's HTTP server: the standard library's threading server, GET only, loopback.
 
-Routes: ``/`` (runs per dataset), ``/run/<id>``, ``/compare?a=<reference>&b=<current>`` and
+Routes: ``/`` (runs per dataset), ``/run/<id>``, ``/compare?a=<reference>&b=<current>``,
+``/production`` (the monitored metrics' drift and trend) and
 ``/api/sample?run=<id>&id=<sample>`` (the JSON an expanded row shows). Pages are rendered on
 request from the read-only store. A request with a foreign ``Host`` header is refused when
 the server listens on loopback, so other web pages cannot read it through DNS rebinding.
@@ -63,6 +64,10 @@ def route(data: ViewData, path: str, query: dict[str, list[str]]) -> tuple[str, 
         return "text/html", pages.index(data)
     if path.startswith("/run/") and len(path) > len("/run/"):
         return "text/html", pages.run(data, unquote(path[len("/run/") :]))
+    if path == "/production":
+        from assay.production.store import default_path
+
+        return "text/html", pages.production(default_path())
     if path == "/compare":
         return "text/html", pages.compare(data, _param(query, "a"), _param(query, "b"))
     if path == "/api/sample":
