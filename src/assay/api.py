@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ from assay.engine.evaluation import run_samples as run_evaluation
 from assay.engine.preflight import check_metrics, check_providers, price_warnings
 from assay.errors import UsageError
 from assay.metrics.base import Metric
-from assay.metrics.registry import resolve_scoped, thresholds_of
+from assay.metrics.registry import calibrations_of, resolve_scoped, thresholds_of
 from assay.store.project import find_config
 from assay.store.runs import RunStore
 
@@ -44,6 +44,7 @@ class MetricPlan:
     metrics: list[Metric]
     scopes: dict[str, frozenset[str]]
     thresholds: dict[str, float]
+    calibrations: dict[str, str] = field(default_factory=dict)  # metric -> labelled set
 
 
 def _with_dataset_rubric(specs: list[Any], rubric: Any) -> list[Any]:
@@ -78,7 +79,12 @@ def metric_plan(dataset: Dataset, metrics: Sequence[Any] | None = None) -> Metri
             f"dataset '{dataset.name}' declares no metrics: declare 'metrics:' or pass some"
         )
     resolved, scopes = resolve_scoped(specs)
-    return MetricPlan(resolved, dict(scopes), thresholds_of(specs, resolved))
+    return MetricPlan(
+        resolved,
+        dict(scopes),
+        thresholds_of(specs, resolved),
+        calibrations_of(specs, resolved),
+    )
 
 
 def preflight(plan: MetricPlan, dataset: Dataset) -> list[str]:

@@ -32,7 +32,7 @@ def test_root_help_groups_every_command_in_a_panel(tmp_path: Path) -> None:
     assert sections["Compare & gate"] == ["compare", "baseline"]
     assert {"run", "validate", "metrics"} <= set(sections["Run"])
     assert {"runs", "report", "view"} <= set(sections["Inspect"])
-    assert sections["Calibrate"] == ["agreement", "calibrate"]
+    assert sections["Calibrate"] == ["agreement", "calibrate", "judge"]
     listed = [command for name in panels for command in sections[name]]
     assert sorted(listed) == sorted(c for names in PANELS.values() for c in names)
 

@@ -32,7 +32,7 @@ PANELS: dict[str, tuple[str, ...]] = {
     "Run": ("run", "validate", "import", "metrics", "adversarial", "generate", "simulate"),
     "Compare & gate": ("compare", "baseline"),
     "Inspect": ("runs", "report", "view", "brief", "cache"),
-    "Calibrate": ("agreement", "calibrate"),
+    "Calibrate": ("agreement", "calibrate", "judge"),
     "Tez bundles": ("tez",),
     "Production": ("ingest", "collect", "monitor", "promote"),
 }
@@ -66,6 +66,11 @@ ENTRIES: dict[str, Entry] = {
     "calibrate": Entry(
         "assay.cli.calibration",
         "Run judge model(s) over a human-labelled dataset and report their agreement with people.",
+    ),
+    "judge": Entry(
+        "assay.cli.judge",
+        "Judges that prove themselves: two judges on one calibration set (swap), the label "
+        "queue's labels for assay agreement (labels), few-shot alignment (align).",
     ),
     "view": Entry(
         "assay.cli.view",

@@ -50,6 +50,7 @@ def run(
     max_flips: opt.MaxFlipsOpt = None,
     max_drop: opt.MaxDropOpt = None,
     reference: opt.ReferenceOpt = None,
+    allow_judge_change: opt.AllowJudgeChangeOpt = False,
     redact: opt.RedactOpt = False,
     text_limit: opt.TextLimitOpt = 200,
     repetitions: opt.RepetitionsOpt = None,

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from assay.cli.console import fail, warn
+from assay.cli.console import fail, printable, warn
 from assay.cli.run_dry import dry_run
 from assay.cli.run_plan import Plan, build_plan, system_limiter
 from assay.cli.run_report import finish_run, gate_rules, gate_verdict, preload, write_out
@@ -68,6 +68,10 @@ def _preflight(plan: Plan) -> None:
     plan.rules = gate_rules(plan.loaded.gate, flags)
     for message in preflight(plan.chosen, plan.selected):
         warn(message)
+    if plan.chosen.calibrations:  # a run with no calibrated judge loads none of this
+        from assay.judges.in_run import calibration_paths
+
+        plan.calibrations = calibration_paths(plan.chosen.calibrations, Path(plan.config.dataset))
 
 
 def _run_one(plan: Plan, store: Any) -> None:
@@ -96,6 +100,7 @@ def _run_one(plan: Plan, store: Any) -> None:
     )
     if budget is not None:
         report_obj = report_obj.model_copy(update={"budget": budget.block(state.done)})
+    report_obj = _with_judges(plan, report_obj, store)
     # What follows needs only the report: let a large dataset and its outputs go first.
     plan.loaded = plan.selected = plan.system = None
     try:
@@ -112,6 +117,27 @@ def _run_one(plan: Plan, store: Any) -> None:
     finally:
         if store is not None:
             store.close()
+
+
+def _with_judges(plan: Plan, report_obj: Any, store: Any) -> Any:
+    """The judge blocks (calibration measured once per run), one stderr line per judge."""
+    if not plan.info.get("judge_model"):  # no metric calls a judge: no judge block
+        return report_obj
+    from assay.judges.in_run import judge_lines, with_judges
+
+    report_obj = with_judges(
+        report_obj,
+        plan.metrics,
+        plan.calibrations,
+        plan.thresholds,
+        plan.providers,
+        store=store,
+        concurrency=plan.config.concurrency,
+    )
+    if not plan.config.quiet:
+        for line in judge_lines(report_obj.judges):
+            typer.echo(printable(f"assay: {line}"), err=True)
+    return report_obj
 
 
 def _resume_id(config: Any, store: Any, dataset_name: str) -> str | None:

@@ -248,6 +248,16 @@ MaxFlipsOpt: TypeAlias = Annotated[
         panel="Gate",
     ),
 ]
+AllowJudgeChangeOpt: TypeAlias = Annotated[
+    bool,
+    _option(
+        "--allow-judge-change",
+        env="ASSAY_ALLOW_JUDGE_CHANGE",
+        help="Count the flips and regressions of a metric whose judge (model, prompt, options) "
+        "differs from the baseline's against the system.",
+        panel="Gate",
+    ),
+]
 MaxDropOpt: TypeAlias = Annotated[
     list[str] | None,
     _option(

@@ -219,7 +219,13 @@ def finish_run(
         rows = stored_rows(store, report_obj.run.run_id, metric_names, redact=report_obj.redacted)
     comparison = None
     if config.compare is not None:
-        comparison = _compare(report_obj, config.compare, store_path=config.store_path, rows=rows)
+        comparison = _compare(
+            report_obj,
+            config.compare,
+            store_path=config.store_path,
+            rows=rows,
+            allow_judge_change=config.allow_judge_change,
+        )
     report_obj, gate_result = _gated(report_obj, rules, comparison, gate_store)
     lane_failures: list[str] = []
     if lane is not None:
@@ -272,7 +278,12 @@ def _live_noise(report_obj: Any) -> list[str]:
 
 
 def _compare(
-    report_obj: Any, target: str, *, store_path: Path | None, rows: RowSource | None
+    report_obj: Any,
+    target: str,
+    *,
+    store_path: Path | None,
+    rows: RowSource | None,
+    allow_judge_change: bool = False,
 ) -> Any:
     """The comparison with ``--compare``'s report; each side's rows are walked once, streamed
     from the run store (``rows``) and the reference's file or store, not held."""
@@ -291,6 +302,7 @@ def _compare(
         reference.report,
         current_rows=None if rows is None else cast("Iterable[bytes]", rows(encoded=True)),
         reference_rows=reference.rows(),
+        allow_judge_change=allow_judge_change,
     )
 
 

@@ -69,6 +69,7 @@ class RunConfig(BaseModel):
     max_flips: int | None = None
     max_drop: list[str] = []
     reference: str | None = None  # several systems: the one the others are gated against
+    allow_judge_change: bool = False
     # execution
     repetitions: int | None = None
     budget_usd: float | None = None

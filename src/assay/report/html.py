@@ -25,6 +25,7 @@ from assay.report.html_parts import (
     table,
 )
 from assay.report.html_rows import failing_rows_section, script_hash
+from assay.report.judge_sections import judge_html
 from assay.report.model import MetricAggregate, Report
 from assay.report.verdict import gate_warnings, verdict_of
 
@@ -265,6 +266,7 @@ def render_html(report: Report, comparison: Comparison | None = None) -> str:
             failing_rows_section(report),
             _summary(report),
             _metrics(report),
+            judge_html(report.judges),
             comparison_section(comparison),
             _cohorts(report),
             html_section(report.adversarial),

@@ -9,6 +9,7 @@ import html
 
 from assay.providers.pricing import format_usd
 from assay.report.compliance import markdown_lines
+from assay.report.judge_sections import judge_markdown
 from assay.report.model import ComparisonSummary, FailingRow, Report
 from assay.report.verdict import gate_warnings, verdict_of
 
@@ -99,6 +100,7 @@ def render_markdown(report: Report) -> str:
         *_failing_rows(report),
         *_summary(report),
         *_metric_lines(report),
+        *judge_markdown(report.judges),
         *(_comparison(report.comparison) if report.comparison is not None else []),
         *_cohort_lines(report),
         *_usage_lines(report),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 from pydantic import BaseModel, Field, model_validator
 
 from assay.report.compliance_model import Compliance
+from assay.report.judge_model import JudgeCalibration
 from assay.report.strict import StrictModel
 from assay.report.system_info import SystemUnderTestInfo as SystemUnderTestInfo
 from assay.report.upgrade import upgrade_report
@@ -373,6 +374,11 @@ class Report(StrictModel):
     conversations: list[Conversation] | None = Field(
         default=None,
         description="per conversation: turns' scores per metric (mean and min), in dataset order",
+    )
+    judges: list[JudgeCalibration] | None = Field(
+        default=None,
+        description="per judge metric: the judge, its agreement with people on a calibration "
+        "set and the pass rate corrected for it",
     )
     warnings: list[str] = Field(default_factory=list)
     failing_rows: list[FailingRow] = Field(

@@ -67,6 +67,10 @@ CREATE TABLE IF NOT EXISTS compliance (
     run_id TEXT PRIMARY KEY,
     summary TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS judges (
+    run_id TEXT PRIMARY KEY,
+    blocks TEXT NOT NULL
+);
 """
 
 INSERT_ONE = "INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"

@@ -8,6 +8,7 @@ from typing import Any
 from assay.data.dataset import Dataset
 from assay.data.outputs import Output
 from assay.report.html_parts import histogram_svg
+from assay.report.judge_sections import judge_html
 from assay.report.model import FailingRow, Report, Row
 from assay.report.reasons import failing_reason
 from assay.view.data import RunView, sample_of
@@ -248,6 +249,7 @@ def run_page(
         + _cards(report)
         + "<h2>Metrics</h2>"
         + _metrics(report)
+        + judge_html(report.judges)
         + f'<h2>Histograms</h2><div class="charts">{charts}</div>'
         + "<h2>Cohorts</h2>"
         + _cohorts(report)
