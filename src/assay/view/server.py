@@ -19,7 +19,6 @@ import sys
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from assay.errors import AssayError, NotFound, StoreError
@@ -169,5 +168,5 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         """Quiet: requests are not logged (errors are, once, in do_GET)."""
