@@ -111,6 +111,7 @@ def run(
         max_regressions=max_regressions,
         max_flips=max_flips,
         max_drop=max_drop or [],
+        reference=reference,
         redact=redact,
         text_limit=text_limit,
         repetitions=repetitions,
