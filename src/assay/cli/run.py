@@ -7,12 +7,16 @@
 # No ``from __future__ import annotations``: typer reads ``run``'s 45 annotations twice as it
 # builds the command, and strings would be compiled and evaluated each time (~2 ms).
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from assay.cli import run_options as opt
 from assay.cli.console import fail
+
+if TYPE_CHECKING:
+    from assay.store.runs import RunStore
+    from assay.store.schema import RunRecord
 
 
 def register(app: typer.Typer) -> None:
@@ -178,7 +182,7 @@ _RUNS_HEADER = (
 _SUMMARISED = 100_000  # larger runs are not re-aggregated for a listing: their numbers read '-'
 
 
-def _run_cells(store: Any, record: Any) -> tuple[str, ...]:
+def _run_cells(store: "RunStore", record: "RunRecord") -> tuple[str, ...]:
     """One run's row: what ran, its counts and numbers, and the gate's verdict."""
     from assay.engine.rebuild import report_from_store
     from assay.report.markdown import fmt

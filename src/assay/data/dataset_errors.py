@@ -10,7 +10,6 @@ import contextlib
 import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -93,8 +92,8 @@ def translate(
 
 
 def _one(
-    item: Any,
-    raw_samples: Any,
+    item: ErrorDetails,
+    raw_samples: object,
     source: str,
     error: type[InputError],
     supported_schemas: Sequence[str],

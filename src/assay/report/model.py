@@ -396,7 +396,7 @@ class Report(StrictModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _upgrade(cls, data: Any) -> Any:
+    def _upgrade(cls, data: object) -> object:
         """A v1 document (where ``failed`` counted errored rows) is read as v2."""
         return upgrade_report(data)
 

@@ -65,7 +65,7 @@ def _trajectory(details: Mapping[str, Any], _e: Any, _o: Output | None) -> str |
     return "; ".join(found) + _calls(details) if found else None
 
 
-def _relevant(expected: Any) -> list[str]:
+def _relevant(expected: object) -> list[str]:
     if isinstance(expected, str):
         return [expected]
     if isinstance(expected, list):
@@ -73,7 +73,7 @@ def _relevant(expected: Any) -> list[str]:
     return []
 
 
-def _retrieval(details: Mapping[str, Any], expected: Any, output: Output | None) -> str | None:
+def _retrieval(details: Mapping[str, Any], expected: object, output: Output | None) -> str | None:
     """The first relevant rank against k, the ranking and the relevant ids."""
     k = details.get("k")
     relevant = _relevant(expected)
@@ -118,7 +118,7 @@ def _units(details: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _diff(expected: Any, output: Output | None) -> str | None:
+def _diff(expected: object, output: Output | None) -> str | None:
     """Where expected and actual part ways (exact-match)."""
     if not isinstance(expected, str) or output is None:
         return None
@@ -130,7 +130,7 @@ def _diff(expected: Any, output: Output | None) -> str | None:
     return f"expected {_quote(expected)}, got {_quote(actual)} (they differ from character {at})"
 
 
-def _contains(expected: Any, output: Output | None) -> str | None:
+def _contains(expected: object, output: Output | None) -> str | None:
     if output is None or expected is None:
         return None
     wanted = expected if isinstance(expected, list) else [expected]
@@ -140,7 +140,7 @@ def _contains(expected: Any, output: Output | None) -> str | None:
     return f"the answer lacks {', '.join(_quote(m) for m in missing[:_LISTED])}"
 
 
-def _regex(expected: Any, output: Output | None) -> str | None:
+def _regex(expected: object, output: Output | None) -> str | None:
     """The pattern and the answer's span closest to its literal text."""
     if not isinstance(expected, str):
         return None
@@ -159,7 +159,7 @@ def _regex(expected: Any, output: Output | None) -> str | None:
 
 
 def _lexical(
-    metric: str, details: Mapping[str, Any], expected: Any, output: Output | None
+    metric: str, details: Mapping[str, Any], expected: object, output: Output | None
 ) -> str | None:
     """exact-match, contains, regex, rouge-l, ordinal-distance, citations."""
     if metric == "exact-match":
@@ -189,7 +189,7 @@ def failing_reason(
     score: float,
     threshold: float,
     details: Mapping[str, Any],
-    expected: Any = None,
+    expected: object = None,
     output: Output | None = None,
 ) -> str:
     """One line: what the metric found, then ``(score 0.0000 < threshold 0.5)``."""
@@ -208,7 +208,7 @@ def failing_reason(
     )
 
 
-def _why(metric: str, details: Mapping[str, Any], expected: Any, output: Output | None) -> str:
+def _why(metric: str, details: Mapping[str, Any], expected: object, output: Output | None) -> str:
     if "called" in details or "over_by" in details or "pending_approvals" in details:
         return _trajectory(details, expected, output) or ""
     if metric.startswith("retrieval-"):

@@ -27,7 +27,7 @@ def _below(entry: dict[str, Any]) -> int:
     return 0
 
 
-def _metric(entry: Any, *, keep_below: bool = False) -> Any:
+def _metric(entry: object, *, keep_below: bool = False) -> Any:
     """One v1 metric aggregate with v2 counts."""
     if not isinstance(entry, dict):
         return entry
@@ -40,7 +40,7 @@ def _metric(entry: Any, *, keep_below: bool = False) -> Any:
     return out
 
 
-def _summary(summary: Any) -> Any:
+def _summary(summary: object) -> Any:
     """The v1 summary with v2 counts."""
     if not isinstance(summary, dict):
         return summary
@@ -57,7 +57,7 @@ def _summary(summary: Any) -> Any:
     return out
 
 
-def upgrade_report(data: Any) -> Any:
+def upgrade_report(data: object) -> Any:
     """A v1 report document as v2; anything else unchanged (validation judges it)."""
     if not isinstance(data, dict) or data.get("schema_version") != V1:
         return data
@@ -73,7 +73,7 @@ def upgrade_report(data: Any) -> Any:
     return out
 
 
-def _cohort(cohort: Any) -> Any:
+def _cohort(cohort: object) -> Any:
     if not isinstance(cohort, dict) or not isinstance(cohort.get("metrics"), list):
         return cohort
     return {**cohort, "metrics": [_metric(m) for m in cohort["metrics"]]}
