@@ -18,7 +18,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.chat import PROVIDER_KIND, _read_body
 from assay.providers.embedding_body import parse_embeddings
 from assay.providers.limiter import Limiter
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 from assay.providers.pricing import cost_usd
 from assay.providers.settings import ProviderSettings
 from assay.providers.transport import call_provider, endpoint_host
@@ -310,7 +313,7 @@ class OpenAIEmbedder(MemoEmbedder):
         settings: ProviderSettings,
         model: str,
         *,
-        client: Any,
+        client: AsyncOpenAI,
         limiter: Limiter,
         cache: ProviderCache,
         dimensions: int | None = None,
