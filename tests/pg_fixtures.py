@@ -8,6 +8,7 @@ Each test that asks gets a database of its own, dropped afterwards.
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,7 @@ def pg_server_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgSe
         yield server
     finally:
         server.stop()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _admin(server: PgServer, sql: str) -> None:
