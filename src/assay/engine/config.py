@@ -77,6 +77,7 @@ class RunConfig(BaseModel):
     tag: list[str] = []
     sample_id: list[str] = []
     resume: str | None = None
+    resume_changed: bool = False
     retry_errors: bool = False
     run_id: str | None = None
     executor: str | None = None
@@ -88,6 +89,7 @@ class RunConfig(BaseModel):
     embedding_model: str | None = None
     embedding_provider: str | None = None
     base_url: str | None = None
+    allow_dataset_endpoints: bool = False
     provider_concurrency: int | None = None
     no_cache: bool = False
     refresh_cache: bool = False
@@ -118,6 +120,7 @@ class RunConfig(BaseModel):
             "max_concurrency": self.provider_concurrency,
             "cache_dir": str(self.cache_dir) if self.cache_dir else None,
             "cache_mode": "off" if self.no_cache else "refresh" if self.refresh_cache else None,
+            "allow_dataset_endpoints": self.allow_dataset_endpoints or None,
         }
         return {key: value for key, value in flags.items() if value is not None}
 
