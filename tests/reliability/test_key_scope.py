@@ -19,7 +19,7 @@ from assay.errors import UsageError
 from assay.providers import registry
 from assay.providers import settings as provider_settings
 from assay.providers.settings import build
-from openai_server import CHAT, OpenAIServer
+from openai_server import OpenAIServer
 
 KEY = "sk-ci-secret-0123456789"
 
