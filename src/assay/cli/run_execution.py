@@ -65,6 +65,7 @@ def _run_one(plan: Plan, store: Any) -> None:
         plan,
         run_id=resume_id or config.run_id,
         resume=resume_id is not None,
+        resume_changed=config.resume_changed,
         retry_errors=config.retry_errors,
         ray=_ray_options(config.executor, config.ray_address),
     )

@@ -148,6 +148,7 @@ def _problems(config: RunConfig) -> list[str]:
             f"--format must be one of {', '.join(FORMATS)}; got {config.fmt!r}",
         ),
         (config.retry_errors and not config.resume, "--retry-errors needs --resume RUN_ID"),
+        (config.resume_changed and not config.resume, "--resume-changed needs --resume RUN_ID"),
         (
             config.repetitions is not None and not 1 <= config.repetitions <= MAX_REPETITIONS,
             f"--repetitions must be an integer from 1 to {MAX_REPETITIONS}; "

@@ -20,6 +20,7 @@ from assay.data.executions import Execution, iter_plan
 from assay.data.outputs import Output
 from assay.data.results import DEFAULT_TEXT_LIMIT, ExecutionResult
 from assay.engine.recorder import Recorder, ReportParts
+from assay.engine.resume_check import OPTIONS_KEY, check_resume, options_hash, record_hashes
 from assay.engine.runner import Runner, never_stop
 from assay.engine.sut import SystemUnderTest
 from assay.errors import UsageError
@@ -43,6 +44,7 @@ class RunOptions:
     sut_concurrency: int = 8
     run_id: str | None = None
     resume: bool = False
+    resume_changed: bool = False
     retry_errors: bool = False
     dataset_path: str | None = None
     extra_info: dict[str, str | None] = field(default_factory=dict)
@@ -152,8 +154,10 @@ def _open_run(
             **({"redact": True} if options.redact else {}),  # `assay report RUN` redacts too
             **_files(sut, options.dataset_path),
             **options.extra_info,
+            OPTIONS_KEY: options_hash(dataset, metric_names, options.thresholds),
         },
     )
+    record_hashes(store, run_id, dataset)
     return repetitions, set()
 
 
@@ -373,6 +377,14 @@ def _resume(
             f"resume it with the same metrics (got {metric_names})"
         )
     repetitions = int(record.config.get("repetitions", repetitions))
+    check_resume(
+        store,
+        run_id,
+        dataset,
+        stored_options=record.config.get(OPTIONS_KEY),
+        options=options_hash(dataset, metric_names, options.thresholds),
+        rescore_changed=options.resume_changed,
+    )
     skip = store.done_keys(run_id, include_errored=not options.retry_errors)
     store.set_status(run_id, "running")
     return repetitions, skip

@@ -67,7 +67,17 @@ CREATE TABLE IF NOT EXISTS compliance (
     run_id TEXT PRIMARY KEY,
     summary TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS sample_hashes (
+    run_id TEXT NOT NULL,
+    sample_id TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    PRIMARY KEY (run_id, sample_id)
+);
 """
+# sample_hashes: what each sample held when its run began (input, expected output, metadata),
+# so a resume can refuse a dataset edited since (assay.store.sample_hashes). Added without a
+# schema bump: stores of older versions gain it on opening, and a run without hashes resumes
+# unchecked as before.
 
 INSERT_ONE = "INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 # 900 parameters a statement: under SQLite's oldest limit (999), so any build takes it.
