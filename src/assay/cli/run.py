@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from assay.cli import run_options as opt
-from assay.cli.console import fail
+from assay.cli.console import fail, printable
 
 
 def register(app: typer.Typer) -> None:
@@ -117,7 +117,10 @@ _RUNS_HEADER = ("RUN", "STATUS", "DATASET", "EXECUTIONS", "ERRORED", "CREATED")
 def _runs_table(records: list[Any]) -> list[str]:
     """``assay runs`` as aligned columns under a header row (numbers right-aligned)."""
     cells = [_RUNS_HEADER] + [
-        (r.run_id, r.status, r.dataset_name, str(r.executions), str(r.errored), r.created_at)
+        tuple(
+            printable(str(value))
+            for value in (r.run_id, r.status, r.dataset_name, r.executions, r.errored, r.created_at)
+        )
         for r in records
     ]
     widths = [max(len(row[i]) for row in cells) for i in range(len(_RUNS_HEADER))]

@@ -21,6 +21,7 @@ imports no other assay module (docs/architecture.md).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,15 @@ class RunConfig(BaseModel):
         return flags
 
 
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+
+def is_run_id(value: str | None) -> bool:
+    """Whether ``value`` is unset or a run id assay can show and store as given: no control
+    character, space or path separator (an ESC sequence in one rewrote the terminal)."""
+    return value is None or _RUN_ID.fullmatch(value) is not None
+
+
 def _problems(config: RunConfig) -> list[str]:
     """Every flag value that is wrong on its own, in the order the CLI reports them."""
     checks: list[tuple[bool, str]] = [
@@ -149,6 +159,16 @@ def _problems(config: RunConfig) -> list[str]:
         ),
         (config.retry_errors and not config.resume, "--retry-errors needs --resume RUN_ID"),
         (config.resume_changed and not config.resume, "--resume-changed needs --resume RUN_ID"),
+        (
+            not is_run_id(config.run_id),
+            f"--run-id must be 1-128 letters, digits, '.', '_', ':' or '-' (starting with a "
+            f"letter or digit); got {config.run_id!r}",
+        ),
+        (
+            config.resume != "latest" and not is_run_id(config.resume),
+            f"--resume must be a run id (letters, digits, '.', '_', ':', '-') or 'latest'; "
+            f"got {config.resume!r}",
+        ),
         (
             config.repetitions is not None and not 1 <= config.repetitions <= MAX_REPETITIONS,
             f"--repetitions must be an integer from 1 to {MAX_REPETITIONS}; "

@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from assay.data.terminal import printable
 from assay.errors import AssayError, NotFound, StoreError
 from assay.view.data import ViewData, sample_detail
 from assay.view.layout import e, page
@@ -93,7 +94,8 @@ class Handler(BaseHTTPRequestHandler):
         except AssayError as exc:
             self._error(HTTPStatus.UNPROCESSABLE_ENTITY, str(exc), parts.path)
         except Exception as exc:  # one bad page must not stop the server
-            print(f"assay view: {parts.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            line = f"assay view: {parts.path}: {type(exc).__name__}: {exc}"
+            print(printable(line), file=sys.stderr)
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}", parts.path)
 
     def do_HEAD(self) -> None:
