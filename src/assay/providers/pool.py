@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import os
 import ssl
+import sys
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Final, TypeVar
@@ -151,7 +152,10 @@ def endpoint_url(base_url: str, path: str) -> httpx.URL:
 async def within(awaitable: Awaitable[T], seconds: float) -> T:
     """``awaitable``'s result, or :class:`TimedOut` after ``seconds`` (one deadline for all)."""
     try:
-        return await asyncio.wait_for(awaitable, seconds)
+        if sys.version_info >= (3, 11):  # no task of its own, unlike wait_for
+            async with asyncio.timeout(seconds):
+                return await awaitable
+        return await asyncio.wait_for(awaitable, seconds)  # pragma: no cover - Python 3.10
     except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
         raise TimedOut(f"no answer within {seconds:g}s") from None
 

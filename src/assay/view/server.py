@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -27,15 +28,48 @@ CSP = (
 )
 
 
+WORKERS = 16  # requests served at once; more wait in the queue, not in threads of their own
+IDLE_TIMEOUT_S = 15.0  # a connection that sends nothing for this long is closed
+
+
 class ViewServer(ThreadingHTTPServer):
-    """A threading HTTP server that carries the viewer's data source."""
+    """A threading HTTP server that carries the viewer's data source.
+
+    Connections are served by a fixed pool of :data:`WORKERS` threads, and each gives up on a
+    client silent for :data:`IDLE_TIMEOUT_S`: 400 half-sent requests once held 402 threads for
+    ever. A client that disconnects early is not an error worth a traceback.
+    """
 
     daemon_threads = True
 
-    def __init__(self, data: ViewData, host: str, port: int) -> None:
+    def __init__(
+        self,
+        data: ViewData,
+        host: str,
+        port: int,
+        *,
+        workers: int = WORKERS,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
+    ) -> None:
         self.data = data
+        self.idle_timeout_s = idle_timeout_s
+        self._workers = ThreadPoolExecutor(workers, thread_name_prefix="assay-view")
         super().__init__((host, port), Handler)
         self.allowed_hosts = _allowed_hosts(host, self.server_address[1])
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve on a pool thread (ThreadingMixIn starts a thread per connection)."""
+        self._workers.submit(self.process_request_thread, request, client_address)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet for a client that went away or fell silent; the default report otherwise."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._workers.shutdown(wait=False, cancel_futures=True)
 
     @property
     def url(self) -> str:
@@ -78,6 +112,11 @@ def route(data: ViewData, path: str, query: dict[str, list[str]]) -> tuple[str, 
 
 class Handler(BaseHTTPRequestHandler):
     server: ViewServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.idle_timeout_s)  # a silent client frees its worker
+
     server_version = "assay-view"
 
     def do_GET(self) -> None:
