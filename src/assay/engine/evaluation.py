@@ -116,7 +116,14 @@ def evaluate(
     planned = iter_plan(dataset.samples, repetitions, skip)
     _drive(runner, recorder.planned(planned, by_chunk=runner.by_chunk), store, state)
     run = _run_info(state, sut, options, repetitions, started)
-    return _report(dataset, recorder, run, options, warnings)
+    notes = [note for metric in metrics for note in _run_notes(metric)]
+    return _report(dataset, recorder, run, options, [*warnings, *notes])
+
+
+def _run_notes(metric: Metric) -> list[str]:
+    """A metric's lines about the whole run (the regex metric's backtracking), if it has any."""
+    notes = getattr(metric, "run_notes", None)
+    return list(notes()) if callable(notes) else []
 
 
 def _open_run(
