@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import ssl
 import sys
 from collections.abc import AsyncIterator, Awaitable, Mapping
@@ -132,7 +133,10 @@ def http_client(
     limits = httpx.Limits(
         max_connections=keep, max_keepalive_connections=keep, keepalive_expiry=_KEEPALIVE_S
     )
-    transport = _CheckedTransport(verify=tls, limits=limits, trust_env=True)
+    # httpcore writes a request's head and body apart: without TCP_NODELAY the body waits
+    # for the head's ACK, which the server delays while it waits for the body (~40 ms each).
+    nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    transport = _CheckedTransport(verify=tls, limits=limits, trust_env=True, socket_options=nodelay)
     return httpx.AsyncClient(
         headers=dict(headers), timeout=httpx.Timeout(timeout_s), transport=transport
     )
