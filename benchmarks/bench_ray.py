@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ray_sut import busy_answer
 
 from assay.data.dataset import dataset_from_data
-from assay.engine.evaluation import RunOptions, evaluate
+from assay.engine.evaluation import RunOptions, run_samples
 from assay.engine.ray_executor import RayOptions, start
 from assay.engine.sut import PythonTarget
 from assay.metrics.registry import resolve_all
@@ -38,7 +38,7 @@ def dataset(count: int) -> Any:
 
 def timed(data: Any, ray_options: RayOptions | None) -> float:
     started = time.perf_counter()
-    evaluate(
+    run_samples(
         data,
         sut=PythonTarget(busy_answer),
         metrics=resolve_all(["exact-match", "rouge-l"]),

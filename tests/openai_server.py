@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import json
 import multiprocessing
+import re
 import socket
 import threading
 import time
@@ -71,6 +72,11 @@ class Step:
         return cls(status=status, body=body)
 
     @classmethod
+    def chat(cls, content: str) -> Step:
+        """A chat completion whose reply text is ``content`` (a scripted generation)."""
+        return cls(body=chat_completion({}, content))
+
+    @classmethod
     def dropped(cls) -> Step:
         return cls(drop=True)
 
@@ -90,6 +96,107 @@ def hash_vector(text: str, dims: int = 16) -> list[float]:
 def judge_reply(request: dict[str, Any]) -> str:
     """Default chat answer: a valid judge verdict."""
     return json.dumps({"score": 1.0, "reason": "default verdict"})
+
+
+_PASSAGE = re.compile(r'<passage id="([^"]*)" title="([^"]*)">\n(.*?)\n</passage>', re.S)
+_WORD = re.compile(r"[A-Za-z][A-Za-z-]{3,}")
+_COMMON = frozenset(
+    [
+        "that",
+        "this",
+        "with",
+        "from",
+        "when",
+        "they",
+        "their",
+        "there",
+        "what",
+        "which",
+        "have",
+        "does",
+        "must",
+    ]
+)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if len(s.strip()) > 20]
+
+
+def _topic(sentence: str) -> str:
+    words = [w.lower() for w in _WORD.findall(sentence) if w.lower() not in _COMMON]
+    return ", ".join(dict.fromkeys(words[:4]))
+
+
+def _generation(prompt: str, seed: int) -> str:
+    """A deterministic question and answer drawn from the prompt's passages (seeded)."""
+    kind = re.search(r"^KIND: (\S+)", prompt, re.M)
+    found = _PASSAGE.findall(prompt)
+    if kind is None or not found:
+        return json.dumps({"question": "?", "answer": "?"})
+    picks = []
+    for number, (_, title, text) in enumerate(found):
+        sentences = _sentences(text) or [text]
+        picks.append((title, sentences[(seed + number) % len(sentences)]))
+    title, sentence = picks[0]
+    if kind.group(1) == "unanswerable":
+        question = f"Who is the manager responsible for {title.lower()}?"
+        return json.dumps({"question": question, "answer": "The documents do not say."})
+    if len(picks) == 1:
+        question = f"Under '{title}', what is stated about {_topic(sentence)}?"
+        return json.dumps({"question": question, "answer": sentence})
+    other_title, other = picks[1]
+    verb = "Compare" if kind.group(1) == "comparison" else "Combine"
+    question = f"{verb} what '{title}' says about {_topic(sentence)} with '{other_title}'."
+    return json.dumps({"question": question, "answer": f"{sentence} {other}"})
+
+
+def _check(prompt: str) -> str:
+    """Answerable and supported when every word of the proposed answer is in the passages."""
+    passages = " ".join(text for _, _, text in _PASSAGE.findall(prompt)).lower()
+    answer = re.search(r"^PROPOSED ANSWER: (.*)$", prompt, re.M)
+    words = _WORD.findall(answer.group(1) if answer else "")
+    backed = all(w.lower() in passages for w in words)
+    return json.dumps({"answerable": backed, "supported": backed, "reason": "word match"})
+
+
+def _user_turn(prompt: str) -> str:
+    """The simulated user says the goal's clauses (split at ';') in order, then is done."""
+    goal = re.search(r"^YOUR GOAL: (.*)$", prompt, re.M)
+    clauses = [c.strip() for c in (goal.group(1) if goal else "").split(";") if c.strip()]
+    said = len(re.findall(r"^user: ", prompt.split("CONVERSATION SO FAR:", 1)[-1], re.M))
+    if said < len(clauses):
+        return json.dumps({"message": clauses[said], "status": "continue"})
+    return json.dumps({"message": "", "status": "done"})
+
+
+def _goal_verdict(prompt: str) -> str:
+    """achieved when the expected outcome occurs in the final answer (case-insensitive; in a
+    transcript, in what the assistant said)."""
+    expected = re.search(r"^EXPECTED OUTCOME: (.*)$", prompt, re.M)
+    answer = prompt.split("FINAL ANSWER:", 1)[-1].rsplit("Reply with one JSON", 1)[0]
+    said = re.findall(r"^assistant: (.*)$", answer, re.M)  # a transcript: the assistant's part
+    answer = "\n".join(said) if said else answer
+    hit = expected is not None and expected.group(1).strip().lower() in answer.lower()
+    verdict = "achieved" if hit else "not_achieved"
+    return json.dumps({"verdict": verdict, "reason": "expected outcome matched" if hit else "no"})
+
+
+def scripted_reply(request: dict[str, Any]) -> str:
+    """A deterministic stand-in model for ``assay generate`` and ``assay simulate``: it writes
+    questions from the passages of a generation prompt, checks them, plays a simulated user
+    and gives goal verdicts; any other prompt gets the default judge verdict."""
+    messages = request.get("messages") or [{}]
+    prompt = str(messages[0].get("content", ""))
+    if "\nKIND: " in prompt and "<passage " in prompt:
+        return _generation(prompt, int(request.get("seed") or 0))
+    if "PROPOSED ANSWER: " in prompt:
+        return _check(prompt)
+    if "YOUR GOAL: " in prompt:
+        return _user_turn(prompt)
+    if "EXPECTED OUTCOME: " in prompt:
+        return _goal_verdict(prompt)
+    return judge_reply(request)
 
 
 def chat_completion(request: dict[str, Any], content: str, usage: bool = True) -> bytes:
@@ -323,7 +430,8 @@ class _Exchange(asyncio.Protocol):
         elif method == "POST" and path == CHAT:
             self.calls[CHAT] += 1
             self.times.setdefault("first_request", time.monotonic())
-            reply = chat_completion(json.loads(body), judge_reply({}))
+            request = json.loads(body)
+            reply = chat_completion(request, scripted_reply(request))
             asyncio.get_running_loop().call_later(self.latency_s, self.reply, reply)
         else:
             self.send(404, b'{"error": {"message": "not found"}}')
@@ -349,8 +457,9 @@ def serve(latency_ms: float, ready: Any) -> None:
     A single-threaded asyncio server for benchmarks: the same OpenAI protocol over HTTP/1.1
     keep-alive connections, each answer sent ``latency_ms`` after its request arrived, at a
     small fraction of the threaded :class:`OpenAIServer`'s CPU per request (which competes
-    with the client on a small machine). Requests are answered in arrival order, with the
-    default judge verdict; ``/_stats`` and ``/_reset`` as on :class:`OpenAIServer`.
+    with the client on a small machine). Requests are answered in arrival order by
+    :func:`scripted_reply` (the default judge verdict for a judge prompt); ``/_stats`` and
+    ``/_reset`` as on :class:`OpenAIServer`.
     """
 
     async def main() -> None:
@@ -397,3 +506,18 @@ class RemoteServer:
     def stop(self) -> None:
         self._process.terminate()
         self._process.join(10)
+
+
+def _serve_scripted() -> None:
+    """``python tests/openai_server.py``: the scripted server in the foreground (for trying
+    ``assay generate`` and ``assay simulate`` by hand); prints its URL, stops on Ctrl-C."""
+    server = OpenAIServer()
+    server.chat_reply = scripted_reply
+    with server:
+        print(server.url, flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+
+
+if __name__ == "__main__":
+    _serve_scripted()

@@ -54,13 +54,13 @@ _LAZY = {
     "compare_reports": "assay.compare.comparison",
     "compute_agreement": "assay.calibration",
 }
-_RENAMED = {"evaluate_gate": "evaluate"}
+_RENAMED = {"evaluate_gate": "check_gate"}
 
 if TYPE_CHECKING:
     from assay.api import evaluate
     from assay.calibration import compute_agreement
     from assay.compare.comparison import compare_reports
-    from assay.compare.gate import evaluate as evaluate_gate
+    from assay.compare.gate import check_gate as evaluate_gate
     from assay.compare.gate_rules import GateRules, load_rules
     from assay.data.dataset import Dataset, MetricSpec, Sample
     from assay.data.loading import load_dataset, load_outputs

@@ -2,7 +2,7 @@
 
 Both resolve metrics with :func:`metric_plan` (the dataset's options kept for a metric named
 again, the dataset's rubric for a bare ``rubric``), run the same pre-flight checks, and score
-with :func:`assay.engine.evaluation.evaluate`, so the CLI and the API give equal numbers by
+with :func:`assay.engine.evaluation.run_samples`, so the CLI and the API give equal numbers by
 construction::
 
     import assay
@@ -22,7 +22,7 @@ from assay.data.dataset import Dataset, MetricSpec
 from assay.data.loading import load_dataset, load_outputs
 from assay.data.outputs import Output, check_outputs_cover
 from assay.engine.evaluation import RunOptions
-from assay.engine.evaluation import evaluate as run_evaluation
+from assay.engine.evaluation import run_samples as run_evaluation
 from assay.engine.preflight import check_metrics, check_providers
 from assay.errors import UsageError
 from assay.metrics.base import Metric

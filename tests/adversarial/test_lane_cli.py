@@ -15,7 +15,7 @@ import pytest
 
 from assay.adversarial.seeds import seed_dataset
 from assay.cli import main
-from core.reports import check_report
+from report.reports import check_report
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "adversarial"
 

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from assay.cli import main
-from core.reports import check_report
+from report.reports import check_report
 
 from .test_lane_cli import EXAMPLE, isolated  # noqa: F401  (autouse fixture)
 

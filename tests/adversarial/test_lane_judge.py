@@ -16,8 +16,8 @@ import pytest
 from assay.cli import main
 from assay.providers import registry
 from assay.providers import settings as provider_settings
-from core.reports import check_report
 from openai_server import OpenAIServer
+from report.reports import check_report
 
 from .test_lane_cli import EXAMPLE
 

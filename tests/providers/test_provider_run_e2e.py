@@ -16,8 +16,8 @@ import yaml
 from assay.cli import main
 from assay.providers import local, registry
 from assay.providers import settings as provider_settings
-from core.reports import check_report
 from openai_server import CHAT, EMBEDDINGS, OpenAIServer, Step, hash_vector
+from report.reports import check_report
 
 PLANTED = "sk-PLANTED-e2e-00112233445566778899"
 

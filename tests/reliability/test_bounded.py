@@ -23,7 +23,7 @@ from assay.data.bounded import MAX_DEPTH, json_depth_problem, loads_json, yaml_d
 from assay.data.loading import load_dataset, load_outputs
 from assay.errors import InputError
 from assay.tez.session import load_expectations, load_session
-from runner.procs import run_assay
+from engine.procs import run_assay
 
 DEEP_YAML_MAPS = "a: " + "{b: " * 50_000 + "1" + "}" * 50_000
 DEEP_FLOW_LISTS = "[" * 30_000 + "]" * 30_000

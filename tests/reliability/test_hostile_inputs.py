@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.procs import run_assay
+from engine.procs import run_assay
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart"

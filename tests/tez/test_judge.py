@@ -13,7 +13,7 @@ import pytest
 from assay.errors import MetricError
 from assay.tez import judge
 from assay.tez.bundle import open_bundle
-from assay.tez.evaluate import evaluate
+from assay.tez.evaluate import score_session
 from assay.tez.judge import JudgeParseError, JudgeReply, parse_claim_verdict, parse_relevance
 from assay.tez.records import SessionFile, SessionTurn
 from assay.tez.session import load_expectations
@@ -127,7 +127,7 @@ def test_judge_scores_order_like_the_heuristic(
     means = {}
     for kind in ("compliant", "wrongly_cited", "fabricated"):
         fake = FakeJudge()
-        evaluation = evaluate(
+        evaluation = score_session(
             bundle,
             _session(bundles_dir, responses, kind),
             expectations,
@@ -199,14 +199,14 @@ def test_provider_judge_end_to_end_and_cached(
     openai_server.chat_reply = lambda request: oracle_reply(request["messages"][-1]["content"])
     bundle = open_bundle(bundles_dir / "interop-level-3")
     session = _session(bundles_dir, responses, "compliant")
-    first = evaluate(bundle, session, None, method="llm_as_judge")
+    first = score_session(bundle, session, None, method="llm_as_judge")
     calls = openai_server.total_calls()
     n_claims = sum(len(s.claims) for s in first.scores)
     assert calls == n_claims + len(first.scores)
     assert first.evaluator.model == "judge-test"
     assert all(s.groundedness == 1.0 for s in first.scores)
     assert all(u["model"] == "judge-test" and not u["cached"] for u in first.usage)
-    second = evaluate(bundle, session, None, method="llm_as_judge")
+    second = score_session(bundle, session, None, method="llm_as_judge")
     assert openai_server.total_calls() == calls  # every verdict replayed from the provider cache
     assert all(u["cached"] for u in second.usage)
     assert [s.groundedness for s in second.scores] == [s.groundedness for s in first.scores]

@@ -21,7 +21,7 @@ import yaml
 from assay.cli import main
 from assay.errors import TezError, UsageError
 from assay.tez.bundle import open_bundle
-from assay.tez.evaluate import MethodOptions, evaluate
+from assay.tez.evaluate import MethodOptions, score_session
 from assay.tez.judge import JudgeReply
 from assay.tez.nli import windows
 from assay.tez.session import load_session
@@ -50,7 +50,7 @@ def _by_query(evaluation: Any) -> dict[str, Any]:
 
 
 def test_human_verdicts_decide_every_claim() -> None:
-    evaluation = evaluate(
+    evaluation = score_session(
         open_bundle(BUNDLE),
         load_session(SESSION),
         method="human_in_loop",
@@ -100,7 +100,7 @@ def test_stale_claim_text_is_refused(tmp_path) -> None:
         if v["query_id"] == "grounded-01" and v["claim"] == 1:
             v["text"] = "The market is worth $42.5 billion."
     with pytest.raises(TezError, match="not the reviewed"):
-        evaluate(
+        score_session(
             open_bundle(BUNDLE),
             load_session(SESSION),
             method="human_in_loop",
@@ -120,7 +120,7 @@ def test_stale_claim_text_is_refused(tmp_path) -> None:
 def test_bad_verdict_files_name_the_field(tmp_path, change, match) -> None:
     data = {**yaml.safe_load(VERDICTS.read_text()), **change}
     with pytest.raises(TezError, match=match):
-        evaluate(
+        score_session(
             open_bundle(BUNDLE),
             load_session(SESSION),
             method="human_in_loop",
@@ -131,7 +131,7 @@ def test_bad_verdict_files_name_the_field(tmp_path, change, match) -> None:
 def test_verdicts_for_another_session_are_refused(tmp_path) -> None:
     data = {**yaml.safe_load(VERDICTS.read_text()), "session_id": "another"}
     with pytest.raises(UsageError, match="another"):
-        evaluate(
+        score_session(
             open_bundle(BUNDLE),
             load_session(SESSION),
             method="human_in_loop",
@@ -176,7 +176,7 @@ def test_hybrid_asks_the_judge_only_what_the_heuristic_cannot_decide() -> None:
         asked.append(claim)
         return JudgeReply(json.dumps({"supported_by": [], "faithful": "CTO" not in claim}))
 
-    evaluation = evaluate(
+    evaluation = score_session(
         open_bundle(BUNDLE),
         load_session(SESSION),
         method="hybrid",
@@ -196,7 +196,7 @@ def test_hybrid_judge_support_grounds_a_claim() -> None:
     async def judge(messages: Any) -> JudgeReply:
         return JudgeReply(json.dumps({"supported_by": [1], "faithful": True}))
 
-    evaluation = evaluate(
+    evaluation = score_session(
         open_bundle(BUNDLE),
         load_session(SESSION),
         method="hybrid",
@@ -226,7 +226,7 @@ def test_nli_scores_claims_from_entailment() -> None:
         seen.extend(pairs)
         return fake_nli(pairs)
 
-    evaluation = evaluate(
+    evaluation = score_session(
         open_bundle(BUNDLE),
         load_session(SESSION),
         method="nli_based",
@@ -243,7 +243,7 @@ def test_nli_scores_claims_from_entailment() -> None:
 
 
 def test_threshold_decides() -> None:
-    strict = evaluate(
+    strict = score_session(
         open_bundle(BUNDLE),
         load_session(SESSION),
         method="nli_based",
@@ -307,10 +307,10 @@ def test_a_real_cross_encoder_loads_and_its_labels_are_read(tmp_path) -> None:
     assert entails.score(pair)[0] > 0.99
     assert refutes.score(pair)[0] < 0.01
     bundle, session = open_bundle(BUNDLE), load_session(SESSION)
-    yes = evaluate(
+    yes = score_session(
         bundle, session, method="nli_based", options=MethodOptions(nli_model=str(tmp_path / "yes"))
     )
-    no = evaluate(
+    no = score_session(
         bundle, session, method="nli_based", options=MethodOptions(nli_model=str(tmp_path / "no"))
     )
     # entailing everything grounds every claim with a located context citation: all 14

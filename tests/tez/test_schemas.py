@@ -15,7 +15,7 @@ from assay.tez.schemas import (
     schema_errors,
 )
 
-# That the generated tez schemas match their models: tests/core/test_schema_files.py.
+# That the generated tez schemas match their models: tests/cli/test_schema_files.py.
 
 
 def test_every_shipped_tez_schema_is_a_valid_2020_12_schema() -> None:

@@ -16,7 +16,7 @@ import pytest
 from assay.errors import TezError
 from assay.tez import writer
 from assay.tez.bundle import open_bundle
-from assay.tez.evaluate import evaluate
+from assay.tez.evaluate import score_session
 from assay.tez.extension import read_eval_state
 from assay.tez.records import EvalMetricsRecord, SessionFile, SessionTurn
 from assay.tez.session import load_expectations
@@ -72,7 +72,7 @@ def score_and_write(
 ) -> list[str]:
     loaded = open_bundle(bundle_path)
     expectations = load_expectations(bundles_dir / "tip-compliance" / "test-queries.json")
-    evaluation = evaluate(loaded, session, expectations)
+    evaluation = score_session(loaded, session, expectations)
     plan = writer.plan_vendor(
         loaded, session.session_id, evaluation.scores, evaluation.evaluator, **kw
     )
@@ -280,7 +280,7 @@ def test_tezit_eval_report_validates_and_excludes_vendor(
     loaded = open_bundle(path)
     session = session_of(bundles_dir, responses, FOUR)
     expectations = load_expectations(bundles_dir / "tip-compliance" / "test-queries.json")
-    evaluation = evaluate(loaded, session, expectations)
+    evaluation = score_session(loaded, session, expectations)
     plan = writer.plan_tezit(
         loaded, session.session_id, evaluation.scores, model="assay-tez-heuristic"
     )

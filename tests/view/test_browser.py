@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gate.cdp import Browser, find_chromium
+from compare.cdp import Browser, find_chromium
 
 from .conftest import BROKEN, FIXED
 

@@ -27,7 +27,7 @@ _EXPORTS = {
     "Verdict": "assay.calibration.model",
     "CALIBRATION_SCHEMA": "assay.calibration.result",
     "CalibrationResult": "assay.calibration.result",
-    "weighted_scores": "assay.calibration.scoring",
+    "weighted_scores": "assay.calibration.aggregate",
 }
 
 __all__ = [
@@ -48,13 +48,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from assay.calibration.aggregate import Aggregation, consensus
+    from assay.calibration.aggregate import Aggregation, consensus, weighted_scores
     from assay.calibration.compute import compute_agreement
     from assay.calibration.documents import labels_from_data
     from assay.calibration.loaders import load_criteria, load_labels
     from assay.calibration.model import Criterion, LabelsDocument, LabelSet, Option, Verdict
     from assay.calibration.result import CALIBRATION_SCHEMA, CalibrationResult
-    from assay.calibration.scoring import weighted_scores
 
 
 def __getattr__(name: str) -> Any:

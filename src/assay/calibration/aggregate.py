@@ -17,8 +17,9 @@ to the lowest index. The result never depends on judge order.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeGuard
 
 import numpy as np
 
@@ -153,3 +154,41 @@ def _nearest_to_centre(
     fake_counts = -np.nan_to_num(distance, nan=np.inf)
     allowed = np.ones(len(scale), dtype=bool)
     return _pick_max(fake_counts, scale_rank, allowed)
+
+
+AbstainPolicy = Literal["skip", "zero", "worst"]
+ABSTAIN_POLICIES: tuple[AbstainPolicy, ...] = ("skip", "zero", "worst")
+
+
+def is_abstain_policy(value: object) -> TypeGuard[AbstainPolicy]:
+    """Whether ``value`` names an abstention policy (skip | zero | worst)."""
+    return value in ABSTAIN_POLICIES
+
+
+def weighted_scores(
+    criteria: Sequence[Criterion], codes: np.ndarray, abstain: AbstainPolicy = "skip"
+) -> np.ndarray:
+    """Scores of every item from a criteria x items code matrix; NaN where undefined."""
+    codes = np.asarray(codes)
+    n_items = codes.shape[1]
+    total = np.zeros(n_items)
+    positive = np.zeros(n_items)
+    negative = np.zeros(n_items)
+    for c, criterion in enumerate(criteria):
+        values = criterion.code_values.copy()
+        if abstain != "skip":
+            for code in criterion.abstain_codes:
+                values[code] = 0.0 if abstain == "zero" else values[criterion.worst_code]
+        row = codes[c]
+        value = np.where(row >= 0, values[np.clip(row, 0, None)], np.nan)
+        scored = ~np.isnan(value)
+        weight = criterion.weight
+        total += np.where(scored, np.nan_to_num(value) * weight, 0.0)
+        if weight > 0:
+            positive += np.where(scored, weight, 0.0)
+        elif weight < 0:
+            negative += np.where(scored, -weight, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        by_positive = np.clip(total / positive, 0.0, 1.0)
+        by_negative = np.clip(1.0 + total / negative, 0.0, 1.0)
+    return np.where(positive > 0, by_positive, np.where(negative > 0, by_negative, np.nan))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assay.calibration import stats
-from assay.calibration.aggregate import Aggregation, consensus
+from assay.calibration.aggregate import AbstainPolicy, Aggregation, consensus, weighted_scores
 from assay.calibration.agreement import (
     Pairs,
     abstention_agreement,
@@ -28,7 +28,6 @@ from assay.calibration.result import (
     JudgeComparison,
     ScoreAgreement,
 )
-from assay.calibration.scoring import AbstainPolicy, weighted_scores
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ field (``human.tone``, ``judges.gpt-4o.accuracy``...), so ``assay agreement`` ca
 * JSONL: one item per line; an optional first line ``{"criteria": [...], "judges": [...]}``.
 * CSV: long (``item_id,criterion,rater,label``; the rater ``human`` is the ground truth) or
   wide (``item_id,criterion,human,<judge>,...``). A cell starting with ``error:`` is a failed
-  judgment; an empty cell is missing (see :mod:`assay.calibration.csv_labels`).
+  judgment; an empty cell is missing (see :mod:`assay.calibration.loaders`).
 
 When criteria are not declared (JSONL without header, CSV) they are inferred from the labels
 and a note says so: verdict strings -> binary, integers -> ordinal over the full integer range
@@ -18,13 +18,14 @@ pass ``criteria=``) to fix the scale, e.g. a 1-5 scale where nobody answered 5.
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping
+import io
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from assay.calibration.csv_labels import HUMAN_RATER, labels_from_csv
 from assay.calibration.documents import (
     labels_from_data,
     labels_from_document,
@@ -113,3 +114,126 @@ def _from_jsonl(text: str, path: Path, declared: list[Criterion] | None) -> Labe
             header["criteria"] = [c.model_dump(exclude_none=True) for c in inferred]
     data = {**header, "items": items}
     return labels_from_items(data, items, source=str(path), notes=notes)
+
+
+HUMAN_RATER = "human"
+_ID_COLUMNS = ("item_id", "id", "item")
+
+
+def labels_from_csv(text: str, source: str, declared: list[Criterion] | None) -> LabelSet:
+    """Read a long or wide labels CSV; ``declared`` criteria replace the inferred ones."""
+    reader = csv.reader(io.StringIO(text))
+    columns = _Columns.of(next(reader, []), source)
+    rows = _items(_records(reader, columns.header, source), columns, source)
+    notes: list[str] = []
+    if declared is not None:
+        criteria = declared
+    else:
+        criteria, notes = infer_criteria(collect_from_items(rows, source))
+    data = {"criteria": [c.model_dump(exclude_none=True) for c in criteria], "items": rows}
+    return labels_from_items(data, rows, source=source, notes=notes)
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """Where the item id, criterion and (long form) rater and label live in a row."""
+
+    header: list[str]
+    id_col: str
+    crit_col: str
+    rater_col: str | None  # None in the wide form, where every other column is a rater
+    label_col: str | None
+
+    @classmethod
+    def of(cls, fieldnames: Sequence[str], source: str) -> _Columns:
+        """Find the columns in the header; CalibrationError when it fits neither form."""
+        header = [h.strip() for h in fieldnames]
+        lowered = [h.lower() for h in header]
+        id_col = next((header[lowered.index(k)] for k in _ID_COLUMNS if k in lowered), None)
+        if id_col is None or "criterion" not in lowered:
+            raise CalibrationError(
+                "a labels CSV needs an item_id column and a criterion column",
+                file=source,
+                field="header",
+            )
+        crit_col = header[lowered.index("criterion")]
+        if "rater" in lowered and "label" in lowered:
+            rater, label = header[lowered.index("rater")], header[lowered.index("label")]
+            return cls(header, id_col, crit_col, rater, label)
+        if HUMAN_RATER not in lowered:
+            raise CalibrationError(
+                "a labels CSV needs either rater+label columns (long form) or a human column "
+                "(wide form)",
+                file=source,
+                field="header",
+            )
+        return cls(header, id_col, crit_col, None, None)
+
+    def pairs(self, row: dict[str, str]) -> list[tuple[str, str]]:
+        """The (rater, label) pairs of one row."""
+        if self.rater_col is not None and self.label_col is not None:
+            return [(row[self.rater_col].strip(), row[self.label_col].strip())]
+        return [
+            (h, row.get(h, "").strip())
+            for h in self.header
+            if h not in (self.id_col, self.crit_col)
+        ]
+
+
+def _records(reader: Any, header: list[str], source: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """Each row of ``reader`` (a ``csv.reader`` past the header) as {column: cell}, with the
+    line it starts on as an editor numbers it (a quoted cell may span lines; blank lines are
+    skipped); a row with more or fewer cells than the header is refused, not cut or padded."""
+    end = reader.line_num
+    for cells in reader:
+        start, end = end + 1, reader.line_num
+        if not cells:
+            continue
+        if len(cells) != len(header):
+            raise CalibrationError(
+                f"line {start}: expected {len(header)} columns (as in the header), "
+                f"found {len(cells)}",
+                file=source,
+            )
+        yield start, dict(zip(header, cells, strict=True))
+
+
+def _items(
+    records: Iterable[tuple[int, dict[str, str]]], columns: _Columns, source: str
+) -> list[dict[str, Any]]:
+    """The rows grouped into items (``id``, ``human``, ``judges``) in order of first appearance."""
+    items: dict[str, dict[str, Any]] = {}
+    for line, row in records:
+        item_id = row.get(columns.id_col, "").strip()
+        criterion = row.get(columns.crit_col, "").strip()
+        if not item_id or not criterion:
+            raise CalibrationError(
+                f"line {line}: item_id and criterion must not be empty", file=source
+            )
+        item = items.setdefault(item_id, {"id": item_id, "human": {}, "judges": {}})
+        for rater, label in columns.pairs(row):
+            _put(item, rater, criterion, label, line=line, source=source)
+    if not items:
+        raise CalibrationError("no rows", file=source)
+    return list(items.values())
+
+
+def _put(
+    item: dict[str, Any], rater: str, criterion: str, label: str, *, line: int, source: str
+) -> None:
+    """Store one rater's label for ``criterion``; a second non-empty label is an error."""
+    if not rater:
+        raise CalibrationError(f"line {line}: empty rater name", file=source)
+    cell: Any = (
+        None if not label else ({"error": label} if label.lower().startswith("error:") else label)
+    )
+    target = item["human"] if rater.lower() == HUMAN_RATER else item["judges"].setdefault(rater, {})
+    if criterion in target and cell is not None and target[criterion] is not None:
+        raise CalibrationError(
+            f"line {line}: a second label for this item, criterion and rater",
+            file=source,
+            sample=item["id"],
+            field=f"{rater}.{criterion}",
+        )
+    if cell is not None or criterion not in target:
+        target[criterion] = cell

@@ -29,7 +29,7 @@ class Entry(NamedTuple):
 
 # Every top-level command and command group, by the panel ``assay --help`` lists it under.
 PANELS: dict[str, tuple[str, ...]] = {
-    "Run": ("run", "validate", "metrics", "adversarial"),
+    "Run": ("run", "validate", "metrics", "adversarial", "generate", "simulate"),
     "Compare & gate": ("compare", "baseline"),
     "Inspect": ("runs", "report", "view", "brief", "cache"),
     "Calibrate": ("agreement", "calibrate"),
@@ -69,6 +69,14 @@ ENTRIES: dict[str, Entry] = {
         "assay.cli.adversarial",
         "Run the red-team lane (ten categories of seed attacks, or your own) against a system "
         "under test or saved outputs; compliance summary, drift gate, promoted failures.",
+    ),
+    "generate": Entry(
+        "assay.cli.generate",
+        "Write a dataset of questions from a folder of documents, each checked before it is kept.",
+    ),
+    "simulate": Entry(
+        "assay.cli.generate",
+        "Talk to a system under test as simulated users with goals; score the conversations.",
     ),
     "brief": Entry(
         "assay.cli.adversarial",

@@ -25,7 +25,7 @@ from assay.providers.urls import public_url
 
 
 def execute(config: Any, *, lane: Any = None) -> None:
-    """One ``assay run`` from its configuration: plan, evaluate, report, gate (never returns)."""
+    """One ``assay run`` from its configuration: plan, run_samples, report, gate (never returns)."""
     from assay.providers import settings as provider_settings
 
     plan = build_plan(config, lane)
@@ -57,7 +57,7 @@ def _preflight(plan: Plan) -> None:
 
 
 def _run_one(plan: Plan, store: Any) -> None:
-    """One system: evaluate, then budget, comparison, gate, reports and the exit code."""
+    """One system: run_samples, then budget, comparison, gate, reports and the exit code."""
     config = plan.config
     resume_id = _resume_id(config, store, plan.loaded.name)
     state, budget, progress = _watch(config, plan.thresholds, _preload_formats(plan))
@@ -249,11 +249,11 @@ def _evaluate(
     plan: Plan, store: Any, state: Any, progress: Any, options: Any, keep_rows: bool
 ) -> Any:
     """The one evaluate path; Ctrl-C keeps finished work and prints the resume command."""
-    from assay.engine.evaluation import evaluate
+    from assay.engine.evaluation import run_samples
 
     try:
         with _collecting(), progress.session(lambda: state.total):
-            return evaluate(
+            return run_samples(
                 plan.selected,
                 sut=plan.system,
                 metrics=plan.metrics,

@@ -284,7 +284,7 @@ def gate_rules(dataset_gate: Any, cli: dict[str, Any]) -> Any:
 
 def gate_verdict(report_obj: Any, rules: Any, comparison: Any) -> Any:
     """The gate's verdict on a report under ``rules`` (:func:`gate_rules`)."""
-    from assay.compare.gate import evaluate as evaluate_gate
+    from assay.compare.gate import check_gate as evaluate_gate
 
     return evaluate_gate(report_obj, rules, comparison)
 

@@ -26,6 +26,7 @@ from assay.compare.baseline import BaselinePointer
 from assay.compare.gate import GateResult
 from assay.data.dataset import DATASET_SCHEMA, Dataset
 from assay.data.outputs import OUTPUTS_SCHEMA, OutputsDocument
+from assay.generate.writer import GenerateSummary
 from assay.providers.settings import PROVIDER_SETTINGS_SCHEMA, ProviderSettings
 from assay.report.comparison_model import Comparison
 from assay.report.model import REPORT_SCHEMA, Report
@@ -74,6 +75,7 @@ SHIPPED: dict[str, Shipped] = {
     "brief.v1.json": Shipped(Brief),
     "adversarial-runs.v1.json": Shipped(Manifest),
     "systems.v1.json": Shipped(SystemsReport),
+    "generate-summary.v1.json": Shipped(GenerateSummary),
     "tez-extension-manifest.schema.json": Shipped(records.ExtensionManifest, mode="validation"),
     "tez-session.schema.json": Shipped(records.SessionFile, mode="validation"),
     "tez-score-report.schema.json": Shipped(records.ScoreReport, mode="validation"),
@@ -103,7 +105,7 @@ def render(schema: dict[str, Any]) -> str:
 
 def source_path(file_name: str) -> Path:
     """Where a shipped schema lives in the source tree."""
-    return Path(__file__).resolve().parent / "schemas" / file_name
+    return Path(__file__).resolve().parents[1] / "schemas" / file_name
 
 
 def load(file_name: str) -> dict[str, Any]:

@@ -92,7 +92,7 @@ class SystemsRun:
 
 
 def _run_one(run: SystemsRun, spec: SystemSpec, quiet: bool) -> Any:
-    from assay.engine.evaluation import RunState, evaluate
+    from assay.engine.evaluation import RunState, run_samples
     from assay.engine.progress import Progress, progress_mode
 
     assert spec.name is not None
@@ -104,7 +104,7 @@ def _run_one(run: SystemsRun, spec: SystemSpec, quiet: bool) -> Any:
     progress = Progress(progress_mode(quiet=quiet), thresholds=options.thresholds)
     state.on_results = progress.advance
     with progress.session(lambda: state.total):
-        report = evaluate(
+        report = run_samples(
             run.dataset,
             sut=system,
             metrics=run.metrics,

@@ -83,7 +83,7 @@ def score(
 ) -> None:
     """Score every turn of a session; optionally write eval records into the bundle."""
     from assay.tez.bundle import open_bundle
-    from assay.tez.evaluate import MethodOptions, build_report, evaluate
+    from assay.tez.evaluate import MethodOptions, build_report, score_session
     from assay.tez.session import load_expectations, load_session
     from assay.tez.text import score_text
 
@@ -96,7 +96,9 @@ def score(
         nli_threshold=nli_threshold,
         reviews=verdicts,
     )
-    evaluation = evaluate(loaded, turns, expected, method=method.value, tau=tau, options=options)
+    evaluation = score_session(
+        loaded, turns, expected, method=method.value, tau=tau, options=options
+    )
     notes: list[str] = []
     before = _previous_scores(loaded, previous, notes)
     plan = _write_plan(loaded, evaluation, extension, replace=replace) if write else None

@@ -87,7 +87,9 @@ def _cohort(report: Report, tag: str) -> Any:
     return None
 
 
-def evaluate(report: Report, rules: GateRules, comparison: Comparison | None = None) -> GateResult:
+def check_gate(
+    report: Report, rules: GateRules, comparison: Comparison | None = None
+) -> GateResult:
     """Check every rule against ``report`` (and ``comparison`` for regressions)."""
     checks: list[RuleFailure | None] = []  # one entry per rule checked; None: it held
     warnings: list[str] = []

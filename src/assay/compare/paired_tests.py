@@ -10,7 +10,6 @@ from functools import lru_cache
 import numpy as np
 
 from assay.report.model import Interval
-from assay.report.t_quantile import log_gamma_remainder, t_tail
 
 POWER = 0.80
 _BOOTSTRAP_CELLS = 2_000_000  # resample-matrix cells per chunk, bounds memory on big datasets
@@ -38,67 +37,24 @@ def sign_test(differences: np.ndarray) -> float | None:
 
     With k of the n nonzero differences on the rarer side, the p-value is
     min(1, 2 P(X <= k)) for X ~ Binomial(n, 1/2): the outcomes no likelier than k's, on both
-    sides (what ``scipy.stats.binomtest(k, n).pvalue`` gives).
+    sides, as ``scipy.stats.binomtest(k, n).pvalue`` computes it.
     """
     negative = int(np.sum(differences < 0))
     positive = int(np.sum(differences > 0))
     if negative + positive == 0:
         return 1.0 if differences.size else None
-    return min(1.0, 2.0 * _binomial_half_cdf(min(negative, positive), negative + positive))
+    # scipy.stats costs ~0.5 s of start-up: paid only when a sign test runs (special's bdtr,
+    # lighter, loses 1e-10 near an even split where binomtest is exact)
+    from scipy.stats import binomtest
+
+    return float(binomtest(min(negative, positive), negative + positive).pvalue)
 
 
-def _binomial_half_cdf(k: int, n: int) -> float:
-    """P(X <= k) for X ~ Binomial(n, 1/2) and k <= n/2: P(X = k) in Loader's saddle-point form
-    (no large logarithms to cancel, so exact to rounding for any n), the lower terms by the
-    ratio of neighbours, i / (n - i + 1), summed smallest first once they stop counting."""
-    term = _binomial_half_pmf(k, n)
-    terms = [term]
-    for i in range(k, 0, -1):
-        term *= i / (n - i + 1)
-        terms.append(term)
-        if term < 1e-17 * terms[0]:
-            break
-    return math.fsum(reversed(terms))
+def _t_upper_tail(df: int, t: float) -> float:
+    """P(T > t) for Student's t with ``df`` degrees of freedom (scipy's ``stdtr``)."""
+    from scipy.special import stdtr  # scipy.special: ~0.3 s of start-up, paid only by a test
 
-
-def _binomial_half_pmf(k: int, n: int) -> float:
-    """P(X = k) for X ~ Binomial(n, 1/2), 0 <= k <= n (Loader 2000, "Fast and accurate
-    computation of binomial probabilities"): exp(-(stirlerr(n) terms) - bd0 terms) times
-    sqrt(n / (2 pi k (n - k)))."""
-    if k in (0, n):
-        return math.ldexp(1.0, -n)
-    half = n / 2
-    exponent = (
-        _stirling_error(n)
-        - _stirling_error(k)
-        - _stirling_error(n - k)
-        - _deviance(k, half)
-        - _deviance(n - k, half)
-    )
-    return math.exp(exponent) * math.sqrt(n / (2 * math.pi * k * (n - k)))
-
-
-def _stirling_error(k: int) -> float:
-    """log k! less Stirling's formula, log(sqrt(2 pi k) (k / e)^k)."""
-    if k >= 10:
-        return log_gamma_remainder(k)
-    return math.lgamma(k + 1) - (k + 0.5) * math.log(k) + k - 0.5 * math.log(2 * math.pi)
-
-
-def _deviance(x: float, mean: float) -> float:
-    """x log(x / mean) + mean - x, by its series in v = (x - mean) / (x + mean) when x is near
-    the mean (the direct form would cancel)."""
-    if abs(x - mean) >= 0.1 * (x + mean):
-        return x * math.log(x / mean) + mean - x
-    v = (x - mean) / (x + mean)
-    total, power = (x - mean) * v, 2 * x * v
-    for j in range(1, 1000):
-        power *= v * v
-        following = total + power / (2 * j + 1)
-        if following == total:
-            break
-        total = following
-    return total
+    return float(stdtr(df, -t))
 
 
 def sign_test_floor(alpha: float) -> int:
@@ -150,7 +106,7 @@ def paired_bootstrap_rows(
         elif spread == 0.0 or np.all(differences == differences[0]):
             p_value = sign_test(differences)
         else:
-            p_value = 2.0 * t_tail(n - 1, abs(float(differences.mean())) / spread)
+            p_value = 2.0 * _t_upper_tail(n - 1, abs(float(differences.mean())) / spread)
         results.append((interval, p_value))
     return results
 

@@ -27,16 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from assay.calibration.caveats import LENGTH_BIAS_RHO
-from assay.calibration.compute import compute_agreement
-from assay.calibration.model import FAILED, MET, UNMET, Criterion, LabelSet
-from assay.calibration.result import CalibrationResult, JudgeRun
-from assay.calibration.scoring import (
+from assay.calibration.aggregate import (
     ABSTAIN_POLICIES,
     AbstainPolicy,
     is_abstain_policy,
     weighted_scores,
 )
+from assay.calibration.caveats import LENGTH_BIAS_RHO
+from assay.calibration.compute import compute_agreement
+from assay.calibration.model import FAILED, MET, UNMET, Criterion, LabelSet
+from assay.calibration.result import CalibrationResult, JudgeRun
 from assay.data.dataset import Dataset, Sample
 from assay.data.outputs import Output
 from assay.engine.calibration_items import (

@@ -72,7 +72,7 @@ def _iso(stamp: float) -> str:
     return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="milliseconds")
 
 
-def evaluate(
+def run_samples(
     dataset: Dataset,
     *,
     sut: SystemUnderTest,

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from assay.metrics.judged import Judged
+    from assay.metrics.ranking_judgements import Judged
 
 _LN2 = math.log(2.0)
 _POSITIVE = (0.0).__lt__

@@ -36,9 +36,9 @@ from assay.metrics.gain_table import (
     ideal_gains,
     relevant_counts,
 )
-from assay.metrics.judged import Judged, judged_batch, judged_lists
 from assay.metrics.memo import LastParsed
 from assay.metrics.ranked_list import ranked, ranked_ids
+from assay.metrics.ranking_judgements import Judged, judged_batch, judged_lists
 from assay.metrics.relevance import DEFAULT_K, RELEVANT_KEY, check_k, gains, resolve_k
 
 if TYPE_CHECKING:

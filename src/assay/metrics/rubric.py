@@ -13,7 +13,7 @@ With several judge models (``models: [a, b, c]``) the verdicts are aggregated pe
 mode}``, worst-case tie-break; see :mod:`assay.calibration.aggregate`). A judge whose call
 failed does not vote; if every judge failed, the sample is a recorded failure.
 
-The score is the weighted rubric score (:mod:`assay.calibration.scoring`) under the abstention
+The score is the weighted rubric score (:mod:`assay.calibration.aggregate`) under the abstention
 policy ``abstain: skip | zero | worst`` (recorded in the details). When nothing could be scored
 (every verdict abstained) the sample fails; it is never scored 0.0. Per-criterion verdicts and
 every judge's vote go into the details, which ``assay calibrate`` reads.
@@ -22,24 +22,23 @@ every judge's vote go into the details, which ``assay calibrate`` reads.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.errors import MetricConfigError, MetricError
+from assay.errors import AssayError, MetricConfigError, MetricError
 from assay.judging.client import fill
 from assay.judging.prompts import RUBRIC as RUBRIC_TEMPLATE
 from assay.judging.prompts import RUBRIC_CRITERION as CRITERION_TEMPLATE
 from assay.metrics.base import MetricScore, check_bool_option
-from assay.metrics.rubric_criteria import NA_LABEL, describe, parse_rubric, with_na_options
-from assay.metrics.rubric_options import aggregation_of, judge_list
-from assay.metrics.rubric_replies import parse_criterion_reply, parse_rubric_reply
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from assay.calibration.aggregate import AbstainPolicy
     from assay.calibration.model import Criterion
-    from assay.calibration.scoring import AbstainPolicy
     from assay.data.dataset import Sample
     from assay.data.outputs import Output
 
@@ -104,7 +103,7 @@ class RubricJudge:
 
     def __post_init__(self) -> None:
         """Check the options (they come from YAML) and resolve rubric, judges, aggregation."""
-        from assay.calibration.scoring import ABSTAIN_POLICIES
+        from assay.calibration.aggregate import ABSTAIN_POLICIES
 
         if self.rubric is not None:
             object.__setattr__(
@@ -241,7 +240,7 @@ class RubricJudge:
         details; MetricError when every judge failed or nothing could be scored."""
         import numpy as np
 
-        from assay.calibration.scoring import weighted_scores
+        from assay.calibration.aggregate import weighted_scores
 
         criteria, votes = await self.votes(sample, output)
         prompts = self.prompts(criteria, sample, output)
@@ -292,7 +291,7 @@ class RubricJudge:
         """Each judge's own rubric score; None when it failed or nothing could be scored."""
         import numpy as np
 
-        from assay.calibration.scoring import weighted_scores
+        from assay.calibration.aggregate import weighted_scores
 
         judge_scores: dict[str, float | None] = {}
         for v in votes:
@@ -318,3 +317,202 @@ def _criteria_details(
         }
         for i, c in enumerate(criteria)
     }
+
+
+if TYPE_CHECKING:
+    from assay.calibration.aggregate import Aggregation
+
+
+def judge_list(name: str, model: Any, models: Any) -> tuple[tuple[str | None, float], ...]:
+    """(model, weight) per judge: ``models`` when given, else the single ``model`` (None = the
+    settings' judge model). ``name`` is the metric's, for the error messages."""
+    if models is None:
+        return ((model, 1.0),)
+    if model is not None:
+        raise MetricConfigError(f"{name}: give 'model' or 'models', not both")
+    if not isinstance(models, list) or not models:
+        raise MetricConfigError(f"{name} option 'models' must be a non-empty list")
+    judges = [_judge_entry(name, entry) for entry in models]
+    if len({m for m, _ in judges}) != len(judges):
+        raise MetricConfigError(f"{name}: judge models must be distinct")
+    return tuple(judges)
+
+
+def _judge_entry(name: str, entry: Any) -> tuple[str | None, float]:
+    """One entry of ``models``: a model name, or ``{model, weight}`` with a positive weight."""
+    if isinstance(entry, str) and entry.strip():
+        return entry, 1.0
+    if isinstance(entry, Mapping) and isinstance(entry.get("model"), str):
+        weight = entry.get("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0:
+            raise MetricConfigError(f"{name}: judge weights must be positive numbers")
+        return entry["model"], float(weight)
+    raise MetricConfigError(f"{name}: each of 'models' is a model name or {{model, weight}}")
+
+
+def aggregation_of(name: str, value: Any) -> Aggregation:
+    """The :class:`Aggregation` of the ``aggregation`` option (a mapping of kind -> method)."""
+    from assay.calibration.aggregate import Aggregation
+
+    allowed = {
+        "binary": ("majority", "weighted", "unanimous"),
+        "ordinal": ("median", "mean", "mode"),
+        "nominal": ("mode",),
+    }
+    aggregation = value or {}
+    if not isinstance(aggregation, Mapping):
+        raise MetricConfigError(f"{name} option 'aggregation' must be a mapping")
+    for key, method in aggregation.items():
+        if key not in allowed or method not in allowed[key]:
+            raise MetricConfigError(
+                f"{name} option 'aggregation': {key}={method!r} is not one of "
+                + "; ".join(f"{k}: {'|'.join(v)}" for k, v in allowed.items())
+            )
+    return Aggregation(**dict(aggregation))
+
+
+if TYPE_CHECKING:
+    from assay.calibration.model import Criterion
+
+
+def _verdict_code(criterion: Criterion, raw: Any, name: str) -> int:
+    from assay.errors import JudgeParseError
+
+    if not isinstance(raw, str):
+        raise JudgeParseError(f"the verdict for '{name}' must be a string")
+    if criterion.options is not None and raw.strip().upper().replace(" ", "_") == "CANNOT_ASSESS":
+        return criterion.abstain_codes[0]
+    try:
+        return criterion.code_of(raw)
+    except ValueError:
+        allowed = (
+            "MET, UNMET or CANNOT_ASSESS"
+            if criterion.options is None
+            else "one of the listed options"
+        )
+        raise JudgeParseError(f"the verdict for '{name}' is not {allowed}") from None
+
+
+def parse_rubric_reply(text: str, criteria: Sequence[Criterion]) -> tuple[list[int], str | None]:
+    """Codes (in criteria order) and the reason from a one-call-per-rubric reply."""
+    from assay.errors import JudgeParseError
+    from assay.judging.replies import parse_object
+
+    data = parse_object(text)
+    verdicts = data.get("verdicts")
+    if not isinstance(verdicts, dict):
+        raise JudgeParseError("judge response must have a 'verdicts' object")
+    names = [c.name for c in criteria]
+    missing = [n for n in names if n not in verdicts]
+    if missing:
+        raise JudgeParseError(f"judge response has no verdict for: {', '.join(missing)}")
+    extra = [k for k in verdicts if k not in names]
+    if extra:
+        raise JudgeParseError(f"judge response has {len(extra)} verdict(s) for unknown criteria")
+    codes = [_verdict_code(c, verdicts[c.name], c.name) for c in criteria]
+    return codes, _reason(data)
+
+
+def parse_criterion_reply(text: str, criterion: Criterion) -> tuple[int, str | None]:
+    """Code and reason from a one-call-per-criterion reply."""
+    from assay.errors import JudgeParseError
+    from assay.judging.replies import parse_object
+
+    data = parse_object(text)
+    if "verdict" not in data:
+        raise JudgeParseError("judge response is missing the required 'verdict' key")
+    return _verdict_code(criterion, data["verdict"], criterion.name), _reason(data)
+
+
+def _reason(data: Mapping[str, Any]) -> str | None:
+    from assay.errors import JudgeParseError
+
+    reason = data.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise JudgeParseError("judge response 'reason' must be a string")
+    return reason[:500] if isinstance(reason, str) else None
+
+
+if TYPE_CHECKING:
+    from assay.calibration.model import Criterion
+
+NA_LABEL = "cannot assess"
+
+
+def parse_rubric(value: Any, *, where: str) -> tuple[Criterion, ...]:
+    """Criteria from a list, a mapping with ``criteria`` / ``rubric``, or a file path."""
+    from pydantic import ValidationError
+
+    from assay.calibration.loaders import load_criteria
+    from assay.calibration.model import Criterion
+
+    if isinstance(value, (str, Path)):
+        try:
+            return tuple(load_criteria(value))
+        except AssayError as exc:
+            raise MetricConfigError(f"{where}: {exc}") from None
+    if isinstance(value, Mapping):
+        value = value.get("criteria", value.get("rubric"))
+    if not isinstance(value, list) or not value:
+        raise MetricConfigError(f"{where} must be a non-empty list of criteria (or a file path)")
+    criteria: list[Criterion] = []
+    for index, raw in enumerate(value):
+        try:
+            criteria.append(Criterion.model_validate(raw))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"])
+            message = first["msg"].removeprefix("Value error, ")
+            raise MetricConfigError(
+                f"{where}[{index}]{'.' + loc if loc else ''}: {message}"
+            ) from None
+    names = [c.name for c in criteria]
+    if len(set(names)) != len(names):
+        raise MetricConfigError(f"{where}: criterion names must be unique")
+    return tuple(criteria)
+
+
+def with_na_options(criteria: Sequence[Criterion]) -> tuple[Criterion, ...]:
+    """Append a "cannot assess" NA option to multi-choice criteria that have none (last, so
+    the authored option indices do not move)."""
+    from assay.calibration.model import Option
+
+    out = []
+    for criterion in criteria:
+        if criterion.options is not None and not any(o.na for o in criterion.options):
+            labels = {o.label.lower() for o in criterion.options}
+            label = NA_LABEL if NA_LABEL not in labels else "cannot assess (n/a)"
+            options = (*criterion.options, Option(label=label, na=True))
+            criterion = criterion.model_copy(update={"options": options})
+        out.append(criterion)
+    return tuple(out)
+
+
+def describe(criteria: Sequence[Criterion]) -> str:
+    """The CRITERIA block of the prompt."""
+    lines = []
+    for number, c in enumerate(criteria, start=1):
+        requirement = c.requirement or c.name
+        if c.options is None:
+            if c.weight < 0:
+                lines.append(f'{number}. "{c.name}" (penalty): {requirement}')
+                lines.append(
+                    "   MET if the answer has this problem, UNMET if it does not, CANNOT_ASSESS "
+                    "only if the answer gives no basis to decide."
+                )
+            else:
+                lines.append(f'{number}. "{c.name}": {requirement}')
+                lines.append(
+                    "   MET if the answer satisfies it, UNMET if it does not, CANNOT_ASSESS only "
+                    "if the answer gives no basis to decide."
+                )
+        else:
+            scale = "ordered from worst to best" if c.kind == "ordinal" else "unordered"
+            lines.append(f'{number}. "{c.name}" (choose one option, {scale}): {requirement}')
+            shown = ", ".join(
+                json.dumps(o.label, ensure_ascii=False)
+                + (" (not applicable / cannot assess)" if o.na else "")
+                for o in c.options
+            )
+            lines.append(f"   Options: {shown}")
+    return "\n".join(lines)

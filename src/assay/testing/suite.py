@@ -9,7 +9,7 @@ from typing import Any
 from assay.data.dataset import Dataset, Sample
 from assay.data.loading import load_dataset, load_outputs
 from assay.data.outputs import Output
-from assay.engine.evaluation import RunOptions, evaluate
+from assay.engine.evaluation import RunOptions, run_samples
 from assay.engine.sut import PythonTarget, SavedOutputs, SystemUnderTest
 from assay.errors import UsageError
 from assay.metrics.registry import resolve_scoped, thresholds_of
@@ -91,7 +91,7 @@ class DatasetSuite:
         todo = set(wanted) - set(self._done)
         if todo:
             subset = [s for s in self.dataset.samples if s.id in todo]
-            report = evaluate(
+            report = run_samples(
                 self.dataset.model_copy(update={"samples": subset}),
                 sut=self.system,
                 metrics=self.metrics,

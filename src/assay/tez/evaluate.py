@@ -76,7 +76,7 @@ class MethodOptions:
     reviews: Any = None  # human_in_loop: a Reviews or the path of the verdict file
 
 
-def evaluate(
+def score_session(
     bundle: Bundle,
     session: SessionFile,
     expectations: Mapping[str, Expectation] | None = None,
