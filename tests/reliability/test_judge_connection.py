@@ -22,8 +22,8 @@ import yaml
 from assay.cli import main
 from assay.providers import registry
 from assay.providers import settings as provider_settings
-from core.reports import check_report
 from openai_server import chat_completion
+from report.reports import check_report
 
 REAL = {"score": 0.8, "reason": "the real verdict"}
 STRAY = {"score": 0.0, "reason": "an unsolicited second response"}

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from assay.cli import main
-from core.reports import check_report
+from report.reports import check_report
 
 BOT = """
 from pathlib import Path

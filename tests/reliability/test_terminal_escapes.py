@@ -16,7 +16,6 @@ import pytest
 import yaml
 
 from assay.cli import main
-from assay.data.terminal import printable, printable_lines
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x08\x9b31m\u202e"
 # Any C0 control but LF, DEL, any C1 control: what a terminal acts on.
@@ -82,6 +81,8 @@ def test_validate_names_a_file_with_control_characters_escaped(
 
 
 def test_the_one_escape_keeps_line_breaks_only_where_asked() -> None:
+    from assay.data.terminal import printable, printable_lines  # here: the others run on main
+
     every = "".join(map(chr, [*range(0x20), *range(0x7F, 0xA0)]))
     assert RAW.search(printable(every)) is None and "\n" not in printable(every)
     assert printable_lines("a\nb\x1b") == "a\nb\\x1b"
