@@ -15,11 +15,8 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Final
-
-from assay.metrics.backtrack import match_in_worker
 
 WORKERS: Final = max(1, min(4, os.cpu_count() or 1))
 RUN_BUDGET_S: Final = 120.0
@@ -34,7 +31,7 @@ class BacktrackBudget:
 
     seconds: float = RUN_BUDGET_S
     workers: int = WORKERS
-    match: Match = match_in_worker
+    match: Match | None = None  # default: the limited child process of assay.metrics.backtrack
     spent: float = 0.0
     matches: int = 0
     cut: int = 0
@@ -47,6 +44,9 @@ class BacktrackBudget:
             self.reasons.setdefault(body, reason)
         if len(jobs) == 1:
             return [self._one(jobs[0], timeout_s)]
+        # Here, not at import: every lexical run imports this module, few need the pool.
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(min(self.workers, len(jobs))) as pool:
             return list(pool.map(lambda job: self._one(job, timeout_s), jobs))
 
@@ -61,11 +61,19 @@ class BacktrackBudget:
                 )
         started = time.monotonic()
         try:
-            return self.match(*job, min(timeout_s, max(left, 0.01)))
+            return self._matcher()(*job, min(timeout_s, max(left, 0.01)))
         finally:
             with self._lock:
                 self.spent += time.monotonic() - started
                 self.matches += 1
+
+    def _matcher(self) -> Match:
+        if self.match is not None:
+            return self.match
+        # Here, not at import: subprocess and the worker load only when a pattern falls back.
+        from assay.metrics.backtrack import match_in_worker
+
+        return match_in_worker
 
     def note(self) -> str | None:
         """One line for the report: what fell back to the backtracking engine, and why."""
