@@ -52,6 +52,11 @@ class StrayServer:
         self._ready.set()
         self.loop.run_forever()
         server.close()
+        pending = asyncio.all_tasks(self.loop)  # the connections' handlers, still reading
+        for task in pending:
+            task.cancel()
+        self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        self.loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -74,7 +79,7 @@ class StrayServer:
                 else:
                     writer.write(real + stray)
                 await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass
         finally:
             writer.close()
