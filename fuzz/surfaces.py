@@ -10,7 +10,15 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from fuzz.generate import BUNDLE_NAMES, document, judge_reply, manifest, mutate, regex_case
+from fuzz.generate import (
+    BUNDLE_NAMES,
+    document,
+    judge_reply,
+    manifest,
+    mutate,
+    regex_case,
+    value,
+)
 
 
 def judge(rng: random.Random, work: Path) -> None:
@@ -163,6 +171,78 @@ def remove_tree(root: Path) -> None:
         os.rmdir(folder)
 
 
+def _otlp_value(rng: random.Random) -> object:
+    """An OTLP/JSON AnyValue, or a wild value where one is expected."""
+    raw = value(rng)
+    if rng.random() < 0.3:
+        return raw
+    kind = rng.choice(["stringValue", "intValue", "doubleValue", "boolValue", "arrayValue"])
+    return {kind: {"values": [{"stringValue": raw}]} if kind == "arrayValue" else raw}
+
+
+def _otlp_body(rng: random.Random) -> tuple[bytes, str]:
+    keys = ["gen_ai.input.messages", "gen_ai.output.messages", "input.value", "output.value",
+            "retrieval.documents.0.document.content", "gen_ai.tool.name", "session.id",
+            "gen_ai.operation.name", "gen_ai.usage.input_tokens",
+            "gen_ai.tool.call.arguments"]  # fmt: skip
+    spans = [
+        {
+            "traceId": rng.choice(["0" * 31 + "1", "ab" * 16, "", "zz", "1" * rng.randrange(70)]),
+            "spanId": rng.choice(["0" * 15 + "2", "", "1" * rng.randrange(30)]),
+            "name": rng.choice(["chat", "", "\u0000"]),
+            "startTimeUnixNano": rng.choice(["1", "-1", "18446744073709551616", 3, None]),
+            "attributes": [
+                {"key": rng.choice(keys), "value": _otlp_value(rng)}
+                for _ in range(rng.randrange(6))
+            ],
+        }
+        for _ in range(rng.randrange(1, 4))
+    ]
+    document = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+    try:
+        text = json.dumps(document, allow_nan=True)
+    except (ValueError, RecursionError):  # a value nested past json's own limit
+        text = '{"resourceSpans": ' + "[" * 30_000 + "]" * 30_000 + "}"
+    if rng.random() < 0.5:
+        return mutate(rng, text).encode("utf-8", "surrogatepass"), "application/json"
+    from assay.errors import TraceError
+    from assay.production.otlp import parse_json
+
+    try:
+        body = parse_json(text, "seed").SerializeToString()
+    except TraceError:
+        body = text.encode("utf-8", "surrogatepass")
+    cut = bytearray(body[: rng.randrange(len(body) + 1)] if rng.random() < 0.3 else body)
+    for _ in range(rng.randrange(4)):
+        if cut:
+            cut[rng.randrange(len(cut))] = rng.randrange(256)
+    return bytes(cut), "application/x-protobuf"
+
+
+def otlp(rng: random.Random, work: Path) -> None:
+    """An OTLP/HTTP body through the whole intake: decode, map, redact, store, assemble."""
+    from assay.production.intake import Intake
+    from assay.production.mapping import TraceMapping
+    from assay.production.monitor import output_of, sample_of
+    from assay.production.otlp import parse_body
+    from assay.production.redact import Redactor
+    from assay.production.store import TraceStore
+
+    body, kind = _otlp_body(rng)
+    spans = parse_body(body, kind, "", "case")
+    kept = Intake(Redactor(), TraceMapping()).prepare(spans)
+    store = TraceStore(work / "traces.sqlite")
+    try:
+        store.write(kept)
+        for trace_id in {s.trace_id for s in kept}:
+            record = store.record(trace_id)
+            if record is not None:
+                sample_of(record)
+                output_of(record)
+    finally:
+        store.close()
+
+
 SURFACES: dict[str, Callable[[random.Random, Path], None]] = {
     "judge": judge,
     "regex": regex,
@@ -171,4 +251,5 @@ SURFACES: dict[str, Callable[[random.Random, Path], None]] = {
     "tez": tez,
     "labels": labels,
     "bundle": bundle,
+    "otlp": otlp,
 }

@@ -13,8 +13,9 @@ construction::
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,10 +24,10 @@ from assay.data.loading import load_dataset, load_outputs
 from assay.data.outputs import Output, check_outputs_cover
 from assay.engine.evaluation import RunOptions
 from assay.engine.evaluation import run_samples as run_evaluation
-from assay.engine.preflight import check_metrics, check_providers
+from assay.engine.preflight import check_metrics, check_providers, price_warnings
 from assay.errors import UsageError
 from assay.metrics.base import Metric
-from assay.metrics.registry import resolve_scoped, thresholds_of
+from assay.metrics.registry import calibrations_of, resolve_scoped, thresholds_of
 from assay.store.runs import RunStore
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ class MetricPlan:
     metrics: list[Metric]
     scopes: dict[str, frozenset[str]]
     thresholds: dict[str, float]
+    calibrations: dict[str, str] = field(default_factory=dict)  # metric -> labelled set
 
 
 def _with_dataset_rubric(specs: list[Any], rubric: Any) -> list[Any]:
@@ -74,15 +76,23 @@ def metric_plan(dataset: Dataset, metrics: Sequence[Any] | None = None) -> Metri
             f"dataset '{dataset.name}' declares no metrics: declare 'metrics:' or pass some"
         )
     resolved, scopes = resolve_scoped(specs)
-    return MetricPlan(resolved, dict(scopes), thresholds_of(specs, resolved))
+    return MetricPlan(
+        resolved,
+        dict(scopes),
+        thresholds_of(specs, resolved),
+        calibrations_of(specs, resolved),
+    )
 
 
 def preflight(plan: MetricPlan, dataset: Dataset) -> list[str]:
     """Configuration errors before any work (raises); returns warnings."""
     from assay.providers import settings as provider_settings
 
-    check_providers(plan.metrics, provider_settings.current())
-    return check_metrics(plan.metrics, plan.scopes, dataset.samples)
+    current = provider_settings.current()
+    if not current.dry_run:  # a dry run sends nothing, so it needs no key or endpoint
+        check_providers(plan.metrics, current)
+    warnings = check_metrics(plan.metrics, plan.scopes, dataset.samples)
+    return [*warnings, *price_warnings(plan.metrics, current, datetime.date.today())]
 
 
 def _system(dataset: Dataset, outputs: Any, sut: Any) -> Any:

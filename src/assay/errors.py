@@ -105,6 +105,15 @@ class ProviderError(AssayError):
         super().__init__(message)
 
 
+class NotSent(ProviderError):
+    """A dry run reached a request the provider cache could not answer: it is counted (its
+    estimated usage is ``usage``, marked ``planned``) and not sent."""
+
+    def __init__(self, message: str, *, usage: tuple[dict[str, object], ...]) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
 class RateLimited(AssayError):
     """Raised by a call the service refused as overloaded (HTTP 429, or 503 with Retry-After).
 
@@ -149,8 +158,16 @@ class CalibrationError(InputError):
     """A labels file or calibration dataset is malformed."""
 
 
+class ForeignFileError(InputError):
+    """A file another evaluation tool wrote cannot be imported (``assay import``)."""
+
+
 class TezError(InputError):
     """A Tez bundle or interrogation session is malformed or hostile."""
+
+
+class TraceError(InputError):
+    """An OTLP trace payload or export file that cannot be decoded (production monitoring)."""
 
 
 class NotFound(AssayError):

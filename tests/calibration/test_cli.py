@@ -101,7 +101,7 @@ def test_undefined_kappa_cannot_pass_a_gate(capsys, tmp_path):
     ("args", "message"),
     [
         (["--mode", "as_worst"], "cannot_assess_mode must be one of"),
-        (["--format", "xml"], "--format must be text or json"),
+        (["--format", "xml"], "--format must be text, json or autorubric"),
         (["--bootstrap", "-1"], "--bootstrap must be from 0 to 100000; got -1"),
         (["--bootstrap", "100000001"], "--bootstrap must be from 0 to 100000; got 100000001"),
         (["--min-agreement", "1.5"], "--min-agreement must be in [0, 1]"),

@@ -26,12 +26,13 @@ def test_root_help_groups_every_command_in_a_panel(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     sections = _sections(done.stdout)
     panels = [name for name in sections if name not in ("Options", "Usage")]
-    assert panels == ["Run", "Compare & gate", "Inspect", "Calibrate", "Tez bundles"]
+    assert panels == ["Run", "Compare & gate", "Inspect", "Calibrate", "Tez bundles", "Production"]
+    assert sections["Production"] == ["ingest", "collect", "monitor", "promote"]
     assert "Commands" not in sections  # nothing left outside a panel
     assert sections["Compare & gate"] == ["compare", "baseline"]
     assert {"run", "validate", "metrics"} <= set(sections["Run"])
     assert {"runs", "report", "view"} <= set(sections["Inspect"])
-    assert sections["Calibrate"] == ["agreement", "calibrate"]
+    assert sections["Calibrate"] == ["agreement", "calibrate", "judge"]
     listed = [command for name in panels for command in sections[name]]
     assert sorted(listed) == sorted(c for names in PANELS.values() for c in names)
 

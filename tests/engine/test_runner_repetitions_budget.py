@@ -155,8 +155,7 @@ def test_budget_halt_exits_1_and_says_where(tmp_path: Path, system: str) -> None
     assert data["summary"]["total_executions"] == 5
     assert data["run"]["halted"] is True
     assert data["run"]["halt_reason"] == (
-        "spent $0.0500 of a $0.0550 budget after 5 executions; the next one was projected at "
-        "$0.0100"
+        "spent $0.050 of a $0.055 budget after 5 executions; the next one was projected at $0.010"
     )
     assert data["budget"] == {
         "limit_usd": 0.055,
@@ -167,7 +166,7 @@ def test_budget_halt_exits_1_and_says_where(tmp_path: Path, system: str) -> None
     }
     assert data["usage"]["cost_usd"] == pytest.approx(0.05)
     assert (
-        "**Run halted:** spent $0.0500 of a $0.0550 budget after 5 executions"
+        "**Run halted:** spent $0.050 of a $0.055 budget after 5 executions"
         in (tmp_path / "r.md").read_text()
     )
     if system == "http":

@@ -50,9 +50,9 @@ def test_the_model_ships_in_a_package() -> None:
     assert local.model_path("sentence-transformers/all-MiniLM-L6-v2") == path
 
 
-def test_unknown_models_never_download() -> None:
-    with pytest.raises(UsageError, match="local models never download"):
-        local.model_path("bert-base-uncased")
+def test_unknown_models_never_download(tmp_path) -> None:
+    with pytest.raises(UsageError, match="local models download only when allowed"):
+        local.model_path("bert-base-uncased", {"HF_HOME": str(tmp_path)})
 
 
 async def test_sentence_vectors_match_transformers(reference) -> None:

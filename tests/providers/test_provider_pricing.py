@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from assay.providers.pricing import DEFAULT_PRICES, ModelPrice, cost_usd, price_for
+from assay.providers.pricing import ModelPrice, cost_usd, packaged_prices, price_for
 
 PRICES = {
     "gpt-4o": ModelPrice(input_per_million=2.5, output_per_million=10.0),
@@ -44,4 +44,6 @@ def test_cost_matches_hand_arithmetic() -> None:
 
 
 def test_default_table_prices_embeddings_by_input_only() -> None:
-    assert cost_usd("text-embedding-3-small", 1_000_000, 0, DEFAULT_PRICES) == pytest.approx(0.02)
+    assert cost_usd("text-embedding-3-small", 1_000_000, 0, packaged_prices()) == pytest.approx(
+        0.02
+    )

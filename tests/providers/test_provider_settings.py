@@ -8,7 +8,7 @@ import pytest
 
 from assay.errors import UsageError
 from assay.providers import settings
-from assay.providers.pricing import DEFAULT_PRICES
+from assay.providers.pricing import packaged_prices
 
 ENV = {
     "OPENAI_API_KEY": "sk-from-openai-env",
@@ -108,7 +108,7 @@ def test_prices_extend_the_defaults() -> None:
     built = settings.build(cli=cli_prices, dataset=dataset, env={})
     assert built.prices["my-model"].output_per_million == 2.0
     assert built.prices["gpt-4o"].input_per_million == 9.0
-    assert built.prices["gpt-4o-mini"] == DEFAULT_PRICES["gpt-4o-mini"]
+    assert built.prices["gpt-4o-mini"] == packaged_prices()["gpt-4o-mini"]
     with pytest.raises(UsageError, match="prices"):
         settings.build(
             dataset={"prices": {"m": {"input_per_million": -1, "output_per_million": 0}}}, env={}

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from assay.providers.pricing import format_usd
+
 if TYPE_CHECKING:
     from assay.calibration.result import (
         AgreementBlock,
@@ -75,7 +77,7 @@ def _header_lines(result: CalibrationResult) -> list[str]:
     lines.append(f"Judges: {', '.join(result.judges)}; overall rater: {result.consensus}")
     run = result.judge_run
     if run is not None:
-        cost = "unpriced" if run.cost_usd is None else f"${run.cost_usd:.4f}"
+        cost = "unpriced" if run.cost_usd is None else format_usd(run.cost_usd)
         lines.append(
             f"Judged by assay calibrate: metric {run.metric}, {run.n_samples} samples, "
             f"{run.n_calls} calls ({run.n_cached} cached), {run.prompt_tokens}+"

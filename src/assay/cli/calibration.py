@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from assay.cli import calibration_options as opt
+from assay.providers.pricing import format_usd
 
 if TYPE_CHECKING:
     from assay.calibration.result import CalibrationResult
@@ -97,12 +98,25 @@ def _check_common(
     """UsageError on a bad format, a bootstrap count or a gate threshold out of range."""
     from assay.errors import UsageError
 
-    if fmt not in ("text", "json"):
-        raise UsageError(f"--format must be text or json; got {fmt!r}")
+    if fmt not in ("text", "json", "autorubric"):
+        raise UsageError(f"--format must be text, json or autorubric; got {fmt!r}")
     if not 0 <= bootstrap <= opt.MAX_BOOTSTRAP:
         raise UsageError(f"--bootstrap must be from 0 to {opt.MAX_BOOTSTRAP}; got {bootstrap}")
     _check_unit("--min-kappa", min_kappa, -1.0)
     _check_unit("--min-agreement", min_agreement, 0.0)
+
+
+def _rendered(result: CalibrationResult, fmt: str, verbose: bool) -> str:
+    """The report in ``fmt``: text, assay's JSON, or JSON under autorubric's field names."""
+    if fmt == "autorubric":
+        import json
+
+        from assay.calibration.autorubric_fields import to_autorubric
+
+        return json.dumps(to_autorubric(result), indent=2, allow_nan=False) + "\n"
+    if fmt == "json":
+        return result.to_json() + "\n"
+    return result.summary(verbose=verbose) + "\n"
 
 
 def _emit(
@@ -117,7 +131,7 @@ def _emit(
     """Write the report, then apply the gate (exit 1 on failure)."""
     from assay.data.fileio import write_atomic
 
-    text = result.to_json() + "\n" if fmt == "json" else result.summary(verbose=verbose) + "\n"
+    text = _rendered(result, fmt, verbose)
     if out is None:
         typer.echo(text, nl=False)
     else:
@@ -156,8 +170,8 @@ def calibrate(
     from assay.engine.calibration_run import calibrate as run_calibration
     from assay.errors import UsageError
 
-    if fmt not in ("text", "json"):
-        raise UsageError(f"--format must be text or json; got {fmt!r}")
+    if fmt not in ("text", "json", "autorubric"):
+        raise UsageError(f"--format must be text, json or autorubric; got {fmt!r}")
     if metric not in ("rubric", "llm-as-judge"):
         raise UsageError(f"--metric must be rubric or llm-as-judge; got {metric!r}")
     if concurrency < 1:
@@ -205,7 +219,7 @@ def _echo_run(result: CalibrationResult) -> None:
     """One stderr line on what judging cost."""
     run = result.judge_run
     if run is not None:
-        cost = "unpriced" if run.cost_usd is None else f"${run.cost_usd:.4f}"
+        cost = "unpriced" if run.cost_usd is None else format_usd(run.cost_usd)
         typer.echo(
             f"assay: judged {run.n_samples} samples with {len(run.judge_models)} judge model(s): "
             f"{run.n_calls} calls ({run.n_cached} cached), "

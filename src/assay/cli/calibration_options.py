@@ -15,7 +15,13 @@ DatasetArg = Annotated[
 
 # shared by both commands
 FmtOption = Annotated[
-    str, typer.Option("--format", "-f", envvar="ASSAY_AGREEMENT_FORMAT", help="text | json")
+    str,
+    typer.Option(
+        "--format",
+        "-f",
+        envvar="ASSAY_AGREEMENT_FORMAT",
+        help="text | json | autorubric (JSON under autorubric's MetricsResult field names)",
+    ),
 ]
 OutOption = Annotated[
     Path | None,

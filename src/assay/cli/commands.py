@@ -29,11 +29,12 @@ class Entry(NamedTuple):
 
 # Every top-level command and command group, by the panel ``assay --help`` lists it under.
 PANELS: dict[str, tuple[str, ...]] = {
-    "Run": ("run", "validate", "metrics", "adversarial", "generate", "simulate"),
+    "Run": ("run", "validate", "import", "metrics", "adversarial", "generate", "simulate"),
     "Compare & gate": ("compare", "baseline"),
     "Inspect": ("runs", "report", "view", "brief", "cache"),
-    "Calibrate": ("agreement", "calibrate"),
+    "Calibrate": ("agreement", "calibrate", "judge"),
     "Tez bundles": ("tez",),
+    "Production": ("ingest", "collect", "monitor", "promote"),
 }
 
 # In the order ``assay --help`` lists them within a panel.
@@ -41,6 +42,11 @@ ENTRIES: dict[str, Entry] = {
     "validate": Entry(
         "assay.cli.core",
         "Check a dataset against the schema and report the first problem precisely.",
+    ),
+    "import": Entry(
+        "assay.cli.importers",
+        "Convert another tool's file (autorubric, padosoft calibration cases, promptfoo, "
+        "DeepEval) into an assay dataset or labels file, listing what could not be mapped.",
     ),
     "metrics": Entry("assay.cli.core", "List every metric assay can resolve, one line each."),
     "run": Entry(
@@ -60,6 +66,11 @@ ENTRIES: dict[str, Entry] = {
     "calibrate": Entry(
         "assay.cli.calibration",
         "Run judge model(s) over a human-labelled dataset and report their agreement with people.",
+    ),
+    "judge": Entry(
+        "assay.cli.judge",
+        "Judges that prove themselves: two judges on one calibration set (swap), the label "
+        "queue's labels for assay agreement (labels), few-shot alignment (align).",
     ),
     "view": Entry(
         "assay.cli.view",
@@ -92,6 +103,22 @@ ENTRIES: dict[str, Entry] = {
     "cache": Entry(
         "assay.cli.providers",
         "Inspect or empty the provider cache (judge verdicts, embeddings).",
+    ),
+    "ingest": Entry(
+        "assay.cli.production",
+        "Read OTLP trace export files into the trace store: sampled, redacted, kept for a time.",
+    ),
+    "collect": Entry(
+        "assay.cli.production",
+        "Receive OTLP/HTTP traces (POST /v1/traces) from an application's exporter.",
+    ),
+    "monitor": Entry(
+        "assay.cli.production",
+        "Score sampled production traces as assay runs and raise drift alerts per metric.",
+    ),
+    "promote": Entry(
+        "assay.cli.production",
+        "Write failing or flagged production traces into a dataset, expected outputs left blank.",
     ),
 }
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from assay.cli.console import printable
+
+if TYPE_CHECKING:
+    from assay.data.dataset import Sample
 
 
 def register(app: typer.Typer) -> None:
@@ -35,6 +38,7 @@ def validate(
         build(dataset=_without_key_variable(loaded.providers), env={})
     tags = sorted({tag for sample in loaded.samples for tag in sample.tags})
     counts = f"{len(loaded.samples)} samples, {len(loaded.metrics)} default metrics"
+    _note_unfilled(loaded.samples)
     typer.echo(
         f"{printable(str(dataset))}: ok ({counts}, {len(tags)} tags, "
         f"schema {loaded.schema_version})"
@@ -50,6 +54,24 @@ def _without_key_variable(block: dict[str, Any] | None) -> dict[str, Any] | None
         key_variable(block["api_key_env"])
         return {key: value for key, value in block.items() if key != "api_key_env"}
     return block
+
+
+def _note_unfilled(samples: list[Sample]) -> None:
+    """Rows promoted from production still waiting for a person's expected output (stderr)."""
+    waiting = [
+        s.id
+        for s in samples
+        if s.expected_output is None
+        and isinstance(s.metadata.get("assay"), dict)
+        and "production" in s.metadata["assay"]
+    ]
+    if waiting:
+        shown = ", ".join(printable(i) for i in waiting[:20])
+        more = f" and {len(waiting) - 20} more" if len(waiting) > 20 else ""
+        typer.echo(
+            f"note: {len(waiting)} promoted row(s) still need an expected_output: {shown}{more}",
+            err=True,
+        )
 
 
 def metrics() -> None:

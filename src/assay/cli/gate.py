@@ -121,6 +121,15 @@ CompareStoreOpt = Annotated[
     Path | None,
     typer.Option("--store", envvar="ASSAY_STORE", help="Run store file (for run ids)."),
 ]
+AllowJudgeChangeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-judge-change",
+        envvar="ASSAY_ALLOW_JUDGE_CHANGE",
+        help="Count the flips and regressions of a metric whose judge differs between the two "
+        "reports against the system.",
+    ),
+]
 ShowAllOpt = Annotated[
     bool,
     typer.Option(
@@ -142,6 +151,7 @@ def compare(
     max_flips: MaxFlipsOpt = None,
     store: CompareStoreOpt = None,
     show_all: ShowAllOpt = False,
+    allow_judge_change: AllowJudgeChangeOpt = False,
 ) -> None:
     """Compare two reports sample by sample: regressions and flips first, then the deltas.
 
@@ -149,6 +159,10 @@ def compare(
     and metrics first (``assay compare new.json report.json``).
     """
     from assay.compare.comparison import compare_reports, dataset_warnings
+    from assay.compare.judge_change import judge_change_warnings
+
+    def judge_warnings(found: Comparison) -> list[str]:
+        return judge_change_warnings(found.judge_changes, found.judge_change_allowed)
 
     _check_compare_flags(fmt, max_regressions, max_flips)
     current_side, reference_side = _both_reports(current, reference, store)
@@ -159,8 +173,11 @@ def compare(
         seed=seed,
         current_rows=current_side.rows(),
         reference_rows=reference_side.rows(),
+        allow_judge_change=allow_judge_change,
     )
-    for message in dataset_warnings(result):  # on stderr, whatever the format
+    for message in dataset_warnings(result) + judge_warnings(
+        result
+    ):  # on stderr, whatever the format
         warn(f"compare: {message}")
     _write_comparison(result, fmt, out, show_all)
     _exit_on_limits(result, max_regressions, max_flips)
@@ -202,7 +219,8 @@ def _exit_on_limits(result: Comparison, max_regressions: int | None, max_flips: 
             err=True,
         )
         failed = True
-    flipped = result.counts.pass_to_fail
+    skip = result.unattributed()  # a judge's change is not the system's flip
+    flipped = sum(1 for f in result.flips if f.direction == "pass-to-fail" and f.metric not in skip)
     if max_flips is not None and flipped > max_flips:
         typer.echo(
             f"assay: {flipped} row(s) went from pass to fail (allowed: {max_flips})", err=True

@@ -49,6 +49,7 @@ def run(
     max_regressions: opt.MaxRegressionsOpt = None,
     max_flips: opt.MaxFlipsOpt = None,
     max_drop: opt.MaxDropOpt = None,
+    allow_judge_change: opt.AllowJudgeChangeOpt = False,
     redact: opt.RedactOpt = False,
     text_limit: opt.TextLimitOpt = 200,
     repetitions: opt.RepetitionsOpt = None,
@@ -67,9 +68,11 @@ def run(
     ray_address: opt.RayAddressOpt = None,
     store_path: opt.StoreOpt = None,
     no_store: opt.NoStoreOpt = False,
+    dry_run: opt.DryRunOpt = False,
     judge_model: opt.JudgeModelOpt = None,
     embedding_model: opt.EmbeddingModelOpt = None,
     embedding_provider: opt.EmbeddingProviderOpt = None,
+    reranker: opt.RerankerOpt = None,
     base_url: opt.BaseUrlOpt = None,
     allow_dataset_endpoints: opt.AllowDatasetEndpointsOpt = False,
     provider_concurrency: opt.ProviderConcurrencyOpt = None,
@@ -135,7 +138,10 @@ def _runs_table(records: list[Any]) -> list[str]:
 
 def report(
     run_id: Annotated[str, typer.Argument(help="A run id from 'assay runs', or 'latest'.")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="json | md | html | junit")] = "md",
+    fmt: Annotated[
+        str,
+        typer.Option("--format", "-f", help="json | md | html | junit | csv"),
+    ] = "md",
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")
     ] = None,

@@ -18,7 +18,8 @@ from urllib.parse import urlsplit
 
 import typer
 
-from assay.cli.console import fail, warn
+from assay.cli.console import fail, printable, warn
+from assay.cli.run_dry import dry_run
 from assay.cli.run_plan import Plan, build_plan, system_limiter
 from assay.cli.run_report import finish_run, gate_rules, gate_verdict, preload, write_out
 from assay.providers.urls import public_url
@@ -31,11 +32,23 @@ def execute(config: Any, *, lane: Any = None) -> None:
     plan = build_plan(config, lane)
     with provider_settings.scope(plan.providers):
         _preflight(plan)
+        if config.dry_run:
+            dry_run(plan, _evaluate_without_store)  # exits 0
         store = None if config.no_store else _open_store(config.store_path)
         if len(plan.systems) > 1:
             _run_systems(plan, store)  # exits with the gate's code
             return
         _run_one(plan, store)
+
+
+def _evaluate_without_store(plan: Plan) -> Any:
+    """The run's report with nothing stored and no progress display (for ``--dry-run``)."""
+    from assay.engine.evaluation import RunState
+    from assay.engine.progress import Progress, progress_mode
+
+    state = RunState()
+    progress = Progress(progress_mode(quiet=True), thresholds=plan.thresholds)
+    return _evaluate(plan, None, state, progress, _options(plan), keep_rows=False)
 
 
 def _open_store(path: Path | None) -> Any:
@@ -54,6 +67,10 @@ def _preflight(plan: Plan) -> None:
     plan.rules = gate_rules(plan.loaded.gate, flags)
     for message in preflight(plan.chosen, plan.selected):
         warn(message)
+    if plan.chosen.calibrations:  # a run with no calibrated judge loads none of this
+        from assay.judges.in_run import calibration_paths
+
+        plan.calibrations = calibration_paths(plan.chosen.calibrations, Path(plan.config.dataset))
 
 
 def _run_one(plan: Plan, store: Any) -> None:
@@ -83,6 +100,7 @@ def _run_one(plan: Plan, store: Any) -> None:
     )
     if budget is not None:
         report_obj = report_obj.model_copy(update={"budget": budget.block(state.done)})
+    report_obj = _with_judges(plan, report_obj, store)
     # What follows needs only the report: let a large dataset and its outputs go first.
     plan.loaded = plan.selected = plan.system = None
     try:
@@ -99,6 +117,27 @@ def _run_one(plan: Plan, store: Any) -> None:
     finally:
         if store is not None:
             store.close()
+
+
+def _with_judges(plan: Plan, report_obj: Any, store: Any) -> Any:
+    """The judge blocks (calibration measured once per run), one stderr line per judge."""
+    if not plan.info.get("judge_model"):  # no metric calls a judge: no judge block
+        return report_obj
+    from assay.judges.in_run import judge_lines, with_judges
+
+    report_obj = with_judges(
+        report_obj,
+        plan.metrics,
+        plan.calibrations,
+        plan.thresholds,
+        plan.providers,
+        store=store,
+        concurrency=plan.config.concurrency,
+    )
+    if not plan.config.quiet:
+        for line in judge_lines(report_obj.judges):
+            typer.echo(printable(f"assay: {line}"), err=True)
+    return report_obj
 
 
 def _resume_id(config: Any, store: Any, dataset_name: str) -> str | None:

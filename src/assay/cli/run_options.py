@@ -121,7 +121,13 @@ MetricOpt: TypeAlias = Annotated[
 # --- Report -----------------------------------------------------------------------------
 FormatOpt: TypeAlias = Annotated[
     str,
-    _option("--format", "-f", env="ASSAY_FORMAT", help="json | md | html | junit", panel="Report"),
+    _option(
+        "--format",
+        "-f",
+        env="ASSAY_FORMAT",
+        help="json | md | html | junit | csv",
+        panel="Report",
+    ),
 ]
 OutOpt: TypeAlias = Annotated[
     Path | None,
@@ -229,6 +235,16 @@ MaxFlipsOpt: TypeAlias = Annotated[
         "--max-flips",
         env="ASSAY_MAX_FLIPS",
         help="Rows allowed to go from pass to fail against the baseline (default 0).",
+        panel="Gate",
+    ),
+]
+AllowJudgeChangeOpt: TypeAlias = Annotated[
+    bool,
+    _option(
+        "--allow-judge-change",
+        env="ASSAY_ALLOW_JUDGE_CHANGE",
+        help="Count the flips and regressions of a metric whose judge (model, prompt, options) "
+        "differs from the baseline's against the system.",
         panel="Gate",
     ),
 ]
@@ -342,6 +358,15 @@ NoStoreOpt: TypeAlias = Annotated[
         "--no-store", env="ASSAY_NO_STORE", help="Keep nothing on disk (no resume).", panel="Runner"
     ),
 ]
+DryRunOpt: TypeAlias = Annotated[
+    bool,
+    _option(
+        "--dry-run",
+        env="ASSAY_DRY_RUN",
+        help="Count the model calls per metric (cache hits, estimated tokens and cost); send none.",
+        panel="Runner",
+    ),
+]
 QuietOpt: TypeAlias = Annotated[
     bool,
     _option(
@@ -371,6 +396,15 @@ EmbeddingProviderOpt: TypeAlias = Annotated[
         "--embedding-provider",
         env="ASSAY_EMBEDDING_PROVIDER",
         help="openai | local | hashing",
+        panel="Providers",
+    ),
+]
+RerankerOpt: TypeAlias = Annotated[
+    str | None,
+    _option(
+        "--reranker",
+        env="ASSAY_RERANKER",
+        help="Local cross-encoder for answer-relevancy and context-precision relevance.",
         panel="Providers",
     ),
 ]

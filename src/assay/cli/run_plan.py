@@ -35,6 +35,7 @@ class Plan:
     system: Any = None
     rules: Any = None  # the gate's, read before any work (run_execution._preflight)
     extra_reports: list[tuple[str, Path]] = field(default_factory=list)
+    calibrations: dict[str, Path] = field(default_factory=dict)  # judge metric -> labelled set
 
 
 def checked_config(flags: dict[str, Any]) -> RunConfig:

@@ -22,13 +22,14 @@ if TYPE_CHECKING:
     from assay.engine.rebuild import RowSource
     from assay.report.model import Row
 
-FORMATS = ("json", "md", "html", "junit")
+FORMATS = ("json", "md", "html", "junit", "csv")
 """The report formats (``--format``, ``--also FORMAT=PATH``)."""
 _RENDERERS = {
     "json": "assay.report.json_stream",
     "md": "assay.report.markdown",
     "html": "assay.report.html",
     "junit": "assay.report.junit",
+    "csv": "assay.report.csv_rows",
 }
 _AFTER_THE_RUN = (
     "assay.adversarial.lane",
@@ -174,6 +175,10 @@ def render(
             return render_junit(report_obj)
         models = cast("Iterable[Row]", rows())  # not ``encoded``: Row models
         return iter_junit(report_obj, models, repetitions=report_obj.run.repetitions)
+    if fmt == "csv":
+        from assay.report.csv_rows import iter_csv
+
+        return iter_csv(report_obj, cast("Iterable[Row]", rows()) if rows is not None else None)
     fail(f"--format must be one of {', '.join(FORMATS)}; got {fmt!r}")
 
 
@@ -210,7 +215,13 @@ def finish_run(
         rows = stored_rows(store, report_obj.run.run_id, metric_names, redact=report_obj.redacted)
     comparison = None
     if config.compare is not None:
-        comparison = _compare(report_obj, config.compare, store_path=config.store_path, rows=rows)
+        comparison = _compare(
+            report_obj,
+            config.compare,
+            store_path=config.store_path,
+            rows=rows,
+            allow_judge_change=config.allow_judge_change,
+        )
     report_obj, gate_result = _gated(report_obj, rules, comparison, gate_store)
     lane_failures: list[str] = []
     if lane is not None:
@@ -250,7 +261,12 @@ def _gated(report_obj: Any, rules: Any, comparison: Any, gate_store: Any) -> tup
 
 
 def _compare(
-    report_obj: Any, target: str, *, store_path: Path | None, rows: RowSource | None
+    report_obj: Any,
+    target: str,
+    *,
+    store_path: Path | None,
+    rows: RowSource | None,
+    allow_judge_change: bool = False,
 ) -> Any:
     """The comparison with ``--compare``'s report; each side's rows are walked once, streamed
     from the run store (``rows``) and the reference's file or store, not held."""
@@ -269,6 +285,7 @@ def _compare(
         reference.report,
         current_rows=None if rows is None else cast("Iterable[bytes]", rows(encoded=True)),
         reference_rows=reference.rows(),
+        allow_judge_change=allow_judge_change,
     )
 
 

@@ -27,6 +27,8 @@ from assay.compare.gate import GateResult
 from assay.data.dataset import DATASET_SCHEMA, Dataset
 from assay.data.outputs import OUTPUTS_SCHEMA, OutputsDocument
 from assay.generate.writer import GenerateSummary
+from assay.production.mapping import MAPPING_SCHEMA, TraceMapping
+from assay.production.monitor import MONITOR_SCHEMA, MonitorResult
 from assay.providers.settings import PROVIDER_SETTINGS_SCHEMA, ProviderSettings
 from assay.report.comparison_model import Comparison
 from assay.report.model import REPORT_SCHEMA, Report
@@ -75,6 +77,14 @@ SHIPPED: dict[str, Shipped] = {
     "brief.v1.json": Shipped(Brief),
     "adversarial-runs.v1.json": Shipped(Manifest),
     "systems.v1.json": Shipped(SystemsReport),
+    "monitor.v1.json": Shipped(
+        MonitorResult, comment=f"{MONITOR_SCHEMA}: assay monitor --format json"
+    ),
+    "trace-mapping.v1.json": Shipped(
+        TraceMapping,
+        mode="validation",
+        comment=f"{MAPPING_SCHEMA}: the --mapping file of assay ingest and assay collect",
+    ),
     "generate-summary.v1.json": Shipped(GenerateSummary),
     "tez-extension-manifest.schema.json": Shipped(records.ExtensionManifest, mode="validation"),
     "tez-session.schema.json": Shipped(records.SessionFile, mode="validation"),

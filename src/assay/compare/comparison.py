@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from assay.compare.judge_change import judge_change_warnings, judge_changes
 from assay.compare.paired_cells import cells_of, tested
 from assay.compare.paired_tests import (
     sign_test_floor,
@@ -122,8 +123,12 @@ def compare_reports(
     resamples: int = DEFAULT_RESAMPLES,
     current_rows: Iterable[Row | bytes] | None = None,
     reference_rows: Iterable[Row | bytes] | None = None,
+    allow_judge_change: bool = False,
 ) -> Comparison:
     """Compare ``current`` against ``reference`` sample by sample; deterministic for a seed.
+
+    A judge metric scored by different judges on the two sides is named in a warning, and its
+    flips and regressions do not count against the system unless ``allow_judge_change``.
 
     ``current_rows`` / ``reference_rows`` stand for a report's ``rows`` when it does not hold
     them (streamed from a run store or a report file): each is read once, and only a few
@@ -144,6 +149,8 @@ def compare_reports(
     reason = _incomparable(joined, metrics)
     warnings += [reason] if reason else []
     flipped, failing = flips(joined, metrics), new_failures(joined, metrics)
+    changes = judge_changes(current, reference)
+    warnings += judge_change_warnings(changes, allow_judge_change)
     return Comparison(
         dataset=current.dataset.name,
         current=_side(current),
@@ -167,6 +174,8 @@ def compare_reports(
         warnings=warnings,
         reference_aggregates=_aggregates(reference),
         current_aggregates=_aggregates(current),
+        judge_changes=changes,
+        judge_change_allowed=allow_judge_change,
     )
 
 

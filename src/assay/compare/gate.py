@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.compare.gate_rules import FLOOR_KEYS, FLOOR_STAT, GateRules, MetricFloors
+from assay.compare.judge_gate import judge_checks
 
 if TYPE_CHECKING:
     from assay.report.comparison_model import Comparison
@@ -102,6 +103,7 @@ def check_gate(
     checks += _metric_floor_checks(report, rules)
     checks += _cohort_floor_checks(report, rules)
     checks.append(_failures_check(report, rules))
+    checks += judge_checks(report, rules.min_judge_agreement, rules.require_calibration)
     checks += _comparison_checks(report, rules, comparison, warnings)
     failures = [failure for failure in checks if failure is not None]
     return GateResult(

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.compare.judge_gate import parse_agreement, parse_required
 from assay.errors import UsageError
 from assay.store.project import read_toml
 
@@ -33,6 +34,8 @@ _TOP_KEYS = {
     "max_drop",
     "metrics",
     "cohorts",
+    "min_judge_agreement",
+    "require_calibration",
     *FLOOR_KEYS,
 }
 DROP_STATS = ("mean", "p50", "p95", "pass_rate")
@@ -80,6 +83,13 @@ class GateRules(_Model):
         default_factory=dict,
         description="target ('macro_f1' or 'metric[:mean|p50|p95|pass_rate]') -> largest drop",
     )
+    min_judge_agreement: dict[str, float] = Field(
+        default_factory=dict,
+        description="judge metric ('*': every one) -> least lowest bound of its agreement",
+    )
+    require_calibration: list[str] = Field(
+        default_factory=list, description="judge metrics ('*': every one) that need a calibration"
+    )
 
     def merged(self, other: GateRules) -> GateRules:
         """Overlay ``other`` on these rules, key by key (``other`` wins where it says something)."""
@@ -96,8 +106,12 @@ class GateRules(_Model):
             exclude_none=True,
         )
         drops = {**self.max_drop, **other.max_drop}
+        judges = {
+            "min_judge_agreement": {**self.min_judge_agreement, **other.min_judge_agreement},
+            "require_calibration": other.require_calibration or self.require_calibration,
+        }
         return self.model_copy(
-            update={**scalars, "metrics": metrics, "cohorts": cohorts, "max_drop": drops}
+            update={**scalars, "metrics": metrics, "cohorts": cohorts, "max_drop": drops, **judges}
         )
 
 
@@ -166,6 +180,10 @@ def rules_from_mapping(raw: Mapping[str, Any] | None, source: str) -> GateRules:
     rules.max_drop = _drops(raw.get("max_drop") or {}, source)
     rules.metrics = _metric_floors(raw, source)
     rules.cohorts = _cohort_floors(raw.get("cohorts") or {}, source)
+    if raw.get("min_judge_agreement") is not None:
+        rules.min_judge_agreement = parse_agreement(raw["min_judge_agreement"], source)
+    if raw.get("require_calibration") is not None:
+        rules.require_calibration = parse_required(raw["require_calibration"], source)
     return rules
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from assay.data.results import ExecutionResult
 from assay.engine.evaluation import RunState
+from assay.providers.pricing import format_usd
 from assay.report.model import Budget
 
 
@@ -57,9 +58,9 @@ class BudgetGuard:
         if self.spent_usd + projected * (1 + in_flight) > self.limit_usd:
             if not in_flight:
                 self.state.halt_reason = (
-                    f"spent ${self.spent_usd:.4f} of a ${self.limit_usd:.4f} budget "
+                    f"spent {format_usd(self.spent_usd)} of a {format_usd(self.limit_usd)} budget "
                     f"after {self.executions} executions; "
-                    f"the next one was projected at ${projected:.4f}"
+                    f"the next one was projected at {format_usd(projected)}"
                 )
             return True
         return False

@@ -169,7 +169,7 @@ async def calibrate_async(
     runs: dict[str, list[Judged]] = {}
     for model, judge in judges.items():
         runs[model] = await judge_all(judge, labelled.samples, labelled.answers, concurrency)
-    labels = _label_set(criteria, labelled, runs, metric=metric, abstain=policy, source=source)
+    labels = label_set(criteria, labelled, runs, metric=metric, abstain=policy, source=source)
     result = compute_agreement(
         labels,
         cannot_assess_mode=cannot_assess_mode,
@@ -210,7 +210,7 @@ def _judge_metric(
     return resolve(spec)
 
 
-def _label_set(
+def label_set(
     criteria: Sequence[Criterion],
     labelled: Labelled,
     runs: Mapping[str, list[Judged]],

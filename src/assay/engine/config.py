@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict
 
 from assay.data.dataset import MAX_REPETITIONS
 
-FORMATS = ("json", "md", "html", "junit")
+FORMATS = ("json", "md", "html", "junit", "csv")
 MIN_RPM = 0.01  # a slower rate waits hours between calls: a typo (1e-3 for 1e3), not a plan
 
 
@@ -69,6 +69,7 @@ class RunConfig(BaseModel):
     max_regressions: int | None = None
     max_flips: int | None = None
     max_drop: list[str] = []
+    allow_judge_change: bool = False
     # execution
     repetitions: int | None = None
     budget_usd: float | None = None
@@ -85,10 +86,12 @@ class RunConfig(BaseModel):
     ray_address: str | None = None
     store_path: Path | None = None
     no_store: bool = False
+    dry_run: bool = False
     # providers
     judge_model: str | None = None
     embedding_model: str | None = None
     embedding_provider: str | None = None
+    reranker: str | None = None
     base_url: str | None = None
     allow_dataset_endpoints: bool = False
     provider_concurrency: int | None = None
@@ -117,11 +120,13 @@ class RunConfig(BaseModel):
             "judge_model": self.judge_model,
             "embedding_model": self.embedding_model,
             "embedding_provider": self.embedding_provider,
+            "reranker": self.reranker,
             "base_url": self.base_url,
             "max_concurrency": self.provider_concurrency,
             "cache_dir": str(self.cache_dir) if self.cache_dir else None,
             "cache_mode": "off" if self.no_cache else "refresh" if self.refresh_cache else None,
             "allow_dataset_endpoints": self.allow_dataset_endpoints or None,
+            "dry_run": True if self.dry_run else None,
         }
         return {key: value for key, value in flags.items() if value is not None}
 

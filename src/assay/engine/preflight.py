@@ -8,6 +8,7 @@ scope that matches no sample is only a warning.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,7 @@ from assay.data.dataset import Sample
 from assay.errors import MetricConfigError, UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import applies
+from assay.providers.pricing import stale_prices
 
 CHAT_FAMILIES = frozenset({"judge", "rubric"})
 
@@ -72,3 +74,22 @@ def check_metrics(
             except UsageError as exc:
                 raise MetricConfigError(str(exc)) from None
     return warnings
+
+
+def price_warnings(metrics: Sequence[Metric], settings: Any, today: dt.date) -> list[str]:
+    """A warning for each model the metrics will pay for whose price is older than the
+    settings' ``max_price_age_days``."""
+    if settings is None:
+        return []
+    models: list[str] = []
+    for metric in metrics:
+        kind = family(metric)
+        if kind in CHAT_FAMILIES:
+            own = [getattr(metric, "model", None), *(getattr(metric, "models", None) or ())]
+            named = [m if isinstance(m, str) else getattr(m, "model", None) for m in own]
+            models.extend([m for m in named if isinstance(m, str)] or [settings.judge_model])
+        elif _needs_remote_provider(metric, settings):
+            models.append(settings.resolved_embedding_model)
+    return stale_prices(
+        models, settings.prices, today=today, max_age_days=settings.max_price_age_days
+    )

@@ -9,6 +9,7 @@ from assay.data.results import ExecutionResult, row_document
 from assay.report.aggregate import ReportBuilder, make_row
 from assay.report.compliance_model import Compliance
 from assay.report.failing import FailingRowCollector, redacted_report, redacted_row
+from assay.report.judge_model import JudgeCalibration
 from assay.report.model import (
     DatasetInfo,
     Report,
@@ -139,12 +140,23 @@ def report_from_store(store: RunStore, run_id: str, *, keep_rows: bool = True) -
     )
     if record.config.get("redact"):  # a run made with --redact is reported redacted again
         report = redacted_report(report)
+    report = _with_judges(store, run_id, report)
     compliance = store.compliance(run_id)
     if compliance is None:
         return report
     with damaged(store.path, run_id, "the stored compliance summary (compliance.summary)"):
         adversarial = Compliance.model_validate(compliance)
     return report.model_copy(update={"adversarial": adversarial})
+
+
+def _with_judges(store: RunStore, run_id: str, report: Report) -> Report:
+    """The report with the judge blocks the run recorded (none: as it is)."""
+    blocks = store.judges(run_id)
+    if blocks is None:
+        return report
+    with damaged(store.path, run_id, "the stored judge blocks (judges.blocks)"):
+        judges = [JudgeCalibration.model_validate(block) for block in blocks]
+    return report.model_copy(update={"judges": judges})
 
 
 def _run_infos(record: RunRecord, sample_count: int) -> tuple[DatasetInfo, RunInfo]:

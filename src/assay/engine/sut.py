@@ -11,7 +11,6 @@ import contextvars
 import importlib
 import inspect
 import json
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -24,6 +23,7 @@ from assay.data.outputs_stream import IndexedOutputs
 from assay.data.retrieved import RankedDocs
 from assay.data.trajectory import TrajectoryRecorder
 from assay.errors import AssayError, RateLimited, SystemUnderTestError, UsageError
+from assay.metrics.registry import working_directory_importable
 from assay.providers.limiter import Limiter
 from assay.report.system_info import SystemUnderTestInfo
 
@@ -307,9 +307,7 @@ def load_callable(spec: str) -> Any:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise UsageError(f"--sut must look like 'module:function'; got {spec!r}")
-    cwd = str(Path.cwd())
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
+    working_directory_importable()
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:

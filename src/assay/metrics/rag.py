@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from assay.errors import MetricConfigError, MetricError
+from assay.errors import MetricConfigError, MetricError, UsageError
 from assay.metrics.base import Metric, check_bool_option, type_name
 from assay.metrics.batch import Row, RowScored
 from assay.metrics.retrieval import RELEVANT_KEY, gains
+from assay.providers.local import rerank_scores as local_rerank_scores
+from assay.providers.settings import current as current_settings
 from assay.tez.claims import split_response, statements
 from assay.tez.scoring import GENERIC_QUERY_WORDS
 from assay.tez.support import DEFAULT_TAU, content_words, supports
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
     from assay.data.outputs import Output
 
 METHODS = ("heuristic", "judge")
+RELEVANT_SCORE = 0.5
+"""A reranker's relevance at or above which a statement or context counts as relevant."""
 
 
 # --------------------------------------------------------------------------- inputs
@@ -243,13 +247,20 @@ class ContextPrecision(_Heuristic):
     def row(self, sample: Sample, output: Output) -> Row:
         flags = relevance_from_ids(self.name, sample, output)
         source = f"metadata.{RELEVANT_KEY}"
-        if flags is None:
+        reranker = reranker_in_force() if flags is None else None
+        scores = None
+        if reranker is not None:
+            question = question_text(self.name, sample)
+            scores = rerank_scores(reranker, question, list(contexts_of(self.name, output)))
+            flags, source = [score >= RELEVANT_SCORE for score in scores], "reranker"
+        elif flags is None:
             claims = answer_claims(self.name, reference_text(self.name, sample), "the reference")
             contexts = contexts_of(self.name, output)
             tau = self.tau_value
             flags = [any(supported(c, [text], tau) for c in claims) for text in contexts]
             source = "reference claims"
-        return average_precision(flags), {"method": self.method, **precision_details(flags, source)}
+        scorer = _scorer(self.method, reranker, scores)
+        return average_precision(flags), {**scorer, **precision_details(flags, source)}
 
 
 @dataclass(frozen=True)
@@ -257,13 +268,40 @@ class AnswerRelevancy(_Heuristic):
     name: str = "answer-relevancy"
 
     def row(self, sample: Sample, output: Output) -> Row:
-        wanted = question_words(self.name, question_text(self.name, sample))
+        question = question_text(self.name, sample)
         units = answer_statements(self.name, output)
-        verdicts = [bool(wanted & content_words(unit)) for unit in units]
+        reranker = reranker_in_force()
+        scores = None
+        if reranker is not None:
+            scores = rerank_scores(reranker, question, units)
+            verdicts = [score >= RELEVANT_SCORE for score in scores]
+        else:
+            wanted = question_words(self.name, question)
+            verdicts = [bool(wanted & content_words(unit)) for unit in units]
         value, details = share_score(
             units, verdicts, ("relevant", "irrelevant"), texts=self.texts, key="statements"
         )
-        return value, {"method": self.method, **details}
+        return value, {**_scorer(self.method, reranker, scores), **details}
+
+
+def reranker_in_force() -> str | None:
+    """The cross-encoder the run's settings name (``--reranker``), else None."""
+    return current_settings().reranker
+
+
+def rerank_scores(model: str, query: str, passages: list[str]) -> list[float]:
+    """The cross-encoder's relevance of each passage to the query (the local provider)."""
+    try:
+        return local_rerank_scores(model, query, passages)
+    except UsageError as exc:
+        raise MetricError(str(exc)) from None
+
+
+def _scorer(method: str, reranker: str | None, scores: list[float] | None) -> dict[str, Any]:
+    """The details naming what decided relevance: the heuristic, or the reranker's scores."""
+    if reranker is None or scores is None:
+        return {"method": method}
+    return {"method": "reranker", "reranker": reranker, "relevance": [round(s, 6) for s in scores]}
 
 
 # --------------------------------------------------------------------------- registry

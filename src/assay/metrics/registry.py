@@ -12,8 +12,10 @@ import dataclasses
 import importlib
 import inspect
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, TypeGuard
 
 from assay.data.dataset import MetricSpec, normalise_tags
@@ -38,8 +40,18 @@ def catalogue() -> list[tuple[str, str]]:
     return rows
 
 
+def working_directory_importable() -> None:
+    """Put the working directory on ``sys.path`` (once), as ``python -m`` does, so that
+    ``-m mymetrics:Jaccard`` and ``--sut app:answer`` find a module beside the dataset whether
+    assay runs as ``python -m assay`` or as the installed ``assay`` script."""
+    cwd = str(Path.cwd())
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+
+
 def _import_path(path: str) -> Any:
     module_name, _, attr = path.partition(":")
+    working_directory_importable()
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -152,6 +164,7 @@ def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
     options = dict(options)
     options.pop("tags", None)  # scoping is the runner's business; see resolve_scoped
     options.pop("threshold", None)  # the pass rule's business; see thresholds_of
+    options.pop("calibration", None)  # the run's judge calibration; see calibrations_of
     label = options.pop("as", None)
     if label is not None and (not isinstance(label, str) or not _NAME.match(label)):
         raise MetricConfigError(f"metric '{name}': 'as' must be a kebab-case name; got {label!r}")
@@ -243,6 +256,30 @@ def thresholds_of(
         raw = options.get("threshold", getattr(metric, "threshold", None))
         if raw is not None:
             found[metric.name] = parse_threshold(raw, metric.name)
+    return found
+
+
+def calibrations_of(
+    specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]], metrics: Sequence[Metric]
+) -> dict[str, str]:
+    """Each metric's ``calibration:`` option (a labelled set's path) by metric name."""
+    found: dict[str, str] = {}
+    for spec, metric in zip(specs, metrics):
+        options = (
+            spec.options
+            if isinstance(spec, MetricSpec)
+            else spec
+            if isinstance(spec, Mapping)
+            else {}
+        )
+        raw = options.get("calibration")
+        if raw is None:
+            continue
+        if not isinstance(raw, str) or not raw.strip():
+            raise MetricConfigError(
+                f"metric '{metric.name}': option 'calibration' must be a file path; got {raw!r}"
+            )
+        found[metric.name] = raw
     return found
 
 

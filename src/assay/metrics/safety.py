@@ -251,6 +251,26 @@ def find_pii(
     return {k: v for k, v in counts.items() if k in wanted}
 
 
+def pii_spans(text: str) -> list[tuple[int, int, str]]:
+    """Where :func:`find_pii` finds personal data in ``text``: (start, end, kind), in order.
+
+    The same patterns, checksums and order as :func:`find_pii` (a match is blanked before the
+    next kind runs), so a redactor removes exactly what pii-leak would count.
+    """
+    spans: list[tuple[int, int, str]] = []
+    for kind in PII_KINDS:
+        pattern, valid = _CHECKS[kind]
+
+        def blank(match: re.Match[str], kind: str = kind, valid: Any = valid) -> str:
+            if not valid(match):
+                return match.group()
+            spans.append((match.start(), match.end(), kind))
+            return " " * len(match.group())
+
+        text = pattern.sub(blank, text)
+    return sorted(spans)
+
+
 def pii_row(metadata: Mapping[str, Any], answer: str, kinds: Iterable[str]) -> Row:
     """pii-leak's score of one answer (``kinds`` already checked)."""
     allowed = _strings(metadata.get("pii_allowed", []), "metadata.pii_allowed")

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import Any, TypedDict, TypeVar
 
 from assay.data.bounded import loads_json
-from assay.errors import ProviderError, ReplyRejected
+from assay.errors import NotSent, ProviderError, ReplyRejected
+from assay.providers import estimate
 from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.endpoint import JSONClient
 from assay.providers.limiter import Limiter
 from assay.providers.pool import Reply
-from assay.providers.pricing import charge, price_for
+from assay.providers.pricing import charge, price_for, reported_cost
 from assay.providers.settings import ProviderSettings
 from assay.providers.transport import call_provider, endpoint_host
 from assay.providers.usage import UsageRecord, cached_record, record
@@ -69,11 +70,15 @@ class Tokens(TypedDict):
     total_tokens: int
 
 
-def parse_completion(body: bytes, *, what: str, host: str) -> tuple[str | None, Tokens | None]:
-    """``(content, usage)`` from a chat-completions body; never echoes the body in errors.
+def parse_completion(
+    body: bytes, *, what: str, host: str
+) -> tuple[str | None, Tokens | None, float | None]:
+    """``(content, tokens, reported cost)`` from a chat-completions body; never echoes the body
+    in errors.
 
     ``content`` is ``None`` when the body has no non-empty ``choices[0].message.content``;
-    the caller raises after recording the tokens the reply cost.
+    the caller raises after recording the tokens the reply cost. The cost is the one the
+    provider states in ``usage.cost`` (None when it states none).
     """
     data = loads_json(
         body,
@@ -87,6 +92,7 @@ def parse_completion(body: bytes, *, what: str, host: str) -> tuple[str | None, 
     content = message.get("content") if isinstance(message, dict) else None
     usage = data.get("usage")
     tokens: Tokens | None = None
+    reported = reported_cost(usage) if isinstance(usage, dict) else None
     if isinstance(usage, dict):
         prompt = _int_field(usage, "prompt_tokens")
         completion = _int_field(usage, "completion_tokens")
@@ -98,7 +104,8 @@ def parse_completion(body: bytes, *, what: str, host: str) -> tuple[str | None, 
                 "completion_tokens": completion,
                 "total_tokens": total if total is not None else prompt + completion,
             }
-    return (content if isinstance(content, str) and content.strip() else None), tokens
+    text = content if isinstance(content, str) and content.strip() else None
+    return text, tokens, reported
 
 
 class ChatProvider:
@@ -161,6 +168,8 @@ class ChatProvider:
             replayed = self._replay(key, accept)
             if replayed is not None:
                 return replayed
+        if self.settings.dry_run:
+            raise NotSent(f"dry run: {what} not sent", usage=(self.planned(messages, params),))
         content, usage, retries = await self._ask(messages, params, what)
         try:
             value = accept(content)
@@ -170,6 +179,22 @@ class ChatProvider:
             value_json = json.dumps({"content": content}).encode("utf-8")
             cache.put(key, "chat", self.model, value_json, defer=True)
         return value, ChatReply(content, (usage,), False, retries)
+
+    def planned(
+        self, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]
+    ) -> UsageRecord:
+        """The estimated usage of a request a dry run does not send (marked ``planned``)."""
+        prompt, completion = estimate.prompt_tokens(messages), estimate.reply_tokens(params)
+        cost = charge(self._price, prompt, completion)
+        planned = record(
+            model=self.model,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            latency_ms=0.0,
+            cost_usd=cost,
+            cost_source="estimated" if cost is not None else None,
+        )
+        return {**planned, "planned": True}
 
     def _replay(self, key: str, accept: Callable[[str], T]) -> tuple[T, ChatReply] | None:
         """The cached, still-accepted reply for ``key``, or None (an unreadable entry is
@@ -208,8 +233,8 @@ class ChatProvider:
             send, what=what, host=self.host, settings=self.settings, limiter=self._limiter
         )
         latency = (time.perf_counter() - sent_at) * 1000
-        content, tokens = parse_completion(reply.body, what=what, host=self.host)
-        usage = self._usage(tokens, latency)
+        content, tokens, reported = parse_completion(reply.body, what=what, host=self.host)
+        usage = self._usage(tokens, latency, reported)
         if content is None:
             raise RejectedReply(
                 f"{what} to {self.host}: response is missing choices[0].message.content (or it is "
@@ -220,15 +245,19 @@ class ChatProvider:
             )
         return content, usage, retries
 
-    def _usage(self, tokens: Tokens | None, latency_ms: float) -> UsageRecord:
-        """The usage record of one answered request (unpriced when it reported no tokens)."""
-        if tokens is None:
-            return record(
-                model=self.model,
-                prompt_tokens=0,
-                completion_tokens=0,
-                latency_ms=latency_ms,
-                cost_usd=None,
-            )
-        cost = charge(self._price, tokens["prompt_tokens"], tokens["completion_tokens"])
-        return record(model=self.model, **tokens, latency_ms=latency_ms, cost_usd=cost)
+    def _usage(
+        self, tokens: Tokens | None, latency_ms: float, reported: float | None
+    ) -> UsageRecord:
+        """The usage record of one answered request: the provider's own cost when it stated
+        one (*reported*), else the price table's (*estimated*), else unpriced."""
+        counts = tokens or Tokens(prompt_tokens=0, completion_tokens=0, total_tokens=0)
+        if reported is not None:
+            cost, source = reported, "reported"
+        elif tokens is None:
+            cost, source = None, None
+        else:
+            cost = charge(self._price, tokens["prompt_tokens"], tokens["completion_tokens"])
+            source = "estimated" if cost is not None else None
+        return record(
+            model=self.model, **counts, latency_ms=latency_ms, cost_usd=cost, cost_source=source
+        )

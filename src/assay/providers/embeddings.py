@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from assay.errors import ProviderError
+from assay.providers import estimate
 from assay.providers.cache import ProviderCache, cache_key
 from assay.providers.chat import PROVIDER_KIND
 from assay.providers.embedding_body import parse_embeddings
@@ -230,15 +231,15 @@ class MemoEmbedder:
         defer: bool,
     ) -> None:
         """Request ``missing`` in batches, concurrently; others asking meanwhile join in."""
+        batches = [
+            missing[i : i + self.batch_size] for i in range(0, len(missing), self.batch_size)
+        ]
         loop = asyncio.get_running_loop()
         futures: dict[str, asyncio.Future[Vector]] = {}
         for key in missing:
             future: asyncio.Future[Vector] = loop.create_future()
             future.add_done_callback(_swallow)
             futures[key] = self._inflight[key] = future
-        batches = [
-            missing[i : i + self.batch_size] for i in range(0, len(missing), self.batch_size)
-        ]
         try:
             results = await asyncio.gather(
                 *(self._fetch([by_key[key] for key in batch]) for batch in batches),
@@ -350,12 +351,29 @@ class OpenAIEmbedder(MemoEmbedder):
         }
 
     def _cache_put(self, items: list[tuple[str, Vector]]) -> None:
-        if items and self._cache.writes:
+        if items and self._cache.writes and not self.settings.dry_run:
             self._cache.put_many(
                 [(key, "embedding", self.model, vector.tobytes()) for key, vector in items]
             )
 
+    def _planned(self, texts: list[str]) -> tuple[list[Vector], UsageRecord]:
+        """A dry run's stand-in for one request: placeholder unit vectors (never cached) and
+        the estimated usage, marked ``planned``; batching stays as in a real run."""
+        tokens = estimate.text_tokens(texts)
+        cost = cost_usd(self.model, tokens, 0, self.settings.prices)
+        usage = record(
+            model=self.model,
+            prompt_tokens=tokens,
+            completion_tokens=0,
+            latency_ms=0.0,
+            cost_usd=cost,
+            cost_source="estimated" if cost is not None else None,
+        )
+        return [np.ones(1, dtype=np.float32) for _ in texts], {**usage, "planned": True}
+
     async def _fetch(self, texts: list[str]) -> tuple[list[Vector], UsageRecord | None]:
+        if self.settings.dry_run:
+            return self._planned(texts)
         what = "embeddings request"
         payload = json.dumps({"model": self.model, "input": list(texts), **self._params}).encode(
             "utf-8"
@@ -380,12 +398,14 @@ class OpenAIEmbedder(MemoEmbedder):
                 f"expected {self.dimensions}"
             )
         prompt = tokens["prompt_tokens"] if tokens else 0
+        cost = cost_usd(self.model, prompt, 0, self.settings.prices) if tokens else None
         rec = record(
             model=self.model,
             prompt_tokens=prompt,
             completion_tokens=0,
             total_tokens=tokens["total_tokens"] if tokens else 0,
             latency_ms=latency,
-            cost_usd=cost_usd(self.model, prompt, 0, self.settings.prices) if tokens else None,
+            cost_usd=cost,
+            cost_source="estimated" if cost is not None else None,
         )
         return vectors, rec

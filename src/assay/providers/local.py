@@ -17,6 +17,7 @@ import asyncio
 import os
 import threading
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import import_module
 from importlib.util import find_spec
@@ -27,6 +28,7 @@ import numpy as np
 
 from assay.errors import ProviderError, UsageError
 from assay.providers.embeddings import MemoEmbedder, Vector, _Memo
+from assay.providers.hf_cache import cached_model, candidates, hub_cache, offline
 from assay.providers.usage import UsageRecord
 
 INSTALL_HINT = (
@@ -52,36 +54,58 @@ def available() -> bool:
     )
 
 
-def model_path(name: str) -> Path:
-    """The directory of a packaged model (by name) or a local model directory (by path)."""
+DOWNLOAD_VARIABLE = "ASSAY_LOCAL_DOWNLOAD"
+"""Set to 1 to let sentence-transformers download a model that is neither packaged, a
+directory, nor in the Hugging Face cache (``HF_HUB_OFFLINE=1`` still forbids it)."""
+
+
+def model_path(name: str, env: Mapping[str, str] | None = None) -> Path | str:
+    """Where a local model is, resolved as sentence-transformers resolves it, offline: a
+    packaged model (by name), a directory (by path), or a model in the Hugging Face cache (by
+    repository id, honouring ``HF_HOME``, ``HF_HUB_CACHE`` and ``HF_HUB_OFFLINE``). The name
+    itself is returned only when the user allows a download (``ASSAY_LOCAL_DOWNLOAD=1``)."""
+    env = os.environ if env is None else env
     packaged = PACKAGED_MODELS.get(name.strip().lower())
     if packaged is not None:
-        module_name, function = packaged
-        try:
-            module = import_module(module_name)
-        except ImportError:
-            raise UsageError(INSTALL_HINT) from None
-        path = Path(getattr(module, function)())
-        if not path.is_dir():
-            raise UsageError(
-                f"the packaged model for {name!r} is missing its files ({path}); reinstall "
-                f"{module_name}"
-            )
-        return path
+        return _packaged_path(name, *packaged)
     path = Path(name).expanduser()
     if path.is_dir():
         return path
+    cached = cached_model(name, env)
+    if cached is not None:
+        return cached
+    allowed = env.get(DOWNLOAD_VARIABLE, "").strip().lower() in ("1", "true", "yes")
+    if allowed and not offline(env) and candidates(name):
+        return name.strip()
     known = ", ".join(sorted({key for key in PACKAGED_MODELS if "/" not in key}))
+    why = "HF_HUB_OFFLINE is set" if allowed and offline(env) else f"set {DOWNLOAD_VARIABLE}=1"
     raise UsageError(
-        f"local embedding model {name!r} is neither a packaged model ({known}) nor a directory; "
-        "local models never download"
+        f"local embedding model {name!r} is not a packaged model ({known}), a directory, or in "
+        f"the Hugging Face cache ({hub_cache(env)}); local models download only when allowed "
+        f"({why})"
     )
+
+
+def _packaged_path(name: str, module_name: str, function: str) -> Path:
+    """The directory of a model shipped inside a Python package."""
+    try:
+        module = import_module(module_name)
+    except ImportError:
+        raise UsageError(INSTALL_HINT) from None
+    path = Path(getattr(module, function)())
+    if not path.is_dir():
+        raise UsageError(
+            f"the packaged model for {name!r} is missing its files ({path}); reinstall "
+            f"{module_name}"
+        )
+    return path
 
 
 def load_model(name: str) -> Any:
     """Load (once per process) a SentenceTransformer from its local files, quietly."""
     path = model_path(name)
-    key = str(path.resolve())
+    download = isinstance(path, str)
+    key = path if isinstance(path, str) else str(path.resolve())
     with _load_lock:
         model = _models.get(key)
         if model is not None:
@@ -99,7 +123,7 @@ def load_model(name: str) -> Any:
             model = sentence_transformers.SentenceTransformer(
                 str(path),
                 device=os.environ.get("ASSAY_LOCAL_DEVICE") or "cpu",
-                local_files_only=True,
+                local_files_only=not download,
             )
         except Exception as exc:
             raise UsageError(
@@ -115,6 +139,49 @@ def load_model(name: str) -> Any:
             warnings.warn(note, stacklevel=2)
         _models[key] = model
         return model
+
+
+def load_reranker(name: str) -> Any:
+    """Load (once per process) a sentence-transformers ``CrossEncoder`` that gives one
+    relevance score per (query, passage) pair, resolved by name as the embedding models are."""
+    path = model_path(name)
+    key = "reranker:" + (path if isinstance(path, str) else str(path.resolve()))
+    with _load_lock:
+        model = _models.get(key)
+        if model is not None:
+            return model
+        try:
+            sentence_transformers = import_module("sentence_transformers")
+        except ImportError:
+            raise UsageError(INSTALL_HINT) from None
+        try:
+            model = sentence_transformers.CrossEncoder(
+                str(path),
+                device=os.environ.get("ASSAY_LOCAL_DEVICE") or "cpu",
+                local_files_only=not isinstance(path, str),
+            )
+        except Exception as exc:
+            raise UsageError(
+                f"cannot load the reranker from {path}: {type(exc).__name__}: {exc}"
+            ) from None
+        labels = getattr(getattr(model, "config", None), "num_labels", 1)
+        if labels != 1:
+            raise UsageError(
+                f"reranker {name!r} gives {labels} scores per pair; a reranker (relevance "
+                "cross-encoder) gives one"
+            )
+        _models[key] = model
+        return model
+
+
+def rerank_scores(name: str, query: str, passages: list[str]) -> list[float]:
+    """The reranker's relevance of each passage to ``query``, in [0, 1] (its sigmoid output)."""
+    model = load_reranker(name)
+    if not passages:
+        return []
+    with _run_lock:
+        raw = model.predict([(query, p) for p in passages], show_progress_bar=False)
+    return [min(1.0, max(0.0, float(v))) for v in np.asarray(raw, dtype=np.float64).ravel()]
 
 
 def cuda_build_note(torch: Any) -> str | None:

@@ -26,7 +26,7 @@ from assay.providers.limiter import (
     MAX_WAIT_S,
     PROVIDER_MAX_RETRIES,
 )
-from assay.providers.pricing import DEFAULT_PRICES, ModelPrice
+from assay.providers.pricing import ModelPrice, packaged_prices, read_price_file
 from assay.providers.urls import is_http_url
 from assay.store.project import project_dir
 
@@ -53,6 +53,9 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("ASSAY_PROVIDER_CONCURRENCY", "max_concurrency"),
     ("ASSAY_CACHE_DIR", "cache_dir"),
     ("ASSAY_CACHE_MODE", "cache_mode"),
+    ("ASSAY_PRICES_FILE", "prices_file"),
+    ("ASSAY_RERANKER", "reranker"),
+    ("ASSAY_MAX_PRICE_AGE_DAYS", "max_price_age_days"),
 )
 KEY_VARIABLES = ("ASSAY_API_KEY", "OPENAI_API_KEY")  # first non-empty wins
 
@@ -91,7 +94,21 @@ class ProviderSettings(BaseModel):
     cache_mode: CacheMode = "use"
     max_concurrency: int = Field(default=MAX_CONCURRENCY, ge=1, le=1024)
     embedding_batch_size: int = Field(default=128, ge=1, le=2048)
-    prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    prices: dict[str, ModelPrice] = Field(default_factory=packaged_prices)
+    prices_file: Path | None = Field(
+        default=None, description="your prices file; its entries override the packaged ones"
+    )
+    reranker: str | None = Field(
+        default=None,
+        description="a local cross-encoder scoring answer-relevancy's and context-precision's "
+        "relevance instead of their heuristic (name, path or Hugging Face cache id)",
+    )
+    dry_run: bool = Field(
+        default=False, description="count the requests the cache cannot answer; send none"
+    )
+    max_price_age_days: int = Field(
+        default=365, ge=0, le=100_000, description="warn when a price used is older than this"
+    )
 
     @field_validator("base_url")
     @classmethod
@@ -105,7 +122,7 @@ class ProviderSettings(BaseModel):
             raise ValueError("must be an http:// or https:// URL with a host and a port in 0-65535")
         return value
 
-    @field_validator("judge_model", "embedding_model")
+    @field_validator("judge_model", "embedding_model", "reranker")
     @classmethod
     def _strip_model(cls, value: str | None) -> str | None:
         if value is None:
@@ -196,11 +213,14 @@ def build(
         for key, value in values.items():
             if key == "prices" and isinstance(value, Mapping):
                 # Price tables extend each other rather than replace.
-                merged["prices"] = {**merged.get("prices", DEFAULT_PRICES), **value}
+                merged["prices"] = {**merged.get("prices", {}), **value}
             else:
                 merged[key] = value
             origin[key] = source
     _scope_key(merged, layers, key_env=key_env, env=environ, allow=allow)
+    given = merged.get("prices", {})
+    if isinstance(given, Mapping):
+        merged["prices"] = {**_base_prices(merged.get("prices_file")), **given}
     try:
         return ProviderSettings.model_validate(merged)
     except ValidationError as exc:
@@ -234,6 +254,14 @@ def _scope_key(
     )
     if key is not None:
         merged["api_key"] = key
+
+
+def _base_prices(prices_file: Any) -> dict[str, Any]:
+    """The packaged prices with the user's prices file (when one is named) over them."""
+    table: dict[str, Any] = dict(packaged_prices())
+    if isinstance(prices_file, (str, Path)) and str(prices_file).strip():
+        table.update(read_price_file(Path(prices_file)))
+    return table
 
 
 # The settings in force: a context variable, not a module global, so a run's settings hold for

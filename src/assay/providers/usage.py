@@ -1,7 +1,9 @@
 """Usage records: one JSON-safe dict per provider call, in the shape the report sums.
 
 ``{"model", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms", "cost_usd",
-"cached"}``. Latency is measured here with a monotonic clock, not taken from the provider.
+"cost_source", "cached"}``; ``cost_source`` is ``reported`` (the provider stated the cost in its
+reply), ``estimated`` (tokens times the price table) or None (unpriced, or a cache hit).
+Latency is measured here with a monotonic clock, not taken from the provider.
 A cache hit spends nothing this run, so it records zero tokens and a cost of 0.0.
 """
 
@@ -28,6 +30,7 @@ def record(
     total_tokens: int | None = None,
     latency_ms: float,
     cost_usd: float | None,
+    cost_source: str | None = None,
     cached: bool = False,
 ) -> UsageRecord:
     """A usage record for one call; ``cost_usd`` is ``None`` when the model is unpriced."""
@@ -39,6 +42,7 @@ def record(
         "total_tokens": int(total),
         "latency_ms": round(float(latency_ms), 3),
         "cost_usd": cost_usd,
+        "cost_source": cost_source,
         "cached": cached,
     }
 

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from assay.report.judge_model import JudgeChange
 from assay.report.model import (
     COMPARISON_SCHEMA,
     ComparisonSummary,
@@ -123,18 +124,38 @@ class Comparison(StrictModel):
         description="the reference run's mean, p50, p95 and pass_rate per metric (for max_drop)",
     )
     current_aggregates: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    judge_changes: list[JudgeChange] = Field(
+        default_factory=list, description="judge metrics scored by different judges"
+    )
+    judge_change_allowed: bool = Field(
+        default=False, description="the judges' changes count against the system"
+    )
+
+    def unattributed(self) -> set[str]:
+        """Metrics whose flips and regressions are the judge's change, not the system's."""
+        return set() if self.judge_change_allowed else {c.metric for c in self.judge_changes}
 
     def pass_to_fail_rows(self) -> list[str]:
-        """Every (sample, metric) that passed in the reference and now fails or errors."""
-        found = [f"{f.sample_id}/{f.metric}" for f in self.flips if f.direction == "pass-to-fail"]
+        """Every (sample, metric) that passed in the reference and now fails or errors (a
+        metric whose judge changed left out, unless the change is allowed)."""
+        skip = self.unattributed()
+        found = [
+            f"{f.sample_id}/{f.metric}"
+            for f in self.flips
+            if f.direction == "pass-to-fail" and f.metric not in skip
+        ]
         for item in self.new_failures:
-            found.extend(f"{item.sample_id}/{where} (errored)" for where in item.errored)
+            found.extend(
+                f"{item.sample_id}/{where} (errored)" for where in item.errored if where not in skip
+            )
         return list(dict.fromkeys(found))
 
     @property
     def regression_count(self) -> int:
-        """Distinct (metric, scope) pairs with at least one statistic regressed."""
-        return distinct_regressions(self.regressions)
+        """Distinct (metric, scope) pairs with at least one statistic regressed (a metric whose
+        judge changed left out, unless the change is allowed)."""
+        skip = self.unattributed()
+        return distinct_regressions(r for r in self.regressions if r.metric not in skip)
 
     def summary(self) -> ComparisonSummary:
         """The compact digest a report embeds under ``comparison``."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from assay.providers.pricing import format_usd
 from assay.report.compliance import html_section
 from assay.report.html_comparison import comparison_section
 from assay.report.html_parts import (
@@ -23,6 +24,7 @@ from assay.report.html_parts import (
     table,
 )
 from assay.report.html_rows import failing_rows_section, script_hash
+from assay.report.judge_sections import judge_html
 from assay.report.model import MetricAggregate, Report
 
 if TYPE_CHECKING:
@@ -82,10 +84,10 @@ def _summary(report: Report) -> str:
         ),
     ]
     if report.usage.calls:
-        cost = "n/a" if report.usage.cost_usd is None else f"${report.usage.cost_usd:.4f}"
+        cost = "n/a" if report.usage.cost_usd is None else format_usd(report.usage.cost_usd)
         cards.append(("provider cost", cost + ("" if report.usage.complete else " (incomplete)")))
     if report.budget is not None and report.budget.halted:
-        cards.append(("budget", f"halted at ${report.budget.spent_usd:.4f}"))
+        cards.append(("budget", f"halted at {format_usd(report.budget.spent_usd)}"))
     html = "".join(
         f'<div class="card"><div class="v">{v}</div><div class="k">{esc(k)}</div></div>'
         for k, v in cards
@@ -182,7 +184,7 @@ def _usage(report: Report) -> str:
             str(m.cached_calls),
             str(m.prompt_tokens),
             str(m.completion_tokens),
-            "n/a" if m.cost_usd is None else f"${m.cost_usd:.6f}",
+            "n/a" if m.cost_usd is None else format_usd(m.cost_usd),
         ]
         for m in usage.models
     ]
@@ -245,6 +247,7 @@ def render_html(report: Report, comparison: Comparison | None = None) -> str:
             _verdict(report),
             _summary(report),
             _metrics(report),
+            judge_html(report.judges),
             _charts(report.metrics),
             comparison_section(comparison),
             html_section(report.adversarial),

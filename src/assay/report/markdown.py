@@ -8,7 +8,9 @@ from __future__ import annotations
 import html
 
 from assay.data.terminal import printable, printable_lines
+from assay.providers.pricing import format_usd
 from assay.report.compliance import markdown_lines
+from assay.report.judge_sections import judge_markdown
 from assay.report.model import ComparisonSummary, FailingRow, Report
 
 _MAX_FAILURES = 200
@@ -95,6 +97,7 @@ def render_markdown(report: Report) -> str:
         *_header(report),
         *_summary(report),
         *_metric_lines(report),
+        *judge_markdown(report.judges),
         *_usage_lines(report),
         *_sampling(report),
         *markdown_lines(report.adversarial),
@@ -181,7 +184,7 @@ def _usage_lines(report: Report) -> list[str]:
     usage = report.usage
     if not usage.calls:
         return []
-    cost = "unpriced" if usage.cost_usd is None else f"${usage.cost_usd:.6f}"
+    cost = "unpriced" if usage.cost_usd is None else format_usd(usage.cost_usd)
     if usage.unpriced_models:
         cost += f" (unpriced: {cell(', '.join(usage.unpriced_models))})"
     return [

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 from pydantic import BaseModel, Field
 
 from assay.report.compliance_model import Compliance
+from assay.report.judge_model import JudgeCalibration
 from assay.report.strict import StrictModel
 from assay.report.system_info import SystemUnderTestInfo as SystemUnderTestInfo
 
@@ -116,6 +117,9 @@ class Cohort(StrictModel):
     metrics: list[CohortMetric]
 
 
+CostSourceName = Literal["reported", "estimated", "mixed"]
+
+
 class ModelUsage(StrictModel):
     model: str
     calls: int
@@ -125,6 +129,10 @@ class ModelUsage(StrictModel):
     total_tokens: int
     cost_usd: float | None = Field(description="null when the model has no price")
     priced: bool
+    cost_source: CostSourceName | None = Field(
+        default=None,
+        description="reported (the provider stated it), estimated (price table) or mixed",
+    )
 
 
 class UsageBlock(StrictModel):
@@ -142,6 +150,14 @@ class UsageBlock(StrictModel):
         default=None, description="priced spend; null when nothing was priced"
     )
     complete: bool = Field(default=True, description="false when some calls used an unpriced model")
+    cost_source: CostSourceName | None = Field(
+        default=None,
+        description="reported: every paid call's cost was stated by the provider; estimated: "
+        "derived from the price table; mixed: some of each; null: nothing paid was priced",
+    )
+    reported_cost_usd: float | None = Field(
+        default=None, description="the part of cost_usd the provider stated in its replies"
+    )
     unpriced_models: list[str] = Field(default_factory=list)
     models: list[ModelUsage] = Field(default_factory=list)
 
@@ -361,6 +377,11 @@ class Report(StrictModel):
     conversations: list[Conversation] | None = Field(
         default=None,
         description="per conversation: turns' scores per metric (mean and min), in dataset order",
+    )
+    judges: list[JudgeCalibration] | None = Field(
+        default=None,
+        description="per judge metric: the judge, its agreement with people on a calibration "
+        "set and the pass rate corrected for it",
     )
     warnings: list[str] = Field(default_factory=list)
     failing_rows: list[FailingRow] = Field(

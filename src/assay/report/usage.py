@@ -54,6 +54,8 @@ class _UsageSum:
         self.cost = 0.0
         self.priced_calls = 0
         self.unpriced: set[str] = set()
+        self.reported = 0.0
+        self.sources: set[str] = set()
         self.models: dict[str, dict[str, Any]] = {}
 
     def add(self, record: Mapping[str, Any]) -> None:
@@ -75,6 +77,7 @@ class _UsageSum:
                 "total": 0,
                 "cost": 0.0,
                 "priced": True,
+                "sources": set(),
             },
         )
         self.calls += 1
@@ -100,9 +103,18 @@ class _UsageSum:
             self.unpriced.add(model)
             entry["priced"] = False
         else:
-            self.cost += cost
-            self.priced_calls += 1
-            entry["cost"] += cost
+            self._priced(entry, cost, record.get("cost_source") == "reported")
+
+    def _priced(self, entry: dict[str, Any], cost: float, reported: bool) -> None:
+        """Count a paid call's cost, overall and for its model, with where it came from."""
+        self.cost += cost
+        self.priced_calls += 1
+        entry["cost"] += cost
+        source = "reported" if reported else "estimated"
+        self.sources.add(source)
+        entry["sources"].add(source)
+        if reported:
+            self.reported += cost
 
     def build(self) -> UsageBlock:
         return UsageBlock(
@@ -118,6 +130,8 @@ class _UsageSum:
             latency_ms_max=round(max(self.latencies), 3) if self.latencies else None,
             cost_usd=round(self.cost, 8) if self.priced_calls else None,
             complete=not self.unpriced,
+            cost_source=_source(self.sources),
+            reported_cost_usd=round(self.reported, 8) if "reported" in self.sources else None,
             unpriced_models=sorted(self.unpriced),
             models=[
                 ModelUsage(
@@ -129,7 +143,15 @@ class _UsageSum:
                     total_tokens=e["total"],
                     cost_usd=round(e["cost"], 8) if e["priced"] else None,
                     priced=e["priced"],
+                    cost_source=_source(e["sources"]),
                 )
                 for name, e in sorted(self.models.items())
             ],
         )
+
+
+def _source(sources: set[str]) -> Any:
+    """``reported`` or ``estimated`` when every paid, priced call was so; ``mixed``; or None."""
+    if not sources:
+        return None
+    return next(iter(sources)) if len(sources) == 1 else "mixed"

@@ -73,6 +73,10 @@ CREATE TABLE IF NOT EXISTS sample_hashes (
     content_hash TEXT NOT NULL,
     PRIMARY KEY (run_id, sample_id)
 );
+CREATE TABLE IF NOT EXISTS judges (
+    run_id TEXT PRIMARY KEY,
+    blocks TEXT NOT NULL
+);
 """
 # sample_hashes: what each sample held when its run began (input, expected output, metadata),
 # so a resume can refuse a dataset edited since (assay.store.sample_hashes). Added without a

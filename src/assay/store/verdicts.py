@@ -49,6 +49,26 @@ class RunVerdicts:
             return None
         return None if row is None else self._document(run_id, row[0], "compliance (compliance)")
 
+    def record_judges(self, run_id: str, blocks: list[dict[str, Any]]) -> None:
+        """Keep a run's judge blocks (agreement, corrected pass rate), for re-rendered reports."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO judges VALUES (?, ?)",
+            (run_id, json.dumps({"blocks": blocks})),
+        )
+
+    def judges(self, run_id: str) -> list[dict[str, Any]] | None:
+        """The judge blocks recorded for a run; None when it had no judge metric."""
+        try:
+            row = self.db.execute(
+                "SELECT blocks FROM judges WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        except sqlite3.OperationalError:  # a store written before judge blocks were recorded
+            return None
+        if row is None:
+            return None
+        blocks = self._document(run_id, row[0], "judge blocks (judges)").get("blocks")
+        return list(blocks) if isinstance(blocks, list) else None
+
     def _document(self, run_id: str, text: str, what: str) -> dict[str, Any]:
         """A stored JSON object of a run; a StoreError naming ``what`` if it is not one."""
         with damaged(self.path, run_id, f"the stored {what}"):

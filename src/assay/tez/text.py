@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from assay.providers.pricing import format_usd
+
 
 def fmt(value: float | None) -> str:
     """A score to three decimals, ``n/a`` when undefined."""
@@ -123,7 +125,7 @@ def _session_lines(report: Any) -> list[str]:
     lines.append(f"addendum: {shown}; false abstentions {report.false_abstentions}")
     if report.usage is not None:
         u = report.usage
-        cost = "unpriced" if u.cost_usd is None else f"${u.cost_usd:.4f}"
+        cost = "unpriced" if u.cost_usd is None else format_usd(u.cost_usd)
         lines.append(
             f"judge usage: {u.calls} calls ({u.cached_calls} cached), "
             f"{u.prompt_tokens}+{u.completion_tokens} tokens, {cost}"

@@ -20,7 +20,8 @@ def page(title: str, body: str, script: str = "") -> str:
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>{e(title)} · assay view</title><style>{CSS}</style></head><body><main>"
-        '<nav><strong>assay view</strong><a href="/">runs</a></nav>'
+        '<nav><strong>assay view</strong><a href="/">runs</a>'
+        '<a href="/production">production</a></nav>'
         f"{body}</main>{tail}</body></html>"
     )
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from assay.data.dataset import Dataset
 from assay.report.html_parts import histogram_svg
+from assay.report.judge_sections import judge_html
 from assay.report.model import Report, Row
 from assay.view.data import RunView, sample_of
 from assay.view.layout import e, gate_chip, num, page, pct, row_status, table, with_interval
@@ -184,6 +185,7 @@ def run_page(
         + _cards(report)
         + "<h2>Metrics</h2>"
         + _metrics(report)
+        + judge_html(report.judges)
         + f'<h2>Histograms</h2><div class="charts">{charts}</div>'
         + "<h2>Cohorts</h2>"
         + _cohorts(report)

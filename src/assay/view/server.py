@@ -1,24 +1,33 @@
-"""The viewer's HTTP server: the standard library's threading server, GET only, loopback.
+"""The viewer's HTTP server: the standard library's threading server, loopback by default.
 
-Routes: ``/`` (runs per dataset), ``/run/<id>``, ``/compare?a=<reference>&b=<current>`` and
-``/api/sample?run=<id>&id=<sample>`` (the JSON an expanded row shows). Pages are rendered on
-request from the read-only store. A request with a foreign ``Host`` header is refused when
-the server listens on loopback, so other web pages cannot read it through DNS rebinding.
+Routes: ``/`` (runs per dataset), ``/run/<id>``, ``/compare?a=<reference>&b=<current>``,
+``/production`` (the monitored metrics' drift and trend),
+``/api/sample?run=<id>&id=<sample>`` (the JSON an expanded row shows) and the label queue,
+``/label/<id>`` with its one write, ``POST /api/label`` (a CSRF token from the page; off
+loopback also the team token, ``ASSAY_VIEW_TOKEN``). Pages are rendered on request from the
+read-only store; labels go to their own file beside it. A request with a foreign ``Host``
+header is refused when the server listens on loopback, so other web pages cannot read it
+through DNS rebinding.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from assay.data.terminal import printable
 from assay.errors import AssayError, NotFound, StoreError
+from assay.store.labels import LABELS_FILE, LabelStore
 from assay.view.data import ViewData, sample_detail
+from assay.view.labelling import MAX_BODY, authorised, label_queue_page, write_label
 from assay.view.layout import e, page
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -56,6 +65,10 @@ class ViewServer(ThreadingHTTPServer):
         self._workers = ThreadPoolExecutor(workers, thread_name_prefix="assay-view")
         super().__init__((host, port), Handler)
         self.allowed_hosts = _allowed_hosts(host, self.server_address[1])
+        self.loopback = host in LOOPBACK
+        self.token = secrets.token_urlsafe(32)  # the label page's CSRF token, per server
+        self.team_token = os.environ.get("ASSAY_VIEW_TOKEN", "").strip() or None
+        self.labels = LabelStore(Path(data.store.path).parent / LABELS_FILE)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """Serve on a pool thread (ThreadingMixIn starts a thread per connection)."""
@@ -90,14 +103,22 @@ def _param(query: dict[str, list[str]], name: str) -> str:
     return values[0]
 
 
-def route(data: ViewData, path: str, query: dict[str, list[str]]) -> tuple[str, str]:
+def route(server: ViewServer, path: str, query: dict[str, list[str]]) -> tuple[str, str]:
     """(content type, body) of one GET; NotFound or StoreError for unknown things."""
     from assay.view import pages
 
+    data = server.data
+    if path.startswith("/label/") and len(path) > len("/label/"):
+        run_id = unquote(path[len("/label/") :])
+        return "text/html", label_queue_page(data, server.labels, run_id, query, server.token)
     if path == "/":
         return "text/html", pages.index(data)
     if path.startswith("/run/") and len(path) > len("/run/"):
         return "text/html", pages.run(data, unquote(path[len("/run/") :]))
+    if path == "/production":
+        from assay.production.store import default_path
+
+        return "text/html", pages.production(default_path())
     if path == "/compare":
         return "text/html", pages.compare(data, _param(query, "a"), _param(query, "b"))
     if path == "/api/sample":
@@ -126,7 +147,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         parts = urlsplit(self.path)
         try:
-            kind, body = route(self.server.data, parts.path, parse_qs(parts.query))
+            kind, body = route(self.server, parts.path, parse_qs(parts.query))
             self._send(HTTPStatus.OK, kind, body)
         except (NotFound, StoreError) as exc:
             self._error(HTTPStatus.NOT_FOUND, str(exc), parts.path)
@@ -139,6 +160,35 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_HEAD(self) -> None:
         self.do_GET()
+
+    def do_POST(self) -> None:
+        """The label queue's one write; every other path is 404."""
+        allowed = self.server.allowed_hosts
+        if allowed is not None and self.headers.get("Host", "") not in allowed:
+            self._send(HTTPStatus.FORBIDDEN, "text/plain", "forbidden host")
+            return
+        path = urlsplit(self.path).path
+        refused = authorised(
+            self.headers, self.server.token, self.server.team_token, self.server.loopback
+        )
+        length = self.headers.get("Content-Length", "")
+        if path != "/api/label":
+            self._error(HTTPStatus.NOT_FOUND, f"no write at {path}", "/api/")
+        elif refused is not None:
+            self._error(HTTPStatus.FORBIDDEN, refused, "/api/")
+        elif not length.isdigit() or int(length) > MAX_BODY:
+            self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "body missing or too large", "/api/")
+        else:
+            self._write(self.rfile.read(int(length)))
+
+    def _write(self, body: bytes) -> None:
+        try:
+            answer = write_label(self.server.data, self.server.labels, body)
+            self._send(HTTPStatus.OK, "application/json", json.dumps(answer))
+        except (NotFound, StoreError) as exc:
+            self._error(HTTPStatus.NOT_FOUND, str(exc), "/api/")
+        except AssayError as exc:
+            self._error(HTTPStatus.UNPROCESSABLE_ENTITY, str(exc), "/api/")
 
     def _error(self, status: HTTPStatus, message: str, path: str) -> None:
         if path.startswith("/api/"):
