@@ -44,8 +44,8 @@ def samples(n: int) -> list[Sample]:
     ]
 
 
-async def score_all(items: list[Sample]) -> float:
-    metric = LLMAsJudge()
+async def score_all(items: list[Sample], chosen: settings.ProviderSettings) -> float:
+    metric = LLMAsJudge(settings=chosen)
     started = time.perf_counter()
     cpu = time.process_time()
     results = await asyncio.gather(
@@ -61,22 +61,20 @@ async def score_all(items: list[Sample]) -> float:
 def metric_path(
     server: RemoteServer, n: int, concurrency: int, cache_dir: Path
 ) -> tuple[float, float, int]:
-    settings.use(
-        settings.ProviderSettings(
-            base_url=server.url,
-            api_key="sk-bench",
-            judge_model="bench-judge",
-            max_concurrency=concurrency,
-            cache_dir=cache_dir,
-        )
+    chosen = settings.ProviderSettings(
+        base_url=server.url,
+        api_key="sk-bench",
+        judge_model="bench-judge",
+        max_concurrency=concurrency,
+        cache_dir=cache_dir,
     )
     items = samples(n)
     server.reset()
-    cold = asyncio.run(score_all(items))
+    cold = asyncio.run(score_all(items, chosen))
     cold_calls = server.calls()
     registry.reset()
     server.reset()
-    warm = asyncio.run(score_all(items))
+    warm = asyncio.run(score_all(items, chosen))
     assert cold_calls == n, cold_calls
     return cold, warm, server.calls()
 

@@ -112,7 +112,7 @@ def main() -> None:
     from assay.metrics.semantic import BertScoreLike, CosineEmbedding
     from assay.providers import registry, settings
 
-    settings.use(settings.ProviderSettings(embedding_provider="local", cache_mode="off"))
+    local_settings = settings.ProviderSettings(embedding_provider="local", cache_mode="off")
     base = sentences(args.pairs, seed=1)
     other = sentences(args.pairs, seed=2)
     pairs = [
@@ -120,7 +120,10 @@ def main() -> None:
         for i, (a, b) in enumerate(zip(base, other))
     ]
 
-    for metric in (CosineEmbedding(), BertScoreLike()):
+    for metric in (
+        CosineEmbedding(settings=local_settings),
+        BertScoreLike(settings=local_settings),
+    ):
 
         async def score(metric=metric) -> float:
             t = time.perf_counter()

@@ -22,7 +22,8 @@ def openai_server() -> Iterator[OpenAIServer]:
 
 @pytest.fixture
 def provider_settings(openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Provider settings pointed at the loopback server, with a fresh cache dir; made current."""
+    """Provider settings pointed at the loopback server, with a fresh cache dir; also what a
+    metric built without settings gets (``from_environment``, patched for the test)."""
     from assay.providers import registry, settings
 
     for variable in (
@@ -39,18 +40,16 @@ def provider_settings(openai_server: OpenAIServer, tmp_path: Path, monkeypatch: 
     ):
         monkeypatch.delenv(variable, raising=False)
     registry.reset()
-    built = settings.use(
-        settings.ProviderSettings(
-            base_url=openai_server.url,
-            api_key="sk-test-not-a-real-key",
-            judge_model="judge-test",
-            embedding_model="embed-test",
-            cache_dir=tmp_path / "cache",
-            retry_base_s=0.01,
-            max_retries=2,
-            timeout_s=5.0,
-        )
+    built = settings.ProviderSettings(
+        base_url=openai_server.url,
+        api_key="sk-test-not-a-real-key",
+        judge_model="judge-test",
+        embedding_model="embed-test",
+        cache_dir=tmp_path / "cache",
+        retry_base_s=0.01,
+        max_retries=2,
+        timeout_s=5.0,
     )
+    monkeypatch.setattr(settings, "from_environment", lambda: built)
     yield built
     registry.reset()
-    settings.reset()

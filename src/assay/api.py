@@ -17,17 +17,21 @@ import datetime
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from assay.data.dataset import Dataset, MetricSpec
 from assay.data.loading import load_dataset, load_outputs
-from assay.data.outputs import Output, check_outputs_cover
+from assay.data.outputs import Output, check_outputs_cover, coerce_output
+from assay.data.outputs_stream import same_ids
 from assay.engine.evaluation import RunOptions
 from assay.engine.evaluation import run_samples as run_evaluation
 from assay.engine.preflight import check_metrics, check_providers, price_warnings
+from assay.engine.sut import PythonTarget, SavedOutputs, SystemUnderTest
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import calibrations_of, resolve_scoped, thresholds_of
+from assay.providers import settings as provider_settings
+from assay.providers.settings import ProviderSettings
 from assay.store.runs import RunStore
 
 if TYPE_CHECKING:
@@ -44,7 +48,7 @@ class MetricPlan:
     calibrations: dict[str, str] = field(default_factory=dict)  # metric -> labelled set
 
 
-def _with_dataset_rubric(specs: list[Any], rubric: Any) -> list[Any]:
+def _with_dataset_rubric(specs: list[Any], rubric: object) -> list[Any]:
     """A ``rubric`` metric with no rubric of its own uses the dataset's top-level ``rubric:``."""
     if rubric is None:
         return specs
@@ -67,15 +71,18 @@ def _named_specs(names: Sequence[Any], declared: Sequence[Any]) -> list[Any]:
     return [by_name.get(name, name) if isinstance(name, str) else name for name in names]
 
 
-def metric_plan(dataset: Dataset, metrics: Sequence[Any] | None = None) -> MetricPlan:
-    """Resolve ``metrics`` (default: the dataset's own) as ``assay run`` does."""
+def metric_plan(
+    dataset: Dataset, metrics: Sequence[Any] | None, settings: ProviderSettings
+) -> MetricPlan:
+    """Resolve ``metrics`` (default: the dataset's own) as ``assay run`` does; the metrics that
+    call a provider are built with ``settings``."""
     chosen = _named_specs(metrics, dataset.metrics) if metrics else list(dataset.metrics)
     specs = _with_dataset_rubric(chosen, dataset.rubric)
     if not specs:
         raise UsageError(
             f"dataset '{dataset.name}' declares no metrics: declare 'metrics:' or pass some"
         )
-    resolved, scopes = resolve_scoped(specs)
+    resolved, scopes = resolve_scoped(specs, settings)
     return MetricPlan(
         resolved,
         dict(scopes),
@@ -84,39 +91,41 @@ def metric_plan(dataset: Dataset, metrics: Sequence[Any] | None = None) -> Metri
     )
 
 
-def preflight(plan: MetricPlan, dataset: Dataset) -> list[str]:
+def preflight(plan: MetricPlan, dataset: Dataset, settings: ProviderSettings) -> list[str]:
     """Configuration errors before any work (raises); returns warnings."""
-    from assay.providers import settings as provider_settings
-
-    current = provider_settings.current()
-    if not current.dry_run:  # a dry run sends nothing, so it needs no key or endpoint
-        check_providers(plan.metrics, current)
+    if not settings.dry_run:  # a dry run sends nothing, so it needs no key or endpoint
+        check_providers(plan.metrics, settings)
     warnings = check_metrics(plan.metrics, plan.scopes, dataset.samples)
-    return [*warnings, *price_warnings(plan.metrics, current, datetime.date.today())]
+    return [*warnings, *price_warnings(plan.metrics, settings, datetime.date.today())]
 
 
-def _system(dataset: Dataset, outputs: Any, sut: Any) -> Any:
-    from assay.engine.sut import PythonTarget, SavedOutputs
+def _is_system(value: object) -> TypeGuard[SystemUnderTest]:
+    """A system object already (it answers samples), not a function to wrap in one."""
+    return hasattr(value, "answer")
 
+
+def _system(
+    dataset: Dataset,
+    outputs: str | Path | Mapping[str, Any] | None,
+    sut: str | Callable[..., Any] | SystemUnderTest | None,
+) -> SystemUnderTest:
     if (outputs is None) == (sut is None):
         raise UsageError("give exactly one of outputs= (a file or mapping) or sut=")
     if sut is not None:
         if isinstance(sut, str) and sut.startswith(("http://", "https://")):
-            from assay.engine.http_sut import HttpTarget
+            from assay.engine.http_sut import HttpTarget  # asyncio: for an HTTP system only
 
             return HttpTarget.from_environment(sut)
-        return sut if hasattr(sut, "answer") else PythonTarget(sut)
+        if _is_system(sut):
+            return sut
+        return PythonTarget(cast("str | Callable[..., Any]", sut))  # not a system: a function
     if isinstance(outputs, (str, Path)):
-        from assay.data.outputs_stream import same_ids
-
         loaded = load_outputs(Path(outputs))
         if not same_ids(loaded, dataset.samples):
             ids = [s.id for s in dataset.samples]
             check_outputs_cover(loaded, ids, path=str(outputs))
         return SavedOutputs(loaded, str(outputs))
     if isinstance(outputs, Mapping):
-        from assay.data.outputs import coerce_output
-
         answers = {str(k): _as_output(v, coerce_output) for k, v in outputs.items()}
         # As for a file: every sample answered, every answer a sample's, before any scoring.
         check_outputs_cover(answers, [s.id for s in dataset.samples], path="outputs")
@@ -124,7 +133,7 @@ def _system(dataset: Dataset, outputs: Any, sut: Any) -> Any:
     raise UsageError(f"outputs must be a path or a mapping; got {type(outputs).__name__}")
 
 
-def _as_output(value: Any, coerce: Callable[[Any], Output]) -> Output:
+def _as_output(value: object, coerce: Callable[[Any], Output]) -> Output:
     return value if isinstance(value, Output) else coerce(value)
 
 
@@ -135,18 +144,22 @@ def evaluate(
     sut: str | Callable[..., Any] | Any | None = None,
     metrics: Sequence[Any] | None = None,
     store: RunStore | None = None,
+    settings: ProviderSettings | None = None,
     **options: Any,
 ) -> Report:
     """Score a dataset (path or object) from saved outputs or a system under test.
 
     ``metrics`` names or specs replace the dataset's metrics (a name the dataset declares keeps
-    its options). ``options`` are :class:`~assay.engine.evaluation.RunOptions` fields (repetitions,
+    its options). ``settings``: the provider settings of the metrics that call a judge or an
+    embedder (None: the environment's, :func:`assay.providers.settings.from_environment`).
+    ``options`` are :class:`~assay.engine.evaluation.RunOptions` fields (repetitions,
     sut_concurrency, redact, text_limit, ...). Raises an :class:`~assay.errors.AssayError` for
     bad input or configuration, before any sample is attempted.
     """
     loaded = dataset if isinstance(dataset, Dataset) else load_dataset(Path(dataset))
-    plan = metric_plan(loaded, metrics)
-    warnings = preflight(plan, loaded)
+    settings = settings or provider_settings.from_environment()
+    plan = metric_plan(loaded, metrics, settings)
+    warnings = preflight(plan, loaded, settings)
     system = _system(loaded, outputs, sut)
     if isinstance(dataset, (str, Path)):
         options.setdefault("dataset_path", str(dataset))

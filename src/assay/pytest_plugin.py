@@ -33,7 +33,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_SELECTED] = {}
 
 
-def _resolve(value: Any, base: Path) -> Any:
+def _resolve(value: object, base: Path) -> Any:
     if isinstance(value, (str, Path)) and not Path(value).is_absolute():
         return base / value
     return value

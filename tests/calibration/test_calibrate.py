@@ -202,7 +202,6 @@ async def test_calibration_input_errors(provider_settings):
 
 def test_cli_calibrate_gate_and_json(openai_server, tmp_path, monkeypatch, capsys):
     from assay.providers import registry
-    from assay.providers import settings as provider_settings
 
     openai_server.chat_reply = rubric_reply
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ASSAY_JUDGE_MODEL"):
@@ -236,22 +235,16 @@ def test_cli_calibrate_gate_and_json(openai_server, tmp_path, monkeypatch, capsy
         assert json.loads(capsys.readouterr().out)["judge_run"]["n_cached"] == 6
     finally:
         registry.reset()
-        provider_settings.reset()
 
 
 def test_cli_calibrate_without_key_or_base_url_is_one_usage_error(tmp_path, monkeypatch, capsys):
     """As `assay run` with a judge metric: exit 2 naming what is missing, before any call."""
-    from assay.providers import settings as provider_settings
-
     for name in ("OPENAI_API_KEY", "ASSAY_API_KEY", "OPENAI_BASE_URL", "ASSAY_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     path = tmp_path / "calib.json"
     path.write_text(json.dumps(dataset().model_dump(mode="json", exclude_none=True)))
-    try:
-        with pytest.raises(SystemExit) as exit_info:
-            main(["calibrate", str(path), "--judge-model", "judge-a"])
-    finally:
-        provider_settings.reset()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["calibrate", str(path), "--judge-model", "judge-a"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "neither an API key" in err and "judged" not in err

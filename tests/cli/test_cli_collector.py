@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-import assay.engine.evaluation
 import assay.metrics.registry
 from assay.cli import main, run_execution
 
@@ -42,9 +41,7 @@ def test_assay_run_plans_with_the_collector_paused_and_evaluates_with_it_on(
         run_execution, "build_plan", recording(seen, "plan", run_execution.build_plan)
     )
     monkeypatch.setattr(
-        assay.engine.evaluation,
-        "run_samples",
-        recording(seen, "evaluate", assay.engine.evaluation.run_samples),
+        run_execution, "run_samples", recording(seen, "evaluate", run_execution.run_samples)
     )
     argv = ["run", str(QUICKSTART / "dataset.yml"), "--outputs", str(QUICKSTART / "outputs.json")]
     run_main([*argv, "-m", "exact-match", "--no-store", "-q", "-f", "json", "-o", os.devnull])

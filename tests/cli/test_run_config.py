@@ -16,9 +16,28 @@ from assay.metrics.semantic import CosineEmbedding
 from assay.providers.settings import build
 
 
-def test_unset_repeatable_flags_become_empty_lists() -> None:
-    config = RunConfig.from_flags({"ctx": object(), "dataset": Path("d.yml"), "tag": None})
+def test_unset_repeatable_flags_are_empty_lists() -> None:
+    config = RunConfig(dataset=Path("d.yml"))
     assert config.tag == [] and config.metric == [] and config.dataset == Path("d.yml")
+
+
+def test_run_passes_every_flag_to_its_config_field() -> None:
+    """`assay run` passes each flag by name: a field with no parameter, or a parameter its
+    RunConfig(...) call leaves out, would stay at its default whatever the user typed."""
+    import ast
+    import inspect
+
+    from assay.cli import run as run_module
+
+    parameters = set(inspect.signature(run_module.run).parameters) - {"ctx"}
+    assert parameters == set(RunConfig.model_fields)
+    tree = ast.parse(inspect.getsource(run_module.run))
+    call = next(
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "RunConfig"
+    )
+    assert {keyword.arg for keyword in call.keywords} == parameters
 
 
 def test_problems_name_each_bad_flag_format_first() -> None:

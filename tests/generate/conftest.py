@@ -10,7 +10,6 @@ import pytest
 
 from assay.cli import main
 from assay.providers import registry
-from assay.providers import settings as provider_settings
 from openai_server import OpenAIServer, scripted_reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +29,6 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     registry.reset()
     yield
     registry.reset()
-    provider_settings.reset()
 
 
 @pytest.fixture

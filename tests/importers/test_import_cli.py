@@ -20,7 +20,6 @@ import yaml
 
 from assay.cli import main
 from assay.providers import registry
-from assay.providers import settings as provider_settings
 from openai_server import OpenAIServer
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -358,7 +357,6 @@ def test_imported_rubric_dataset_calibrates(
             code, out, err = run(capsys, "calibrate", "d.yml", "--judge-model", "j", "-f", "json")
         finally:
             registry.reset()
-            provider_settings.reset()
     assert code == 0, err
     result = json.loads(out)
     assert result["judge_run"]["n_samples"] == 3

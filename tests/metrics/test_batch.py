@@ -295,7 +295,7 @@ def test_score_rankings_from_plain_lists_matches_score() -> None:
 
 def test_ranking_metrics_share_one_read_of_the_same_executions(monkeypatch: Any) -> None:
     """The runner hands each metric its own list of the same executions: one read serves all."""
-    from assay.metrics import judged
+    from assay.metrics import ranking_judgements as judged
 
     calls = calls_to(monkeypatch, judged, "_judge")
     samples, outputs = as_inputs(random_queries(random.Random(2), 50), random.Random(3))

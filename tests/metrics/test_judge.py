@@ -18,7 +18,6 @@ from assay.judging.replies import parse_refusal, parse_verdict, strip_fence
 from assay.metrics.judge import DEFAULT_JUDGE_TEMPLATE, LLMAsJudge, RefusalQuality
 from assay.metrics.registry import resolve
 from assay.providers import registry
-from assay.providers import settings as provider_settings_module
 from assay.providers.settings import ProviderSettings
 from openai_server import CHAT, OpenAIServer, Step
 
@@ -317,16 +316,14 @@ async def test_a_planted_key_never_reaches_metric_errors_or_logs(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     planted = "sk-PLANTED-judge-9f8e7d6c5b4a"
-    provider_settings_module.use(
-        ProviderSettings.model_validate({**provider_settings.model_dump(), "api_key": planted})
-    )
+    keyed = ProviderSettings.model_validate({**provider_settings.model_dump(), "api_key": planted})
     caplog.set_level(logging.DEBUG)
     body = json.dumps(
         {"error": {"message": f"Incorrect API key provided: {planted}", "code": "invalid_api_key"}}
     ).encode()
     openai_server.script(CHAT, Step(status=401, body=body))
     with pytest.raises(MetricError) as info:
-        await LLMAsJudge().score(sample(), Output("Paris"))
+        await LLMAsJudge(settings=keyed).score(sample(), Output("Paris"))
     assert str(info.value).endswith("failed: HTTP 401")
     assert planted not in repr(info.value) and planted not in json.dumps(info.value.usage)
     assert info.value.__cause__ is None and info.value.__suppress_context__
@@ -337,12 +334,11 @@ async def test_a_planted_key_never_reaches_metric_errors_or_logs(
 async def test_judge_calls_run_concurrently_under_the_limit(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
-    provider_settings_module.use(
-        ProviderSettings.model_validate({**provider_settings.model_dump(), "max_concurrency": 4})
-    )
+    four = ProviderSettings.model_validate({**provider_settings.model_dump(), "max_concurrency": 4})
     openai_server.latency_s = 0.1
     samples = [sample(f"a{i}", f"s{i}") for i in range(16)]
-    results = await asyncio.gather(*(LLMAsJudge().score(s, Output("x")) for s in samples))
+    judge = LLMAsJudge(settings=four)
+    results = await asyncio.gather(*(judge.score(s, Output("x")) for s in samples))
     assert len(results) == 16 and openai_server.calls[CHAT] == 16
     assert 1 < openai_server.max_inflight <= 4
 

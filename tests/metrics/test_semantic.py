@@ -30,19 +30,14 @@ def sample(expected: object, sid: str = "s1", **metadata: object) -> Sample:
     )
 
 
-def use_hashing(model: str = "hashing-256") -> None:
-    registry.reset()
-    provider_settings_module.use(
-        ProviderSettings(embedding_provider="hashing", embedding_model=model, cache_mode="off")
-    )
-
-
 @pytest.fixture
-def hashing():
-    use_hashing()
+def hashing(monkeypatch: pytest.MonkeyPatch):
+    """Hashing settings for the metrics this test builds without any (``from_environment``)."""
+    registry.reset()
+    chosen = ProviderSettings(embedding_provider="hashing", cache_mode="off")
+    monkeypatch.setattr(provider_settings_module, "from_environment", lambda: chosen)
     yield
     registry.reset()
-    provider_settings_module.reset()
 
 
 def fixed_vectors(table: dict[str, list[float]]):
@@ -113,7 +108,7 @@ async def test_dimension_mismatch_across_calls(
 ) -> None:
     metric = CosineEmbedding()
     openai_server.embed = lambda texts: [hash_vector(t, 8) for t in texts]
-    await registry.embedder().prefetch(["expected"])
+    await registry.embedder(provider_settings_module.from_environment()).prefetch(["expected"])
     openai_server.embed = lambda texts: [hash_vector(t, 16) for t in texts]
     with pytest.raises(MetricError, match=r"different dimensionality \(8 vs 16\)") as info:
         await metric.score(sample("expected"), Output("actual"))
@@ -184,7 +179,7 @@ def test_cosine_properties_with_the_hashing_embedder(hashing, a: str, b: str) ->
 
 
 def test_hashing_reports_say_so(hashing) -> None:
-    assert provider_settings_module.current().embedding_label.startswith("hashing (test only")
+    assert CosineEmbedding().settings.embedding_label.startswith("hashing (test only")
 
     async def run():
         return await CosineEmbedding().score(sample("the cat sat"), Output("the cat sat down"))
@@ -394,12 +389,12 @@ UNRELATED = [
 
 
 @pytest.fixture
-def local_provider():
+def local_provider(monkeypatch: pytest.MonkeyPatch):
     registry.reset()
-    provider_settings_module.use(ProviderSettings(embedding_provider="local", cache_mode="off"))
+    local = ProviderSettings(embedding_provider="local", cache_mode="off")
+    monkeypatch.setattr(provider_settings_module, "from_environment", lambda: local)
     yield
     registry.reset()
-    provider_settings_module.reset()
 
 
 @needs_local
@@ -419,7 +414,7 @@ async def test_contextual_bertscore_matches_greedy_matching_on_transformer_state
     local_provider,
 ) -> None:
     expected, actual = PARAPHRASES[1]
-    embedder = registry.embedder()
+    embedder = registry.embedder(provider_settings_module.from_environment())
     e, a = await embedder.embed_tokens([expected, actual])
     sim = 1.0 - cdist(a.vectors.astype(float), e.vectors.astype(float), metric="cosine")
     p, r = sim.max(axis=1).mean(), sim.max(axis=0).mean()

@@ -132,7 +132,7 @@ async def test_reported_cost_is_used_and_marked_derived_marked_estimated(
     body = json.loads(chat_completion({"messages": []}, json.dumps({"score": 1.0})))
     body["usage"]["cost"] = 0.0123  # what the gateway billed, whatever the table says
     openai_server.script(CHAT, Step.json(body))
-    provider = registry.chat_provider("gpt-4o-mini")
+    provider = registry.chat_provider(provider_settings, "gpt-4o-mini")
     params = {"temperature": 0, "seed": 42}
     _, first = await provider.complete(
         [{"role": "user", "content": "a"}], params=params, template_version="v1", accept=json.loads

@@ -27,7 +27,7 @@ def accept_json(text: str) -> dict:
 
 
 async def ask(content: str = "grade this", version: str = "v1") -> tuple[dict, object]:
-    provider = registry.chat_provider()
+    provider = registry.chat_provider(settings.from_environment())
     return await provider.complete(
         [{"role": "user", "content": content}],
         params=PARAMS,
@@ -37,8 +37,11 @@ async def ask(content: str = "grade this", version: str = "v1") -> tuple[dict, o
 
 
 def change(base: ProviderSettings, update: dict) -> ProviderSettings:
-    """Validated copy of the settings with some fields changed, made current."""
-    return settings.use(ProviderSettings.model_validate({**base.model_dump(), **update}))
+    """Validated copy of the settings with some fields changed: the test's settings from now
+    on (what ``from_environment`` gives; the fixture's monkeypatch restores it)."""
+    changed = ProviderSettings.model_validate({**base.model_dump(), **update})
+    settings.from_environment = lambda: changed
+    return changed
 
 
 @pytest.fixture
@@ -75,7 +78,7 @@ async def test_answer_usage_and_request_body(
 async def test_priced_model_has_a_cost(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
-    provider = registry.chat_provider("gpt-4o-mini")
+    provider = registry.chat_provider(settings.from_environment(), "gpt-4o-mini")
     _, reply = await provider.complete(
         MESSAGES, params=PARAMS, template_version="v1", accept=accept_json
     )
@@ -318,7 +321,7 @@ async def test_a_429_pauses_every_waiting_request(
     loop = asyncio.get_running_loop()
     started = loop.time()
     await asyncio.gather(ask("a"), ask("b"))
-    endpoint = registry._endpoint(settings.current())[1]
+    endpoint = registry._endpoint(settings.from_environment())[1]
     assert endpoint.paused_until >= started + 0.3  # the pause was shared through the limiter
     assert openai_server.calls[CHAT] == 3
 
@@ -327,7 +330,7 @@ def test_clients_are_per_event_loop(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
     async def grab() -> object:
-        return registry.chat_provider()
+        return registry.chat_provider(settings.from_environment())
 
     first = asyncio.run(grab())
     second = asyncio.run(grab())
@@ -340,7 +343,7 @@ async def test_a_429_narrows_the_window_and_successes_widen_it_again(
     change(provider_settings, {"max_concurrency": 5})
     openai_server.script(CHAT, Step.error(429, retry_after="0"))
     await ask("first")
-    endpoint = registry._endpoint(settings.current())[1]
+    endpoint = registry._endpoint(settings.from_environment())[1]
     # Cut to floor(5 x 0.5) = 2; the retry's success adds 1/2: window 2.5, two slots.
     assert endpoint.max_concurrency == 5 and endpoint.limit == 2
     await ask("after 0")  # 2.5 + 1/2 = 3.0
@@ -364,7 +367,12 @@ def test_clients_close_when_their_loop_ends(
 
     async def use() -> None:
         await ask("closing")
-        seen.append((registry.chat_provider()._client, weakref.ref(asyncio.get_running_loop())))
+        seen.append(
+            (
+                registry.chat_provider(settings.from_environment())._client,
+                weakref.ref(asyncio.get_running_loop()),
+            )
+        )
 
     asyncio.run(use())
     client, loop = seen[0]
@@ -377,8 +385,8 @@ async def test_reset_keeps_old_clients_until_the_loop_ends(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
     await ask("one")
-    old = registry.chat_provider()._client
+    old = registry.chat_provider(settings.from_environment())._client
     registry.reset()
-    assert registry.chat_provider()._client is not old
+    assert registry.chat_provider(settings.from_environment())._client is not old
     await registry.aclose()
     assert old.is_closed()

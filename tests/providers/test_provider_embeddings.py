@@ -17,7 +17,11 @@ from openai_server import EMBEDDINGS, OpenAIServer, Step, hash_vector
 
 
 def change(base: ProviderSettings, update: dict) -> ProviderSettings:
-    return settings.use(ProviderSettings.model_validate({**base.model_dump(), **update}))
+    """Validated copy of the settings with some fields changed: the test's settings from now
+    on (what ``from_environment`` gives; the fixture's monkeypatch restores it)."""
+    changed = ProviderSettings.model_validate({**base.model_dump(), **update})
+    settings.from_environment = lambda: changed
+    return changed
 
 
 def inputs_sent(server: OpenAIServer) -> list[list[str]]:
@@ -27,7 +31,7 @@ def inputs_sent(server: OpenAIServer) -> list[list[str]]:
 async def test_vectors_follow_the_request_order_and_are_deduplicated(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
-    embedder = registry.embedder()
+    embedder = registry.embedder(settings.from_environment())
     result = await embedder.embed(["b", "a", "b", "c"])
     assert inputs_sent(openai_server) == [["b", "a", "c"]]
     for text, vector in zip(["b", "a", "b", "c"], result.vectors):
@@ -48,7 +52,7 @@ async def test_batches_go_out_concurrently_in_batch_size_chunks(
 ) -> None:
     change(provider_settings, {"embedding_batch_size": 3})
     texts = [f"t{i}" for i in range(7)]
-    result = await registry.embedder().embed(texts)
+    result = await registry.embedder(settings.from_environment()).embed(texts)
     assert sorted(map(len, inputs_sent(openai_server))) == [1, 3, 3]
     assert len(result.usage) == 3 and sum(u["prompt_tokens"] for u in result.usage) == 7
 
@@ -56,12 +60,12 @@ async def test_batches_go_out_concurrently_in_batch_size_chunks(
 async def test_memo_and_cache_make_reruns_free(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
-    first = await registry.embedder().embed(["x", "y"])
-    again = await registry.embedder().embed(["y", "x"])
+    first = await registry.embedder(settings.from_environment()).embed(["x", "y"])
+    again = await registry.embedder(settings.from_environment()).embed(["y", "x"])
     assert openai_server.calls[EMBEDDINGS] == 1
     assert again.usage == ({**again.usage[0], "cached": True, "total_tokens": 0, "cost_usd": 0.0},)
     registry.reset()  # a new process: only the SQLite cache remains
-    third = await registry.embedder().embed(["x", "y"])
+    third = await registry.embedder(settings.from_environment()).embed(["x", "y"])
     assert openai_server.calls[EMBEDDINGS] == 1
     assert third.usage[0]["cached"] is True
     for a, b in zip(first.vectors, third.vectors):
@@ -71,10 +75,10 @@ async def test_memo_and_cache_make_reruns_free(
 async def test_the_key_includes_model_endpoint_and_parameters(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
-    await registry.embedder().embed(["x"])
-    await registry.embedder("other-model").embed(["x"])
+    await registry.embedder(settings.from_environment()).embed(["x"])
+    await registry.embedder(settings.from_environment(), "other-model").embed(["x"])
     openai_server.embed = lambda texts: [hash_vector(t, 8) for t in texts]
-    await registry.embedder(dimensions=8).embed(["x"])
+    await registry.embedder(settings.from_environment(), dimensions=8).embed(["x"])
     assert openai_server.calls[EMBEDDINGS] == 3
     assert openai_server.requests[-1][1]["dimensions"] == 8
 
@@ -83,7 +87,7 @@ async def test_concurrent_requests_for_the_same_text_share_one_call(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
     openai_server.latency_s = 0.05
-    embedder = registry.embedder()
+    embedder = registry.embedder(settings.from_environment())
     results = await asyncio.gather(*(embedder.embed(["same", f"own{i}"]) for i in range(5)))
     sent = [text for batch in inputs_sent(openai_server) for text in batch]
     assert sent.count("same") == 1
@@ -93,7 +97,7 @@ async def test_concurrent_requests_for_the_same_text_share_one_call(
 async def test_prefetch_usage_is_claimed_once(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
-    embedder = registry.embedder()
+    embedder = registry.embedder(settings.from_environment())
     await embedder.prefetch(["a", "b", "c", "a"])
     assert inputs_sent(openai_server) == [["a", "b", "c"]]
     first = await embedder.embed(["a", "b"])
@@ -130,9 +134,11 @@ async def test_bad_vectors_are_provider_errors(
 ) -> None:
     openai_server.embed = reply
     with pytest.raises(ProviderError, match=message):
-        await registry.embedder().embed(["a", "b"])
+        await registry.embedder(settings.from_environment()).embed(["a", "b"])
     openai_server.embed = lambda texts: [hash_vector(t) for t in texts]
-    await registry.embedder().embed(["a", "b"])  # failures were not cached or memoised
+    await registry.embedder(settings.from_environment()).embed(
+        ["a", "b"]
+    )  # failures were not cached or memoised
     assert openai_server.calls[EMBEDDINGS] == 2
 
 
@@ -160,7 +166,7 @@ async def test_malformed_embedding_bodies(
 ) -> None:
     openai_server.script(EMBEDDINGS, step)
     with pytest.raises(ProviderError, match=message):
-        await registry.embedder().embed(["a", "b"])
+        await registry.embedder(settings.from_environment()).embed(["a", "b"])
 
 
 async def test_out_of_order_indices_are_put_back_in_order(
@@ -172,7 +178,7 @@ async def test_out_of_order_indices_are_put_back_in_order(
             {"data": [{"index": 1, "embedding": [0.0, 1.0]}, {"index": 0, "embedding": [1.0, 0.0]}]}
         ),
     )
-    result = await registry.embedder().embed(["first", "second"])
+    result = await registry.embedder(settings.from_environment()).embed(["first", "second"])
     assert result.vectors[0].tolist() == [1.0, 0.0] and result.vectors[1].tolist() == [0.0, 1.0]
 
 
@@ -180,7 +186,7 @@ async def test_requested_dimensions_are_enforced(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
     with pytest.raises(ProviderError, match="returned 16-dimensional vectors; expected 8"):
-        await registry.embedder(dimensions=8).embed(["a"])
+        await registry.embedder(settings.from_environment(), dimensions=8).embed(["a"])
 
 
 async def test_http_errors_after_retries(
@@ -191,13 +197,13 @@ async def test_http_errors_after_retries(
         ProviderError,
         match=r"embeddings request to .* failed: HTTP 500 \(gave up after 2 retries\)",
     ):
-        await registry.embedder().embed(["a"])
+        await registry.embedder(settings.from_environment()).embed(["a"])
     assert openai_server.calls[EMBEDDINGS] == 3
 
 
 def test_registry_picks_the_configured_provider(provider_settings: ProviderSettings) -> None:
     async def pick() -> object:
-        return registry.embedder()
+        return registry.embedder(settings.from_environment())
 
     assert isinstance(asyncio.run(pick()), OpenAIEmbedder)
     change(provider_settings, {"embedding_provider": "hashing", "embedding_model": None})

@@ -15,7 +15,6 @@ import yaml
 
 from assay.cli import main
 from assay.providers import local, registry
-from assay.providers import settings as provider_settings
 from openai_server import CHAT, EMBEDDINGS, OpenAIServer, Step, hash_vector
 from report.reports import check_report
 
@@ -33,7 +32,6 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     registry.reset()
     yield
     registry.reset()
-    provider_settings.reset()
 
 
 def write_dataset(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.errors import UsageError
+from assay.errors import MetricConfigError, UsageError
 from assay.providers import settings
 from assay.providers.pricing import packaged_prices
 
@@ -115,22 +115,26 @@ def test_prices_extend_the_defaults() -> None:
         )
 
 
-def test_scope_puts_settings_in_force_for_its_block_only(
+def test_a_run_hands_its_settings_to_the_metrics_others_read_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """No settings are in force anywhere: the run's go to the metrics it resolves; a metric
+    built without any reads the environment when it is built."""
+    from assay.metrics.judge import LLMAsJudge
+    from assay.metrics.registry import resolve
+
     monkeypatch.setenv("ASSAY_JUDGE_MODEL", "env-judge")
-    settings.reset()
     built = settings.build(
         cli={"judge_model": "cli-judge"}, dataset={"embedding_provider": "hashing"}
     )
-    with settings.scope(built) as in_force:
-        assert in_force is built
-        assert settings.current() is built
-        assert built.judge_model == "cli-judge"
-        assert built.embedding_label.startswith("hashing (test only")
-    # Outside the scope: the environment's settings, not the run's.
-    assert settings.current().judge_model == "env-judge"
-    settings.reset()
+    assert built.judge_model == "cli-judge"
+    assert built.embedding_label.startswith("hashing (test only")
+    resolved = resolve("llm-as-judge", built)
+    assert isinstance(resolved, LLMAsJudge) and resolved.settings is built
+    assert LLMAsJudge().settings.judge_model == "env-judge"
+    assert resolve("exact-match", built).name == "exact-match"  # takes no settings
+    with pytest.raises(MetricConfigError, match="'settings' is not an option"):
+        resolve({"name": "llm-as-judge", "settings": {"judge_model": "x"}}, built)
 
 
 def test_embedding_labels() -> None:

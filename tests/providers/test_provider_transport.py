@@ -26,7 +26,7 @@ def test_endpoint_host_never_carries_credentials(url: str | None, host: str) -> 
 async def test_a_429_cuts_the_endpoints_window_and_a_500_does_not(
     openai_server: OpenAIServer, provider_settings: ProviderSettings
 ) -> None:
-    provider = registry.chat_provider()
+    provider = registry.chat_provider(provider_settings)
     limiter = provider._limiter
     assert isinstance(limiter, Limiter) and limiter.limit == provider_settings.max_concurrency
     openai_server.script(CHAT, Step.error(500))
@@ -40,4 +40,4 @@ async def test_a_429_cuts_the_endpoints_window_and_a_500_does_not(
     )
     assert reply.retries == 1 and limiter.stats.overloaded == 1
     assert limiter.limit == 4  # halved once (DECREASE = 0.5)
-    assert registry.embedder()._limiter is limiter  # one limiter per endpoint
+    assert registry.embedder(provider_settings)._limiter is limiter  # one limiter per endpoint

@@ -20,7 +20,6 @@ from assay.data.dataset import Sample
 from assay.data.outputs import Output
 from assay.errors import MetricError
 from assay.metrics.registry import resolve
-from assay.providers import settings
 from assay.providers.settings import ProviderSettings
 
 REVISION = "fedcba9876543210fedcba9876543210fedcba98"
@@ -38,10 +37,7 @@ def reranker_settings(
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
-    yield settings.use(
-        ProviderSettings(reranker="acme/tiny-reranker", cache_dir=tmp_path / "cache")
-    )
-    settings.reset()
+    yield ProviderSettings(reranker="acme/tiny-reranker", cache_dir=tmp_path / "cache")
 
 
 def sample() -> Sample:
@@ -53,7 +49,7 @@ def output() -> Output:
 
 
 def test_a_missing_reranker_is_an_errored_row(reranker_settings: ProviderSettings) -> None:
-    metric = resolve("answer-relevancy")
+    metric = resolve("answer-relevancy", reranker_settings)
     with pytest.raises(MetricError, match="acme/tiny-reranker"):
         metric.score(sample(), output())  # type: ignore[union-attr]
 
@@ -113,7 +109,7 @@ def test_relevance_comes_from_the_cross_encoder(
     model = AutoModelForSequenceClassification.from_pretrained(str(folder / "snapshots" / REVISION))
     tokenizer = AutoTokenizer.from_pretrained(str(folder / "snapshots" / REVISION))
 
-    metric = resolve({"name": "answer-relevancy", "texts": True})
+    metric = resolve({"name": "answer-relevancy", "texts": True}, reranker_settings)
     relevancy = metric.score(sample(), output())  # type: ignore[union-attr]
     units = [row["text"] for row in relevancy.details["statements"]]
     assert [u.rstrip(".") for u in units] == STATEMENTS
@@ -123,7 +119,7 @@ def test_relevance_comes_from_the_cross_encoder(
     assert relevancy.value == pytest.approx(np.mean(expected >= 0.5))
     assert np.all(np.abs(expected - 0.5) > 1e-3)  # no score sits on the threshold
 
-    precision = resolve("context-precision").score(sample(), output())  # type: ignore[union-attr]
+    precision = resolve("context-precision", reranker_settings).score(sample(), output())  # type: ignore[union-attr]
     flags = 1 / (1 + np.exp(-logits_of(model, tokenizer, CONTEXTS))) >= 0.5
     assert 0 < flags.sum() < len(flags)  # the bias put the contexts on both sides of 0.5
     hits = np.cumsum(flags)

@@ -208,7 +208,7 @@ def _row_markdown(row: BriefRow) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     return "n/a" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
 
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.data.dataset import Dataset, MetricSpec, Sample
 from assay.errors import UsageError
 from assay.report.model import Report, Row
+
+if TYPE_CHECKING:
+    from assay.adversarial.history import DriftResult
 
 JUDGE_METRIC = "refusal-quality"
 PII_CATEGORIES = frozenset({"pii-leak"})
@@ -69,7 +72,7 @@ def lane_metrics(
     return [spec for spec in specs if _name(spec) not in skipped]
 
 
-def _name(spec: Any) -> str:
+def _name(spec: str | MetricSpec) -> str:
     return spec if isinstance(spec, str) else str(spec.name)
 
 
@@ -127,7 +130,7 @@ def _severity_failures(categories: Sequence[Any], fail_on: str | None) -> list[s
     ]
 
 
-def _drift_failures(result: Any) -> list[str]:
+def _drift_failures(result: DriftResult) -> list[str]:
     if result.status != "fail":
         return []
     if result.message:

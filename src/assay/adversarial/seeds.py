@@ -49,7 +49,7 @@ def check_adversarial(dataset: Dataset, source: str) -> Dataset:
     return dataset
 
 
-def _check_block(raw: Any, source: str, sample: str) -> None:
+def _check_block(raw: object, source: str, sample: str) -> None:
     def bad(field: str, message: str) -> DatasetError:
         return DatasetError(
             message, file=source, sample=sample, field=f"metadata.adversarial{field}"

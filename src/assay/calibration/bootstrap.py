@@ -143,7 +143,9 @@ def _resample(
         done += size
 
 
-def _hand_out(states: list[RaterReplicates], counts: Any, score_sums: np.ndarray) -> None:
+def _hand_out(
+    states: list[RaterReplicates], counts: np.ndarray | None, score_sums: np.ndarray
+) -> None:
     """Split one chunk's stacked counts and score sums among the raters, in stacking order."""
     row = 0
     for r, state in enumerate(states):

@@ -25,7 +25,7 @@ from assay.calibration.model import (
 from assay.errors import CalibrationError
 
 
-def labels_from_data(data: Any, *, source: str = "<labels>") -> LabelSet:
+def labels_from_data(data: object, *, source: str = "<labels>") -> LabelSet:
     """Validate a parsed labels document and convert it to a :class:`LabelSet`."""
     if not isinstance(data, Mapping):
         raise CalibrationError(
@@ -84,7 +84,7 @@ def labels_from_document(
 
 
 def translate(
-    exc: ValidationError, source: str, *, raw_items: Any = None, prefix: str | None = None
+    exc: ValidationError, source: str, *, raw_items: object = None, prefix: str | None = None
 ) -> CalibrationError:
     """One CalibrationError for a validation failure: its first error, located by item id."""
     first = exc.errors()[0]
@@ -106,7 +106,7 @@ def translate(
     return CalibrationError(message, file=source, sample=item, field=".".join(loc) or None)
 
 
-def _item_name(number: int, raw_items: Any) -> str:
+def _item_name(number: int, raw_items: object) -> str:
     """The id the raw item at ``number`` carries, else ``#number``."""
     if isinstance(raw_items, list) and number < len(raw_items):
         raw = raw_items[number]
@@ -239,7 +239,7 @@ def _score(value: float | None, source: str, item: str, field: str) -> float:
     return float(value)
 
 
-def _cell_code(criterion: Criterion, raw: Any, source: str, item: str, field: str) -> int:
+def _cell_code(criterion: Criterion, raw: object, source: str, item: str, field: str) -> int:
     """The code of one label cell: MISSING when empty, FAILED for an error, else its option."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return MISSING

@@ -17,6 +17,7 @@ pass ``criteria=``) to fix the scale, e.g. a 1-5 scale where nobody answered 5.
 
 from __future__ import annotations
 
+import _csv  # the reader type (csv.reader returns one)
 import csv
 import io
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -180,7 +181,9 @@ class _Columns:
         ]
 
 
-def _records(reader: Any, header: list[str], source: str) -> Iterator[tuple[int, dict[str, str]]]:
+def _records(
+    reader: _csv.Reader, header: list[str], source: str
+) -> Iterator[tuple[int, dict[str, str]]]:
     """Each row of ``reader`` (a ``csv.reader`` past the header) as {column: cell}, with the
     line it starts on as an editor numbers it (a quoted cell may span lines; blank lines are
     skipped); a row with more or fewer cells than the header is refused, not cut or padded."""

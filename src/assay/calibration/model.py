@@ -144,7 +144,7 @@ class Criterion(BaseModel):
             return min(real, key=lambda i: (values[i], i))
         return min(real, key=lambda i: (-values[i], i))
 
-    def code_of(self, raw: Any) -> int:
+    def code_of(self, raw: object) -> int:
         """Turn one raw label into a code; raises ValueError with the accepted labels."""
         if self.options is None:
             if isinstance(raw, bool):
@@ -172,7 +172,7 @@ class Criterion(BaseModel):
         raise ValueError(f"{_shown(raw)} is not an option; options are {choices}")
 
 
-def _shown(raw: Any) -> str:
+def _shown(raw: object) -> str:
     """A short rendering of a label for an error message (never the whole of a huge value)."""
     if isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) >= 10**30:
         return "a huge integer"
@@ -206,14 +206,14 @@ class ItemRecord(BaseModel):
 
     @field_validator("id", mode="before")
     @classmethod
-    def _id_string(cls, value: Any) -> Any:
+    def _id_string(cls, value: object) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)
         return value
 
     @model_validator(mode="before")
     @classmethod
-    def _single_judge_shorthand(cls, data: Any) -> Any:
+    def _single_judge_shorthand(cls, data: object) -> Any:
         if isinstance(data, dict) and "judge" in data:
             data = dict(data)
             single = data.pop("judge")
@@ -236,7 +236,7 @@ class LabelsDocument(BaseModel):
 
     @field_validator("judges", mode="before")
     @classmethod
-    def _judge_names(cls, value: Any) -> Any:
+    def _judge_names(cls, value: object) -> Any:
         if isinstance(value, list):
             return [{"id": j} if isinstance(j, str) else j for j in value]
         return value
@@ -350,7 +350,7 @@ class Option(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _shorthand(cls, data: Any) -> Any:
+    def _shorthand(cls, data: object) -> Any:
         """``"good"`` or ``3`` alone is an option with that label; numeric labels become text."""
         if isinstance(data, str) or (isinstance(data, (int, float)) and not isinstance(data, bool)):
             data = {"label": data}

@@ -101,7 +101,7 @@ def _adversarial_command() -> Any:
     shared = [p for name, p in _RUN.items() if name not in own]
     params = [_RUN["ctx"], *_LANE.values(), *shared]
 
-    def adversarial(**flags: Any) -> None:
+    def adversarial(**flags: object) -> None:
         _run_lane(flags)
 
     # typeshed's function type has no __signature__, though inspect and typer read it

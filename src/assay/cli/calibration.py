@@ -18,6 +18,7 @@ from assay.providers.pricing import format_usd
 
 if TYPE_CHECKING:
     from assay.calibration.result import CalibrationResult
+    from assay.providers.settings import ProviderSettings
 
 
 def register(app: typer.Typer) -> None:
@@ -178,9 +179,10 @@ def calibrate(
         raise UsageError(f"--concurrency must be at least 1; got {concurrency}")
     _check_common(fmt=fmt, bootstrap=bootstrap, min_kappa=min_kappa, min_agreement=min_agreement)
     loaded = load_dataset(dataset)
-    _use_providers(loaded.providers, base_url=base_url, no_cache=no_cache)
+    settings = _providers(loaded.providers, base_url=base_url, no_cache=no_cache)
     result = run_calibration(
         loaded,
+        settings=settings,
         metric=metric,
         judge_models=judge_model or (),
         outputs=load_outputs(outputs) if outputs is not None else None,
@@ -201,18 +203,14 @@ def calibrate(
     )
 
 
-def _use_providers(
+def _providers(
     dataset_providers: dict[str, Any] | None, *, base_url: str | None, no_cache: bool
-) -> None:
+) -> ProviderSettings:
     """Provider settings from the command line over the dataset's ``providers:``."""
-    from assay.providers import settings as provider_settings
+    from assay.providers.settings import build  # pydantic: not for `assay calibrate --help`
 
     cli = {"base_url": base_url, "cache_mode": "off" if no_cache else None}
-    provider_settings.use(
-        provider_settings.build(
-            cli={k: v for k, v in cli.items() if v is not None}, dataset=dataset_providers
-        )
-    )
+    return build(cli={k: v for k, v in cli.items() if v is not None}, dataset=dataset_providers)
 
 
 def _echo_run(result: CalibrationResult) -> None:

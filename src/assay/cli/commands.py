@@ -126,10 +126,10 @@ ENTRIES: dict[str, Entry] = {
 class CommandTree(PanelGroup):
     """The root group: a command's module is imported, and its commands built, on first use."""
 
-    def list_commands(self, ctx: Any) -> list[str]:
+    def list_commands(self, ctx: object) -> list[str]:
         return [*ENTRIES, *(name for name in self.commands if name not in ENTRIES)]
 
-    def get_command(self, ctx: Any, name: str) -> Any:
+    def get_command(self, ctx: object, name: str) -> Any:
         entry = ENTRIES.get(name)
         if name not in self.commands and entry is not None:
             self.commands.update(build_commands(entry.module, name))
@@ -142,7 +142,7 @@ class CommandTree(PanelGroup):
                 self.get_command(ctx, name)
         return super().resolve_command(ctx, args)
 
-    def format_commands(self, ctx: Any, formatter: Any) -> None:
+    def format_commands(self, ctx: object, formatter: object) -> None:
         """Every command under its panel with its summary, loading none of them."""
         panel_of = _panel_of()
         listed = [

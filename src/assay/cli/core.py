@@ -26,12 +26,12 @@ def validate(
     from assay.compare.gate_rules import rules_from_mapping
     from assay.data.dataset_errors import declared_block, declared_metrics
     from assay.data.loading import load_dataset
-    from assay.providers.settings import build
+    from assay.providers.settings import ProviderSettings, build
 
     loaded = load_dataset(dataset)
     if loaded.metrics:  # checked as `assay run` checks them: options, thresholds, tag scopes
         with declared_metrics(dataset):
-            metric_plan(loaded)
+            metric_plan(loaded, None, ProviderSettings())  # built, never called: no settings read
     with declared_block(dataset, "gate"):
         rules_from_mapping(loaded.gate, "gate")
     with declared_block(dataset, "providers"):

@@ -20,6 +20,7 @@ from assay.cli.run_options import (
 )
 
 if TYPE_CHECKING:
+    from assay.providers.settings import ProviderSettings
     from assay.store.runs import RunStore
 
 
@@ -250,7 +251,7 @@ def simulate_command(
     """Talk to a system under test as simulated users with goals; score the conversations."""
     from assay.generate.commands import check_writable
     from assay.generate.simulation_run import SimulateRequest, run_simulate
-    from assay.providers.settings import build, scope
+    from assay.providers.settings import build
     from assay.store.runs import RunStore
 
     request = SimulateRequest(
@@ -269,18 +270,23 @@ def simulate_command(
         check_writable(report_path, "--report")
     flags = _provider_flags(judge_model, base_url, cache_dir, no_cache, refresh_cache)
     settings = build(cli={k: v for k, v in flags.items() if v is not None})
-    with scope(settings):
-        outcome = run_simulate(request, settings, echo=_err)
-        if outcome.written and outcome.halted is None:
-            runs = None if no_store else RunStore(store_path)
-            _score(request.out, request.outputs_path, report_path, runs)
-        elif outcome.written:
-            _err("not scored: the budget was reached (scoring asks the judge)")
+    outcome = run_simulate(request, settings, echo=_err)
+    if outcome.written and outcome.halted is None:
+        runs = None if no_store else RunStore(store_path)
+        _score(request.out, request.outputs_path, report_path, runs, settings)
+    elif outcome.written:
+        _err("not scored: the budget was reached (scoring asks the judge)")
     _err(outcome.spend_line)
     _finish(outcome.halted, outcome.written)
 
 
-def _score(dataset: Path, outputs: Path, report_path: Path | None, runs: RunStore | None) -> None:
+def _score(
+    dataset: Path,
+    outputs: Path,
+    report_path: Path | None,
+    runs: RunStore | None,
+    settings: ProviderSettings,
+) -> None:
     """Score the written transcripts as ``assay run DATASET --outputs OUTPUTS`` would, into
     the run store unless ``--no-store``."""
     from assay.api import evaluate
@@ -288,7 +294,7 @@ def _score(dataset: Path, outputs: Path, report_path: Path | None, runs: RunStor
     from assay.generate.scores import conversation_lines
 
     try:
-        report = evaluate(dataset, outputs=outputs, store=runs)
+        report = evaluate(dataset, outputs=outputs, store=runs, settings=settings)
     finally:
         if runs is not None:
             runs.close()

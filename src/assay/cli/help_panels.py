@@ -78,14 +78,14 @@ def format_params(command: TyperCommand | TyperGroup, ctx: Any, formatter: Any) 
 class PanelCommand(TyperCommand):
     """A command whose ``--help`` lists its options under their panels."""
 
-    def format_options(self, ctx: Any, formatter: Any) -> None:
+    def format_options(self, ctx: object, formatter: object) -> None:
         format_params(self, ctx, formatter)
 
 
 class PanelGroup(TyperGroup):
     """A command group whose ``--help`` lists its commands under their panels."""
 
-    def format_options(self, ctx: Any, formatter: Any) -> None:
+    def format_options(self, ctx: object, formatter: object) -> None:
         format_params(self, ctx, formatter)
         self.format_commands(ctx, formatter)
 

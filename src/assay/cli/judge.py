@@ -75,7 +75,7 @@ def swap(
 ) -> None:
     """Score a calibration set with two judge models: each one's agreement with people and
     with each other, with intervals."""
-    from assay.cli.calibration import _use_providers
+    from assay.cli.calibration import _providers
     from assay.data.loading import load_dataset
     from assay.engine.calibration_run import calibrate
     from assay.errors import UsageError
@@ -86,9 +86,10 @@ def swap(
     if before == after:
         raise UsageError(f"--from and --to name the same judge ({before!r})")
     loaded = load_dataset(calibration)
-    _use_providers(loaded.providers, base_url=None, no_cache=False)
+    settings = _providers(loaded.providers, base_url=None, no_cache=False)
     result = calibrate(
         loaded,
+        settings=settings,
         metric=metric,
         judge_models=[before, after],
         bootstrap=1000,
@@ -122,7 +123,7 @@ def align(
 
     import yaml
 
-    from assay.cli.calibration import _use_providers
+    from assay.cli.calibration import _providers
     from assay.data.fileio import write_atomic
     from assay.data.loading import load_dataset
     from assay.judges.align import align as propose
@@ -130,13 +131,13 @@ def align(
     from assay.providers import registry
 
     loaded = load_dataset(calibration)
-    _use_providers(loaded.providers, base_url=None, no_cache=False)
+    settings = _providers(loaded.providers, base_url=None, no_cache=False)
 
     async def run() -> Any:
         try:
             return await propose(
                 loaded, model=model, n_examples=examples, held_out=held_out, seed=seed,
-                source=str(calibration),
+                source=str(calibration), settings=settings,
             )  # fmt: skip
         finally:
             await registry.aclose()

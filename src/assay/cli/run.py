@@ -83,11 +83,67 @@ def run(
     promote_failures: opt.PromoteFailuresOpt = None,
 ) -> None:
     """Run a dataset through a system under test (or saved outputs), score it, report, gate."""
-    flags = dict(locals())  # exactly this function's parameters: every flag, by name
+    # Loaded when the command runs, not when typer builds it: `assay run --help` skips pydantic.
     from assay.cli.run_execution import execute
     from assay.cli.run_plan import checked_config
+    from assay.engine.config import RunConfig
 
-    execute(checked_config(flags), lane=ctx.meta.get(LANE_KEY))  # lane: from `assay adversarial`
+    # Each flag by name into its field; a repeatable flag never given is None here, [] there.
+    config = RunConfig(
+        dataset=dataset,
+        outputs=outputs or [],
+        sut=sut or [],
+        sut_url=sut_url,
+        sut_output_path=sut_output_path,
+        sut_retrieved_path=sut_retrieved_path,
+        sut_trajectory_path=sut_trajectory_path,
+        sut_timeout=sut_timeout,
+        rpm=rpm,
+        metric=metric or [],
+        fmt=fmt,
+        out=out,
+        also=also or [],
+        min_macro_f1=min_macro_f1,
+        min_pass_rate=min_pass_rate or [],
+        min_mean=min_mean or [],
+        min_coverage=min_coverage or [],
+        max_failures=max_failures,
+        compare=compare,
+        max_regressions=max_regressions,
+        max_flips=max_flips,
+        max_drop=max_drop or [],
+        redact=redact,
+        text_limit=text_limit,
+        repetitions=repetitions,
+        concurrency=concurrency,
+        budget_usd=budget_usd,
+        limit=limit,
+        sample_n=sample_n,
+        seed=seed,
+        tag=tag or [],
+        sample_id=sample_id or [],
+        resume=resume,
+        retry_errors=retry_errors,
+        run_id=run_id,
+        executor=executor,
+        ray_address=ray_address,
+        store_path=store_path,
+        no_store=no_store,
+        judge_model=judge_model,
+        embedding_model=embedding_model,
+        embedding_provider=embedding_provider,
+        base_url=base_url,
+        provider_concurrency=provider_concurrency,
+        no_cache=no_cache,
+        refresh_cache=refresh_cache,
+        cache_dir=cache_dir,
+        quiet=quiet,
+        promote_failures=promote_failures,
+        dry_run=dry_run,
+        allow_judge_change=allow_judge_change,
+        reranker=reranker,
+    )
+    execute(checked_config(config), lane=ctx.meta.get(LANE_KEY))  # lane: from `assay adversarial`
 
 
 def runs(

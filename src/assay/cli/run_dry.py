@@ -24,6 +24,7 @@ import typer
 from assay.cli.console import fail
 from assay.cli.run_plan import Plan
 from assay.providers.pricing import format_usd
+from assay.report.model import Report, UsageBlock
 
 COLUMNS = ("metric", "calls", "cached", "to send", "prompt tokens", "reply tokens", "cost")
 
@@ -70,7 +71,7 @@ def _stand_in(plan: Plan) -> Any:
     return SavedOutputs(answers, "expected outputs (dry run)")
 
 
-def _row(name: str, block: Any) -> tuple[Any, ...]:
+def _row(name: str, block: UsageBlock | None) -> tuple[Any, ...]:
     """One metric's (or the total's) counts; cost None when a model is unpriced."""
     if block is None:
         return (name, 0, 0, 0, 0, 0, 0.0)
@@ -87,7 +88,7 @@ def _row(name: str, block: Any) -> tuple[Any, ...]:
     )
 
 
-def _table(report: Any, rows: list[tuple[Any, ...]], total: tuple[Any, ...]) -> str:
+def _table(report: Report, rows: list[tuple[Any, ...]], total: tuple[Any, ...]) -> str:
     """The counts as an aligned text table, with the estimate's basis under it."""
     cells = [list(COLUMNS)] + [[*map(str, r[:-1]), _money(r[-1])] for r in [*rows, total]]
     widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
@@ -113,5 +114,5 @@ def _aligned(line: list[str], widths: list[int]) -> list[str]:
     return [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))]
 
 
-def _money(value: Any) -> str:
+def _money(value: float | None) -> str:
     return "unpriced" if value is None else format_usd(float(value))

@@ -11,78 +11,84 @@ import contextlib
 import gc
 import shlex
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import typer
 
+from assay.adversarial.lane import LaneHooks, with_compliance
+from assay.api import preflight
 from assay.cli.console import fail, printable, warn
 from assay.cli.run_dry import dry_run
 from assay.cli.run_plan import Plan, build_plan, system_limiter
 from assay.cli.run_report import finish_run, gate_rules, gate_verdict, preload, write_out
+from assay.cli.systems import SystemSpec, SystemsRun, check_combination, run_systems
+from assay.data.dataset import Dataset
+from assay.data.results import ExecutionResult, Thresholds
+from assay.engine.budget import BudgetGuard
+from assay.engine.config import RunConfig
+from assay.engine.evaluation import RunOptions, RunState, run_samples
+from assay.engine.progress import Progress, progress_mode
+from assay.metrics.base import Metric
 from assay.providers.urls import public_url
+from assay.store.project import find_config, read_toml
+from assay.store.runs import RunStore
+
+if TYPE_CHECKING:
+    from assay.compare.gate import GateResult
+    from assay.compare.gate_rules import GateRules
+    from assay.engine.ray_executor import RayOptions
+    from assay.providers.limiter import Limiter
+    from assay.report.model import Report, Row
 
 
-def execute(config: Any, *, lane: Any = None) -> None:
+def execute(config: RunConfig, *, lane: LaneHooks | None = None) -> None:
     """One ``assay run`` from its configuration: plan, run_samples, report, gate (never returns)."""
-    from assay.providers import settings as provider_settings
-
     plan = build_plan(config, lane)
-    with provider_settings.scope(plan.providers):
-        _preflight(plan)
-        if config.dry_run:
-            dry_run(plan, _evaluate_without_store)  # exits 0
-        store = None if config.no_store else _open_store(config.store_path)
-        if len(plan.systems) > 1:
-            _run_systems(plan, store)  # exits with the gate's code
-            return
-        _run_one(plan, store)
+    rules = _preflight(plan)
+    if config.dry_run:
+        dry_run(plan, _evaluate_without_store)  # exits 0
+    store = None if config.no_store else RunStore(config.store_path)
+    if len(plan.systems) > 1:
+        _run_systems(plan, rules, store)  # exits with the gate's code
+        return
+    _run_one(plan, rules, store)
 
 
-def _evaluate_without_store(plan: Plan) -> Any:
+def _evaluate_without_store(plan: Plan) -> Report:
     """The run's report with nothing stored and no progress display (for ``--dry-run``)."""
-    from assay.engine.evaluation import RunState
-    from assay.engine.progress import Progress, progress_mode
-
     state = RunState()
     progress = Progress(progress_mode(quiet=True), thresholds=plan.thresholds)
     return _evaluate(plan, None, state, progress, _options(plan), keep_rows=False)
 
 
-def _open_store(path: Path | None) -> Any:
-    from assay.store.runs import RunStore
-
-    return RunStore(path)
-
-
-def _preflight(plan: Plan) -> None:
-    """Configuration errors before any work (exit 2); scope warnings on stderr."""
-    from assay.api import preflight
-
+def _preflight(plan: Plan) -> GateRules:
+    """Configuration errors before any work (exit 2); scope warnings on stderr; the gate's
+    rules."""
     # The gate's rules (assay.toml [gate], the dataset's gate: block, flags), read before any
     # work so a bad one exits 2 at once; several systems leave the baseline's rules out.
     flags = plan.config.gate_flags(with_baseline_rules=len(plan.systems) == 1)
-    plan.rules = gate_rules(plan.loaded.gate, flags)
-    for message in preflight(plan.chosen, plan.selected):
+    rules = gate_rules(plan.selected.gate, flags)
+    for message in preflight(plan.chosen, plan.selected, plan.providers):
         warn(message)
     if plan.chosen.calibrations:  # a run with no calibrated judge loads none of this
         from assay.judges.in_run import calibration_paths
 
         plan.calibrations = calibration_paths(plan.chosen.calibrations, Path(plan.config.dataset))
+    return rules
 
 
-def _run_one(plan: Plan, store: Any) -> None:
+def _run_one(plan: Plan, rules: GateRules, store: RunStore | None) -> None:
     """One system: run_samples, then budget, comparison, gate, reports and the exit code."""
     config = plan.config
-    resume_id = _resume_id(config, store, plan.loaded.name)
+    resume_id = _resume_id(config, store, plan.selected.name)
     state, budget, progress = _watch(config, plan.thresholds, _preload_formats(plan))
     options = _options(
         plan,
         run_id=resume_id or config.run_id,
         resume=resume_id is not None,
-        resume_changed=config.resume_changed,
         retry_errors=config.retry_errors,
         ray=_ray_options(config.executor, config.ray_address),
     )
@@ -101,12 +107,11 @@ def _run_one(plan: Plan, store: Any) -> None:
     if budget is not None:
         report_obj = report_obj.model_copy(update={"budget": budget.block(state.done)})
     report_obj = _with_judges(plan, report_obj, store)
-    # What follows needs only the report: let a large dataset and its outputs go first.
-    plan.loaded = plan.selected = plan.system = None
+    plan.let_go()  # what follows needs only the report: a large dataset and its outputs go first
     try:
         finish_run(
             report_obj,
-            plan.rules,
+            rules,
             config=config,
             store=store if not keep_rows else None,
             gate_store=store,
@@ -119,11 +124,11 @@ def _run_one(plan: Plan, store: Any) -> None:
             store.close()
 
 
-def _with_judges(plan: Plan, report_obj: Any, store: Any) -> Any:
+def _with_judges(plan: Plan, report_obj: Report, store: RunStore | None) -> Report:
     """The judge blocks (calibration measured once per run), one stderr line per judge."""
     if not plan.info.get("judge_model"):  # no metric calls a judge: no judge block
         return report_obj
-    from assay.judges.in_run import judge_lines, with_judges
+    from assay.judges.in_run import judge_lines, with_judges  # judge runs only
 
     report_obj = with_judges(
         report_obj,
@@ -140,7 +145,7 @@ def _with_judges(plan: Plan, report_obj: Any, store: Any) -> Any:
     return report_obj
 
 
-def _resume_id(config: Any, store: Any, dataset_name: str) -> str | None:
+def _resume_id(config: RunConfig, store: RunStore | None, dataset_name: str) -> str | None:
     """The run to continue (``--resume RUN_ID`` or ``latest``), or None."""
     if config.resume is None:
         return None
@@ -181,22 +186,19 @@ def _collecting() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _watch(config: Any, thresholds: Any, formats: list[str] | None) -> tuple[Any, Any, Any]:
+def _watch(
+    config: RunConfig, thresholds: Thresholds, formats: list[str] | None
+) -> tuple[RunState, BudgetGuard | None, Progress]:
     """Run state with the budget guard and the progress display hooked to each result; the
     first result starts loading what the reports in ``formats`` need (run_report.preload)."""
-    from assay.engine.evaluation import RunState
-    from assay.engine.progress import Progress, progress_mode
-
     state = RunState()
     budget = None
     if config.budget_usd is not None:
-        from assay.engine.budget import BudgetGuard
-
         budget = BudgetGuard(config.budget_usd, state)
     progress = Progress(progress_mode(quiet=config.quiet), thresholds=thresholds)
     to_preload = [formats] if formats is not None else []
 
-    def on_results(results: Sequence[Any]) -> None:
+    def on_results(results: Sequence[ExecutionResult]) -> None:
         if to_preload:  # the first result: the run is under way, load what its end needs
             preload(to_preload.pop())
         if budget is not None:
@@ -209,23 +211,25 @@ def _watch(config: Any, thresholds: Any, formats: list[str] | None) -> tuple[Any
 
 
 def _with_compliance(
-    report_obj: Any,
-    dataset: Any,
-    store: Any,
+    report_obj: Report,
+    dataset: Dataset,
+    store: RunStore | None,
     keep_rows: bool,
-    metrics: list[Any],
+    metrics: list[Metric],
     promote_to: Path | None,
     source: str,
-) -> Any:
+) -> Report:
     """The adversarial compliance summary, and ``--promote-failures``, from the run's rows."""
-    from assay.adversarial.lane import with_compliance
+    # Preloaded while the run goes (run_report.preload), not before its first request.
     from assay.engine.rebuild import rows_from_store
 
     names = [m.name for m in metrics]
     run_id = report_obj.run.run_id
 
-    def rows() -> Iterable[Any]:
-        return report_obj.rows if keep_rows else rows_from_store(store, run_id, names)
+    def rows() -> Iterable[Row]:
+        if keep_rows or store is None:
+            return report_obj.rows
+        return rows_from_store(store, run_id, names)
 
     report_obj = with_compliance(report_obj, dataset, rows, promote_to=promote_to, source=source)
     if store is not None and report_obj.adversarial is not None:  # for `assay report RUN`
@@ -233,29 +237,36 @@ def _with_compliance(
     return report_obj
 
 
-def _options(plan: Plan, **update: Any) -> Any:
-    """The evaluation options of this run (``update``: per-system or resume fields)."""
-    from assay.engine.evaluation import RunOptions
-
+def _options(
+    plan: Plan,
+    *,
+    run_id: str | None = None,
+    resume: bool = False,
+    retry_errors: bool = False,
+    ray: RayOptions | None = None,
+    extra_info: dict[str, str | None] | None = None,
+) -> RunOptions:
+    """The evaluation options of this run (the keywords: per-system or resume fields)."""
     config = plan.config
-    values: dict[str, Any] = {
-        "repetitions": config.repetitions,
-        "sut_concurrency": config.concurrency,
-        "dataset_path": str(config.dataset),
-        "extra_info": dict(plan.info),
-        "thresholds": plan.thresholds,
-        "text_limit": config.text_limit,
-        "redact": config.redact,
-    }
-    values.update(update)
-    return RunOptions(**values)
+    return RunOptions(
+        repetitions=config.repetitions,
+        sut_concurrency=config.concurrency,
+        run_id=run_id,
+        resume=resume,
+        resume_changed=config.resume_changed,
+        retry_errors=retry_errors,
+        dataset_path=str(config.dataset),
+        extra_info=dict(plan.info) if extra_info is None else extra_info,
+        ray=ray,
+        thresholds=plan.thresholds,
+        text_limit=config.text_limit,
+        redact=config.redact,
+    )
 
 
-def _ray_options(executor: str | None, address: str | None) -> Any:
+def _ray_options(executor: str | None, address: str | None) -> RayOptions | None:
     """Ray options when the run goes to Ray (flag, ``ASSAY_EXECUTOR`` or ``assay.toml``); a
     bad value names where it came from: the flag, or the file and its key."""
-    from assay.store.project import find_config, read_toml
-
     config = find_config()
     table = read_toml(config) if config is not None else {}
     chosen = executor or table.get("executor") or "local"
@@ -264,9 +275,10 @@ def _ray_options(executor: str | None, address: str | None) -> Any:
     if chosen != "ray":
         where = "--executor" if executor else f"{config}: executor"
         fail(f"{where} must be local or ray; got {chosen!r}")
-    from assay.engine.ray_executor import RayOptions
+    from assay.engine.ray_executor import RayOptions  # a Ray run only: the others skip it
 
     ray_table = table.get("ray")
+    # TOML values, each checked where it is used
     configured: dict[str, Any] = ray_table if isinstance(ray_table, dict) else {}
     return RayOptions(
         address=address or configured.get("address"),
@@ -275,7 +287,7 @@ def _ray_options(executor: str | None, address: str | None) -> Any:
     )
 
 
-def _ray_count(table: dict[str, Any], key: str, default: int, where: str, *, least: int) -> int:
+def _ray_count(table: dict[str, object], key: str, default: int, where: str, *, least: int) -> int:
     """An integer setting of ``assay.toml [ray]``, at least ``least``; one line naming the file
     and key otherwise (before: ``int("x")`` ended as an unexpected ValueError)."""
     value = table.get(key, default)
@@ -285,11 +297,15 @@ def _ray_count(table: dict[str, Any], key: str, default: int, where: str, *, lea
 
 
 def _evaluate(
-    plan: Plan, store: Any, state: Any, progress: Any, options: Any, keep_rows: bool
-) -> Any:
+    plan: Plan,
+    store: RunStore | None,
+    state: RunState,
+    progress: Progress,
+    options: RunOptions,
+    keep_rows: bool,
+) -> Report:
     """The one evaluate path; Ctrl-C keeps finished work and prints the resume command."""
-    from assay.engine.evaluation import run_samples
-
+    assert plan.system is not None, "the plan builds the one system of a single-system run"
     try:
         with _collecting(), progress.session(lambda: state.total):
             return run_samples(
@@ -377,7 +393,7 @@ def _public_url(url: str) -> str:
         return "URL"
 
 
-def _run_systems(plan: Plan, store: Any) -> None:
+def _run_systems(plan: Plan, rules: GateRules, store: RunStore | None) -> None:
     """Several systems on the same samples (``--outputs``/``--sut`` NAME=...)."""
     config = plan.config
     _run_many(
@@ -395,30 +411,33 @@ def _run_systems(plan: Plan, store: Any) -> None:
         },
         options=lambda name: _options(plan, extra_info={**plan.info, "system_name": name}),
         limiter=lambda: system_limiter(config.concurrency, config.rpm),
-        gate=lambda report: gate_verdict(report, plan.rules, None),
+        gate=lambda report: gate_verdict(report, rules, None),
         formats=[(config.fmt, config.out), *plan.extra_reports],
         quiet=config.quiet,
     )
 
 
 def _run_many(
-    specs: list[Any],
-    dataset: Any,
+    specs: list[SystemSpec],
+    dataset: Dataset,
     *,
-    check: dict[str, Any],
+    check: dict[str, object],
     formats: list[tuple[str, Path | None]],
     quiet: bool,
-    store: Any,
-    **shared: Any,
+    store: RunStore | None,
+    metrics: list[Metric],
+    scopes: dict[str, frozenset[str]],
+    options: Callable[[str], RunOptions],
+    limiter: Callable[[], Limiter],
+    gate: Callable[[Report], GateResult],
 ) -> None:
     """Several systems on the same samples: one stored run each, one side-by-side report."""
-    from assay.cli.systems import SystemsRun, check_combination, run_systems
-
     check_combination(check, formats[0][0], [f for f, _ in formats[1:]])
+    shared = SystemsRun(dataset, metrics, scopes, store, options, limiter, gate)
     try:
         with _collecting():
             run_systems(
-                SystemsRun(dataset=dataset, store=store, **shared),
+                shared,
                 specs,
                 outputs=formats,
                 write=write_out,

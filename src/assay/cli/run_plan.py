@@ -7,51 +7,62 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from assay.adversarial.lane import LaneHooks
+from assay.api import MetricPlan, metric_plan
 from assay.cli.console import fail
 from assay.cli.run_report import parse_also
 from assay.cli.sample_selection import select_samples
-
-if TYPE_CHECKING:
-    from assay.engine.config import RunConfig
+from assay.cli.systems import SystemSpec, parse_systems
+from assay.data.dataset import Dataset
+from assay.data.dataset_errors import declared_metrics
+from assay.data.loading import load_dataset, load_outputs
+from assay.data.outputs import check_outputs_cover
+from assay.data.outputs_stream import same_ids
+from assay.engine.config import RunConfig
+from assay.engine.sut import PythonTarget, SavedOutputs, SystemUnderTest
+from assay.metrics.base import Metric, provider_use
+from assay.providers.limiter import Limiter
+from assay.providers.settings import ProviderSettings
+from assay.providers.settings import build as build_providers
 
 
 @dataclass
 class Plan:
-    """What a run needs once its flags are checked and its dataset is loaded."""
+    """What a run needs once its flags are checked and its dataset is loaded: ``selected`` is
+    the dataset narrowed to the chosen samples; ``system`` the one system under test (None
+    when several run: each is built later)."""
 
-    config: Any
-    lane: Any
-    loaded: Any
-    systems: list[Any]
-    chosen: Any
-    metrics: list[Any]
-    scopes: Any
+    config: RunConfig
+    lane: LaneHooks | None
+    selected: Dataset
+    system: SystemUnderTest | None
+    systems: list[SystemSpec]
+    chosen: MetricPlan
+    metrics: list[Metric]
+    scopes: dict[str, frozenset[str]]
     thresholds: dict[str, float]
-    providers: Any
+    providers: ProviderSettings
     info: dict[str, str | None]
-    selected: Any = None
-    system: Any = None
-    rules: Any = None  # the gate's, read before any work (run_execution._preflight)
     extra_reports: list[tuple[str, Path]] = field(default_factory=list)
     calibrations: dict[str, Path] = field(default_factory=dict)  # judge metric -> labelled set
 
+    def let_go(self) -> None:
+        """Drop the samples and the system (saved outputs included) once the run has its
+        report: what follows needs only the report, and a large dataset goes first."""
+        self.selected = self.selected.model_copy(update={"samples": []})
+        self.system = None
 
-def checked_config(flags: dict[str, Any]) -> RunConfig:
-    """The run configuration from ``assay run``'s parameters; the first bad flag exits 2."""
-    from assay.engine.config import RunConfig
 
-    config = RunConfig.from_flags(flags)
+def checked_config(config: RunConfig) -> RunConfig:
+    """``config`` once its flags are checked; the first bad flag exits 2."""
     for problem in _flag_problems(config):
         fail(problem)
     return config
 
 
-def _flag_problems(config: Any) -> list[str]:
+def _flag_problems(config: RunConfig) -> list[str]:
     """Flag errors found before any file is read (each one exits 2)."""
-    from assay.cli.systems import parse_systems
-
     problems: list[str] = config.problems()
     given = parse_systems(config.outputs, config.sut)
     if len(given) > 1 and config.sut_url is not None:
@@ -65,15 +76,8 @@ def _flag_problems(config: Any) -> list[str]:
     return problems
 
 
-def build_plan(config: Any, lane: Any) -> Plan:
+def build_plan(config: RunConfig, lane: LaneHooks | None) -> Plan:
     """Load the dataset, resolve its metrics and provider settings, build the system."""
-    from assay.api import metric_plan
-    from assay.cli.systems import parse_systems
-    from assay.data.dataset_errors import declared_metrics
-    from assay.data.loading import load_dataset
-    from assay.metrics.base import provider_use
-    from assay.providers.settings import build as build_providers
-
     extra_reports = parse_also(config.also)
     loaded = lane.dataset if lane is not None else load_dataset(config.dataset)
     if lane is None and not config.metric and not loaded.metrics:
@@ -83,49 +87,44 @@ def build_plan(config: Any, lane: Any) -> Plan:
     providers = build_providers(cli=config.provider_flags(), dataset=loaded.providers)
     named = lane.metric_specs if lane is not None else config.metric or None
     with declared_metrics(config.dataset) if named is None else contextlib.nullcontext():
-        chosen = metric_plan(loaded, named)  # the dataset's own metrics when none are named
-    metrics, scopes = chosen.metrics, chosen.scopes
-    plan = Plan(
+        # The dataset's own metrics when none are named; each that calls a provider gets these.
+        chosen = metric_plan(loaded, named, providers)
+    systems = parse_systems(config.outputs, config.sut)
+    system = _system(config, systems, loaded)  # before the selection, whose errors come second
+    return Plan(
         config=config,
         lane=lane,
-        loaded=loaded,
-        systems=parse_systems(config.outputs, config.sut),
+        selected=select_samples(
+            loaded,
+            limit=config.limit,
+            sample_n=config.sample_n,
+            seed=config.seed,
+            tags=config.tag,
+            ids=config.sample_id,
+        ),
+        system=system,
+        systems=systems,
         chosen=chosen,
-        metrics=metrics,
-        scopes=scopes,
+        metrics=chosen.metrics,
+        scopes=chosen.scopes,
         thresholds=chosen.thresholds,
         providers=providers,
-        info=provider_use(metrics, providers),
+        info=provider_use(chosen.metrics, providers),
         extra_reports=extra_reports,
     )
-    plan.system = _system(plan)
-    plan.selected = select_samples(
-        loaded,
-        limit=config.limit,
-        sample_n=config.sample_n,
-        seed=config.seed,
-        tags=config.tag,
-        ids=config.sample_id,
-    )
-    return plan
 
 
-def _system(plan: Plan) -> Any:
+def _system(
+    config: RunConfig, systems: list[SystemSpec], loaded: Dataset
+) -> SystemUnderTest | None:
     """The one system under test (None when several systems run; each is built later)."""
-    from assay.data.loading import load_outputs
-    from assay.data.outputs import check_outputs_cover
-    from assay.engine.sut import PythonTarget, SavedOutputs
-
-    config = plan.config
-    if len(plan.systems) > 1:
+    if len(systems) > 1:
         return None
-    only = plan.systems[0] if plan.systems else None
+    only = systems[0] if systems else None
     if only is not None and only.kind == "outputs":
-        from assay.data.outputs_stream import same_ids
-
         saved = load_outputs(Path(only.value))
-        if not same_ids(saved, plan.loaded.samples):
-            ids = [s.id for s in plan.loaded.samples]
+        if not same_ids(saved, loaded.samples):
+            ids = [s.id for s in loaded.samples]
             check_outputs_cover(saved, ids, path=str(only.value))
         return SavedOutputs(saved, str(only.value))
     limiter = system_limiter(config.concurrency, config.rpm)
@@ -134,6 +133,7 @@ def _system(plan: Plan) -> Any:
         system.limiter = limiter
         system.timeout_s = config.sut_timeout
         return system
+    # asyncio (~55 ms) for the HTTP system only: saved outputs are scored without an event loop
     from assay.engine.http_sut import HttpTarget
 
     return HttpTarget.from_environment(
@@ -146,7 +146,6 @@ def _system(plan: Plan) -> Any:
     )
 
 
-def system_limiter(concurrency: int, rpm: float | None) -> Any:
-    from assay.providers.limiter import Limiter
-
+def system_limiter(concurrency: int, rpm: float | None) -> Limiter:
+    """The limiter every call to the system under test goes through (--concurrency, --rpm)."""
     return Limiter(concurrency, rpm=rpm)

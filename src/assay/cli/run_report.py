@@ -10,17 +10,29 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Final, cast
 
 import typer
 
 from assay.cli.console import EXIT_GATE_FAILED, EXIT_OK, fail, printable, warn
+from assay.engine.config import RunConfig
+from assay.store.runs import RunStore
 
+# The modules of the run's end (gate, comparison, rebuild, renderers) are imported where they
+# are used, not here: preload() loads them in a thread once the run is under way, so the
+# first request of a judge run does not wait for them. Their types are for mypy only.
 if TYPE_CHECKING:
+    from asyncio import AbstractEventLoop
+    from collections.abc import Sequence
+
+    from assay.adversarial.lane import LaneHooks
+    from assay.compare.gate import GateResult
+    from assay.compare.gate_rules import GateRules
     from assay.engine.rebuild import RowSource
-    from assay.report.model import Row
+    from assay.report.comparison_model import Comparison
+    from assay.report.model import Report, Row
 
 FORMATS = ("json", "md", "html", "junit", "csv")
 """The report formats (``--format``, ``--also FORMAT=PATH``)."""
@@ -59,18 +71,20 @@ class _Yielding:
     any other thread, it does nothing.
     """
 
-    def __init__(self, loop: Any) -> None:
+    def __init__(self, loop: AbstractEventLoop) -> None:
         self._loop = loop
         self._thread = threading.get_ident()
 
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+    def find_spec(
+        self, name: str, path: Sequence[str] | None = None, target: object = None
+    ) -> None:
         if threading.get_ident() == self._thread and self._loop.is_running():
             time.sleep(_PAUSE_S)
 
 
-def _running_loop() -> Any:
+def _running_loop() -> AbstractEventLoop | None:
     """The event loop running in this thread, or None."""
-    import asyncio
+    import asyncio  # ~10 ms, and only a run that preloads needs it
 
     try:
         return asyncio.get_running_loop()
@@ -150,7 +164,10 @@ def write_out(text: str | Iterable[bytes], out: Path | None) -> None:
 
 
 def render(
-    report_obj: Any, fmt: str, comparison: Any = None, rows: RowSource | None = None
+    report_obj: Report,
+    fmt: str,
+    comparison: Comparison | None = None,
+    rows: RowSource | None = None,
 ) -> str | Iterable[bytes]:
     """Render a report in one of the supported formats (JSON streamed as UTF-8 chunks).
 
@@ -196,18 +213,18 @@ def parse_also(items: list[str]) -> list[tuple[str, Path]]:
 
 
 def finish_run(
-    report_obj: Any,
-    rules: Any,
+    report_obj: Report,
+    rules: GateRules,
     *,
-    config: Any,
-    store: Any,
-    gate_store: Any,
+    config: RunConfig,
+    store: RunStore | None,
+    gate_store: RunStore | None,
     metric_names: list[str],
     extra_reports: list[tuple[str, Path]],
-    lane: Any = None,
+    lane: LaneHooks | None = None,
 ) -> None:
     """Comparison, gate, rendering and the exit code of a finished run (its budget block
-    already in ``report_obj``); ``config`` is the run's :class:`~assay.engine.config.RunConfig`."""
+    already in ``report_obj``)."""
     rows: RowSource | None = None
     if store is not None:
         from assay.engine.rebuild import stored_rows
@@ -240,13 +257,15 @@ def finish_run(
     raise typer.Exit(EXIT_OK if gate_result.passed else EXIT_GATE_FAILED)
 
 
-def _gated(report_obj: Any, rules: Any, comparison: Any, gate_store: Any) -> tuple[Any, Any]:
+def _gated(
+    report_obj: Report, rules: GateRules, comparison: Comparison | None, gate_store: RunStore | None
+) -> tuple[Report, GateResult]:
     """The report with its gate verdict (kept in ``gate_store`` too) and the comparison's
     summary and warnings; and the verdict."""
     gate_result = gate_verdict(report_obj, rules, comparison)
-    update: dict[str, Any] = {"gate": gate_result.model_dump(mode="json")}
+    update: dict[str, object] = {"gate": gate_result.model_dump(mode="json")}
     if gate_store is not None:  # `assay view` shows each run's verdict
-        gate_store.record_gate(report_obj.run.run_id, update["gate"])
+        gate_store.record_gate(report_obj.run.run_id, gate_result.model_dump(mode="json"))
         # The run's last write: the store's log is copied into its file while the reports
         # render (they only read), not in the close after them.
         gate_store.checkpoint_behind()
@@ -261,13 +280,13 @@ def _gated(report_obj: Any, rules: Any, comparison: Any, gate_store: Any) -> tup
 
 
 def _compare(
-    report_obj: Any,
+    report_obj: Report,
     target: str,
     *,
     store_path: Path | None,
     rows: RowSource | None,
     allow_judge_change: bool = False,
-) -> Any:
+) -> Comparison | None:
     """The comparison with ``--compare``'s report; each side's rows are walked once, streamed
     from the run store (``rows``) and the reference's file or store, not held."""
     from assay.compare.baseline import resolve_reference
@@ -289,7 +308,7 @@ def _compare(
     )
 
 
-def gate_rules(dataset_gate: Any, cli: dict[str, Any]) -> Any:
+def gate_rules(dataset_gate: Mapping[str, object] | None, cli: Mapping[str, object]) -> GateRules:
     """The run's gate rules: assay.toml [gate] < the dataset's gate: block < flags."""
     from assay.compare.gate_rules import load_rules
     from assay.store.project import find_config
@@ -299,14 +318,14 @@ def gate_rules(dataset_gate: Any, cli: dict[str, Any]) -> Any:
     return load_rules(cli=cli, dataset_gate=dataset_gate, config_path=find_config())
 
 
-def gate_verdict(report_obj: Any, rules: Any, comparison: Any) -> Any:
+def gate_verdict(report_obj: Report, rules: GateRules, comparison: Comparison | None) -> GateResult:
     """The gate's verdict on a report under ``rules`` (:func:`gate_rules`)."""
     from assay.compare.gate import check_gate as evaluate_gate
 
     return evaluate_gate(report_obj, rules, comparison)
 
 
-def _print_summary(report_obj: Any, gate_result: Any, *, quiet: bool) -> None:
+def _print_summary(report_obj: Report, gate_result: GateResult, *, quiet: bool) -> None:
     """The run's line and the gate's verdict on stderr; --quiet keeps only why a gate failed."""
     from assay.report.markdown import fmt
 
@@ -328,7 +347,7 @@ def _print_summary(report_obj: Any, gate_result: Any, *, quiet: bool) -> None:
     _print_gate(gate_result)
 
 
-def _print_gate(gate_result: Any) -> None:
+def _print_gate(gate_result: GateResult) -> None:
     for failure in gate_result.failures:
         typer.echo(printable(f"assay: gate: {failure.message}"), err=True)
     typer.echo(f"assay: gate {'passed' if gate_result.passed else 'FAILED'}", err=True)

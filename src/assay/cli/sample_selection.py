@@ -3,20 +3,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from assay.cli.console import fail
+from assay.data.dataset import Dataset, Sample
 
 
 def select_samples(
-    dataset: Any,
+    dataset: Dataset,
     *,
     limit: int | None,
     sample_n: int | None,
     seed: int,
     tags: list[str],
     ids: list[str],
-) -> Any:
+) -> Dataset:
     """The dataset narrowed to the selected samples (itself when nothing is selected)."""
     if not (ids or tags or limit is not None or sample_n is not None):
         return dataset  # nothing selected: a streamed dataset stays streamed
@@ -34,7 +33,7 @@ def select_samples(
     return dataset.model_copy(update={"samples": samples})
 
 
-def _with_ids(samples: list[Any], ids: list[str], dataset_name: str) -> list[Any]:
+def _with_ids(samples: list[Sample], ids: list[str], dataset_name: str) -> list[Sample]:
     """The samples with these ids; an id the dataset does not have is an error."""
     known = {s.id for s in samples}
     unknown = [i for i in ids if i not in known]
@@ -47,13 +46,13 @@ def _with_ids(samples: list[Any], ids: list[str], dataset_name: str) -> list[Any
     return [s for s in samples if s.id in wanted]
 
 
-def _with_tags(samples: list[Any], tags: list[str]) -> list[Any]:
+def _with_tags(samples: list[Sample], tags: list[str]) -> list[Sample]:
     """The samples with at least one of these tags."""
     wanted = set(tags)
     return [s for s in samples if wanted.intersection(s.tags)]
 
 
-def _random(samples: list[Any], count: int, seed: int) -> list[Any]:
+def _random(samples: list[Sample], count: int, seed: int) -> list[Sample]:
     """``count`` samples drawn without replacement by ``seed``, kept in dataset order."""
     import random
 
@@ -64,7 +63,7 @@ def _random(samples: list[Any], count: int, seed: int) -> list[Any]:
     return [s for i, s in enumerate(samples) if i in picked]
 
 
-def _first(samples: list[Any], count: int) -> list[Any]:
+def _first(samples: list[Sample], count: int) -> list[Sample]:
     """The first ``count`` samples."""
     if count < 1:
         fail("--limit must be at least 1")

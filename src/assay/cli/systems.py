@@ -6,12 +6,26 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
 from assay.cli.console import fail
+from assay.data.dataset import Dataset
 from assay.data.fileio import exists
+from assay.data.loading import load_outputs
+from assay.data.outputs import check_outputs_cover
+from assay.engine.evaluation import RunOptions, RunState, run_samples
+from assay.engine.progress import Progress, progress_mode
+from assay.engine.sut import PythonTarget, SavedOutputs, SystemUnderTest
+from assay.metrics.base import Metric
+from assay.providers.limiter import Limiter
+from assay.store.runs import RunStore
+
+if TYPE_CHECKING:  # systems.model and the gate load numpy: imported where a run needs them
+    from assay.compare.gate import GateResult
+    from assay.report.model import Report
+    from assay.systems.model import SystemsReport
 
 Kind = Literal["outputs", "sut"]
 
@@ -55,7 +69,7 @@ def parse_systems(outputs: Sequence[str], suts: Sequence[str]) -> list[SystemSpe
     return specs
 
 
-def check_combination(flags: dict[str, Any], fmt: str, extra_formats: Sequence[str]) -> None:
+def check_combination(flags: dict[str, object], fmt: str, extra_formats: Sequence[str]) -> None:
     """Options that mean one run (resume, baseline, budget, JUnit) cannot take several systems."""
     for flag, value in flags.items():
         if value:
@@ -64,11 +78,8 @@ def check_combination(flags: dict[str, Any], fmt: str, extra_formats: Sequence[s
         fail("JUnit output needs one system; use json, md or html with several systems")
 
 
-def make_system(spec: SystemSpec, sample_ids: list[str], limiter: Any) -> Any:
-    from assay.data.loading import load_outputs
-    from assay.data.outputs import check_outputs_cover
-    from assay.engine.sut import PythonTarget, SavedOutputs
-
+def make_system(spec: SystemSpec, sample_ids: list[str], limiter: Limiter) -> SystemUnderTest:
+    """The system of one ``--outputs``/``--sut`` value, its outputs checked against the ids."""
     if spec.kind == "outputs":
         saved = load_outputs(spec.value)
         check_outputs_cover(saved, sample_ids, path=spec.value)
@@ -82,19 +93,16 @@ def make_system(spec: SystemSpec, sample_ids: list[str], limiter: Any) -> Any:
 class SystemsRun:
     """What each system's run shares: the dataset, metrics, store, options and the gate."""
 
-    dataset: Any
-    metrics: list[Any]
+    dataset: Dataset
+    metrics: list[Metric]
     scopes: dict[str, frozenset[str]]
-    store: Any
-    options: Callable[[str], Any]
-    limiter: Callable[[], Any]
-    gate: Callable[[Any], Any]
+    store: RunStore | None
+    options: Callable[[str], RunOptions]
+    limiter: Callable[[], Limiter]
+    gate: Callable[[Report], GateResult]
 
 
-def _run_one(run: SystemsRun, spec: SystemSpec, quiet: bool) -> Any:
-    from assay.engine.evaluation import RunState, run_samples
-    from assay.engine.progress import Progress, progress_mode
-
+def _run_one(run: SystemsRun, spec: SystemSpec, quiet: bool) -> Report:
     assert spec.name is not None
     if not quiet:
         typer.echo(f"assay: running system '{spec.name}' ({spec.kind} {spec.value})", err=True)
@@ -119,8 +127,14 @@ def _run_one(run: SystemsRun, spec: SystemSpec, quiet: bool) -> Any:
     return report.model_copy(update={"gate": verdict})
 
 
-def render(systems: Any, fmt: str) -> str:
-    from assay.systems import render as renderers
+def _passed(report: Report) -> bool:
+    """Whether the gate passed the report (``_run_one`` puts its verdict in every report)."""
+    return bool(report.gate is not None and report.gate["passed"])
+
+
+def render(systems: SystemsReport, fmt: str) -> str:
+    """The side-by-side report in ``fmt`` (json, md or html)."""
+    from assay.systems import render as renderers  # its model loads numpy: after the runs
 
     if fmt == "json":
         return str(systems.model_dump_json(indent=2)) + "\n"
@@ -138,21 +152,21 @@ def run_systems(
     quiet: bool,
 ) -> None:
     """Run every system, write the side-by-side report(s), exit 1 when any gate failed."""
-    from assay.systems.model import build
+    from assay.systems.model import build  # numpy (the comparison): after the runs
 
     named = [(str(spec.name), _run_one(run, spec, quiet)) for spec in specs]
     systems = build(named)
     for fmt, path in outputs:
         write(render(systems, fmt), path)
-    failed = [name for name, report in named if not report.gate["passed"] or report.run.halted]
+    failed = [name for name, report in named if not _passed(report) or report.run.halted]
     if not quiet:
-        from assay.report.markdown import fmt as number
+        from assay.report.markdown import fmt as number  # preloaded while the runs go
 
         for name, report in named:
             s = report.summary
             typer.echo(
                 f"assay: {name}: pass rate {number(s.pass_rate)}, macro-F1 {number(s.macro_f1)}, "
-                f"gate {'passed' if report.gate['passed'] else 'FAILED'}, run {report.run.run_id}",
+                f"gate {'passed' if _passed(report) else 'FAILED'}, run {report.run.run_id}",
                 err=True,
             )
     sys.stdout.flush()

@@ -14,17 +14,24 @@ import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from assay.compare.streamed_report import (
+    StreamedReport,
+    refuse_repeated,
+    stream_report_file,
+    stream_stored_report,
+)
 from assay.data.bounded import loads_json
-from assay.data.fileio import exists, is_file
+from assay.data.documents import read_text
+from assay.data.fileio import exists, is_file, write_atomic
 from assay.errors import InputError, StoreError, UsageError
 from assay.report.model import Report
-
-if TYPE_CHECKING:
-    from assay.compare.streamed_report import StreamedReport
+from assay.store.project import project_dir
+from assay.store.runs import RunStore
+from assay.store.schema import store_path as default_store
 
 BASELINE_SCHEMA: Final = "assay.baseline.v1"
 BASELINE_DIR_ENV = "ASSAY_BASELINE_DIR"
@@ -75,8 +82,6 @@ def _number(value: float | None) -> str:
 def baseline_dir(root: Path | None = None) -> Path:
     """``$ASSAY_BASELINE_DIR``, else ``<root>/.assay/baselines``, else the project's
     ``.assay/baselines`` (see :mod:`assay.store.project`)."""
-    from assay.store.project import project_dir
-
     configured = os.environ.get(BASELINE_DIR_ENV)
     if configured:
         return Path(configured)
@@ -107,8 +112,6 @@ def _legacy_slug(dataset: str) -> str:
 
 def load_report(path: Path) -> Report:
     """Read and validate a report JSON; malformed or foreign documents raise InputError."""
-    from assay.data.dataset import read_text
-
     text = read_text(Path(path), InputError)
     data = loads_json(text, lambda m: InputError(m, file=str(path)))
     if not isinstance(data, dict):
@@ -128,7 +131,6 @@ def load_report(path: Path) -> Report:
         raise InputError(
             f"not a valid assay report: {first['msg']}", file=str(path), field=where
         ) from None
-    from assay.compare.streamed_report import refuse_repeated
 
     seen: set[tuple[str, int]] = set()
     for row in report.rows:
@@ -153,8 +155,6 @@ def set_baseline(
     report: Report, *, source: str, root: Path | None = None
 ) -> tuple[Path, BaselinePointer]:
     """Pin ``report`` as its dataset's baseline; returns the pointer path and pointer."""
-    from assay.data.fileio import write_atomic
-
     folder = baseline_dir(root)
     name = slug(report.dataset.name)
     body = report.model_dump_json(indent=2) + "\n"
@@ -188,8 +188,6 @@ def read_pointer(dataset: str, *, root: Path | None = None) -> tuple[Path, Basel
 
 def _read_pointer_file(path: Path) -> BaselinePointer:
     """One pointer file, read as UTF-8 under the input size cap; InputError naming it."""
-    from assay.data.documents import read_text
-
     text = read_text(path, InputError)
     try:
         return BaselinePointer.model_validate_json(text)
@@ -236,9 +234,7 @@ def baseline_report_path(dataset: str, *, root: Path | None = None) -> Path | No
 
 def report_from_run(run_id: str, *, store_path: Path | None = None) -> Report:
     """The report of a run kept in the run store."""
-    from assay.engine.rebuild import report_from_store
-    from assay.store.runs import RunStore
-    from assay.store.schema import store_path as default_store
+    from assay.engine.rebuild import report_from_store  # numpy (the report's aggregates)
 
     path = Path(store_path or default_store())
     if not path.is_file():
@@ -262,9 +258,6 @@ def latest_run_id(
     dataset: str, *, exclude_run_id: str | None, store_path: Path | None = None
 ) -> str | None:
     """The id of the newest finished run of ``dataset``, other than ``exclude_run_id``."""
-    from assay.store.runs import RunStore
-    from assay.store.schema import store_path as default_store
-
     path = store_path or default_store()
     if not Path(path).is_file():
         return None
@@ -297,9 +290,6 @@ def streamed_from_argument(
 ) -> tuple[StreamedReport, str]:
     """:func:`report_from_argument` with the rows streamed
     (:mod:`assay.compare.streamed_report`)."""
-    from assay.compare.streamed_report import stream_report_file, stream_stored_report
-    from assay.store.schema import store_path as default_store
-
     path = Path(target)
     if is_file(path):
         return stream_report_file(path, load_report), str(path)
@@ -321,9 +311,6 @@ def resolve_reference(
 
     Its rows are streamed (:mod:`assay.compare.streamed_report`): a large reference is never held.
     """
-    from assay.compare.streamed_report import stream_report_file, stream_stored_report
-    from assay.store.schema import store_path as default_store
-
     if target == "baseline":
         found = baseline_report_path(current.dataset.name, root=root)
         return None if found is None else stream_report_file(found, load_report)

@@ -115,7 +115,7 @@ class GateRules(_Model):
         )
 
 
-def _fraction(value: Any, where: str) -> float:
+def _fraction(value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise UsageError(f"{where} must be a number between 0 and 1; got {value!r}")
     try:
@@ -127,7 +127,7 @@ def _fraction(value: Any, where: str) -> float:
     return number
 
 
-def _count(value: Any, where: str) -> int:
+def _count(value: object, where: str) -> int:
     if isinstance(value, bool):
         raise UsageError(f"{where} must be a whole number >= 0; got {value!r}")
     if isinstance(value, str) and value.strip().isdigit():
@@ -139,7 +139,7 @@ def _count(value: Any, where: str) -> int:
     return value
 
 
-def _floors(raw: Any, where: str) -> MetricFloors:
+def _floors(raw: object, where: str) -> MetricFloors:
     if not isinstance(raw, Mapping):
         raise UsageError(f"{where} must be a mapping of floors ({', '.join(FLOOR_KEYS)})")
     unknown = sorted(str(key) for key in raw if key not in FLOOR_KEYS)
@@ -187,7 +187,7 @@ def rules_from_mapping(raw: Mapping[str, Any] | None, source: str) -> GateRules:
     return rules
 
 
-def _drops(drops: Any, source: str) -> dict[str, float]:
+def _drops(drops: object, source: str) -> dict[str, float]:
     if not isinstance(drops, Mapping):
         raise UsageError(f"{source}.max_drop must map targets to drops, e.g. {{macro_f1: 0.05}}")
     return {
@@ -220,7 +220,7 @@ def _metric_floors(raw: Mapping[str, Any], source: str) -> dict[str, MetricFloor
     return metrics
 
 
-def _cohort_floors(raw_cohorts: Any, source: str) -> dict[str, dict[str, MetricFloors]]:
+def _cohort_floors(raw_cohorts: object, source: str) -> dict[str, dict[str, MetricFloors]]:
     if not isinstance(raw_cohorts, Mapping):
         raise UsageError(f"{source}.cohorts must map cohort tags to metric floors")
     cohorts: dict[str, dict[str, MetricFloors]] = {}

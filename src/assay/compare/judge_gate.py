@@ -12,7 +12,7 @@ measurement by another judge or on other labels, shown but never trusted by the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from assay.errors import UsageError
 
@@ -27,7 +27,7 @@ EVERY_JUDGE = "*"
 _UNMEASURED = ("missing", "errored", "stale")
 
 
-def _number(value: Any, where: str) -> float:
+def _number(value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise UsageError(f"{where} must be a number between -1 and 1; got {value!r}")
     number = float(value)
@@ -36,7 +36,7 @@ def _number(value: Any, where: str) -> float:
     return number
 
 
-def parse_agreement(raw: Any, source: str) -> dict[str, float]:
+def parse_agreement(raw: object, source: str) -> dict[str, float]:
     """``min_judge_agreement``: a number (every judge metric) or ``{metric: number}``."""
     where = f"{source}.min_judge_agreement"
     if isinstance(raw, Mapping):
@@ -44,7 +44,7 @@ def parse_agreement(raw: Any, source: str) -> dict[str, float]:
     return {EVERY_JUDGE: _number(raw, where)}
 
 
-def parse_required(raw: Any, source: str) -> list[str]:
+def parse_required(raw: object, source: str) -> list[str]:
     """``require_calibration``: true (every judge metric), false, or a list of metric names."""
     if isinstance(raw, bool):
         return [EVERY_JUDGE] if raw else []

@@ -154,7 +154,7 @@ def has_surrogate_escape(text: str, start: int = 0) -> bool:
     return _SURROGATE_ESCAPE.search(text, start) is not None
 
 
-def lone_surrogate_problem(text: str, value: Any) -> str | None:
+def lone_surrogate_problem(text: str, value: object) -> str | None:
     """What is wrong when ``value`` (parsed from ``text``) holds a string with a lone UTF-16
     surrogate escape (``"\\ud800"``): no valid text has one, and no report could be written
     with it. Only looked for when ``text`` has a ``\\u`` escape in the surrogate range."""

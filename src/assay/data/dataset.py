@@ -105,7 +105,7 @@ class Turn(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _plain_message(cls, value: Any) -> Any:
+    def _plain_message(cls, value: object) -> Any:
         return {"user": value} if isinstance(value, str) else value
 
 
@@ -146,14 +146,14 @@ class Sample(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _conversation_defaults(cls, value: Any) -> Any:
+    def _conversation_defaults(cls, value: object) -> Any:
         if isinstance(value, Mapping) and value.get("turns") is not None:
             value = {"input": {}, "expected_output": None, **value}
         return value
 
     @field_validator("id", mode="before")
     @classmethod
-    def _id_as_string(cls, value: Any) -> Any:
+    def _id_as_string(cls, value: object) -> Any:
         if isinstance(value, bool):
             raise ValueError("must be a string, not a boolean")
         if isinstance(value, int):
@@ -202,14 +202,14 @@ class Dataset(BaseModel):
 
     @field_validator("metrics", mode="before")
     @classmethod
-    def _metric_aliases(cls, value: Any) -> Any:
+    def _metric_aliases(cls, value: object) -> Any:
         if isinstance(value, list):
             return [{"name": item} if isinstance(item, str) else item for item in value]
         return value
 
     @field_validator("repetitions", mode="before")
     @classmethod
-    def _digit_string_repetitions(cls, value: Any) -> Any:
+    def _digit_string_repetitions(cls, value: object) -> Any:
         if isinstance(value, bool):
             raise ValueError("must be an integer of at least 1, not a boolean")
         digits = value.strip() if isinstance(value, str) else ""
@@ -287,7 +287,7 @@ def conversation_of(sample: Sample) -> tuple[str, int] | None:
     return None
 
 
-def normalise_tags(raw: Any) -> list[str]:
+def normalise_tags(raw: object) -> list[str]:
     """Tags from a string or list: strings only, trimmed, empties dropped, order kept."""
     items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
     seen: dict[str, None] = {}
@@ -329,7 +329,7 @@ _CANONICAL_C = (
 )
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """Compact JSON with sorted keys: the byte form that row hashes are taken over."""
     if _CANONICAL_C is not None:
         try:
@@ -339,7 +339,7 @@ def canonical_json(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
-def row_hash(input_: Any, expected: Any) -> str:
+def row_hash(input_: object, expected: object) -> str:
     """SHA-256 (hex) of the canonical JSON of ``{"input": ..., "expected": ...}``."""
     value = {"input": input_, "expected": expected}
     if _flat(input_) and _flat(expected):
@@ -368,7 +368,7 @@ def _flat(value: Any) -> bool:
 # --------------------------------------------------------------------------- validation
 
 
-def dataset_from_data(data: Any, *, source: str = "<dataset>") -> Dataset:
+def dataset_from_data(data: object, *, source: str = "<dataset>") -> Dataset:
     """Validate a parsed document into a :class:`Dataset` with precise error messages."""
     if not isinstance(data, Mapping):
         raise DatasetError(

@@ -9,9 +9,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from assay.errors import DatasetError, InputError, MetricConfigError, UsageError
 
@@ -36,7 +36,7 @@ def declared_block(path: str | Path, field: str) -> Iterator[None]:
         raise DatasetError(str(exc), file=str(path), field=field) from None
 
 
-def _sample_label(raw_samples: Any, index: int) -> str | int:
+def _sample_label(raw_samples: object, index: int) -> str | int:
     """A sample's id when it has a usable one, else its index."""
     if isinstance(raw_samples, list) and 0 <= index < len(raw_samples):
         item = raw_samples[index]
@@ -47,7 +47,7 @@ def _sample_label(raw_samples: Any, index: int) -> str | int:
     return index
 
 
-def describe(value: Any) -> str:
+def describe(value: object) -> str:
     """What kind of value a user wrote, in words (``null``, ``a list``, ``int``, ...)."""
     if value is None:
         return "null"
@@ -62,7 +62,7 @@ def describe(value: Any) -> str:
 
 def translate(
     exc: ValidationError,
-    raw_samples: Any,
+    raw_samples: object,
     source: str,
     error: type[InputError],
     *,
@@ -83,7 +83,7 @@ def translate(
     return error(message, file=source, sample=sample, field=field)
 
 
-def _message(first: Any, field: str | None, supported_schemas: Sequence[str]) -> str:
+def _message(first: ErrorDetails, field: str | None, supported_schemas: Sequence[str]) -> str:
     """Pydantic's message for one error, reworded where a dataset author needs more."""
     kind = first["type"]
     if kind == "missing":

@@ -181,7 +181,7 @@ class JsonlSamples(IndexedSamples):
         except (UnusualLineBreaks, UnicodeDecodeError, OSError):
             raise self._changed() from None
 
-    def _value(self, value: Any) -> Sample:
+    def _value(self, value: object) -> Sample:
         try:
             return _sample_value(value)
         except (DatasetError, ValidationError):
@@ -268,7 +268,7 @@ def _checked_value(value: Any) -> tuple[str, dict[str, Any]] | None:
     return None if sample.turns else (sample.id, sample.metadata)
 
 
-def _plain_sample(value: Any) -> bool:
+def _plain_sample(value: object) -> bool:
     """Whether a parsed line has the shape :class:`Sample` accepts as it is (see _checked)."""
     if type(value) is not dict or not value.keys() <= _SAMPLE_KEYS:
         return False

@@ -192,7 +192,7 @@ def _parse_json(text: str, path: Path, error: type[InputError]) -> Any:
     return loads_json(text, lambda message: error(message, file=str(path)), unique_keys=True)
 
 
-def _check_expansion(data: Any, text: str, path: Path, error: type[InputError]) -> None:
+def _check_expansion(data: object, text: str, path: Path, error: type[InputError]) -> None:
     """Refuse YAML whose aliases expand it far beyond its size (a 'billion laughs' document).
 
     Aliases share objects, so loading is cheap, but every later walk (validation, hashing,

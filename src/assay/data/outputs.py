@@ -185,7 +185,7 @@ def _all_strings(items: Sequence[Any]) -> bool:
     return True
 
 
-def coerce_output(value: Any) -> Output:
+def coerce_output(value: object) -> Output:
     """Turn whatever a system under test returned into an :class:`Output`, or explain why not."""
     if isinstance(value, Output):
         return value
@@ -221,7 +221,7 @@ def coerce_output(value: Any) -> Output:
     )
 
 
-def parse_contexts(raw: Any, *, where: str = "contexts") -> tuple[str, ...] | None:
+def parse_contexts(raw: object, *, where: str = "contexts") -> tuple[str, ...] | None:
     """Context texts from a list of strings or ``{text}`` objects; None when absent."""
     if raw is None:
         return None
@@ -240,7 +240,7 @@ def parse_contexts(raw: Any, *, where: str = "contexts") -> tuple[str, ...] | No
     return tuple(texts)
 
 
-def _trajectory(raw: Any) -> Mapping[str, Any] | None:
+def _trajectory(raw: object) -> Mapping[str, Any] | None:
     """A returned trajectory as JSON: a mapping, a Trajectory, or a TrajectoryRecorder."""
     if raw is None or isinstance(raw, Mapping):
         return raw
@@ -254,7 +254,7 @@ def _trajectory(raw: Any) -> Mapping[str, Any] | None:
     )
 
 
-def _entry_output(entry: Any, *, sample_id: str, path: Path) -> Output:
+def _entry_output(entry: object, *, sample_id: str, path: Path) -> Output:
     try:
         return coerce_output(entry)
     except SystemUnderTestError as exc:
@@ -332,7 +332,9 @@ def _document_entries(text: str, path: Path) -> Iterator[_Entry]:
         )
 
 
-def _add(outputs: dict[str, Output], sample_id: Any, entry: Any, *, where: str, path: Path) -> None:
+def _add(
+    outputs: dict[str, Output], sample_id: object, entry: object, *, where: str, path: Path
+) -> None:
     """Add one saved output; a conversation's replies become ``id#1``, ``id#2``, ..."""
     if isinstance(sample_id, bool) or not isinstance(sample_id, (str, int)) or str(sample_id) == "":
         raise OutputsError(f"{where} needs a non-empty string 'id'", file=str(path), field="id")
@@ -348,7 +350,7 @@ def _add(outputs: dict[str, Output], sample_id: Any, entry: Any, *, where: str, 
     outputs[key] = _entry_output(entry, sample_id=key, path=path)
 
 
-def _turn_entries(raw: Any, where: str, path: Path) -> list[Any]:
+def _turn_entries(raw: object, where: str, path: Path) -> list[Any]:
     """A conversation's replies, turn by turn (``c`` answers turns ``c#1``, ``c#2``, ...)."""
     if not isinstance(raw, list) or not raw:
         raise OutputsError(

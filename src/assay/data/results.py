@@ -51,7 +51,7 @@ def threshold_for(thresholds: Thresholds | None, metric: str) -> float:
     return thresholds.get(metric, DEFAULT_THRESHOLD)
 
 
-def parse_threshold(value: Any, metric: str) -> float:
+def parse_threshold(value: object, metric: str) -> float:
     """A metric's ``threshold:`` option: a number in [0, 1]."""
     if isinstance(value, str):
         with contextlib.suppress(ValueError):
@@ -150,7 +150,7 @@ class ExecutionResult:
         return cls(sample_id, repetition, scores, sut_error)
 
 
-def _stored_score(value: Any) -> float | None:
+def _stored_score(value: object) -> float | None:
     """A stored score read back: None, or a number in [0, 1] as MetricScore made it; a store
     edited by hand may hold anything (ValueError, which the store's reader names)."""
     if type(value) is float and 0.0 <= value <= 1.0:
@@ -162,7 +162,7 @@ def _stored_score(value: Any) -> float | None:
     raise ValueError(f"a score of {str(value)[:40]!r} is not a number in [0, 1]")
 
 
-def _stored_details(value: Any) -> Mapping[str, Any]:
+def _stored_details(value: object) -> Mapping[str, Any]:
     """A stored score's details read back: an object (or nothing)."""
     if type(value) is dict:
         return value

@@ -65,7 +65,7 @@ class Trajectory:
         return data
 
 
-def _call(raw: Any, index: int) -> ToolCall:
+def _call(raw: object, index: int) -> ToolCall:
     """One entry of ``tool_calls``: a name, or ``{name|tool, arguments|args, result, error}``."""
     where = f"trajectory.tool_calls[{index}]"
     if isinstance(raw, str):
@@ -88,7 +88,7 @@ def _call(raw: Any, index: int) -> ToolCall:
     )
 
 
-def _count(raw: Any, where: str, *, default: int | None) -> int | None:
+def _count(raw: object, where: str, *, default: int | None) -> int | None:
     """A non-negative integer (digit strings accepted), or ``default`` when absent."""
     if raw is None:
         return default
@@ -99,7 +99,7 @@ def _count(raw: Any, where: str, *, default: int | None) -> int | None:
     return raw
 
 
-def parse_trajectory(raw: Any) -> Trajectory:
+def parse_trajectory(raw: object) -> Trajectory:
     """A :class:`Trajectory` from a mapping (or a :class:`Trajectory`), else a MetricError."""
     if isinstance(raw, Trajectory):
         return raw
@@ -145,7 +145,7 @@ class TrajectoryRecorder:
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
-        result: Any = None,
+        result: object = None,
         error: str | None = None,
     ) -> None:
         """Note one tool call, in the order the agent made it."""

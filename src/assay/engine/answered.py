@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeGuard, cast
+from typing import cast
 
 from assay.data.dataset import Sample
 from assay.data.executions import Execution
@@ -19,16 +19,6 @@ from assay.data.outputs import Output
 from assay.data.results import ExecutionResult, ScoreResult
 from assay.engine.scoring import is_async_metric, score_column
 from assay.metrics.base import Metric
-
-
-class Prefetcher(Protocol):
-    """A metric that batches its provider calls for a window of answers before scoring them."""
-
-    async def prefetch(self, pairs: Sequence[tuple[Sample, Output]]) -> None: ...
-
-
-def prefetches(metric: Metric) -> TypeGuard[Prefetcher]:
-    return hasattr(metric, "prefetch")
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,13 @@ from assay.engine.calibration_items import (
 )
 from assay.engine.preflight import check_providers
 from assay.errors import MetricError, UsageError
+from assay.metrics.base import Metric
+from assay.metrics.judge import LLMAsJudge
+from assay.metrics.registry import resolve
+from assay.metrics.rubric import RubricJudge
+from assay.providers import registry
+from assay.providers import settings as provider_settings
+from assay.providers.settings import ProviderSettings
 from assay.providers.usage import total_cost
 
 __all__ = [
@@ -72,15 +79,16 @@ class Judged:
 
 
 async def judge_all(
-    metric: Any, samples: Sequence[Sample], answers: Sequence[Output], concurrency: int
+    metric: Metric | LLMAsJudge,
+    samples: Sequence[Sample],
+    answers: Sequence[Output],
+    concurrency: int,
 ) -> list[Judged]:
     """Judge every sample with one metric instance; failures are kept as failures.
 
     A :class:`~assay.metrics.rubric.RubricJudge` is asked for its verdicts (so a judge that
     abstained everywhere still contributes verdicts); other metrics for their score.
     """
-    from assay.metrics.rubric import RubricJudge
-
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(sample: Sample, output: Output) -> Judged:
@@ -127,7 +135,6 @@ def calibrate(dataset: Dataset, **options: Any) -> CalibrationResult:
     A sync wrapper over :func:`calibrate_async` (same keyword options) that owns its event loop
     and closes the provider clients at the end.
     """
-    from assay.providers import registry
 
     async def run() -> CalibrationResult:
         try:
@@ -155,17 +162,18 @@ async def calibrate_async(
     concurrency: int = 8,
     source: str = "<dataset>",
     keep_distribution: bool = False,
+    settings: ProviderSettings | None = None,
 ) -> CalibrationResult:
-    """Run the judge(s) over the human-labelled samples and compute agreement."""
-    from assay.providers.settings import current
-
+    """Run the judge(s) over the human-labelled samples and compute agreement; the judges call
+    the provider of ``settings`` (None: the environment's)."""
+    settings = settings or provider_settings.from_environment()
     policy = _check_options(metric, abstain)
-    models = list(dict.fromkeys(judge_models)) or [current().judge_model]
+    models = list(dict.fromkeys(judge_models)) or [settings.judge_model]
     criteria = rubric_criteria(dataset, rubric) if metric == "rubric" else (PASS_CRITERION,)
     labelled = read_labelled(dataset, criteria, metric=metric, outputs=outputs, source=source)
-    judges = {model: _judge_metric(metric, model, criteria, abstain) for model in models}
+    judges = {model: _judge_metric(metric, model, criteria, abstain, settings) for model in models}
     # No key and no base URL: one usage error before any call, as `assay run` gives.
-    check_providers(list(judges.values()), current())
+    check_providers(list(judges.values()), settings)
     runs: dict[str, list[Judged]] = {}
     for model, judge in judges.items():
         runs[model] = await judge_all(judge, labelled.samples, labelled.answers, concurrency)
@@ -199,15 +207,17 @@ def _check_options(metric: str, abstain: str) -> AbstainPolicy:
 
 
 def _judge_metric(
-    metric: MetricName, model: str, criteria: Sequence[Criterion], abstain: str
-) -> Any:
+    metric: MetricName,
+    model: str,
+    criteria: Sequence[Criterion],
+    abstain: str,
+    settings: ProviderSettings,
+) -> Metric:
     """The metric instance that judges with ``model`` (the rubric and abstain policy given)."""
-    from assay.metrics.registry import resolve
-
     spec: dict[str, Any] = {"name": metric, "model": model}
     if metric == "rubric":
         spec.update(rubric=[c.model_dump(exclude_none=True) for c in criteria], abstain=abstain)
-    return resolve(spec)
+    return resolve(spec, settings)
 
 
 def label_set(

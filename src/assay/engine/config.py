@@ -12,17 +12,17 @@ Precedence, highest first (one rule for every setting):
    :func:`assay.compare.gate_rules.load_rules`);
 6. built-in defaults.
 
-Adding a flag is three local edits: its option type in :mod:`assay.cli.run_options`, a parameter of
-that type in :func:`assay.cli.run.run`, and a field of the same name here. Nothing in assay
-keeps settings in module-level variables: the provider settings built here are put in force for
-the run's scope only (:func:`assay.providers.settings.scope`). This module holds values only and
-imports no other assay module (docs/architecture.md).
+Adding a flag is four local edits: its option type in :mod:`assay.cli.run_options`, a parameter
+of that type in :func:`assay.cli.run.run`, a field of the same name here, and the keyword that
+passes one to the other in ``run``'s body. Nothing in assay keeps settings in module-level or
+context variables: the provider settings built from these flags are handed, as a value, to the
+metrics and the judge client that call a provider (docs/architecture.md, "Two paths traced").
+This module holds values only.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -98,15 +98,6 @@ class RunConfig(BaseModel):
     no_cache: bool = False
     refresh_cache: bool = False
     cache_dir: Path | None = None
-
-    @classmethod
-    def from_flags(cls, params: Mapping[str, Any]) -> RunConfig:
-        """Build from ``assay run``'s parameters; an unset repeatable flag (None) becomes []."""
-        values = {key: value for key, value in params.items() if key != "ctx"}
-        for name, info in cls.model_fields.items():
-            if values.get(name) is None and info.default == []:
-                values[name] = []
-        return cls.model_validate(values)
 
     def problems(self) -> list[str]:
         """Flag values that are wrong on their own (the CLI exits 2 on the first)."""

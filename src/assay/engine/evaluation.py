@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.data.dataset import Dataset, conversation_of
 from assay.data.executions import Execution, iter_plan
-from assay.data.outputs import Output
+from assay.data.outputs import Output, coerce_output
 from assay.data.results import DEFAULT_TEXT_LIMIT, ExecutionResult
 from assay.engine.recorder import Recorder, ReportParts
 from assay.engine.resume_check import OPTIONS_KEY, check_resume, options_hash, record_hashes
@@ -332,8 +332,6 @@ def _stored_answers(
     saved = getattr(sut, "outputs", None)
     if isinstance(saved, Mapping):
         return {key: saved[key[0]] for key in wanted if key[0] in saved}
-    from assay.data.outputs import coerce_output
-
     found: dict[tuple[str, int], Output] = {}
     for sample_id, repetition, raw in store.outputs(run_id):
         if (sample_id, repetition) in wanted:

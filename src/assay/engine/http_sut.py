@@ -22,7 +22,7 @@ import os
 import re
 import zlib
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.data.bounded import loads_json
 from assay.data.dataset import Sample
@@ -32,6 +32,9 @@ from assay.providers.limiter import Limiter, is_overload, retry_after_seconds
 from assay.providers.pool import context_for, http_client
 from assay.providers.urls import is_header_value, is_http_url, public_url
 from assay.report.system_info import SystemUnderTestInfo
+
+if TYPE_CHECKING:  # httpx loads with the first request (start-up of the run)
+    import httpx
 
 DEFAULT_OUTPUT_PATH = "output"
 DEFAULT_TIMEOUT_S = 60.0
@@ -69,7 +72,7 @@ def _render(path: Sequence[PathStep]) -> str:
 _MISSING = object()
 
 
-def lookup(document: Any, path: Sequence[PathStep]) -> Any:
+def lookup(document: object, path: Sequence[PathStep]) -> Any:
     """The value at ``path`` in a parsed JSON document, or ``_MISSING``."""
     value = document
     for step in path:
@@ -288,7 +291,7 @@ class HttpTarget:
         )
         return self._read(document)
 
-    async def _body(self, reply: Any) -> bytes:
+    async def _body(self, reply: httpx.Response) -> bytes:
         """The decoded reply body, read in pieces and given up once past ``max_reply_bytes``.
 
         Read whole, a 100 MB reply or a gzip bomb took a gigabyte of memory before any check.
@@ -303,7 +306,7 @@ class HttpTarget:
             parts.append(piece)
         return b"".join(parts)
 
-    def _read(self, document: Any) -> Output:
+    def _read(self, document: object) -> Output:
         text = lookup(document, self.output_path)
         where = _render(self.output_path)
         if text is _MISSING:
@@ -324,7 +327,7 @@ class HttpTarget:
                 raise SystemUnderTestError(f"the reply's {exc}") from None
         return Output(text, retrieved, self._trajectory(document))
 
-    def _trajectory(self, document: Any) -> Mapping[str, Any] | None:
+    def _trajectory(self, document: object) -> Mapping[str, Any] | None:
         """The agent's trajectory (tool calls) at ``--sut-trajectory-path``, when configured."""
         if self.trajectory_path is None:
             return None
@@ -341,7 +344,7 @@ class HttpTarget:
         return raw
 
 
-async def _decoded(reply: Any, most: int, shown: str) -> AsyncIterator[bytes]:
+async def _decoded(reply: httpx.Response, most: int, shown: str) -> AsyncIterator[bytes]:
     """The reply body's decoded pieces; a gzip one at most ``most`` bytes each.
 
     httpx inflates each network read whole (a 64 KiB gzip read can be 64 MiB): gzip, the
@@ -362,7 +365,7 @@ async def _decoded(reply: Any, most: int, shown: str) -> AsyncIterator[bytes]:
         raise SystemUnderTestError(f"{shown} sent a gzip body that does not inflate") from None
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

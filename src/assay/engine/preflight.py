@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from assay.data.dataset import Sample
 from assay.errors import MetricConfigError, UsageError
-from assay.metrics.base import Metric
+from assay.metrics.base import Metric, checks_config
 from assay.metrics.registry import applies
 from assay.providers.pricing import stale_prices
+from assay.providers.settings import ProviderSettings
 
 CHAT_FAMILIES = frozenset({"judge", "rubric"})
 
@@ -26,18 +26,18 @@ def family(metric: Metric) -> str:
     return type(metric).__module__.rsplit(".", 1)[-1]
 
 
-def _needs_remote_provider(metric: Metric, settings: Any) -> bool:
+def _needs_remote_provider(metric: Metric, settings: ProviderSettings) -> bool:
     kind = family(metric)
     if kind in CHAT_FAMILIES:
         return True
-    return kind == "semantic" and getattr(settings, "embedding_provider", None) == "openai"
+    return kind == "semantic" and settings.embedding_provider == "openai"
 
 
-def check_providers(metrics: Sequence[Metric], settings: Any) -> None:
+def check_providers(metrics: Sequence[Metric], settings: ProviderSettings) -> None:
     """A metric that calls an OpenAI-compatible endpoint needs a key or a base URL, and the
     key and ids sent as headers must be sendable."""
     remote = [metric for metric in metrics if _needs_remote_provider(metric, settings)]
-    if settings is None or not remote:
+    if not remote:
         return
     if settings.api_key is None and settings.base_url is None:
         raise UsageError(
@@ -45,6 +45,7 @@ def check_providers(metrics: Sequence[Metric], settings: Any) -> None:
             "key (OPENAI_API_KEY or ASSAY_API_KEY) nor a base URL (--base-url or "
             "OPENAI_BASE_URL) is set"
         )
+    # The endpoint module brings the HTTP pool and asyncio: a lexical run never gets here.
     from assay.providers.endpoint import check_header_values
 
     check_header_values(settings)
@@ -56,7 +57,7 @@ def check_metrics(
     """Each metric's own configuration check; returns warnings for scopes that match nothing."""
     warnings: list[str] = []
     for metric in metrics:
-        check = getattr(metric, "check_config", None)
+        check = metric if checks_config(metric) else None
         if metric.name not in scopes and check is None:
             continue  # nothing to check: a streamed dataset is not read
         scoped = [s for s in samples if applies(scopes, metric.name, s.tags)]
@@ -68,7 +69,7 @@ def check_metrics(
             continue
         if check is not None:
             try:
-                check(scoped)
+                check.check_config(scoped)
             except MetricConfigError:
                 raise
             except UsageError as exc:
@@ -76,7 +77,9 @@ def check_metrics(
     return warnings
 
 
-def price_warnings(metrics: Sequence[Metric], settings: Any, today: dt.date) -> list[str]:
+def price_warnings(
+    metrics: Sequence[Metric], settings: ProviderSettings, today: dt.date
+) -> list[str]:
     """A warning for each model the metrics will pay for whose price is older than the
     settings' ``max_price_age_days``."""
     if settings is None:

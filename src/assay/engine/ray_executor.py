@@ -22,18 +22,25 @@ import copy
 import math
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from assay.data.executions import Execution
 from assay.data.outputs import Output
 from assay.data.results import ExecutionResult
 from assay.engine.runner import Runner
+from assay.engine.sut import SystemUnderTest
 from assay.errors import UsageError
-from assay.metrics.base import Metric
+from assay.metrics.base import Metric, asks_resources
+from assay.providers.limiter import Limiter
 
 BatchResult = list[tuple[ExecutionResult, Output | None]]
+
+
+Payload = tuple[list[Metric], SystemUnderTest, dict[str, frozenset[str]], int]
+"""What every batch task gets: the metrics, the system, the tag scopes, its concurrency."""
 
 
 @dataclass(frozen=True)
@@ -96,9 +103,9 @@ def resources_for(metrics: Sequence[Metric]) -> dict[str, float]:
     """The Ray resources one batch needs: the largest request of any metric (e.g. a GPU)."""
     wanted: dict[str, float] = {}
     for metric in metrics:
-        asked = getattr(metric, "resources", None)
-        if not isinstance(asked, Mapping):
+        if not asks_resources(metric):
             continue
+        asked = metric.resources
         for name, amount in asked.items():
             wanted[str(name)] = max(wanted.get(str(name), 0.0), float(amount))
     return wanted
@@ -121,19 +128,17 @@ def _batches(executions: Sequence[Execution], size: int) -> Iterator[list[Execut
         yield batch
 
 
-def _portable_sut(sut: Any, concurrency: int) -> Any:
+def _portable_sut(sut: SystemUnderTest, concurrency: int) -> SystemUnderTest:
     """A copy of the system under test fit to ship: its limiter is replaced by a fresh one
     sized to this worker's share of the global concurrency."""
     shipped = copy.copy(sut)
-    if getattr(shipped, "limiter", None) is not None:
-        from assay.providers.limiter import Limiter
-
-        shipped.limiter = Limiter(concurrency)
+    if getattr(shipped, "limiter", None) is not None:  # a Python or HTTP system's own limiter
+        setattr(shipped, "limiter", Limiter(concurrency))  # noqa: B010 (not in the protocol)
     return shipped
 
 
 def score_batch(
-    payload: tuple[list[Metric], Any, dict[str, frozenset[str]], int],
+    payload: Payload,
     batch: list[Execution],
 ) -> BatchResult:
     """Run one batch with an ordinary runner (the body of the Ray task)."""
@@ -187,7 +192,12 @@ def _task_resources(wanted: dict[str, float]) -> dict[str, Any]:
 
 
 def _drive(
-    ray: Any, runner: Runner, task: Any, payload: Any, batches: Iterator[list[Execution]], cap: int
+    ray: ModuleType,
+    runner: Runner,
+    task: Any,
+    payload: Payload,
+    batches: Iterator[list[Execution]],
+    cap: int,
 ) -> None:
     """Keep ``cap`` batches in flight; deliver each finished batch's results in its order."""
     pending: list[Any] = []

@@ -22,19 +22,19 @@ import gc
 import inspect
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 from assay.data.dataset import Sample
 from assay.data.executions import Execution, ResultChunk
 from assay.data.outputs import Output
 from assay.data.results import ExecutionResult
-from assay.engine.answered import Answered, Prefetcher, prefetches, score_answered
+from assay.engine.answered import Answered, score_answered
 from assay.engine.conversation import Conversations
 from assay.engine.finished import FinishedTasks
 from assay.engine.scoring import is_async_metric, score_async, score_chunk
 from assay.engine.sut import AnswersNow, SystemUnderTest
 from assay.errors import AssayError
-from assay.metrics.base import Metric
+from assay.metrics.base import Metric, Prefetcher, prefetches, prepares
 from assay.metrics.registry import applies
 from assay.providers.limiter import Limiter, RetryPolicy, call_limited
 
@@ -51,7 +51,7 @@ def _listed(executions: Iterable[Execution]) -> Sequence[Execution]:
     return executions if isinstance(executions, Sequence) else list(executions)
 
 
-def never_stop(*_: Any) -> bool:
+def never_stop(*_: object) -> bool:
     """The default halt condition: none. Only without one are executions scored in chunks."""
     return False
 
@@ -249,10 +249,9 @@ class Runner:
         if not self.prepare_with:
             return
         for metric in self.metrics:
-            prepare = getattr(metric, "prepare", None)
-            if prepare is not None:
+            if prepares(metric):
                 with contextlib.suppress(AssayError):
-                    await prepare(self.prepare_with)
+                    await metric.prepare(self.prepare_with)
 
     async def run_async(self, executions: Iterable[Execution]) -> None:
         prefetchers = [m for m in self.metrics if prefetches(m)]

@@ -18,7 +18,7 @@ from assay.data.executions import Execution, MetricColumn, Outcomes, PlainScores
 from assay.data.outputs import Output
 from assay.data.results import ScoreResult
 from assay.errors import AssayError, MetricError
-from assay.metrics.base import Metric, MetricScore, check_details
+from assay.metrics.base import Metric, MetricScore, batches, check_details, prefetches, prepares
 from assay.metrics.batch import ScoreColumn
 from assay.metrics.registry import applies
 from assay.store.schema import ORJSON_FLOAT_BOUND
@@ -29,7 +29,7 @@ def _internal_error(metric: str, exc: BaseException) -> str:
     return f"metric '{metric}' crashed: {type(exc).__name__}" + (f": {text}" if text else "")
 
 
-def _accept(metric: Metric, value: Any) -> ScoreResult:
+def _accept(metric: Metric, value: object) -> ScoreResult:
     if not isinstance(value, MetricScore):
         return ScoreResult(
             None, error=f"metric '{metric.name}' returned {type(value).__name__}, not a MetricScore"
@@ -41,11 +41,13 @@ def _accept(metric: Metric, value: Any) -> ScoreResult:
     return ScoreResult(value.value, value.details, None, _usage_tuple(value.usage))
 
 
-def _usage_tuple(usage: Any) -> tuple[dict[str, Any], ...]:
+def _usage_tuple(
+    usage: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None,
+) -> tuple[dict[str, Any], ...]:
     if not usage:
         return ()
-    if isinstance(usage, dict):
-        return (usage,)
+    if isinstance(usage, Mapping):
+        return (dict(usage),)
     return tuple(dict(u) for u in usage)
 
 
@@ -69,11 +71,10 @@ def score_plain(
 ) -> PlainScores | list[ScoreResult]:
     """:func:`score_column`, a batch whose every row scored plainly (a value in [0, 1], plain
     JSON details, nothing to check) left as its two columns instead of a result per row."""
-    batch = getattr(metric, "score_batch", None)
-    if batch is None or not samples:
+    if not batches(metric) or not samples:
         return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
     try:
-        column = batch(samples, outputs)
+        column = metric.score_batch(samples, outputs)
         values = column.values.tolist()
     except Exception:  # a broken batch kernel costs speed, never a different result
         return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
@@ -183,11 +184,7 @@ async def score_async(metric: Metric, sample: Sample, output: Output) -> ScoreRe
 
 
 def is_async_metric(metric: Metric) -> bool:
-    return (
-        inspect.iscoroutinefunction(metric.score)
-        or hasattr(metric, "prefetch")
-        or hasattr(metric, "prepare")
-    )
+    return inspect.iscoroutinefunction(metric.score) or prefetches(metric) or prepares(metric)
 
 
 def score_chunk(

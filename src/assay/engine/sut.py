@@ -168,7 +168,7 @@ class PythonTarget:
 
 
 def _in_daemon_thread(
-    function: Any, arguments: Any, extra: Mapping[str, Any]
+    function: Callable[..., object], arguments: object, extra: Mapping[str, Any]
 ) -> asyncio.Future[tuple[bool, Any]]:
     """A future of :func:`_captured` run in a new daemon thread (with this context's variables)."""
     import asyncio
@@ -192,7 +192,7 @@ def _settle(future: asyncio.Future[tuple[bool, Any]], result: tuple[bool, Any]) 
         future.set_result(result)
 
 
-def _read_answer(value: Any) -> Output:
+def _read_answer(value: object) -> Output:
     """The SUT's answer as an :class:`Output` whose texts are plain ``str`` a report can hold.
 
     A ``str`` subclass whose ``__len__`` or ``__str__`` raises, or a lone surrogate, passed
@@ -213,7 +213,7 @@ def _read_answer(value: Any) -> Output:
     return output
 
 
-def _check_writable(part: Any, field: str) -> None:
+def _check_writable(part: object, field: str) -> None:
     """Fail the sample, naming ``field``, when ``part`` cannot be written as UTF-8 JSON.
 
     One encoding per field: a lone surrogate (``"\\ud800"``) has no UTF-8 form.
@@ -254,7 +254,9 @@ def _exact(text: str, field: str) -> str:
         raise SystemUnderTestError(message, field=field) from None
 
 
-def _captured(function: Any, arguments: Any, extra: Mapping[str, Any]) -> tuple[bool, Any]:
+def _captured(
+    function: Callable[..., object], arguments: object, extra: Mapping[str, object]
+) -> tuple[bool, Any]:
     """``(True, answer)`` or ``(False, exception)``: what a sync SUT did in its worker thread.
 
     Handed back as a value, not as the future's exception: asyncio throws a future's exception
@@ -289,7 +291,7 @@ def _stops_the_run(exc: BaseException) -> bool:
     return isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling() > 0
 
 
-def _takes_recorder(function: Any) -> bool:
+def _takes_recorder(function: Callable[..., object]) -> bool:
     """Whether ``function`` accepts a ``recorder`` keyword (it then gets a TrajectoryRecorder)."""
     try:
         parameters = inspect.signature(function).parameters

@@ -28,7 +28,7 @@ from assay.generate.writer import (
     write_dataset,
 )
 from assay.providers import registry
-from assay.providers.settings import ProviderSettings, build, scope
+from assay.providers.settings import ProviderSettings, build
 
 MAX_COUNT = 10_000
 Echo = Callable[[str], None]
@@ -110,8 +110,7 @@ def run_generate(request: GenerateRequest, flags: Mapping[str, Any], echo: Echo)
     settings = build(cli={k: v for k, v in flags.items() if v is not None})
     for line in corpus_lines(corpus):
         echo(line)
-    with scope(settings):
-        generated = asyncio.run(_generate(corpus, options, settings, echo))
+    generated = asyncio.run(_generate(corpus, options, settings, echo))
     result = summary(corpus, options, generated)
     for line in summary_lines(result):
         echo(line)

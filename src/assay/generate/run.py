@@ -130,7 +130,7 @@ class Generator:
         self.corpus = corpus
         self.options = options
         self.settings = settings
-        self.provider: ChatProvider = chat_provider(options.model, settings=settings)
+        self.provider: ChatProvider = chat_provider(settings, options.model)
         self.result = Generated(self.provider.model, spend=Spend(options.budget_usd))
         self._duplicates = Duplicates(options.duplicate_threshold)
         self._cache = open_cache(settings.cache_dir, settings.cache_mode)
@@ -252,7 +252,9 @@ class Generator:
 
     async def _check(self, draft: _Draft, question: str, answer: str) -> Verdict:
         if self.options.check == "judge":
-            return await judge_check(Judge(), draft.task.kind, question, answer, draft.task.chunks)
+            return await judge_check(
+                Judge(settings=self.settings), draft.task.kind, question, answer, draft.task.chunks
+            )
         return heuristic_check(draft.task.kind, answer, draft.task.chunks)
 
     def _admit(self, draft: _Draft, question: str, answer: str) -> None:

@@ -135,7 +135,7 @@ class Simulator:
         cache = open_cache(self.settings.cache_dir, self.settings.cache_mode)
         if not cache.reads:
             return False
-        provider = chat_provider(self.options.user_model, settings=self.settings)
+        provider = chat_provider(self.settings, self.options.user_model)
         messages = [{"role": "user", "content": prompt}]
         return cache.get(provider.key(messages, JUDGE_PARAMS, USER_VERSION)) is not None
 
@@ -177,7 +177,10 @@ class Simulator:
             return Transcript(goal, *ended, "budget", self.spend.halted or "")
         try:
             verdict = await ask(
-                Judge(self.options.user_model), prompt, parse_user_turn, version=USER_VERSION
+                Judge(self.options.user_model, settings=self.settings),
+                prompt,
+                parse_user_turn,
+                version=USER_VERSION,
             )
         except MetricError as exc:
             self.spend.add(exc.usage)

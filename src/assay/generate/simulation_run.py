@@ -71,7 +71,8 @@ def check_request(request: SimulateRequest) -> None:
         raise UsageError(f"--sut-timeout must be above 0 seconds; got {request.sut_timeout}")
     if request.outputs_path.resolve() == request.out.resolve():
         raise UsageError("--outputs and -o must be different files")
-    resolve_all([*request.turn_metrics, "goal-accuracy"])  # a bad --metric before any call
+    # A bad --metric before any call (built with default settings: nothing is called here).
+    resolve_all([*request.turn_metrics, "goal-accuracy"], ProviderSettings())
     check_writable(request.out, "-o")
     check_writable(request.outputs_path, "--outputs")
 
@@ -88,7 +89,8 @@ def build_target(spec: str, timeout_s: float) -> Target:
 def run_simulate(
     request: SimulateRequest, settings: ProviderSettings, echo: Echo
 ) -> SimulateOutcome:
-    """Simulate and write (the settings must be in force); the transcripts and their end."""
+    """Simulate and write (the user model and judge call with ``settings``); the transcripts
+    and their end."""
     check_request(request)
     dataset = load_dataset(request.dataset)
     goals, skipped = goals_of(dataset)

@@ -81,7 +81,7 @@ except ImportError:  # pragma: no cover - PyYAML without libyaml
 class _PlainDumper(_SafeDumper):
     """Safe YAML without anchors: a list shared by two metrics is written out twice."""
 
-    def ignore_aliases(self, data: Any) -> bool:
+    def ignore_aliases(self, data: object) -> bool:
         return True
 
 

@@ -72,7 +72,7 @@ class RubricDataset(BaseModel):
     items: list[Any] = Field(min_length=1)
 
 
-def is_rubric_dataset(data: Any) -> bool:
+def is_rubric_dataset(data: object) -> bool:
     """Whether ``data`` looks like a RubricDataset (not an evaluation result)."""
     return isinstance(data, dict) and "items" in data and "rubric" in data
 
@@ -138,7 +138,9 @@ def _sample(
     return sample, unmapped
 
 
-def rubric_criteria(raw: Any, source: str, item: int | None) -> tuple[list[Criterion], list[str]]:
+def rubric_criteria(
+    raw: object, source: str, item: int | None
+) -> tuple[list[Criterion], list[str]]:
     """An autorubric rubric (any of its accepted shapes) as assay criteria, and notes."""
     entries, unmapped = _rubric_entries(raw, source, item)
     where = "rubric" if item is None else f"item {item} rubric"
@@ -157,7 +159,7 @@ def rubric_criteria(raw: Any, source: str, item: int | None) -> tuple[list[Crite
     return criteria, unmapped
 
 
-def _rubric_entries(raw: Any, source: str, item: int | None) -> tuple[list[Any], list[str]]:
+def _rubric_entries(raw: object, source: str, item: int | None) -> tuple[list[Any], list[str]]:
     """The criterion entries of a rubric written as a list, sections, or a mapping."""
     unmapped: list[str] = []
     if isinstance(raw, dict):
@@ -236,7 +238,7 @@ def ground_truth(
     }
 
 
-def label_of(criterion: Criterion, raw: Any, source: str, item: int, field: str) -> str:
+def label_of(criterion: Criterion, raw: object, source: str, item: int, field: str) -> str:
     """A verdict (binary) or option label (by label or index) checked against the criterion."""
     options = criterion.options
     if options is not None and isinstance(raw, int) and not isinstance(raw, bool):

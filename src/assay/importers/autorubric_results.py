@@ -89,7 +89,7 @@ class ItemResult(BaseModel):
     report: Report | None = None
 
 
-def is_results(data: Any) -> bool:
+def is_results(data: object) -> bool:
     """Whether ``data`` (a parsed file) looks like autorubric item results."""
     return (
         isinstance(data, list)

@@ -45,7 +45,7 @@ def read_foreign(path: Path) -> Any:
 
 
 def parse_model(
-    model: type[ModelT], data: Any, source: str, item: str | int | None = None
+    model: type[ModelT], data: object, source: str, item: str | int | None = None
 ) -> ModelT:
     """``data`` validated as ``model``; the first problem as a one-line :class:`ForeignFileError`
     naming the file, the item and the field."""
@@ -79,7 +79,7 @@ def unique_id(base: str, seen: set[str]) -> str:
     return unique
 
 
-def require_list(data: Any, source: str, what: str) -> list[Any]:
+def require_list(data: object, source: str, what: str) -> list[Any]:
     """``data`` when it is a non-empty list, else a one-line error saying what was expected."""
     if not isinstance(data, list) or not data:
         raise ForeignFileError(f"expected a non-empty list of {what}", file=source)

@@ -34,7 +34,7 @@ class Case(BaseModel):
 
     @field_validator("id", mode="before")
     @classmethod
-    def _id_string(cls, value: Any) -> Any:
+    def _id_string(cls, value: object) -> Any:
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
@@ -82,7 +82,7 @@ def import_cases(path: Path) -> Imported:
     return Imported("dataset", document, notes(unmapped))
 
 
-def _label(raw: Any, index: int) -> str | int:
+def _label(raw: object, index: int) -> str | int:
     """A case's id for an error message when it has a usable one, else its index."""
     if isinstance(raw, dict) and isinstance(raw.get("id"), str) and raw["id"]:
         return str(raw["id"])

@@ -144,7 +144,7 @@ def _load_tests(path: Path) -> tuple[list[Any], dict[str, Any], list[str]]:
     return require_list(data, source, "promptfoo test cases"), config, unmapped
 
 
-def _resolve_tests(tests: Any, config: Path) -> Any:
+def _resolve_tests(tests: object, config: Path) -> Any:
     """``tests`` with its ``file://`` references (relative to the config) read in place."""
     entries = [tests] if isinstance(tests, str) else tests
     if not isinstance(entries, list):
@@ -199,7 +199,7 @@ def _csv_test(row: dict[str | None, Any], path: Path, line: int) -> dict[str, An
     return test
 
 
-def _merged(default: dict[str, Any], raw: Any) -> Any:
+def _merged(default: dict[str, Any], raw: object) -> Any:
     """A test with ``defaultTest``'s vars under its own and its assertions before its own."""
     if not default or not isinstance(raw, dict):
         return raw
@@ -245,7 +245,7 @@ def _sample(
 
 
 def _assertion(
-    assertion: Assertion, where: str, expected: Any
+    assertion: Assertion, where: str, expected: object
 ) -> tuple[str, tuple[tuple[str, Any], ...], Any] | str:
     """``(metric, options, expected value)`` for an assertion assay can score, else a note."""
     kind = assertion.type

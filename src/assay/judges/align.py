@@ -28,6 +28,8 @@ from assay.errors import UsageError
 from assay.judges.swap import judge_agreements
 from assay.judging.client import template_version
 from assay.metrics.judge import DEFAULT_JUDGE_TEMPLATE, LLMAsJudge, expected_of, question_of
+from assay.providers import settings as provider_settings
+from assay.providers.settings import ProviderSettings
 from assay.report.judge_model import JudgeAgreement
 from assay.report.judge_sections import agreement_text
 
@@ -136,6 +138,7 @@ async def align(
     held_out: float,
     seed: int,
     source: str,
+    settings: ProviderSettings | None = None,
 ) -> Alignment:
     """Propose the variant and measure it on the held-out items (see the module docstring)."""
     if not 0.0 < held_out < 1.0 or n_examples < 1:
@@ -146,14 +149,18 @@ async def align(
     train, test = _split(len(labelled.samples), held_out, seed)
     if not train or len(test) < 2:
         raise UsageError(f"{source}: too few labelled items to split ({len(labelled.samples)})")
-    base, ids = LLMAsJudge(model=model), [s.id for s in labelled.samples]
+    settings = settings or provider_settings.from_environment()
+    base, ids = LLMAsJudge(model=model, settings=settings), [s.id for s in labelled.samples]
     wrong = await _disagreements(base, labelled, train, source)
     chosen = sorted(random.Random(seed).sample(wrong, min(n_examples, len(wrong))))
     template = few_shot(labelled, chosen) + DEFAULT_JUDGE_TEMPLATE
     held = _subset(labelled, test)
     before = await judge_all(base, held.samples, held.answers, 8)
     after = await judge_all(
-        LLMAsJudge(model=model, prompt_template=template), held.samples, held.answers, 8
+        LLMAsJudge(model=model, prompt_template=template, settings=settings),
+        held.samples,
+        held.answers,
+        8,
     )
     variant = JudgeVariant(
         model=model,

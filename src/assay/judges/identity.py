@@ -20,7 +20,8 @@ from assay.report.judge_model import JudgeIdentity
 
 __all__ = ["identity", "is_judge", "judge_model_of"]
 
-_NOT_OPTIONS = frozenset({"name", "model", "prompt_template"})
+# settings: the provider settings a judge metric calls with; the model is hashed on its own.
+_NOT_OPTIONS = frozenset({"name", "model", "prompt_template", "settings"})
 
 
 def is_judge(metric: Metric, settings: ProviderSettings) -> bool:

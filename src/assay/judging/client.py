@@ -1,8 +1,8 @@
 """Asking a judge: fill the prompt, send it, parse the reply strictly, re-ask once if needed.
 
-A :class:`Judge` is either the configured OpenAI-compatible provider (``model``; cached,
-retried, rate-limited and usage-accounted by :mod:`assay.providers`) or ``call``, any async
-function of the chat messages (a scripted judge in tests, a custom client). The request is
+A :class:`Judge` is either the OpenAI-compatible provider of its ``settings`` (``model``;
+cached, retried, rate-limited and usage-accounted by :mod:`assay.providers`) or ``call``, any
+async function of the chat messages (a scripted judge in tests, a custom client). The request is
 deterministic (temperature 0, seed 42, JSON response format). The provider caches only replies
 the parser accepted, so a malformed verdict is never replayed. A malformed reply gets one
 re-ask naming the problem; a second one fails the sample with a
@@ -20,8 +20,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from assay.errors import AssayError, JudgeParseError, MetricError, ProviderError
+from assay.errors import AssayError, JudgeParseError, MetricError, ProviderError, ReplyRejected
 from assay.judging.prompts import REASK
+from assay.providers.chat import RejectedReply
+from assay.providers.registry import chat_provider
+from assay.providers.settings import ProviderSettings
 
 T = TypeVar("T")
 Message = Mapping[str, str]
@@ -48,12 +51,14 @@ JudgeFn = Callable[[Sequence[Message]], Awaitable[JudgeReply]]
 
 @dataclass(frozen=True, slots=True)
 class Judge:
-    """Who answers judge prompts: ``call`` when given, else the provider's ``model`` (None:
-    the configured judge model). ``reask``: one re-ask after a malformed reply."""
+    """Who answers judge prompts: ``call`` when given, else ``model`` (None: the settings'
+    judge model) at the provider of ``settings``. ``reask``: one re-ask after a malformed
+    reply."""
 
     model: str | None = None
     call: JudgeFn | None = None
     reask: bool = True
+    settings: ProviderSettings | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +101,7 @@ def fill(template: str, values: Mapping[str, str]) -> str:
     return prompt
 
 
-def compact_json(value: Any, what: str) -> str:
+def compact_json(value: object, what: str) -> str:
     """``value`` as compact JSON for a prompt, or a MetricError naming ``what``."""
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -107,17 +112,15 @@ def compact_json(value: Any, what: str) -> str:
 async def _from_provider(
     judge: Judge, messages: list[Message], parse: Callable[[str], T], version: str
 ) -> tuple[T, str, Usage]:
-    from assay.errors import ReplyRejected
-    from assay.providers.chat import RejectedReply
-    from assay.providers.registry import chat_provider
-
     def accept(text: str) -> T:
         try:
             return parse(text)
         except JudgeParseError as exc:
             raise ReplyRejected(str(exc)) from None
 
-    provider = chat_provider(judge.model)
+    if judge.settings is None:
+        raise MetricError("the judge has neither provider settings nor a judge function")
+    provider = chat_provider(judge.settings, judge.model)
     try:
         value, reply = await provider.complete(
             messages,
@@ -183,17 +186,13 @@ async def ask(judge: Judge, prompt: str, parse: Callable[[str], T], *, version: 
     return Verdict(value, text, True, first.usage + usage)
 
 
-def judge_model(judge: Judge, settings: Any | None = None) -> str:
-    """The model name a judge answers as (the configured judge model by default)."""
+def judge_model(judge: Judge) -> str:
+    """The model name a judge answers as (its settings' judge model by default)."""
     if judge.model:
         return judge.model
-    if judge.call is not None:
+    if judge.call is not None or judge.settings is None:
         return "custom-judge"
-    if settings is None:
-        from assay.providers.settings import current
-
-        settings = current()
-    return str(settings.judge_model)
+    return judge.settings.judge_model
 
 
 def verdict_details(

@@ -45,7 +45,7 @@ def parse_object(text: str) -> dict[str, Any]:
     return data
 
 
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     """The JSON name of a parsed value's type, for messages."""
     if value is None:
         return "null"
@@ -73,7 +73,7 @@ def only_keys(
         raise JudgeParseError(f"{prefix} response has unsupported key(s): {', '.join(extra)}")
 
 
-def shown_number(raw: Any) -> str:
+def shown_number(raw: object) -> str:
     """A short, always-printable rendering of a reply's value (huge integers by size only)."""
     if isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) >= 10**40:
         return f"an integer of about {int(raw.bit_length() * 0.30103) + 1} digits"
@@ -81,7 +81,7 @@ def shown_number(raw: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def unit_number(raw: Any, *, strings: bool = True) -> float | None:
+def unit_number(raw: object, *, strings: bool = True) -> float | None:
     """``raw`` as a float when it is a number (or, with ``strings``, a numeric string) in
     [0, 1], else None. Total: huge integers, ``inf``/``nan`` and long strings give None."""
     if isinstance(raw, bool):
@@ -220,7 +220,7 @@ def parse_numbered_flags(text: str, count: int, item: str, flag: str) -> list[bo
     return [found[n] for n in range(1, count + 1)]
 
 
-def _numbered_flag(entry: Any, count: int, item: str, flag: str) -> tuple[int, bool]:
+def _numbered_flag(entry: object, count: int, item: str, flag: str) -> tuple[int, bool]:
     if not isinstance(entry, dict):
         raise JudgeParseError(f"each verdict must be an object; got {json_type(entry)}")
     only_keys(entry, frozenset({item, flag}), frozenset({"reason"}), prefix="a verdict in the")

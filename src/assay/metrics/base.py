@@ -13,14 +13,17 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, runtime_checkable
 
 from assay.data.results import DEFAULT_THRESHOLD, passes
 from assay.errors import MetricConfigError, MetricError
+from assay.providers import settings as provider_settings
+from assay.providers.settings import ProviderSettings
 
 if TYPE_CHECKING:
     from assay.data.dataset import Sample
     from assay.data.outputs import Output
+    from assay.metrics.batch import ScoreColumn
 
 PASS_THRESHOLD = DEFAULT_THRESHOLD  # the default; a metric's 'threshold:' option overrides it
 
@@ -74,6 +77,84 @@ class Metric(Protocol):
     def score(self, sample: Sample, output: Output) -> MetricScore: ...
 
 
+def environment_settings() -> ProviderSettings:
+    """The provider settings of a provider-backed metric built without any: the environment's
+    and the defaults (the Python API, a test). ``assay run`` hands every such metric the run's
+    settings through the registry (:func:`assay.metrics.registry.resolve`)."""
+    return provider_settings.from_environment()
+
+
+# --------------------------------------------------------------------------- optional capabilities
+# A metric may offer any of these besides ``name`` and ``score``. The engine asks through the
+# type guards below (``batches(metric)`` and so on), which narrow the metric to the protocol for
+# mypy; they test for the attribute, because ``isinstance`` on a runtime-checkable protocol costs
+# ~100x more and some of these are asked per execution.
+
+
+class BatchScorer(Metric, Protocol):
+    """Scores many rows in one call (offline metrics over saved outputs; see metrics.batch)."""
+
+    def score_batch(self, samples: Sequence[Sample], outputs: Sequence[Output]) -> ScoreColumn: ...
+
+
+class Preparer(Metric, Protocol):
+    """Learns from the whole dataset once per run before scoring (e.g. IDF weights)."""
+
+    async def prepare(self, samples: Sequence[Sample]) -> None: ...
+
+
+class Prefetcher(Metric, Protocol):
+    """Batches its provider calls for a window of answers before scoring them."""
+
+    async def prefetch(self, pairs: Sequence[tuple[Sample, Output]]) -> None: ...
+
+
+class ConfigChecker(Metric, Protocol):
+    """Checks its configuration against the samples before any work (raises on a problem)."""
+
+    def check_config(self, samples: Sequence[Sample]) -> None: ...
+
+
+class ResourceAsker(Metric, Protocol):
+    """Asks the Ray executor for resources per batch (e.g. ``{"GPU": 1}``)."""
+
+    resources: Mapping[str, float]
+
+
+class ProviderUser(Metric, Protocol):
+    """Calls a judge or an embedder: says which, for the report header."""
+
+    def used(self, settings: ProviderSettings) -> dict[str, str]: ...
+
+
+def _offers(metric: Metric, attribute: str) -> bool:
+    return getattr(metric, attribute, None) is not None
+
+
+def batches(metric: Metric) -> TypeGuard[BatchScorer]:
+    return _offers(metric, "score_batch")
+
+
+def prepares(metric: Metric) -> TypeGuard[Preparer]:
+    return _offers(metric, "prepare")
+
+
+def prefetches(metric: Metric) -> TypeGuard[Prefetcher]:
+    return _offers(metric, "prefetch")
+
+
+def checks_config(metric: Metric) -> TypeGuard[ConfigChecker]:
+    return _offers(metric, "check_config")
+
+
+def asks_resources(metric: Metric) -> TypeGuard[ResourceAsker]:
+    return isinstance(getattr(metric, "resources", None), Mapping)
+
+
+def uses_providers(metric: Metric) -> TypeGuard[ProviderUser]:
+    return _offers(metric, "used")
+
+
 _PLAIN = (str, int, bool, type(None))
 
 
@@ -95,17 +176,16 @@ def check_details(details: Mapping[str, Any], metric: str) -> None:
             ) from None
 
 
-def provider_use(metrics: Iterable[Metric], settings: Any) -> dict[str, str | None]:
+def provider_use(metrics: Iterable[Metric], settings: ProviderSettings) -> dict[str, str | None]:
     """What the report header names, read from the metrics themselves: the judge model(s) and
     the embedding provider(s) that the run's metrics call (a metric's own ``model`` option
     included). A metric that calls no provider has no ``used`` method and adds nothing."""
     judges: list[str] = []
     embedders: list[str] = []
     for metric in metrics:
-        used = getattr(metric, "used", None)
-        if used is None:
+        if not uses_providers(metric):
             continue
-        use = used(settings)
+        use = metric.used(settings)
         if use.get("method") == "llm-judge":
             judges.extend(use["model"].split(", "))
         elif use.get("method") == "embedding":
@@ -118,7 +198,7 @@ def provider_use(metrics: Iterable[Metric], settings: Any) -> dict[str, str | No
     return info
 
 
-def embedding_label(settings: Any) -> str:
+def embedding_label(settings: ProviderSettings) -> str:
     """How the report header names an embedding provider (hashing says it is not semantic)."""
     provider = str(settings.embedding_provider)
     return "hashing (test only, not semantic)" if provider == "hashing" else provider
@@ -127,7 +207,7 @@ def embedding_label(settings: Any) -> str:
 # --------------------------------------------------------------------------- helpers for metrics
 
 
-def type_name(value: Any) -> str:
+def type_name(value: object) -> str:
     """A user-facing name for a JSON value's type."""
     if value is None:
         return "null"
@@ -154,7 +234,7 @@ def expected_string(sample: Sample, metric: str, *, non_empty: bool = False) -> 
     return value
 
 
-def positive_int_option(value: Any, label: str) -> int:
+def positive_int_option(value: object, label: str) -> int:
     """An integer >= 1 from an int or a string of digits (YAML often quotes numbers)."""
     if isinstance(value, bool):
         raise MetricError(f"{label} must be a positive integer; got boolean")
@@ -165,7 +245,7 @@ def positive_int_option(value: Any, label: str) -> int:
     return value
 
 
-def check_bool_option(value: Any, metric: str, option: str) -> None:
+def check_bool_option(value: object, metric: str, option: str) -> None:
     """A true/false option must be a boolean: the string "false" (quoted YAML, JSON) is truthy
     and would silently turn the option on."""
     if not isinstance(value, bool):

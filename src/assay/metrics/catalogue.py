@@ -155,7 +155,7 @@ BUILTINS = MappingProxyType(
             ),
         ),
         **_family(
-            "rag",
+            "rag_methods",
             (
                 "faithfulness",
                 "faithfulness",

@@ -28,12 +28,12 @@ def _normalise(text: str) -> str:
     return _SPACE.sub(" ", text.strip()).casefold()
 
 
-def _markers(raw: Any) -> list[str]:
+def _markers(raw: object) -> list[str]:
     items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
     return unique([item.strip() for item in items if isinstance(item, str) and item.strip()])
 
 
-def _spans(raw: Any) -> list[tuple[str, list[str]]]:
+def _spans(raw: object) -> list[tuple[str, list[str]]]:
     field = "metadata.citation_evidence"
     if not isinstance(raw, list) or not raw:
         raise MetricError(f"{field} must be a non-empty list of {{citation, quote}} spans")

@@ -181,7 +181,7 @@ def _exp2m1(gain: float) -> float:
 def column(
     judged: Judged,
     rows: list[int],
-    values: Any,
+    values: object,
     details: Mapping[str, list[Any]],
     errors: Mapping[int, str],
 ) -> ScoreColumn:

@@ -10,17 +10,18 @@ malformed after the re-ask.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from assay.data.trajectory import ToolCall, parse_trajectory
 from assay.errors import MetricConfigError, MetricError
 from assay.judging.client import Judge, ask, compact_json, fill, template_version
 from assay.judging.prompts import GOAL
 from assay.judging.replies import GOAL_VERDICTS, parse_goal
-from assay.metrics.base import MetricScore, check_bool_option
+from assay.metrics.base import MetricScore, check_bool_option, environment_settings
 from assay.metrics.judge import judge_use, scored_verdict
 from assay.metrics.rag import question_text
+from assay.providers.settings import ProviderSettings
 
 if TYPE_CHECKING:
     from assay.data.dataset import Sample
@@ -76,13 +77,16 @@ class GoalAccuracy:
     model: str | None = None
     reask: bool = True
     method: str = "judge"
+    settings: ProviderSettings = field(
+        default_factory=environment_settings, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         check_bool_option(self.reask, self.name, "reask")
         if self.method != "judge":
             raise MetricConfigError(f"{self.name}: method must be judge; got {self.method!r}")
 
-    def used(self, settings: Any) -> dict[str, str]:
+    def used(self, settings: ProviderSettings) -> dict[str, str]:
         """The judge this metric calls: its own ``model`` option, else the settings' one."""
         return judge_use(self.model, settings)
 
@@ -100,7 +104,10 @@ class GoalAccuracy:
         prompt, n_calls = self.prompt(sample, output)
         version = template_version(self.name, GOAL)
         verdict = await ask(
-            Judge(self.model, reask=self.reask), prompt, parse_goal, version=version
+            Judge(self.model, reask=self.reask, settings=self.settings),
+            prompt,
+            parse_goal,
+            version=version,
         )
         label, reason = verdict.value
         value = GOAL_VERDICTS[label]

@@ -9,7 +9,7 @@ never reaches the report; the judge's one-line reason does.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricConfigError, MetricError
@@ -24,7 +24,8 @@ from assay.judging.client import (
 )
 from assay.judging.prompts import ANSWER_GRADE, REFUSAL
 from assay.judging.replies import json_type, parse_refusal, parse_verdict
-from assay.metrics.base import MetricScore, check_bool_option
+from assay.metrics.base import MetricScore, check_bool_option, environment_settings
+from assay.providers.settings import ProviderSettings
 
 if TYPE_CHECKING:
     from assay.data.dataset import Sample
@@ -48,7 +49,7 @@ def expected_of(sample: Sample) -> str:
     return value if isinstance(value, str) else compact_json(value, "expected_output")
 
 
-def judge_use(model: str | None, settings: Any) -> dict[str, str]:
+def judge_use(model: str | None, settings: ProviderSettings) -> dict[str, str]:
     """What a judge metric tells the report header: the model it calls."""
     return {
         "method": "llm-judge",
@@ -57,7 +58,7 @@ def judge_use(model: str | None, settings: Any) -> dict[str, str]:
     }
 
 
-def _template_option(template: Any, metric: str) -> str | None:
+def _template_option(template: object, metric: str) -> str | None:
     if template is None:
         return None
     if not isinstance(template, str) or not template.strip():
@@ -70,13 +71,19 @@ def _template_option(template: Any, metric: str) -> str | None:
 
 
 def scored_verdict(
-    verdict: Verdict[Any], score: float, reason: str | None, **context: Any
+    verdict: Verdict[Any],
+    score: float,
+    reason: str | None,
+    *,
+    model: str | None,
+    version: str,
+    prompt: str,
 ) -> MetricScore:
     """A judge metric's score with the shared details (score, reason, model, sizes)."""
     details = {
         "judge_score": score,
         "judge_reason": reason,
-        **verdict_details(verdict, **context),
+        **verdict_details(verdict, model=model, version=version, prompt=prompt),
     }
     return MetricScore(score, details, usage=verdict.usage or None)
 
@@ -96,8 +103,11 @@ class LLMAsJudge:
     model: str | None = None
     prompt_template: str | None = None
     reask: bool = True
+    settings: ProviderSettings = field(
+        default_factory=environment_settings, compare=False, repr=False
+    )
 
-    def used(self, settings: Any) -> dict[str, str]:
+    def used(self, settings: ProviderSettings) -> dict[str, str]:
         """The judge this metric calls: its own ``model`` option, else the settings' one."""
         return judge_use(self.model, settings)
 
@@ -121,7 +131,10 @@ class LLMAsJudge:
         prompt = self.prompt(sample, output)  # input errors surface before any provider call
         version = template_version(self.name, self.template)
         verdict = await ask(
-            Judge(self.model, reask=self.reask), prompt, parse_verdict, version=version
+            Judge(self.model, reask=self.reask, settings=self.settings),
+            prompt,
+            parse_verdict,
+            version=version,
         )
         value, reason = verdict.value
         return scored_verdict(
@@ -144,8 +157,11 @@ class RefusalQuality:
     name: str = "refusal-quality"
     model: str | None = None
     reask: bool = True
+    settings: ProviderSettings = field(
+        default_factory=environment_settings, compare=False, repr=False
+    )
 
-    def used(self, settings: Any) -> dict[str, str]:
+    def used(self, settings: ProviderSettings) -> dict[str, str]:
         """The judge this metric calls: its own ``model`` option, else the settings' one."""
         return judge_use(self.model, settings)
 
@@ -175,7 +191,10 @@ class RefusalQuality:
         prompt, expected_refusal = self.prompt(sample, output)
         version = template_version(self.name, REFUSAL)
         verdict = await ask(
-            Judge(self.model, reask=self.reask), prompt, parse_refusal, version=version
+            Judge(self.model, reask=self.reask, settings=self.settings),
+            prompt,
+            parse_refusal,
+            version=version,
         )
         value, label, reason = verdict.value
         scored = scored_verdict(

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import MetricScore, expected_string
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from assay.data.outputs import Output
 
 
-def valid_scale(scale: Any) -> bool:
+def valid_scale(scale: object) -> bool:
     return (
         isinstance(scale, Sequence)
         and not isinstance(scale, str)

@@ -1,28 +1,27 @@
 """RAG metrics: faithfulness, context recall, context precision and answer relevancy.
 
 Each has two methods, chosen by the option ``method``: ``heuristic`` (the default; offline,
-lexical) and ``judge`` (an OpenAI-compatible chat judge through :mod:`assay.judging`, in
-:mod:`assay.metrics.rag_judge`). Both methods read the same units: claims from the one claim
-splitter (:mod:`assay.tez.claims`), statements for answer relevancy, contexts in ranking order.
-They differ only in who gives each unit its verdict, so their details line up index by index.
-Details list units by index and verdict; texts appear only with ``texts: true``. Formulas:
-docs/metrics.md, "RAG metrics".
+lexical; here) and ``judge`` (an OpenAI-compatible chat judge through :mod:`assay.judging`, in
+:mod:`assay.metrics.rag_judge`, which imports this module); :mod:`assay.metrics.rag_methods`
+builds the class the ``method`` option names. Both methods read the same units: claims from the
+one claim splitter (:mod:`assay.tez.claims`), statements for answer relevancy, contexts in
+ranking order. They differ only in who gives each unit its verdict, so their details line up
+index by index. Details list units by index and verdict; texts appear only with ``texts: true``.
+Formulas: docs/metrics.md, "RAG metrics".
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricConfigError, MetricError, UsageError
-from assay.metrics.base import Metric, check_bool_option, type_name
+from assay.metrics.base import check_bool_option, environment_settings, type_name
 from assay.metrics.batch import Row, RowScored
 from assay.metrics.retrieval import RELEVANT_KEY, gains
-from assay.providers.local import rerank_scores as local_rerank_scores
-from assay.providers.settings import current as current_settings
+from assay.providers.settings import ProviderSettings
 from assay.tez.claims import split_response, statements
 from assay.tez.scoring import GENERIC_QUERY_WORDS
 from assay.tez.support import DEFAULT_TAU, content_words, supports
@@ -211,7 +210,12 @@ def question_words(metric: str, question: str) -> set[str]:
 @dataclass(frozen=True)
 class _Heuristic(RagOptions, RowScored):
     """The offline method: each metric's ``row`` is the one definition that ``score`` and
-    ``score_batch`` share (:class:`~assay.metrics.batch.RowScored`)."""
+    ``score_batch`` share (:class:`~assay.metrics.batch.RowScored`). ``settings`` name the
+    cross-encoder (``--reranker``) that decides relevance instead, when one is set."""
+
+    settings: ProviderSettings = field(
+        default_factory=environment_settings, compare=False, repr=False
+    )
 
     def claim_row(self, claims: list[str], contexts: Sequence[str]) -> Row:
         verdicts = [supported(claim, contexts, self.tau_value) for claim in claims]
@@ -247,7 +251,7 @@ class ContextPrecision(_Heuristic):
     def row(self, sample: Sample, output: Output) -> Row:
         flags = relevance_from_ids(self.name, sample, output)
         source = f"metadata.{RELEVANT_KEY}"
-        reranker = reranker_in_force() if flags is None else None
+        reranker = self.settings.reranker if flags is None else None
         scores = None
         if reranker is not None:
             question = question_text(self.name, sample)
@@ -270,7 +274,7 @@ class AnswerRelevancy(_Heuristic):
     def row(self, sample: Sample, output: Output) -> Row:
         question = question_text(self.name, sample)
         units = answer_statements(self.name, output)
-        reranker = reranker_in_force()
+        reranker = self.settings.reranker
         scores = None
         if reranker is not None:
             scores = rerank_scores(reranker, question, units)
@@ -284,13 +288,11 @@ class AnswerRelevancy(_Heuristic):
         return value, {**_scorer(self.method, reranker, scores), **details}
 
 
-def reranker_in_force() -> str | None:
-    """The cross-encoder the run's settings name (``--reranker``), else None."""
-    return current_settings().reranker
-
-
 def rerank_scores(model: str, query: str, passages: list[str]) -> list[float]:
     """The cross-encoder's relevance of each passage to the query (the local provider)."""
+    # The local provider loads numpy and the embeddings client: for a run with --reranker only.
+    from assay.providers.local import rerank_scores as local_rerank_scores
+
     try:
         return local_rerank_scores(model, query, passages)
     except UsageError as exc:
@@ -302,33 +304,3 @@ def _scorer(method: str, reranker: str | None, scores: list[float] | None) -> di
     if reranker is None or scores is None:
         return {"method": method}
     return {"method": "reranker", "reranker": reranker, "relevance": [round(s, 6) for s in scores]}
-
-
-# --------------------------------------------------------------------------- registry
-
-
-def _by_method(heuristic: type[RagOptions], judged: str, options: Mapping[str, Any]) -> Metric:
-    """The class serving ``options['method']``; judge classes load only when asked for."""
-    if options.get("method") == "judge":
-        module = importlib.import_module("assay.metrics.rag_judge")
-        cls: Any = getattr(module, judged)
-    else:
-        cls = heuristic
-    metric: Metric = cls(**options)
-    return metric
-
-
-def faithfulness(**options: Any) -> Metric:
-    return _by_method(Faithfulness, "JudgedFaithfulness", options)
-
-
-def context_recall(**options: Any) -> Metric:
-    return _by_method(ContextRecall, "JudgedContextRecall", options)
-
-
-def context_precision(**options: Any) -> Metric:
-    return _by_method(ContextPrecision, "JudgedContextPrecision", options)
-
-
-def answer_relevancy(**options: Any) -> Metric:
-    return _by_method(AnswerRelevancy, "JudgedAnswerRelevancy", options)

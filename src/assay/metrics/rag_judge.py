@@ -10,14 +10,15 @@ prompt and reply sizes and the usage, like ``llm-as-judge``; never the reply tex
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MetricConfigError, MetricError
 from assay.judging.client import Judge, Verdict, ask, fill, template_version, verdict_details
 from assay.judging.prompts import CLAIM_SUPPORT, CONTEXT_USEFUL, STATEMENT_RELEVANCE
 from assay.judging.replies import parse_numbered_flags
-from assay.metrics.base import MetricScore
+from assay.metrics.base import MetricScore, environment_settings
+from assay.metrics.judge import judge_use
 from assay.metrics.rag import (
     RagOptions,
     answer_claims,
@@ -31,6 +32,7 @@ from assay.metrics.rag import (
     share_score,
 )
 from assay.metrics.retrieval import RELEVANT_KEY
+from assay.providers.settings import ProviderSettings
 
 if TYPE_CHECKING:
     from assay.data.dataset import Sample
@@ -51,8 +53,13 @@ def numbered(units: Sequence[str]) -> str:
 
 
 @dataclass(frozen=True)
-class _Judged(RagOptions):
+class Judged(RagOptions):
+    """The judge method's options: the heuristic's, and the provider settings it calls with."""
+
     method: str = "judge"
+    settings: ProviderSettings = field(
+        default_factory=environment_settings, compare=False, repr=False
+    )
 
     METHOD = "judge"
 
@@ -62,10 +69,8 @@ class _Judged(RagOptions):
         if self.model is not None and (not isinstance(self.model, str) or not self.model):
             raise MetricConfigError(f"{self.name}: option 'model' must be a non-empty string")
 
-    def used(self, settings: Any) -> dict[str, str]:
+    def used(self, settings: ProviderSettings) -> dict[str, str]:
         """The judge this metric calls: its own ``model`` option, else the settings' one."""
-        from assay.metrics.judge import judge_use
-
         return judge_use(self.model, settings)
 
     async def flags(
@@ -78,7 +83,12 @@ class _Judged(RagOptions):
         def parse(text: str) -> list[bool]:
             return parse_numbered_flags(text, count, item, flag)
 
-        verdict = await ask(Judge(self.model, reask=self.reask), prompt, parse, version=version)
+        verdict = await ask(
+            Judge(self.model, reask=self.reask, settings=self.settings),
+            prompt,
+            parse,
+            version=version,
+        )
         details = verdict_details(verdict, model=self.model, version=version, prompt=prompt)
         return verdict.value, verdict, details
 
@@ -96,7 +106,7 @@ class _Judged(RagOptions):
 
 
 @dataclass(frozen=True)
-class JudgedFaithfulness(_Judged):
+class JudgedFaithfulness(Judged):
     name: str = "faithfulness"
 
     async def score(self, sample: Sample, output: Output) -> MetricScore:
@@ -106,7 +116,7 @@ class JudgedFaithfulness(_Judged):
 
 
 @dataclass(frozen=True)
-class JudgedContextRecall(_Judged):
+class JudgedContextRecall(Judged):
     name: str = "context-recall"
 
     async def score(self, sample: Sample, output: Output) -> MetricScore:
@@ -117,7 +127,7 @@ class JudgedContextRecall(_Judged):
 
 
 @dataclass(frozen=True)
-class JudgedContextPrecision(_Judged):
+class JudgedContextPrecision(Judged):
     name: str = "context-precision"
 
     async def score(self, sample: Sample, output: Output) -> MetricScore:
@@ -140,7 +150,7 @@ class JudgedContextPrecision(_Judged):
 
 
 @dataclass(frozen=True)
-class JudgedAnswerRelevancy(_Judged):
+class JudgedAnswerRelevancy(Judged):
     name: str = "answer-relevancy"
 
     async def score(self, sample: Sample, output: Output) -> MetricScore:

@@ -199,7 +199,7 @@ def _keep(
     index: int,
     gains: tuple[Mapping[str, float], list[float]],
     ids: Sequence[Any],
-    k: Any,
+    k: int | None,
 ) -> None:
     relevance, ordered = gains
     judged.rows.append(index)
@@ -227,7 +227,7 @@ def judged_lists(relevance: Sequence[Any], rankings: Sequence[Any]) -> Judged:
     return judged
 
 
-def plain_ids(ranking: Any, where: str) -> Sequence[str]:
+def plain_ids(ranking: object, where: str) -> Sequence[str]:
     """Ranked ids, best first; a repeated id keeps its first rank (as ``retrieved`` does)."""
     if isinstance(ranking, (list, tuple)) and {*map(type, ranking)} == _STR:
         first = dict.fromkeys(ranking)

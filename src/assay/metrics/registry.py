@@ -13,7 +13,7 @@ import importlib
 import inspect
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -23,6 +23,7 @@ from assay.data.results import parse_threshold
 from assay.errors import MetricConfigError, MetricError
 from assay.metrics.base import Metric
 from assay.metrics.catalogue import BUILTINS
+from assay.providers.settings import ProviderSettings
 
 _NAME = re.compile(r"^[a-z0-9]+(?:[-_.@][a-z0-9]+)*$")
 
@@ -91,7 +92,9 @@ def _metric_path(path: str) -> Any:
     )
 
 
-def _unknown_options(factory: Any, options: Mapping[str, Any], label: str) -> None:
+def _unknown_options(
+    factory: Callable[..., object], options: Mapping[str, Any], label: str
+) -> None:
     """Name an option the factory does not take, with the ones it does (not a TypeError)."""
     try:
         parameters = inspect.signature(factory).parameters.values()
@@ -103,6 +106,7 @@ def _unknown_options(factory: Any, options: Mapping[str, Any], label: str) -> No
         p.name
         for p in parameters
         if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        and p.name != SETTINGS
     ]
     unknown = sorted(set(options) - set(taken))
     if unknown:
@@ -112,9 +116,31 @@ def _unknown_options(factory: Any, options: Mapping[str, Any], label: str) -> No
         )
 
 
-def _build(factory: Any, options: Mapping[str, Any], label: str) -> Metric:
+SETTINGS = "settings"
+"""The keyword by which a metric that calls a provider takes the run's provider settings; never
+an option a dataset may give (they come from flags, ``providers:`` and the environment)."""
+
+
+def _takes_settings(factory: Callable[..., object]) -> bool:
+    """Whether ``factory`` has a ``settings`` parameter (a metric that calls a provider)."""
+    try:
+        return SETTINGS in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _build(
+    factory: object, options: Mapping[str, Any], label: str, settings: ProviderSettings | None
+) -> Metric:
     if callable(factory) and not _is_metric(factory):
+        if SETTINGS in options:
+            raise MetricConfigError(
+                f"metric '{label}': 'settings' is not an option; provider settings come from "
+                "the dataset's providers: block, the flags and the environment"
+            )
         _unknown_options(factory, options, label)
+        if settings is not None and _takes_settings(factory):
+            options = {**options, SETTINGS: settings}
     try:
         metric = factory(**options) if callable(factory) and not _is_metric(factory) else factory
     except MetricConfigError:
@@ -141,8 +167,11 @@ def _is_metric(obj: object) -> TypeGuard[Metric]:
     )
 
 
-def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
-    """One metric from an alias, ``module:Class`` path, entry point, spec or instance."""
+def resolve(
+    spec: str | MetricSpec | Metric | Mapping[str, Any], settings: ProviderSettings | None = None
+) -> Metric:
+    """One metric from an alias, ``module:Class`` path, entry point, spec or instance; a metric
+    that calls a provider is built with ``settings`` (None: the environment's)."""
     if _is_metric(spec):
         return spec
     if isinstance(spec, Mapping):
@@ -168,15 +197,17 @@ def resolve(spec: str | MetricSpec | Metric | Mapping[str, Any]) -> Metric:
     label = options.pop("as", None)
     if label is not None and (not isinstance(label, str) or not _NAME.match(label)):
         raise MetricConfigError(f"metric '{name}': 'as' must be a kebab-case name; got {label!r}")
-    metric = _resolve_named(name, options)
+    metric = _resolve_named(name, options, settings)
     if label is not None:
         metric = _renamed(metric, label)
     return metric
 
 
-def _resolve_named(name: str, options: Mapping[str, Any]) -> Metric:
+def _resolve_named(
+    name: str, options: Mapping[str, Any], settings: ProviderSettings | None
+) -> Metric:
     if name in BUILTINS:
-        return _build(_import_path(BUILTINS[name].path), options, name)
+        return _build(_import_path(BUILTINS[name].path), options, name, settings)
     plugins = _entry_point_metrics()
     if name in plugins:
         try:
@@ -185,9 +216,9 @@ def _resolve_named(name: str, options: Mapping[str, Any]) -> Metric:
             raise MetricConfigError(
                 f"metric '{name}': entry point failed to load ({type(exc).__name__}: {exc})"
             ) from None
-        return _build(target, options, name)
+        return _build(target, options, name, settings)
     if ":" in name:
-        return _build(_metric_path(name), options, name)
+        return _build(_metric_path(name), options, name, settings)
     known = ", ".join(sorted(BUILTINS) + sorted(plugins))
     raise MetricConfigError(f"unknown metric '{name}'. Known metrics: {known}")
 
@@ -206,7 +237,7 @@ def _renamed(metric: Metric, label: str) -> Metric:
 Scopes = dict[str, frozenset[str]]
 
 
-def _scope(spec: Any) -> frozenset[str] | None:
+def _scope(spec: object) -> frozenset[str] | None:
     """The ``tags`` a metric spec is limited to (None: every sample)."""
     options = (
         spec.options if isinstance(spec, MetricSpec) else spec if isinstance(spec, Mapping) else {}
@@ -221,13 +252,14 @@ def _scope(spec: Any) -> frozenset[str] | None:
 
 def resolve_scoped(
     specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]],
+    settings: ProviderSettings | None = None,
 ) -> tuple[list[Metric], Scopes]:
-    """Resolve metrics plus their tag scopes.
+    """Resolve metrics (with ``settings``, as :func:`resolve`) plus their tag scopes.
 
     A scoped metric scores only the samples that carry one of its tags.
     """
     specs = list(specs)
-    metrics = resolve_all(specs)
+    metrics = resolve_all(specs, settings)
     scopes: Scopes = {}
     for spec, metric in zip(specs, metrics):
         scope = _scope(spec)
@@ -288,9 +320,13 @@ def applies(scopes: Mapping[str, frozenset[str]], metric: str, tags: Iterable[st
     return scope is None or not scope.isdisjoint(tags)
 
 
-def resolve_all(specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]]) -> list[Metric]:
-    """Resolve several metrics; names must be unique within a run."""
-    metrics = [resolve(spec) for spec in specs]
+def resolve_all(
+    specs: Iterable[str | MetricSpec | Metric | Mapping[str, Any]],
+    settings: ProviderSettings | None = None,
+) -> list[Metric]:
+    """Resolve several metrics (with ``settings``, as :func:`resolve`); names must be unique
+    within a run."""
+    metrics = [resolve(spec, settings) for spec in specs]
     seen: set[str] = set()
     for metric in metrics:
         if not _NAME.match(metric.name):

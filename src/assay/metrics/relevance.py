@@ -50,7 +50,7 @@ def relevance_source(sample: Sample) -> tuple[Any, str]:
     return raw, _METADATA_WHERE
 
 
-def parse_gains(raw: Any, where: str = "expected_output") -> Mapping[str, float]:
+def parse_gains(raw: object, where: str = "expected_output") -> Mapping[str, float]:
     """``{id: gain}`` from a list of ids, an id -> gain map, or a JSON string of either.
 
     The common shape, ``{id: integer level}``, comes back as given (see :func:`ordered_gains`).
@@ -79,7 +79,7 @@ def parse_gains(raw: Any, where: str = "expected_output") -> Mapping[str, float]
     return result
 
 
-def ordered_gains(raw: Any, where: str) -> tuple[Mapping[str, float], list[float]]:
+def ordered_gains(raw: object, where: str) -> tuple[Mapping[str, float], list[float]]:
     """As :func:`parse_gains`, plus every gain from high to low (for the batch kernels).
 
     The common shape, ``{id: integer level}``, comes back as given rather than copied: a batch

@@ -32,7 +32,8 @@ from assay.errors import AssayError, MetricConfigError, MetricError
 from assay.judging.client import fill
 from assay.judging.prompts import RUBRIC as RUBRIC_TEMPLATE
 from assay.judging.prompts import RUBRIC_CRITERION as CRITERION_TEMPLATE
-from assay.metrics.base import MetricScore, check_bool_option
+from assay.metrics.base import MetricScore, check_bool_option, environment_settings
+from assay.providers.settings import ProviderSettings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,6 +85,9 @@ class RubricJudge:
     aggregation: Any = None
     abstain: AbstainPolicy = "skip"  # checked in __post_init__ (options come from YAML)
     reask: bool = True
+    settings: ProviderSettings = field(
+        default_factory=environment_settings, compare=False, repr=False
+    )
     _criteria: tuple[Criterion, ...] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -92,7 +96,7 @@ class RubricJudge:
     )
     _aggregation: Any = field(default=None, init=False, repr=False, compare=False)
 
-    def used(self, settings: Any) -> dict[str, str]:
+    def used(self, settings: ProviderSettings) -> dict[str, str]:
         """The judge(s) this metric calls: its ``model``/``models`` options, else the settings'."""
         models = [model or settings.judge_model for model, _ in self._judges]
         return {
@@ -162,9 +166,7 @@ class RubricJudge:
     ) -> JudgeVotes:
         """One judge model's votes: one call for the rubric, or one call per criterion."""
         if model is None:
-            from assay.providers.settings import current
-
-            model = current().judge_model
+            model = self.settings.judge_model
         if not self.per_criterion:
             return await self._whole_rubric(model, criteria, prompts[0])
         results = await asyncio.gather(
@@ -191,7 +193,7 @@ class RubricJudge:
 
         try:
             verdict = await ask(
-                Judge(model, reask=self.reask),
+                Judge(model, reask=self.reask, settings=self.settings),
                 prompt,
                 lambda text: parse_rubric_reply(text, criteria),
                 version=template_version(self.name, RUBRIC_TEMPLATE),
@@ -210,7 +212,7 @@ class RubricJudge:
 
         try:
             verdict = await ask(
-                Judge(model, reask=self.reask),
+                Judge(model, reask=self.reask, settings=self.settings),
                 prompt,
                 lambda text: parse_criterion_reply(text, criterion),
                 version=template_version(f"{self.name}-criterion", CRITERION_TEMPLATE),
@@ -323,7 +325,9 @@ if TYPE_CHECKING:
     from assay.calibration.aggregate import Aggregation
 
 
-def judge_list(name: str, model: Any, models: Any) -> tuple[tuple[str | None, float], ...]:
+def judge_list(
+    name: str, model: str | None, models: object
+) -> tuple[tuple[str | None, float], ...]:
     """(model, weight) per judge: ``models`` when given, else the single ``model`` (None = the
     settings' judge model). ``name`` is the metric's, for the error messages."""
     if models is None:
@@ -338,7 +342,7 @@ def judge_list(name: str, model: Any, models: Any) -> tuple[tuple[str | None, fl
     return tuple(judges)
 
 
-def _judge_entry(name: str, entry: Any) -> tuple[str | None, float]:
+def _judge_entry(name: str, entry: object) -> tuple[str | None, float]:
     """One entry of ``models``: a model name, or ``{model, weight}`` with a positive weight."""
     if isinstance(entry, str) and entry.strip():
         return entry, 1.0
@@ -350,7 +354,7 @@ def _judge_entry(name: str, entry: Any) -> tuple[str | None, float]:
     raise MetricConfigError(f"{name}: each of 'models' is a model name or {{model, weight}}")
 
 
-def aggregation_of(name: str, value: Any) -> Aggregation:
+def aggregation_of(name: str, value: object) -> Aggregation:
     """The :class:`Aggregation` of the ``aggregation`` option (a mapping of kind -> method)."""
     from assay.calibration.aggregate import Aggregation
 
@@ -375,7 +379,7 @@ if TYPE_CHECKING:
     from assay.calibration.model import Criterion
 
 
-def _verdict_code(criterion: Criterion, raw: Any, name: str) -> int:
+def _verdict_code(criterion: Criterion, raw: object, name: str) -> int:
     from assay.errors import JudgeParseError
 
     if not isinstance(raw, str):
@@ -439,7 +443,7 @@ if TYPE_CHECKING:
 NA_LABEL = "cannot assess"
 
 
-def parse_rubric(value: Any, *, where: str) -> tuple[Criterion, ...]:
+def parse_rubric(value: object, *, where: str) -> tuple[Criterion, ...]:
     """Criteria from a list, a mapping with ``criteria`` / ``rubric``, or a file path."""
     from pydantic import ValidationError
 

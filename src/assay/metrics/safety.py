@@ -27,7 +27,7 @@ MIN_CANARY = 8
 TAG_BLOCK = range(0xE0000, 0xE0080)
 
 
-def _strings(raw: Any, where: str) -> list[str]:
+def _strings(raw: object, where: str) -> list[str]:
     """A string or a list of strings from metadata (empties dropped), else a MetricError."""
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
@@ -216,7 +216,9 @@ def _phone_valid(text: str) -> bool:
     return 7 <= digits <= 15 and not _DATE.match(text)
 
 
-_CHECKS: dict[str, tuple[re.Pattern[str], Any]] = {
+_Check = Callable[[re.Match[str]], bool]
+
+_CHECKS: dict[str, tuple[re.Pattern[str], _Check]] = {
     "card": (_CARD, lambda m: luhn(re.sub(r"\D", "", m.group()))),
     "iban": (_IBAN, lambda m: _iban_valid(m.group())),
     "ssn": (_SSN, _ssn_valid),
@@ -241,7 +243,7 @@ def find_pii(
     for kind in PII_KINDS:
         pattern, valid = _CHECKS[kind]
 
-        def blank(match: re.Match[str], kind: str = kind, valid: Any = valid) -> str:
+        def blank(match: re.Match[str], kind: str = kind, valid: _Check = valid) -> str:
             if not valid(match):
                 return match.group()
             counts[kind] += 1
@@ -261,7 +263,7 @@ def pii_spans(text: str) -> list[tuple[int, int, str]]:
     for kind in PII_KINDS:
         pattern, valid = _CHECKS[kind]
 
-        def blank(match: re.Match[str], kind: str = kind, valid: Any = valid) -> str:
+        def blank(match: re.Match[str], kind: str = kind, valid: _Check = valid) -> str:
             if not valid(match):
                 return match.group()
             spans.append((match.start(), match.end(), kind))

@@ -20,12 +20,16 @@ from assay.metrics.base import (
     MetricScore,
     check_bool_option,
     clamp01,
+    embedding_label,
+    environment_settings,
     expected_string,
     positive_int_option,
     unique,
 )
 from assay.metrics.lexical import tokenize
 from assay.metrics.vectors import check_vectors, cosine, greedy_match, idf_table
+from assay.providers.registry import embedder
+from assay.providers.settings import ProviderSettings
 
 if TYPE_CHECKING:
     from assay.data.dataset import Sample
@@ -52,16 +56,16 @@ def _token_embedder(embedder: MemoEmbedder) -> TokenEmbedder:
     return cast("TokenEmbedder", embedder)
 
 
-def _embedder(model: str | None, dimensions: int | None = None) -> MemoEmbedder:
-    from assay.providers.registry import embedder
-    from assay.providers.settings import current
-
-    if dimensions is not None and current().embedding_provider != "openai":
+def _embedder(
+    settings: ProviderSettings, model: str | None, dimensions: int | None = None
+) -> MemoEmbedder:
+    """The embedder of ``settings`` for ``model``; ``dimensions`` only for the openai one."""
+    if dimensions is not None and settings.embedding_provider != "openai":
         raise MetricError("the 'dimensions' option applies to the openai embedding provider only")
-    return embedder(model, dimensions=dimensions)
+    return embedder(settings, model, dimensions=dimensions)
 
 
-def _dimensions_option(value: Any, metric: str) -> int | None:
+def _dimensions_option(value: object, metric: str) -> int | None:
     if value is None:
         return None
     return positive_int_option(value, f"{metric} dimensions")
@@ -102,11 +106,12 @@ class CosineEmbedding:
     model: str | None = None
     negative: str = "clamp"
     dimensions: int | None = None
+    settings: ProviderSettings = field(
+        default_factory=environment_settings, compare=False, repr=False
+    )
 
-    def used(self, settings: Any) -> dict[str, str]:
+    def used(self, settings: ProviderSettings) -> dict[str, str]:
         """The embedder this metric calls: its own ``model`` option, else the settings' one."""
-        from assay.metrics.base import embedding_label
-
         return {
             "method": "embedding",
             "provider": embedding_label(settings),
@@ -134,7 +139,7 @@ class CosineEmbedding:
         if texts:
             # On failure each sample retries and reports the problem itself.
             with contextlib.suppress(ProviderError):
-                await _embedder(self.model, self.dimensions).prefetch(unique(texts))
+                await _embedder(self.settings, self.model, self.dimensions).prefetch(unique(texts))
 
     async def score(self, sample: Sample, output: Output) -> MetricScore:
         expected = check_text(expected_string(sample, self.name), "expected_output", self.name)
@@ -143,7 +148,7 @@ class CosineEmbedding:
             both = not expected.strip() and not actual.strip()
             empty = "both" if both else "expected" if not expected.strip() else "actual"
             return MetricScore(1.0 if both else 0.0, {"empty": empty, "cosine_similarity": None})
-        embedder = _embedder(self.model, self.dimensions)
+        embedder = _embedder(self.settings, self.model, self.dimensions)
         try:
             result = await embedder.embed([expected, actual])
         except ProviderError as exc:
@@ -186,12 +191,13 @@ class BertScoreLike:
     idf: bool = False
     mode: str = "auto"
     dimensions: int | None = None
+    settings: ProviderSettings = field(
+        default_factory=environment_settings, compare=False, repr=False
+    )
     _idf: tuple[dict[str, float], float] | None = field(default=None, repr=False, compare=False)
 
-    def used(self, settings: Any) -> dict[str, str]:
+    def used(self, settings: ProviderSettings) -> dict[str, str]:
         """The embedder this metric calls: its own ``model`` option, else the settings' one."""
-        from assay.metrics.base import embedding_label
-
         return {
             "method": "embedding",
             "provider": embedding_label(settings),
@@ -247,7 +253,7 @@ class BertScoreLike:
         """Build the IDF table over every string reference in the dataset (only with ``idf``)."""
         if not self.idf:
             return
-        embedder = _embedder(self.model, self.dimensions)
+        embedder = _embedder(self.settings, self.model, self.dimensions)
         contextual = self._contextual(embedder)
         documents = [
             self._tokens(s.expected_output, embedder, contextual)
@@ -258,7 +264,7 @@ class BertScoreLike:
 
     async def prefetch(self, pairs: Sequence[tuple[Sample, Output]]) -> None:
         """Embed a chunk's tokens (or whole texts, contextually) in batched, deduplicated calls."""
-        embedder = _embedder(self.model, self.dimensions)
+        embedder = _embedder(self.settings, self.model, self.dimensions)
         try:
             contextual = self._contextual(embedder)
         except MetricError:
@@ -286,7 +292,7 @@ class BertScoreLike:
     async def score(self, sample: Sample, output: Output) -> MetricScore:
         expected = check_text(expected_string(sample, self.name), "expected_output", self.name)
         actual = check_text(output.text, "output", self.name)
-        embedder = _embedder(self.model, self.dimensions)
+        embedder = _embedder(self.settings, self.model, self.dimensions)
         contextual = self._contextual(embedder)
         expected_tokens = self._tokens(expected, embedder, contextual)
         actual_tokens = self._tokens(actual, embedder, contextual)

@@ -200,7 +200,7 @@ class _OtlpHandler(BaseHTTPRequestHandler):
     server_version = "assay-collect"
     sys_version = ""
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         """Quiet: a request line per export would drown the terminal."""
 
     def do_GET(self) -> None:

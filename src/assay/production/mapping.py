@@ -122,7 +122,7 @@ class TraceRecord(BaseModel):
 # --------------------------------------------------------------------------- reading one span
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     if isinstance(value, str):
         return value
     if value is None or isinstance(value, (dict, list)):
@@ -130,7 +130,7 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
-def _json(value: Any) -> Any:
+def _json(value: object) -> Any:
     """A JSON-encoded attribute decoded (GenAI messages are JSON strings); else as given."""
     if isinstance(value, str) and value[:1] in ("[", "{"):
         try:  # orjson: ~4x json's speed, a depth limit of its own, no lone surrogates
@@ -140,7 +140,7 @@ def _json(value: Any) -> Any:
     return value
 
 
-def _message_text(message: Any) -> str | None:
+def _message_text(message: object) -> str | None:
     """The text of one GenAI message: ``parts`` of type text, or a ``content`` string."""
     if not isinstance(message, Mapping):
         return _text(message)
@@ -159,7 +159,7 @@ def _message_text(message: Any) -> str | None:
     return None
 
 
-def _messages_text(raw: Any, role: str | None) -> str | None:
+def _messages_text(raw: object, role: str | None) -> str | None:
     """The last message of ``role`` (any role when None) in a GenAI message list."""
     messages = _json(raw)
     if not isinstance(messages, list):
@@ -172,7 +172,7 @@ def _messages_text(raw: Any, role: str | None) -> str | None:
     return None
 
 
-def _role(message: Any) -> str | None:
+def _role(message: object) -> str | None:
     return message.get("role") if isinstance(message, Mapping) else None
 
 

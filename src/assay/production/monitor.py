@@ -27,6 +27,8 @@ from assay.engine.sut import SavedOutputs
 from assay.production.drift import Drift, DriftRule, Observation, drift
 from assay.production.mapping import TraceRecord
 from assay.production.store import Score, TraceStore
+from assay.providers import settings as provider_settings
+from assay.providers.settings import ProviderSettings
 
 if TYPE_CHECKING:
     from assay.report.model import Report
@@ -129,13 +131,14 @@ def score_traces(
     records: Sequence[TraceRecord],
     metrics: Sequence[str | MetricSpec],
     run_store: RunStore | None,
-    rubric: Any = None,
+    rubric: object = None,
 ) -> tuple[Report, list[Score]]:
     """Score ``records`` as one run; the report and each (trace, metric) score."""
     samples = [sample_of(r) for r in records]
     dataset = Dataset(name=DATASET_NAME, samples=samples, rubric=rubric)
-    plan = metric_plan(dataset, list(metrics))
-    warnings = preflight(plan, dataset)
+    settings = provider_settings.from_environment()  # the judge and embedder of the scores
+    plan = metric_plan(dataset, list(metrics), settings)
+    warnings = preflight(plan, dataset, settings)
     outputs = {r.trace_id: output_of(r) for r in records}
     results: list[ExecutionResult] = []
     state = RunState(on_results=results.extend)
@@ -170,7 +173,8 @@ def thresholds(options: MonitorOptions) -> dict[str, float]:
     changed in ``--metrics-file`` applies to scores stored before the change too)."""
     placeholder = Sample(id="-", input={}, expected_output=None)
     dataset = Dataset(name=DATASET_NAME, samples=[placeholder], rubric=options.rubric)
-    return metric_plan(dataset, list(options.metrics)).thresholds
+    # Built, never called: no provider settings are read for the thresholds.
+    return metric_plan(dataset, list(options.metrics), ProviderSettings()).thresholds
 
 
 def monitor_once(

@@ -88,7 +88,7 @@ def parse_protobuf(body: bytes, where: str) -> ExportTraceServiceRequest:
 _ID_FIELDS: Final = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
 
 
-def _hex_ids_to_base64(span: Any, where: str) -> None:
+def _hex_ids_to_base64(span: object, where: str) -> None:
     """OTLP/JSON writes ids in hex; protobuf's JSON mapping reads bytes as base64."""
     if not isinstance(span, dict):
         return
@@ -103,14 +103,14 @@ def _hex_ids_to_base64(span: Any, where: str) -> None:
         _hex_ids_to_base64(link, where)
 
 
-def _spans_of(document: Any) -> Iterator[Any]:
+def _spans_of(document: object) -> Iterator[Any]:
     """Every span object of a decoded OTLP/JSON document (shape errors are left to protobuf)."""
     for resource in _list(document, "resourceSpans", "resource_spans"):
         for scope in _list(resource, "scopeSpans", "scope_spans"):
             yield from _list(scope, "spans")
 
 
-def _list(value: Any, *keys: str) -> list[Any]:
+def _list(value: object, *keys: str) -> list[Any]:
     if not isinstance(value, dict):
         return []
     for key in keys:

@@ -172,7 +172,7 @@ class Redactor:
         name = self.texts([tool.name], counts)[0]
         return ToolCall(name=name, arguments=self._value(tool.arguments, counts, 0))
 
-    def _value(self, value: Any, counts: dict[str, int], depth: int) -> Any:
+    def _value(self, value: object, counts: dict[str, int], depth: int) -> Any:
         """Every string inside a JSON value (keys too) redacted; deeper than 32 levels, cut."""
         if depth > 32:
             return _marker("nested")

@@ -2,7 +2,8 @@
 embedder, a deterministic hashing embedder for tests, the SQLite provider cache and pricing.
 
 Importing this package is cheap; the ``openai`` SDK and torch load only when a client is built.
-Configuration: :func:`build`, :func:`scope` / :func:`current` in :mod:`assay.providers.settings`.
+Configuration: :func:`build` in :mod:`assay.providers.settings` makes a :class:`ProviderSettings`,
+which is handed to the metrics and judge clients that call a provider.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from assay.providers.settings import ProviderSettings, build, current, scope, use
+    from assay.providers.settings import ProviderSettings, build, from_environment
 
 
 def __getattr__(name: str) -> Any:
@@ -23,4 +24,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["ProviderSettings", "build", "current", "scope", "use"]
+__all__ = ["ProviderSettings", "build", "from_environment"]

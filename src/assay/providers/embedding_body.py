@@ -18,7 +18,7 @@ from assay.errors import ProviderError
 Vector = np.ndarray
 
 
-def _vector(raw: Any) -> Vector | None:
+def _vector(raw: object) -> Vector | None:
     if not isinstance(raw, list) or not raw:
         return None
     for value in raw:
@@ -81,7 +81,7 @@ def _ordered(items: list[Any], where: str) -> list[Vector]:
     return [v for v in ordered if v is not None]
 
 
-def _token_usage(usage: Any) -> dict[str, int] | None:
+def _token_usage(usage: object) -> dict[str, int] | None:
     """Prompt and total tokens from the body's ``usage`` (None unless a count is given)."""
     if not isinstance(usage, dict):
         return None

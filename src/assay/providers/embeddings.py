@@ -50,7 +50,7 @@ class Embeddings:
 MEMO_BYTES = 256 * 1024 * 1024  # per embedder: vectors kept in memory during a run
 
 
-def _nbytes(value: Any) -> int:
+def _nbytes(value: object) -> int:
     array = getattr(value, "vectors", value)
     return int(getattr(array, "nbytes", 0)) + 64
 

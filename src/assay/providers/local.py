@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from importlib.util import find_spec
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -184,7 +185,7 @@ def rerank_scores(name: str, query: str, passages: list[str]) -> list[float]:
     return [min(1.0, max(0.0, float(v))) for v in np.asarray(raw, dtype=np.float64).ravel()]
 
 
-def cuda_build_note(torch: Any) -> str | None:
+def cuda_build_note(torch: ModuleType) -> str | None:
     """A warning when torch is a CUDA build on a machine with no GPU (gigabytes for nothing)."""
     cuda = getattr(getattr(torch, "version", None), "cuda", None)
     if not cuda or torch.cuda.is_available():

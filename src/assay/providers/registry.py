@@ -1,6 +1,7 @@
 """Where metrics get their providers: one client, limiter and memo per event loop and settings.
 
-Metrics stay stateless; they ask for ``chat_provider()`` or ``embedder()`` when they score.
+Metrics stay stateless; they ask for ``chat_provider(settings)`` or ``embedder(settings)`` with
+the settings they were built with when they score.
 Objects that hold loop-bound state (HTTP connections, semaphores, in-flight futures) are kept
 per running event loop, so a test suite or a program that runs several loops never shares
 them across loops. The SQLite cache and loaded local models are process-wide.
@@ -18,7 +19,7 @@ from assay.providers.cache import close_all, open_cache
 from assay.providers.chat import ChatProvider
 from assay.providers.endpoint import NO_KEY_PLACEHOLDER, Endpoint
 from assay.providers.limiter import Limiter
-from assay.providers.settings import ProviderSettings, current
+from assay.providers.settings import ProviderSettings
 
 if TYPE_CHECKING:  # loaded by embedder() only: a judge run sends its first requests sooner
     from assay.providers.embeddings import MemoEmbedder
@@ -88,11 +89,8 @@ def _endpoint(settings: ProviderSettings) -> tuple[Endpoint, Limiter]:
     return found, found.limiter
 
 
-def chat_provider(
-    model: str | None = None, *, settings: ProviderSettings | None = None
-) -> ChatProvider:
-    """The chat client for ``model`` (default: the judge model) under the current settings."""
-    settings = settings or current()
+def chat_provider(settings: ProviderSettings, model: str | None = None) -> ChatProvider:
+    """The chat client of ``settings`` for ``model`` (default: their judge model)."""
     model = model or settings.judge_model
     state = _state()
     key = ("chat", id(settings), model)
@@ -107,13 +105,9 @@ def chat_provider(
 
 
 def embedder(
-    model: str | None = None,
-    *,
-    settings: ProviderSettings | None = None,
-    dimensions: int | None = None,
+    settings: ProviderSettings, model: str | None = None, *, dimensions: int | None = None
 ) -> MemoEmbedder:
-    """The embedder for ``model`` (default: the embedding model) of the configured provider."""
-    settings = settings or current()
+    """The embedder of ``settings`` for ``model`` (default: their embedding model)."""
     model = model or settings.resolved_embedding_model
     state = _state()
     key = ("embed", id(settings), settings.embedding_provider, model, dimensions)

@@ -10,9 +10,7 @@ or serialising the settings never shows it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -196,7 +194,7 @@ def build(
     dataset: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> ProviderSettings:
-    """Merge flags > dataset ``providers:`` > environment > defaults, without making it current."""
+    """Merge flags > dataset ``providers:`` > environment > defaults into one immutable value."""
     environ = os.environ if env is None else env
     flags = dict(cli or {})
     allow = bool(flags.pop("allow_dataset_endpoints", False))
@@ -256,7 +254,7 @@ def _scope_key(
         merged["api_key"] = key
 
 
-def _base_prices(prices_file: Any) -> dict[str, Any]:
+def _base_prices(prices_file: object) -> dict[str, Any]:
     """The packaged prices with the user's prices file (when one is named) over them."""
     table: dict[str, Any] = dict(packaged_prices())
     if isinstance(prices_file, (str, Path)) and str(prices_file).strip():
@@ -264,35 +262,8 @@ def _base_prices(prices_file: Any) -> dict[str, Any]:
     return table
 
 
-# The settings in force: a context variable, not a module global, so a run's settings hold for
-# that run (and the asyncio tasks it starts) only, and are gone when its scope ends.
-_IN_FORCE: ContextVar[ProviderSettings | None] = ContextVar("assay_provider_settings", default=None)
-
-
-@contextmanager
-def scope(settings: ProviderSettings) -> Iterator[ProviderSettings]:
-    """Put ``settings`` in force for the ``with`` block (one run, one calibration)."""
-    token = _IN_FORCE.set(settings)
-    try:
-        yield settings
-    finally:
-        _IN_FORCE.reset(token)
-
-
-def use(settings: ProviderSettings) -> ProviderSettings:
-    """Put already-built settings in force in this context (tests, embedding assay)."""
-    _IN_FORCE.set(settings)
-    return settings
-
-
-def reset() -> None:
-    """Forget the settings in force here (the next use rebuilds them from the environment)."""
-    _IN_FORCE.set(None)
-
-
-def current() -> ProviderSettings:
-    """The settings in force; outside any scope, built from the environment on first use."""
-    settings = _IN_FORCE.get()
-    if settings is None:
-        settings = use(build())
-    return settings
+def from_environment() -> ProviderSettings:
+    """The settings of the environment and the defaults alone: what a provider-backed metric
+    built without any (the Python API, a test) calls with. ``assay run`` and ``assay calibrate``
+    build theirs with flags and the dataset's block and hand them to each metric."""
+    return build()

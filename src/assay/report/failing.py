@@ -38,7 +38,7 @@ def truncate(text: str, limit: int) -> str:
     return f"{text[:limit]}… (+{len(text) - limit} chars)"
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: object) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
@@ -73,7 +73,7 @@ def redacted_row(row: Row) -> Row:
     return row.model_copy(update={"scores": scores, "errors": errors})
 
 
-def _redacted(value: Any) -> Any:
+def _redacted(value: object) -> Any:
     """``value`` with every string in it (keys aside) replaced by REDACTED."""
     if isinstance(value, str):
         return REDACTED

@@ -31,7 +31,7 @@ class UsageAccumulator:
         )
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     if isinstance(value, bool):
         return 0
     if isinstance(value, int) and value >= 0:
@@ -41,7 +41,7 @@ def _int(value: Any) -> int:
     return 0
 
 
-def _finite(value: Any) -> float | None:
+def _finite(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) and value >= 0 else None

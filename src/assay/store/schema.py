@@ -180,7 +180,7 @@ class _StoredConfig(BaseModel):
     system_under_test: dict[str, Any] = {}
 
 
-def stored_tags(value: Any) -> list[str]:
+def stored_tags(value: object) -> list[str]:
     """A stored execution's tags read back: a list of strings (ValueError if not)."""
     if type(value) is list:
         for tag in value:  # a plain loop: the quickest check of a row's one or two tags

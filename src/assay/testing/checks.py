@@ -20,8 +20,8 @@ MetricLike = str | Mapping[str, Any] | MetricSpec | Metric
 
 def _prepare(
     metric: MetricLike,
-    output: Any,
-    expected: Any,
+    output: object,
+    expected: object,
     input: Mapping[str, Any] | None,
     metadata: Mapping[str, Any] | None,
 ) -> tuple[Metric, Sample, Output, float]:
@@ -59,8 +59,8 @@ def _verdict(
 
 def assert_metric(
     metric: MetricLike,
-    output: Any,
-    expected: Any = None,
+    output: object,
+    expected: object = None,
     *,
     input: Mapping[str, Any] | None = None,
     metadata: Mapping[str, Any] | None = None,
@@ -93,8 +93,8 @@ def assert_metric(
 
 async def assert_metric_async(
     metric: MetricLike,
-    output: Any,
-    expected: Any = None,
+    output: object,
+    expected: object = None,
     *,
     input: Mapping[str, Any] | None = None,
     metadata: Mapping[str, Any] | None = None,

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 MAX_CHARS = 400
 
 
-def show(value: Any, limit: int = MAX_CHARS) -> str:
+def show(value: object, limit: int = MAX_CHARS) -> str:
     """A value as one line of JSON (strings quoted), cut to ``limit`` characters."""
     try:
         text = json.dumps(value, ensure_ascii=False, default=str)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from assay.data.bounded import loads_json
 from assay.data.documents import read_capped
@@ -139,7 +138,7 @@ def drop_alerts(
     return alerts
 
 
-def previous_metrics(data: Any, *, source: str = "<previous>") -> dict[str, float]:
+def previous_metrics(data: object, *, source: str = "<previous>") -> dict[str, float]:
     """Session metrics of an earlier evaluation: a tezit-eval report or an assay score report."""
     block = None
     if isinstance(data, Mapping):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, TypeVar
 
 from assay.errors import UsageError
+from assay.providers import settings as provider_settings
+from assay.providers.settings import ProviderSettings
 from assay.providers.usage import total_cost
 from assay.tez import heuristic
 from assay.tez.addendum import (
@@ -48,6 +50,9 @@ def assay_version() -> str:
         return "0+unknown"
 
 
+T = TypeVar("T")
+
+
 @dataclass(slots=True)
 class Evaluation:
     """A scored session."""
@@ -74,6 +79,7 @@ class MethodOptions:
     nli_model: str | None = None  # nli_based: cross-encoder name or path
     nli_threshold: float = 0.5
     reviews: Any = None  # human_in_loop: a Reviews or the path of the verdict file
+    settings: ProviderSettings | None = None  # llm_as_judge, hybrid (None: the environment's)
 
 
 def score_session(
@@ -83,7 +89,7 @@ def score_session(
     *,
     method: str = "automated_heuristic",
     tau: float = DEFAULT_TAU,
-    judge: Any = None,
+    judge: object = None,
     judge_model: str | None = None,
     options: MethodOptions | None = None,
 ) -> Evaluation:
@@ -135,11 +141,12 @@ def _judge_fn(opts: MethodOptions) -> tuple[Any, str]:
     """The :class:`assay.judging.client.Judge` the options name, and its model name."""
     from assay.tez import judge as judge_mod
 
+    settings = opts.settings or provider_settings.from_environment()
     if opts.judge is not None:
         model = opts.judge_model or "custom-judge"
-        return judge_mod.as_judge(opts.judge, model), model
-    model = judge_mod.judge_model_name(opts.judge_model)
-    return judge_mod.as_judge(None, model), model
+        return judge_mod.as_judge(opts.judge, model, settings), model
+    model = judge_mod.judge_model_name(opts.judge_model, settings)
+    return judge_mod.as_judge(None, model, settings), model
 
 
 def _served(scores: Sequence[TurnScore], model: str) -> str:
@@ -253,13 +260,13 @@ def _human(
     )
 
 
-def _run(coro: Any, *, close: bool) -> Any:
-    async def main() -> Any:
+def _run(coro: Coroutine[Any, Any, T], *, close: bool) -> T:
+    async def main() -> T:
         try:
             return await coro
         finally:
             if close:
-                from assay.providers.registry import aclose
+                from assay.providers.registry import aclose  # HTTP clients: judge runs only
 
                 await aclose()
 

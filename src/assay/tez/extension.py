@@ -19,6 +19,7 @@ from assay.tez.records import STANDARD_EXTENSION_ID, VENDOR_EXTENSION_ID
 from assay.tez.schemas import (
     ENTERPRISE_SCHEMA,
     EXTENSION_MANIFEST_SCHEMA,
+    JSON,
     VENDOR_SCHEMA,
     schema_errors,
 )
@@ -60,7 +61,7 @@ def _load_json(bundle: Bundle, rel: str, state: EvalState) -> Any:
     return None
 
 
-def _checked(doc: Any, schema: str, rel: str, state: EvalState) -> bool:
+def _checked(doc: JSON, schema: str, rel: str, state: EvalState) -> bool:
     problems = schema_errors(doc, schema)
     for problem in problems[:3]:
         state.warnings.append(f"{rel}: fails {schema}: {problem}")

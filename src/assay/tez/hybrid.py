@@ -24,6 +24,8 @@ from assay.errors import MetricError
 from assay.judging.client import Judge, ask
 from assay.tez import heuristic
 from assay.tez.bundle import Bundle
+from assay.tez.citations import Resolution
+from assay.tez.claims import Claim
 from assay.tez.judge import CLAIM_VERSION, claim_prompt, parse_claim_verdict
 from assay.tez.records import SessionTurn
 from assay.tez.scoring import (
@@ -42,8 +44,8 @@ METHOD = "hybrid"
 
 async def _judged(
     bundle: Bundle,
-    claim: Any,
-    resolutions: Sequence[Any],
+    claim: Claim,
+    resolutions: Sequence[Resolution],
     located: list[int],
     judge: Judge,
     usage: list[dict[str, Any]],
@@ -81,7 +83,7 @@ async def score_turn(
     prepared = prepare(bundle, turn)
     usage: list[dict[str, Any]] = []
 
-    async def one(claim: Any, resolutions: Sequence[Any]) -> tuple[ClaimOutcome, bool]:
+    async def one(claim: Claim, resolutions: Sequence[Resolution]) -> tuple[ClaimOutcome, bool]:
         outcome = heuristic.claim_outcome(bundle, claim.text, claim.citations, resolutions, tau=tau)
         located = [
             i

@@ -31,8 +31,10 @@ from assay.judging.client import (
 )
 from assay.judging.prompts import TEZ_CLAIM, TEZ_RELEVANCE
 from assay.judging.replies import parse_tez_claim, parse_tez_relevance
+from assay.providers.settings import ProviderSettings
 from assay.tez.bundle import Bundle
 from assay.tez.citations import CitationRef, Resolution, heading_index
+from assay.tez.claims import Claim
 from assay.tez.records import SessionTurn
 from assay.tez.scoring import ClaimOutcome, TurnScore, detect_abstention, finish, prepare
 from assay.tez.session import Expectation
@@ -134,7 +136,7 @@ async def score_turn(
     prepared = prepare(bundle, turn)
     usage: list[dict[str, Any]] = []
 
-    async def one_claim(claim: Any, resolutions: Sequence[Resolution]) -> ClaimOutcome:
+    async def one_claim(claim: Claim, resolutions: Sequence[Resolution]) -> ClaimOutcome:
         located = [
             (i, (ref, res))
             for i, (ref, res) in enumerate(zip(claim.citations, resolutions, strict=True))
@@ -179,17 +181,17 @@ async def score_turns(
     )
 
 
-def as_judge(judge: Judge | JudgeFn | None, model: str | None = None) -> Judge:
+def as_judge(judge: Judge | JudgeFn | None, model: str | None, settings: ProviderSettings) -> Judge:
     """A :class:`Judge` from a Judge, an async function of the chat messages, or None (the
-    provider's ``model``, default the configured judge model)."""
+    provider of ``settings`` with ``model``, default their judge model)."""
     if isinstance(judge, Judge):
         return judge
-    return Judge(model=model, call=judge)
+    return Judge(model=model, call=judge, settings=settings)
 
 
-def judge_model_name(model: str | None) -> str:
-    """The model a provider judge will use (the configured judge model by default)."""
-    return judge_model(Judge(model=model))
+def judge_model_name(model: str | None, settings: ProviderSettings) -> str:
+    """The model a provider judge will use (the settings' judge model by default)."""
+    return judge_model(Judge(model=model, settings=settings))
 
 
 __all__ = [

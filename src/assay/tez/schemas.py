@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, TypeAlias
 
 from assay.errors import TezError
+
+JSON: TypeAlias = str | int | float | bool | Mapping[str, "JSON"] | Sequence["JSON"] | None
+"""A JSON document as the schema validator reads it."""
 
 VENDOR_SCHEMA = "tez-eval-metrics.schema.json"
 ENTERPRISE_SCHEMA = "tez-enterprise-tip-eval.schema.json"
@@ -50,7 +54,7 @@ def is_date_time(value: object) -> bool:
     return True
 
 
-def schema_errors(document: Any, name: str) -> list[str]:
+def schema_errors(document: JSON, name: str) -> list[str]:
     """Every violation of ``document`` against shipped schema ``name`` (empty when valid)."""
     import jsonschema
 
@@ -63,7 +67,7 @@ def schema_errors(document: Any, name: str) -> list[str]:
     return [f"{_path(e.absolute_path)}: {e.message}" for e in errors]
 
 
-def check_document(document: Any, name: str, *, target: str) -> None:
+def check_document(document: JSON, name: str, *, target: str) -> None:
     """Raise :class:`TezError` unless ``document`` is valid; called before every write."""
     problems = schema_errors(document, name)
     if problems:
@@ -74,7 +78,7 @@ def check_document(document: Any, name: str, *, target: str) -> None:
         )
 
 
-def _path(parts: Any) -> str:
+def _path(parts: Iterable[str | int]) -> str:
     out = "$"
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) else f".{part}"

@@ -79,7 +79,7 @@ def load_session(path: str | Path) -> SessionFile:
     return session_from_data(data, source=str(path))
 
 
-def session_from_data(data: Any, *, source: str = "<session>") -> SessionFile:
+def session_from_data(data: object, *, source: str = "<session>") -> SessionFile:
     if not isinstance(data, Mapping):
         raise TezError("a session must be a mapping with session_id and turns", file=source)
     raw = dict(data)
@@ -107,11 +107,11 @@ def session_from_data(data: Any, *, source: str = "<session>") -> SessionFile:
     return session
 
 
-def _drop(row: Any, key: str) -> Any:
+def _drop(row: object, key: str) -> Any:
     return {k: v for k, v in row.items() if k != key} if isinstance(row, Mapping) else row
 
 
-def _turn_label(turns: Any, index: int) -> str | int:
+def _turn_label(turns: object, index: int) -> str | int:
     if isinstance(turns, list) and index < len(turns) and isinstance(turns[index], Mapping):
         qid = turns[index].get("query_id")
         if isinstance(qid, str) and qid:
@@ -138,7 +138,7 @@ def _normalise_turn(turn: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _chunk(raw: Any) -> Any:
+def _chunk(raw: object) -> Any:
     if isinstance(raw, str):
         item, _, loc = raw.partition(":")
         return {"item_id": item.strip(), "location": loc.strip() or None}
@@ -159,7 +159,9 @@ def load_expectations(path: str | Path) -> dict[str, Expectation]:
     )
 
 
-def expectations_from_data(data: Any, *, source: str = "<expectations>") -> dict[str, Expectation]:
+def expectations_from_data(
+    data: object, *, source: str = "<expectations>"
+) -> dict[str, Expectation]:
     if isinstance(data, Mapping) and isinstance(data.get("test_queries"), list):
         rows = data["test_queries"]
     elif isinstance(data, list):
@@ -185,7 +187,7 @@ def expectations_from_data(data: Any, *, source: str = "<expectations>") -> dict
     return out
 
 
-def _strings(value: Any, what: str) -> tuple[str, ...]:
+def _strings(value: object, what: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
@@ -195,7 +197,7 @@ def _strings(value: Any, what: str) -> tuple[str, ...]:
     raise ValueError(f"'{what}' must be a string or a list of strings")
 
 
-def _behavior(raw: Any) -> Behavior:
+def _behavior(raw: object) -> Behavior:
     value = str(raw or "").strip().lower()
     if value in ("abstain", "abstention", "insufficient_context", "out_of_scope"):
         return "abstain"

@@ -7,7 +7,11 @@ Kept apart from the commands so that each view is a function of plain data; the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.tez.extension import EvalState
+    from assay.tez.records import QueryResult, ScoreReport
 
 from assay.providers.pricing import format_usd
 
@@ -17,7 +21,7 @@ def fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def latest_summary(state: Any) -> str | None:
+def latest_summary(state: EvalState) -> str | None:
     """One line about the newest eval record a bundle carries (None when it has none)."""
     doc = state.tezit_report if state.tezit_report is not None else state.vendor_latest
     if doc is None:
@@ -81,14 +85,14 @@ def validation_lines(
     ]
 
 
-def _abstention(query: Any) -> str:
+def _abstention(query: QueryResult) -> str:
     abst = "yes" if query.abstained else "no"
     if query.abstention_correct is not None:
         abst += " (correct)" if query.abstention_correct else " (wrong)"
     return abst
 
 
-def _query_lines(report: Any) -> list[str]:
+def _query_lines(report: ScoreReport) -> list[str]:
     """The per-query table, then every citation that did not resolve."""
     width = max([len(q.query_id) for q in report.queries] + [5])
     lines = [f"{'query'.ljust(width)}  ground  relev  faith  claims  cites ok  abstained"]
@@ -109,7 +113,7 @@ def _query_lines(report: Any) -> list[str]:
     return lines
 
 
-def _session_lines(report: Any) -> list[str]:
+def _session_lines(report: ScoreReport) -> list[str]:
     """Session means, the addendum metrics and the judge's usage."""
     lines = []
     if report.queries:
@@ -133,7 +137,7 @@ def _session_lines(report: Any) -> list[str]:
     return lines
 
 
-def score_text(report: Any) -> str:
+def score_text(report: ScoreReport) -> str:
     """``assay tez score`` as text: the per-query table, session figures, alerts, files."""
     lines = [
         f"bundle {report.bundle_id} | session {report.session_id} | {report.method} "

@@ -173,7 +173,7 @@ def _validate(plan: WritePlan) -> None:
             check_document(doc, ENTERPRISE_SCHEMA, target=target)
 
 
-def write_json_atomic(path: Path, doc: Any) -> None:
+def write_json_atomic(path: Path, doc: object) -> None:
     """A standalone JSON document written through a temporary file and a rename."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
@@ -188,7 +188,7 @@ def write_json_atomic(path: Path, doc: Any) -> None:
         raise
 
 
-def _dumps(doc: Any) -> str:
+def _dumps(doc: object) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 

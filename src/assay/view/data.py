@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,7 @@ class ViewData:
                     self._reports.popitem(last=False)
             return RunView(record, report, self.store.gate(run_id))
 
-    def _cached(self, path: Path, loader: Any) -> Any:
+    def _cached(self, path: Path, loader: Callable[[Path], Any]) -> Any:
         stamp = path.stat().st_mtime
         key = (str(path), stamp)
         if key not in self._files:

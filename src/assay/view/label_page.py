@@ -47,7 +47,7 @@ show(0);
 """
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if value is None:
         return "n/a"
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import socket
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from assay.data.terminal import printable
@@ -29,6 +29,9 @@ from assay.store.labels import LABELS_FILE, LabelStore
 from assay.view.data import ViewData, sample_detail
 from assay.view.labelling import MAX_BODY, authorised, label_queue_page, write_label
 from assay.view.layout import e, page
+
+_Request = socket.socket | tuple[bytes, socket.socket]  # what socketserver hands a handler
+_Address = tuple[str, int] | str  # an address (host, port), or a path for a Unix socket
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 CSP = (
@@ -70,11 +73,11 @@ class ViewServer(ThreadingHTTPServer):
         self.team_token = os.environ.get("ASSAY_VIEW_TOKEN", "").strip() or None
         self.labels = LabelStore(Path(data.store.path).parent / LABELS_FILE)
 
-    def process_request(self, request: Any, client_address: Any) -> None:
+    def process_request(self, request: _Request, client_address: _Address) -> None:
         """Serve on a pool thread (ThreadingMixIn starts a thread per connection)."""
         self._workers.submit(self.process_request_thread, request, client_address)
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
+    def handle_error(self, request: _Request, client_address: _Address) -> None:
         """Quiet for a client that went away or fell silent; the default report otherwise."""
         if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
             return
@@ -210,5 +213,5 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         """Quiet: requests are not logged (errors are, once, in do_GET)."""
