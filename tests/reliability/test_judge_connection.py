@@ -104,7 +104,6 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     registry.reset()
     yield
     registry.reset()
-    provider_settings.reset()
 
 
 def _run(capsys: pytest.CaptureFixture[str], url: str) -> tuple[int, dict]:
@@ -156,8 +155,7 @@ async def test_bytes_that_arrive_on_an_idle_connection_are_never_read_as_a_reply
     with StrayServer(0.02) as server:
         url = f"http://127.0.0.1:{server.port}/v1"
         cli = {"base_url": url, "cache_dir": tmp_path, "no_cache": True, "provider_concurrency": 1}
-        provider_settings.use(provider_settings.build(cli=cli))
-        provider = registry.chat_provider()
+        provider = registry.chat_provider(provider_settings.build(cli=cli))
         verdicts = []
         for i in range(4):
             messages = [{"role": "user", "content": f"grade {i}"}]

@@ -17,7 +17,6 @@ import yaml
 from assay.cli import main
 from assay.errors import UsageError
 from assay.providers import registry
-from assay.providers import settings as provider_settings
 from assay.providers.settings import build
 from openai_server import OpenAIServer
 
@@ -34,7 +33,6 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     registry.reset()
     yield
     registry.reset()
-    provider_settings.reset()
 
 
 def _dataset(path: Path, providers: dict[str, str]) -> None:
