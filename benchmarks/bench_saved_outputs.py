@@ -14,14 +14,20 @@ the runner, the run store, aggregation, the report) and is printed in microsecon
 Targets: <= 10 s wall and <= 300 MB at 100k; <= 400 MB at 1M; <= 2 us harness per score.
 
 Each size runs ``--rounds`` rounds (default 3), each step in a fresh child: the run, the
-reference, ``assay --help``, and a 100-sample run of the same kind. The harness figure is taken
+reference, the plain-loop floor as a whole process (JSONL only: the stdlib's ``json``, a Sample
+and an Output per line, the four metrics' ``score()``), ``assay --help``, and a 100-sample run
+of the same kind. The harness figure is taken
 per round and the median printed, so a drift of the machine's speed between the run and its
 reference moves one round, not the figure. The small run splits the figure in two: what every
 run costs whatever its size (imports beyond ``--help``'s, set-up, the report's frame), spread
 over this size's scores, and the cost per score beyond it.
 
     python benchmarks/bench_saved_outputs.py [--samples 100000 1000000] [--rounds 3]
-        [--keep DIR] [--json]
+        [--keep DIR] [--json] [--peak-only]
+
+``--peak-only`` runs ``assay run`` alone (wall, CPU, peak RSS): the memory row at 300k, 1M and
+10M samples, whose files go to a temporary directory (about 2 GB at 10M; ``--keep DIR`` to
+choose where).
 
 ``--json`` writes the same samples as a JSON dataset document and the outputs as a JSON
 ``outputs`` mapping, the shapes that are scanned once and read back by byte span.
@@ -163,6 +169,27 @@ def direct_loop(dataset: Path, outputs: Path) -> dict[str, float]:
     return timings
 
 
+def plain_loop(dataset: Path, outputs: Path) -> None:
+    """The plain-loop floor as a whole process: read both JSONL files with the stdlib's
+    ``json``, build each Sample and Output, call the four metrics' ``score()``; nothing else
+    (no checks beyond the Sample model's, no runner, store or report)."""
+    from assay.data.dataset import Sample
+    from assay.data.outputs import Output
+    from assay.errors import MetricError
+    from assay.metrics.registry import resolve
+
+    metrics = [resolve(name) for name in METRICS]
+    with outputs.open(encoding="utf-8") as lines:
+        saved = {row["id"]: row["output"] for row in map(json.loads, lines)}
+    with dataset.open(encoding="utf-8") as lines:
+        for row in map(json.loads, lines):
+            sample = Sample(**row)
+            output = Output(saved[sample.id])
+            for metric in metrics:
+                with contextlib.suppress(MetricError):
+                    metric.score(sample, output)
+
+
 def measure(command: list[str], env: dict[str, str]) -> tuple[float, float, float, int, str]:
     """Run one child: (wall s, CPU s, peak RSS MB, exit code, stderr tail), from its own rusage.
 
@@ -238,6 +265,9 @@ def one_round(
     summary = report_summary(directory / "report.json")
     assert summary["total_executions"] == samples, summary
     direct = reference_in_child(*files, env)
+    plain_cpu = float("nan")
+    if files[0].suffix == ".jsonl":
+        plain_cpu = measure([sys.executable, __file__, "--plain", *map(str, files)], env)[1]
     help_cpu = measure([sys.executable, "-m", "assay", "--help"], env)[1]
     small_files = (small / files[0].name, small / files[1].name)
     small_cpu = measure(run_command(*small_files, small), env)[1]
@@ -251,6 +281,7 @@ def one_round(
         "failures": summary["total_failures"],
         "help_cpu": help_cpu,
         "small_cpu": small_cpu,
+        "plain_cpu": plain_cpu,
         "harness": (overhead - direct["load_cpu"] - help_cpu) * 1e6 / scores,
         "harness_before": (overhead - direct["check_cpu"] - help_cpu) * 1e6 / scores,
         "per_row": (overhead - direct["load_cpu"] - small_cpu) * 1e6 / scores,
@@ -259,7 +290,9 @@ def one_round(
     }
 
 
-def run_one(directory: Path, samples: int, documents: bool, rounds: int) -> None:
+def run_one(
+    directory: Path, samples: int, documents: bool, rounds: int, peak_only: bool = False
+) -> None:
     """Generate, then ``rounds`` rounds (:func:`one_round`); print each and their medians."""
     started = time.perf_counter()
     files = inputs(directory, samples, documents)
@@ -271,6 +304,13 @@ def run_one(directory: Path, samples: int, documents: bool, rounds: int) -> None
         f"({files[0].stat().st_size / 1e6:.1f} MB + {files[1].stat().st_size / 1e6:.1f} MB)"
     )
     done = []
+    if peak_only:  # the run alone, for its peak RSS (10M samples: the reference loop takes long)
+        for number in range(1, rounds + 1):
+            wall, cpu, peak, code, tail = measure(run_command(*files, directory), child_env())
+            if code not in (0, 1):
+                sys.exit(f"assay run failed ({code}): {tail[-2000:]}")
+            print(f"  round {number}: run {wall:.1f}s wall, {cpu:.1f}s CPU, peak RSS {peak:.0f} MB")
+        return
     for number in range(1, rounds + 1):
         row = one_round(directory, files, small, samples)
         done.append(row)
@@ -278,7 +318,8 @@ def run_one(directory: Path, samples: int, documents: bool, rounds: int) -> None
             f"  round {number}: run {row['wall']:.2f}s wall, {row['cpu']:.2f}s CPU, "
             f"{row['peak']:.0f} MB; reference {row['metric_cpu']:.2f}s; reading "
             f"{row['load_cpu']:.2f}s; --help {row['help_cpu']:.2f}s; harness "
-            f"{row['harness']:.2f} us (load average {row['load']:.1f})"
+            f"{row['harness']:.2f} us; plain loop {row['plain_cpu']:.2f}s, run / it "
+            f"{row['cpu'] / row['plain_cpu']:.2f} (load average {row['load']:.1f})"
         )
     print_summary(done, samples, directory / "report.json")
 
@@ -307,6 +348,12 @@ def print_summary(done: list[dict[str, float]], samples: int, report: Path) -> N
         "without start-up and the checking pass only, as counted before session 13); run CPU / "
         f"reference CPU = {mid('cpu') / mid('metric_cpu'):.2f}"
     )
+    ratios = [row["cpu"] / row["plain_cpu"] for row in done]
+    print(
+        f"plain-loop floor (stdlib json, Sample and Output, the four metrics' score(), a whole "
+        f"process): {mid('plain_cpu'):.2f}s CPU; run CPU / plain-loop CPU, per round: median "
+        f"{statistics.median(ratios):.2f} (rounds {', '.join(f'{r:.2f}' for r in ratios)})"
+    )
     print(
         f"  of which fixed: a {FIXED_SAMPLES}-sample run's CPU beyond `assay --help` "
         f"({mid('small_cpu') - mid('help_cpu'):.2f}s: imports, set-up, report) = "
@@ -324,8 +371,15 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=3, help="rounds per size; medians are printed (default 3)"
     )
+    parser.add_argument(
+        "--peak-only", action="store_true", help="time the run alone: wall, CPU, peak RSS"
+    )
     parser.add_argument("--reference", nargs=2, type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--plain", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.plain:  # the plain-loop floor, timed whole by its parent
+        plain_loop(*args.plain)
+        return
     if args.reference:  # the child of reference_in_child
         print(json.dumps(direct_loop(*args.reference)))
         return
@@ -335,7 +389,7 @@ def main() -> None:
         directory = args.keep or Path(temp)
         directory.mkdir(parents=True, exist_ok=True)
         for samples in args.samples:
-            run_one(directory, samples, args.json, args.rounds)
+            run_one(directory, samples, args.json, args.rounds, args.peak_only)
 
 
 if __name__ == "__main__":

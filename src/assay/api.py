@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
+from assay.compare.gate import check_gate
+from assay.compare.gate_rules import load_rules
 from assay.data.dataset import Dataset, MetricSpec
 from assay.data.loading import load_dataset, load_outputs
 from assay.data.outputs import Output, check_outputs_cover, coerce_output
@@ -32,6 +34,7 @@ from assay.metrics.base import Metric
 from assay.metrics.registry import calibrations_of, resolve_scoped, thresholds_of
 from assay.providers import settings as provider_settings
 from assay.providers.settings import ProviderSettings
+from assay.store.project import find_config
 from assay.store.runs import RunStore
 
 if TYPE_CHECKING:
@@ -164,7 +167,8 @@ def evaluate(
     if isinstance(dataset, (str, Path)):
         options.setdefault("dataset_path", str(dataset))
     run_options = RunOptions(thresholds=plan.thresholds, **options)
-    return run_evaluation(
+    rules = load_rules(cli={}, dataset_gate=loaded.gate, config_path=find_config())
+    report = run_evaluation(
         loaded,
         sut=system,
         metrics=plan.metrics,
@@ -173,3 +177,9 @@ def evaluate(
         warnings=warnings,
         scopes=plan.scopes,
     )
+    # The gate's verdict, as `assay run` gives it without flags (the dataset's gate: block and
+    # assay.toml [gate]): report.gate["passed"] is what the command's exit code would say.
+    verdict = check_gate(report, rules).model_dump(mode="json")
+    if store is not None:
+        store.record_gate(report.run.run_id, verdict)
+    return report.model_copy(update={"gate": verdict})

@@ -33,6 +33,7 @@ class InputError(AssayError):
         self.sample = sample
         self.field = field
         self.detail = message
+        self.more: tuple[str, ...] = ()  # further problems of the same document, one line each
         super().__init__(self._render())
 
     def _render(self) -> str:

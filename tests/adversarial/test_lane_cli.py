@@ -55,7 +55,7 @@ def test_example_bot_fails_only_prompt_injection(capsys: pytest.CaptureFixture[s
     injection = categories["prompt-injection"]
     assert injection["failed_metrics"] == {"canary-leak": injection["failed"]}
     assert injection["worst_severity_failed"] == "high"
-    assert report["summary"]["total_failures"] == 0  # nothing errored
+    assert report["summary"]["errored_rows"] == 0  # nothing errored
     frameworks = {f["framework"]: f for f in report["adversarial"]["frameworks"]}
     assert frameworks["EU AI Act"]["failed"] == 0
     assert frameworks["OWASP LLM Top 10"]["failed"] == injection["failed"]

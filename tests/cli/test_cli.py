@@ -95,7 +95,7 @@ def test_quickstart_is_clean_and_stdout_is_only_json(
 ) -> None:
     code, report, err = quickstart_json(capsys, tmp_path)
     assert code == 0
-    assert report["summary"]["total_failures"] == 0
+    assert report["summary"]["errored_rows"] == 0
     assert report["summary"]["total_samples"] == 30
     assert {m["name"] for m in report["metrics"]} == set(TEN_METRICS)
     assert all(m["scored"] > 0 for m in report["metrics"])
@@ -372,8 +372,14 @@ def test_runs_and_report_rerender_the_same_body(
     code, out, _ = run_main(capsys, "runs", "--store", store)
     assert code == 0
     header, first = out.splitlines()[:2]
-    assert header.split() == ["RUN", "STATUS", "DATASET", "EXECUTIONS", "ERRORED", "CREATED"]
-    assert first.split()[:5] == ["first-run", "finished", "quickstart.support-assistant", "30", "0"]
+    assert header.split() == [
+        "RUN", "STATUS", "DATASET", "SYSTEM", "EXECUTIONS", "FAILED", "ERRORED", "PASS-RATE",
+        "MACRO-F1", "VERDICT", "CREATED",
+    ]  # fmt: skip
+    cells = first.split()
+    assert cells[:3] == ["first-run", "finished", "quickstart.support-assistant"]
+    assert cells[3].endswith("outputs.json")  # the system under test, as given
+    assert cells[4:10] == ["30", "10", "0", "0.6667", "0.7419", "passed"]
 
     for run_id in ("first-run", "latest"):
         code, out, _ = run_main(capsys, "report", run_id, "-f", "json", "--store", store)
@@ -384,10 +390,13 @@ def test_runs_and_report_rerender_the_same_body(
         assert stored["run"]["run_id"] == "first-run"
         assert stored["gate"] == live["gate"] and live["gate"] is not None
         # what failed and why, as the run listed it; the texts stay in the dataset
-        texts = ("input", "expected", "actual", "tools")
-        assert live["failing_rows"] and stored["failing_rows"] == [
-            {**row, **dict.fromkeys(texts)} for row in live["failing_rows"]
-        ]
+        # (a reason that quotes the texts is built from the details alone once they are gone)
+        texts = ("input", "expected", "actual", "tools", "reason")
+        assert live["failing_rows"] and [
+            {**row, **dict.fromkeys(texts)} for row in stored["failing_rows"]
+        ] == [{**row, **dict.fromkeys(texts)} for row in live["failing_rows"]]
+        for was, now in zip(live["failing_rows"], stored["failing_rows"], strict=True):
+            assert now["reason"] == was["reason"] or f"{now['score']:.4f}" in now["reason"]
 
     code, md, _ = run_main(capsys, "report", "first-run", "--store", store)
     assert code == 0 and md.startswith("# Eval report")
@@ -485,7 +494,7 @@ def test_python_sut_failure_is_recorded_and_the_run_goes_on(tmp_path: Path, func
     assert rows["s2"]["scores"] == {} and "system-under-test" in rows["s2"]["errors"]
     assert rows["s4"]["scores"]["retrieval-mrr"]["score"] == 0.5  # first relevant at rank 2
     exact = next(m for m in report["metrics"] if m["name"] == "exact-match")
-    assert (exact["attempted"], exact["scored"], exact["skipped"], exact["failed"]) == (3, 2, 1, 0)
+    assert (exact["attempted"], exact["scored"], exact["skipped"], exact["errored"]) == (3, 2, 1, 0)
     assert not (tmp_path / ".assay").exists()
 
 
@@ -587,6 +596,6 @@ def test_padosoft_files_run_unchanged(capsys: pytest.CaptureFixture[str], tmp_pa
     ]
     # contains needs a string expected_output: the three non-string samples are failures, not zeros
     contains = report["metrics"][0]
-    assert (contains["scored"], contains["failed"], contains["mean"]) == (2, 6, 1.0)
+    assert (contains["scored"], contains["errored"], contains["mean"]) == (2, 6, 1.0)
     assert code == 1
     assert report["repetitions"]["count"] == 2

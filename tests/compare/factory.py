@@ -124,7 +124,7 @@ def make_report(
     aggregates: list[MetricAggregate] = []
     for metric in names:
         values = [r.scores[metric].score for r in rows if metric in r.scores]
-        failed = sum(1 for r in rows if metric in r.errors)
+        errored = sum(1 for r in rows if metric in r.errors)
         skipped = sum(1 for r in rows if SUT in r.errors)
         attempted = len(rows)
         aggregates.append(
@@ -132,7 +132,8 @@ def make_report(
                 name=metric,
                 attempted=attempted,
                 scored=len(values),
-                failed=failed,
+                failed=sum(1 for v in values if v < 0.5),
+                errored=errored,
                 skipped=skipped,
                 coverage=len(values) / attempted if attempted else None,
                 histogram=_histogram(values),
@@ -154,7 +155,8 @@ def make_report(
                 CohortMetric(
                     name=metric,
                     scored=len(values),
-                    failed=sum(1 for r in members if metric in r.errors),
+                    failed=sum(1 for v in values if v < 0.5),
+                    errored=sum(1 for r in members if metric in r.errors),
                     mean=stats["mean"],
                     p50=stats["p50"],
                     p95=stats["p95"],
@@ -186,9 +188,10 @@ def make_report(
         summary=Summary(
             total_samples=len(samples),
             total_executions=len(rows),
-            total_failures=len(failures),
-            sut_failures=sum(1 for f in failures if f.stage == "system-under-test"),
-            metric_failures=sum(1 for f in failures if f.stage == "metric"),
+            failed_rows=sum(1 for r in rows if not r.errors and not r.passed),
+            errored_rows=sum(1 for r in rows if r.errors),
+            sut_errors=sum(1 for f in failures if f.stage == "system-under-test"),
+            metric_errors=sum(1 for f in failures if f.stage == "metric"),
             pass_rate=float(np.mean([r.passed for r in rows])) if rows else None,
             macro_f1=float(np.mean(rates)) if rates else None,
             macro_f1_excluded=[a.name for a in aggregates if a.pass_rate is None],

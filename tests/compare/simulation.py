@@ -75,8 +75,10 @@ def run(pop: Population, rng: np.random.Generator, *, repetitions: int = 1, run_
     return from_matrix({"judge": judge, "exact-match": exact}, tags=pop.tags, run_id=run_id)
 
 
-def trial(seed: int, *, drop: str | None, repetitions: int = 1):
-    """One baseline-vs-current gate decision; returns (gate result, comparison)."""
+def trial(seed: int, *, drop: str | None, repetitions: int = 1, defaults: bool = False):
+    """One baseline-vs-current gate decision; returns (gate result, comparison). ``defaults``:
+    the gate's real defaults (the flip rule on at 0 for one repetition), as `assay run
+    --compare` applies them."""
     rng = np.random.default_rng([seed, repetitions])
     pop = population(rng)
     baseline = run(pop, rng, repetitions=repetitions, run_id=f"baseline-{seed}")
@@ -85,12 +87,12 @@ def trial(seed: int, *, drop: str | None, repetitions: int = 1):
     comparison = compare_reports(current, baseline, seed=seed)
     # A stochastic system: its rows flip by noise, so the exact flip rule (default 0 for one
     # repetition) is switched off and the statistical rule is what this models.
-    rules = GateRules(max_flips=N_SAMPLES * repetitions)
+    rules = GateRules() if defaults else GateRules(max_flips=N_SAMPLES * repetitions)
     return check_gate(current, rules, comparison), comparison
 
 
-def rates(trials: int = 100) -> dict[str, tuple[int, int]]:
-    """(gate failures, trials) for each scenario."""
+def rates(trials: int = 100, *, defaults: bool = False) -> dict[str, tuple[int, int]]:
+    """(gate failures, trials) for each scenario (``defaults``: under the real default rules)."""
     out: dict[str, tuple[int, int]] = {}
     for label, drop, reps in (
         ("noise only, 1 repetition", None, 1),
@@ -100,12 +102,15 @@ def rates(trials: int = 100) -> dict[str, tuple[int, int]]:
         ("exact-match -10 points, 3 repetitions", "exact-match", 3),
     ):
         failed = sum(
-            not trial(seed, drop=drop, repetitions=reps)[0].passed for seed in range(trials)
+            not trial(seed, drop=drop, repetitions=reps, defaults=defaults)[0].passed
+            for seed in range(trials)
         )
         out[label] = (failed, trials)
     return out
 
 
 if __name__ == "__main__":  # pragma: no cover
-    for label, (failed, total) in rates().items():
-        print(f"{label:<40} gate failed in {failed:>3} of {total} trials")
+    for defaults in (False, True):
+        print("real default rules" if defaults else "flip rule off (statistical rule only)")
+        for label, (failed, total) in rates(defaults=defaults).items():
+            print(f"  {label:<40} gate failed in {failed:>3} of {total} trials")

@@ -327,9 +327,9 @@ def test_too_few_samples_say_so_instead_of_claiming_no_change():
     result = compare_reports(cur, ref)
     [row] = result.metrics
     # 3 of 4 flipped pass -> fail, yet McNemar's exact p is 0.25: nothing is detectable here
-    assert row.pass_rate.p_value == pytest.approx(0.25) and row.verdict == "no-change"
+    assert row.pass_rate.p_value == pytest.approx(0.25) and row.verdict == "too-few-pairs"
+    assert row.label() == "too few pairs to tell"
+    assert row.why().startswith("pass-rate interval [-1.000, -0.250] excludes zero")
     assert row.pass_rate.mdd is None and row.mean.mdd is None
-    [few] = [w for w in result.warnings if "too few to detect" in w]  # one line for all metrics
-    assert "6 one-way flips" in few and few.endswith(
-        "for 1 metric(s): m (4); add samples or repetitions"
-    )
+    [few] = [w for w in result.warnings if "cannot tell these changes from noise" in w]
+    assert "6 one-way flips" in few and "add samples or repetitions): m (4)" in few

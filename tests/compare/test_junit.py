@@ -45,7 +45,10 @@ def test_schema_rejects_malformed_junit(schema):
 def test_one_case_per_sample_and_metric_with_outcomes():
     report, _ = rich_report()
     root = parse(render_junit(report))
-    suites = root.findall("testsuite")
+    verdict, *suites = root.findall("testsuite")  # the verdict first, then one per metric
+    assert (
+        verdict.get("name").endswith("/ verdict") and verdict.find("testcase").get("name") == "gate"
+    )
     assert [s.find("properties/property[@name='metric']").get("value") for s in suites] == METRICS
     executions = len(report.rows)
     for suite, metric in zip(suites, METRICS, strict=True):
@@ -59,7 +62,7 @@ def test_one_case_per_sample_and_metric_with_outcomes():
         )
         assert len(suite.findall("testcase/failure")) == below == int(suite.get("failures"))
         assert len(suite.findall("testcase/error")) == errored == int(suite.get("errors"))
-    assert int(root.get("tests")) == executions * len(METRICS)
+    assert int(root.get("tests")) == executions * len(METRICS) + 1
     # the hostile id is data, carried intact through XML escaping
     names = {case.get("name") for case in root.iter("testcase")}
     assert HOSTILE_ID in names

@@ -48,7 +48,7 @@ def test_a_report_compared_with_itself_shows_no_change(samples):
     assert not result.regressions and not result.flips and not result.new_failures
     assert not result.added and not result.removed
     for item in [*result.metrics, *result.cohorts]:
-        assert item.verdict in ("no-change", "incomparable")
+        assert item.verdict in ("no-detectable-change", "incomparable")
         for stat in (item.mean, item.pass_rate):
             assert stat.delta in (None, 0.0)
     assert check_gate(report, GateRules(max_failures=10**6), result).passed

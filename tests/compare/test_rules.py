@@ -119,7 +119,7 @@ def test_max_failures():
             "c": {"scores": {"m": [1.0]}},
         }
     )
-    assert report.summary.total_failures == 2
+    assert report.summary.errored_rows == 2
     [failure] = check_gate(report, GateRules(max_failures=1)).failures
     assert failure.rule == "max_failures" and failure.actual == 2 and failure.threshold == 1
     assert check_gate(report, GateRules(max_failures=2)).passed

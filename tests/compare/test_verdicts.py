@@ -65,14 +65,15 @@ def test_a_collapse_against_the_baseline_fails_and_names_the_flipped_rows(projec
     [flips] = [f for f in gate["failures"] if f["rule"] == "max_flips"]
     named = flips["message"]
     assert sum(sample_id in named for sample_id in blanked) >= 5
-    # The paired tests cannot see drops this size on 5-9 samples: said on stderr and in the
-    # report, with the minimum detectable difference.
-    undetectable = "exact-match': pass-rate dropped by 0.6000 but 5 paired samples cannot detect"
+    # The paired tests cannot see drops this size on 5-9 samples: said once on stderr and in
+    # the report (one line for every metric), with the minimum detectable difference.
+    undetectable = "exact-match pass-rate -0.6000 (5 pairs, MDD n/a)"
+    assert second.stderr.count("cannot tell these changes from noise") == 1
     assert undetectable in second.stderr
     warnings = json.loads((project / "new.json").read_text())["warnings"]
-    assert any(undetectable in w and "minimum detectable difference" in w for w in warnings)
-    [rouge] = [w for w in warnings if "rouge-l': mean dropped by 0.1587" in w]
-    mdd = float(rouge.split("minimum detectable difference ")[1].split(")")[0])
+    [folded] = [w for w in warnings if "cannot tell these changes from noise" in w]
+    assert undetectable in folded and "minimum detectable difference" in folded
+    mdd = float(folded.split("rouge-l mean -0.1587 (9 pairs, MDD ")[1].split(")")[0])
     assert mdd > 0.1587  # the drop is below what 9 pairs can detect, hence the warning
 
 
@@ -109,7 +110,7 @@ def test_markdown_never_says_none_while_rows_fail(project: Path) -> None:
     text = run(project, "--no-store", "-q").stdout
     assert "Failures: None" not in text and "None." not in text
     assert "## Failed and errored rows" in text
-    assert "14 failed (scored below threshold), 0 errored" in text
+    assert "14 results failed (scored below threshold) in 10 executions, 0 errored" in text
 
 
 def test_a_metric_threshold_option_moves_the_pass_rule(tmp_path: Path) -> None:

@@ -27,6 +27,13 @@ from assay.errors import DatasetError, NotIndexable, OutputsError
 from .test_streamed_files import make_files, run_report, whole
 
 
+@pytest.fixture(autouse=True)
+def offsets_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Indexed outputs are read back by byte span here, as a file past the keep budget is
+    (tests/data/test_kept_outputs.py tests the outputs kept by the index pass)."""
+    monkeypatch.setattr(outputs_stream, "KEEP_BUDGET", 0)
+
+
 @pytest.fixture
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(json_items, "BLOCK", 7)

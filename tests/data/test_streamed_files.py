@@ -26,6 +26,13 @@ from assay.data.outputs_stream import JsonlOutputs, same_ids
 from assay.errors import DatasetError, OutputsError
 
 
+@pytest.fixture(autouse=True)
+def offsets_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Indexed outputs are looked up by offset here, as a file past the keep budget is
+    (tests/data/test_kept_outputs.py tests the outputs kept by the index pass)."""
+    monkeypatch.setattr(outputs_stream, "KEEP_BUDGET", 0)
+
+
 @pytest.fixture
 def streamed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dataset_stream, "STREAM_MIN_BYTES", 0)

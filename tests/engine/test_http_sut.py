@@ -283,7 +283,7 @@ def test_cli_flags_reach_the_target(tmp_path: Path) -> None:
         )
     assert done.returncode == 1  # every sample timed out: captured failures fail the gate
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["summary"]["sut_failures"] == 4
+    assert report["summary"]["sut_errors"] == 4
     assert all("timed out after 0.1s" in f["message"] for f in report["failures"])
     bad = run_assay(
         ["run", str(dataset), "--sut-url", "http://127.0.0.1:9/", "--rpm", "0", "--no-store"],

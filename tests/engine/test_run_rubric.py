@@ -67,7 +67,7 @@ def test_dataset_rubric_reaches_the_metric(openai_server, tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     rubric = report["metrics"][0]
-    assert rubric["name"] == "rubric" and rubric["scored"] == 2 and rubric["failed"] == 0
+    assert rubric["name"] == "rubric" and rubric["scored"] == 2 and rubric["errored"] == 0
     # weighted score = 3*1 + 1*0 over 4, for both samples
     assert rubric["mean"] == pytest.approx(0.75)
     assert report["run"]["judge_model"] == "judge-test"

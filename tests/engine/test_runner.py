@@ -134,7 +134,7 @@ def test_sync_and_async_paths_give_the_same_report() -> None:
     sync_report = run(dataset, sync_sut)
     async_report = run(dataset, async_sut, sut_concurrency=4)
     assert body(sync_report) == body(async_report)
-    assert sync_report.summary.sut_failures == 2  # one failing sample, two repetitions
+    assert sync_report.summary.sut_errors == 2  # one failing sample, two repetitions
     assert sync_report.summary.total_executions == 24
     assert sync_report.repetitions is not None
     assert body(sync_report)["rows"] == body(async_report)["rows"]
@@ -241,7 +241,7 @@ def test_metric_failures_are_recorded_per_execution() -> None:
     assert messages[("001", "flaky")] == "cannot judge 001"
     assert "ZeroDivisionError" in messages[("002", "flaky")]
     flaky = report.metric("flaky")
-    assert (flaky.scored, flaky.failed) == (2, 2)
+    assert (flaky.scored, flaky.errored) == (2, 2)
     lengths = [min(1.0, len(outputs[s.id].text) / 100) for s in dataset.samples]
     assert report.metric("async-len").mean == pytest.approx(sum(lengths) / 4)
 
@@ -291,18 +291,18 @@ def test_retry_errors_redoes_only_errored_executions(tmp_path: Path) -> None:
         broken = run(
             dataset, CountingSaved(outputs, failing={"002", "005"}), store=store, run_id="r"
         )
-        assert broken.summary.sut_failures == 2
+        assert broken.summary.sut_errors == 2
 
         # a plain resume has nothing left to do: errored executions count as done
         idle = CountingSaved(outputs)
         again = run(dataset, idle, store=store, run_id="r", resume=True)
         assert sum(idle.calls.values()) == 0
-        assert again.summary.sut_failures == 2
+        assert again.summary.sut_errors == 2
 
         fixed = CountingSaved(outputs)
         retried = run(dataset, fixed, store=store, run_id="r", resume=True, retry_errors=True)
         assert fixed.calls == Counter({"002": 1, "005": 1})
-        assert retried.summary.total_failures == 0
+        assert retried.summary.errored_rows == 0
         assert retried.summary.total_executions == 9
         assert body(retried) == body(run(dataset, CountingSaved(outputs)))
     finally:

@@ -87,7 +87,7 @@ def test_cli_run_completes_under_rate_limiting(tmp_path: Path) -> None:
         assert all(server.served[i] == 1 for i in ids)
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["summary"]["total_executions"] == len(ids)
-    assert report["summary"]["total_failures"] == 0
+    assert report["summary"]["errored_rows"] == 0
 
 
 def test_gave_up_is_recorded_as_that_samples_failure(tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_gave_up_is_recorded_as_that_samples_failure(tmp_path: Path) -> None:
             metrics=[resolve("exact-match")],
             options=RunOptions(),
         )
-    assert report.summary.sut_failures == 3
+    assert report.summary.sut_errors == 3
     assert all(
         "HTTP 429" in f.message and "gave up after 8 retries" in f.message for f in report.failures
     )

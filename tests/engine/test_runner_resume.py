@@ -287,7 +287,7 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> N
         assert server.total_calls() - before == len(ids) - kept
     report = load(out)
     assert report["summary"]["total_executions"] == len(ids)
-    assert report["summary"]["total_failures"] == 0
+    assert report["summary"]["errored_rows"] == 0
     assert stored(store, "job-3") == (len(ids), "finished")
 
 

@@ -159,7 +159,9 @@ def test_unknown_metric_lists_known_ones() -> None:
     with pytest.raises(MetricConfigError) as info:
         resolve("exact-mtach")
     message = str(info.value)
-    assert message.startswith("unknown metric 'exact-mtach'. Known metrics: ")
+    assert message.startswith(
+        "unknown metric 'exact-mtach'. Did you mean 'exact-match'? Known metrics: "
+    )
     for name in DETERMINISTIC:
         assert name in message
 

@@ -59,5 +59,5 @@ def test_idf_metric_is_prepared_before_scoring(tmp_path: Path) -> None:
     )
     full = _run(tmp_path, "--run-id", "full")
     metric = full["metrics"][0]
-    assert (metric["scored"], metric["failed"]) == (3, 0), full["failures"]
+    assert (metric["scored"], metric["errored"]) == (3, 0), full["failures"]
     assert all(row["scores"]["bertscore-like"]["details"]["idf"] for row in full["rows"])

@@ -116,7 +116,7 @@ def test_judge_run_records_each_failure_and_reruns_for_free(
     aggregate = next(m for m in report["metrics"] if m["name"] == "llm-as-judge")
     assert (
         aggregate["scored"] == 4
-        and aggregate["failed"] == 2
+        and aggregate["errored"] == 2
         and aggregate["mean"] == pytest.approx(0.8)
     )
     usage = report["usage"]

@@ -14,13 +14,13 @@ from assay.report.model import Report
 
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
-    schema = load("report.v1.json")
+    schema = load("report.v2.json")
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
 
 
 def check_report(report: Report | str | dict[str, Any]) -> dict[str, Any]:
-    """The report as JSON data, after asserting it is valid against report.v1.json."""
+    """The report as JSON data, after asserting it is valid against report.v2.json."""
     if isinstance(report, Report):
         data = json.loads(report.model_dump_json())
     elif isinstance(report, str):

@@ -222,11 +222,11 @@ def test_macro_f1_and_a_metric_that_failed_everywhere() -> None:
     assert report.summary.macro_f1_excluded == ["broken"]
     assert [m.name for m in report.metrics] == ["a", "b", "broken"]
     broken = report.metric("broken")
-    assert (broken.attempted, broken.scored, broken.failed, broken.skipped) == (4, 0, 4, 0)
+    assert (broken.attempted, broken.scored, broken.errored, broken.skipped) == (4, 0, 4, 0)
     assert broken.coverage == 0.0
     assert broken.mean is broken.p50 is broken.p95 is broken.pass_rate is None
     assert [b.count for b in broken.histogram] == [0] * 10
-    assert report.summary.metric_failures == 4 and report.summary.total_failures == 4
+    assert report.summary.metric_errors == 4 and report.summary.errored_rows == 4
     assert report.summary.pass_rate == 0.0  # every execution has a failure
     assert any("broken" in w for w in report.warnings)
     assert [(f.sample_id, f.metric, f.stage, f.message) for f in report.failures] == [
@@ -243,7 +243,7 @@ def test_macro_f1_is_none_when_nothing_scored() -> None:
 def test_failures_are_never_zero_scores() -> None:
     items = [(execution("s0", {"m": ok(1.0)}), []), (execution("s1", {"m": err("bad")}), [])]
     m = build(items, ["m"]).metric("m")
-    assert (m.scored, m.failed, m.mean, m.pass_rate, m.coverage) == (1, 1, 1.0, 1.0, 0.5)
+    assert (m.scored, m.errored, m.mean, m.pass_rate, m.coverage) == (1, 1, 1.0, 1.0, 0.5)
 
 
 # --------------------------------------------------------------------------- rows and failures
@@ -277,11 +277,11 @@ def test_sut_failure_counts_as_skipped_for_applicable_metrics() -> None:
     ]
     report = build(items, ["all", "scoped"], scopes=scopes)
     every, scoped = report.metric("all"), report.metric("scoped")
-    assert (every.attempted, every.scored, every.failed, every.skipped) == (4, 2, 0, 2)
+    assert (every.attempted, every.scored, every.errored, every.skipped) == (4, 2, 0, 2)
     assert every.coverage == pytest.approx(0.5)
     # s2 failed in the SUT but 'scoped' never applied to it (tag y): not skipped, not attempted
     assert (scoped.attempted, scoped.scored, scoped.skipped) == (2, 1, 1)
-    assert report.summary.sut_failures == 2 and report.summary.metric_failures == 0
+    assert report.summary.sut_errors == 2 and report.summary.metric_errors == 0
     sut_failures = [f for f in report.failures if f.stage == SUT_STAGE]
     assert [(f.sample_id, f.metric, f.message) for f in sut_failures] == [
         ("s1", None, "SUT raised ValueError"),
@@ -348,7 +348,7 @@ def test_cohorts_multi_tag_untagged_and_literal_untagged_tag() -> None:
 def test_cohort_failures_are_counted() -> None:
     items = [(execution("s0", {"m": err("x")}), ["t"]), (execution("s1", {"m": ok(1.0)}), ["t"])]
     (cohort,) = build(items, ["m"]).cohorts
-    assert (cohort.metrics[0].scored, cohort.metrics[0].failed) == (1, 1)
+    assert (cohort.metrics[0].scored, cohort.metrics[0].errored) == (1, 1)
 
 
 # --------------------------------------------------------------------------- Wilson interval

@@ -75,13 +75,14 @@ def test_sections_numbers_and_escaping() -> None:
     text = render_markdown(report_with(items, ["exact-match", "never"]))
     headings = [line for line in text.splitlines() if line.startswith("#")]
     assert headings[0] == "# Eval report — demo \\| &lt;b&gt;set&lt;/b&gt;"
-    order = [
+    order = [  # the verdict first, then the failing rows, then the numbers
+        "## Verdict",
+        "## Failed and errored rows",
         "## Summary",
         "## Per-metric aggregates",
         "## Macro-F1",
         "## Cohorts by metadata.tags",
         "## Score histograms",
-        "## Failed and errored rows",
         "## Errors",
     ]
     positions = [
@@ -111,7 +112,7 @@ def test_no_failures_says_none() -> None:
     text = render_markdown(
         report_with([(ExecutionResult("a", 0, {"m": ScoreResult(0.5)}), [])], ["m"])
     )
-    assert text.rstrip().endswith("## Failed and errored rows\n\nNo row failed or errored.")
+    assert "## Failed and errored rows\n\nNo row failed or errored.\n\n## Summary" in text
     assert "## Usage summary" not in text  # no provider calls, no usage section
 
 

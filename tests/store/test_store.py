@@ -278,7 +278,7 @@ def test_report_from_store(tmp_path: Path) -> None:
     data = check_report(report)
     assert [row["id"] for row in data["rows"]] == ["a", "b", "c"]
     m = report.metric("m")
-    assert (m.attempted, m.scored, m.failed, m.skipped, m.mean) == (3, 1, 1, 1, 0.8)
+    assert (m.attempted, m.scored, m.errored, m.skipped, m.mean) == (3, 1, 1, 1, 0.8)
     assert report.run.halted is True and any("halted" in w for w in report.warnings)
     assert report.run.system_under_test.kind == "saved-outputs"
     assert (
@@ -347,7 +347,7 @@ def test_cli_resume_with_retry_errors(tmp_path: Path) -> None:
     assert second.returncode == 0, second.stderr
     assert (tmp_path / "calls.log").read_text().split() == ["b"]
     fixed = check_report(second.stdout)
-    assert fixed["summary"]["total_failures"] == 0
+    assert fixed["summary"]["errored_rows"] == 0
     assert [row["id"] for row in fixed["rows"]] == ["1", "2", "3"]
     assert all(row["scores"]["exact-match"]["score"] == 1.0 for row in fixed["rows"])
     assert fixed["run"]["run_id"] == "nightly"
@@ -355,8 +355,10 @@ def test_cli_resume_with_retry_errors(tmp_path: Path) -> None:
     listing = assay("runs", "--store", "runs.db", cwd=tmp_path)
     assert listing.returncode == 0
     header, row = listing.stdout.splitlines()[:2]
-    assert header.split()[:5] == ["RUN", "STATUS", "DATASET", "EXECUTIONS", "ERRORED"]
-    assert row.split()[0] == "nightly" and row.split()[3:5] == ["3", "0"]
+    assert header.split()[:7] == [
+        "RUN", "STATUS", "DATASET", "SYSTEM", "EXECUTIONS", "FAILED", "ERRORED"
+    ]  # fmt: skip
+    assert row.split()[0] == "nightly" and row.split()[4:7] == ["3", "0", "0"]
     assert not (tmp_path / ".assay").exists()
 
 

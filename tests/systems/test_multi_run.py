@@ -64,7 +64,8 @@ def test_two_saved_outputs_files_one_report_side_by_side(capsys, tmp_path, two_f
         f"html={tmp_path / 'r.html'}",
     )
     assert code == 0, err
-    assert "assay: old: pass rate 0.6667, macro-F1 0.7419, gate passed" in err  # as one run's
+    # as one run's line
+    assert "assay: old: pass rate 0.6667, macro-F1 0.7419, 10 failed, 0 errored, gate passed" in err
     document = json.loads(out)
     jsonschema.validate(document, load("systems.v1.json"))
     assert [s["name"] for s in document["systems"]] == ["old", "new"]
@@ -144,4 +145,4 @@ def test_one_named_system_is_a_plain_run(capsys, two_files):
         capsys, "run", str(QUICKSTART / "dataset.yml"), "--outputs", f"only={v1}", "-f", "json"
     )
     assert code == 0
-    assert json.loads(out)["schema_version"] == "assay.report.v1"
+    assert json.loads(out)["schema_version"] == "assay.report.v2"

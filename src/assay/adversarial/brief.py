@@ -41,7 +41,7 @@ def load_report(path: Path) -> Report:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise InputError(
-            f"not an assay.report.v1 report ({first['msg']})", file=str(path), field=where or None
+            f"not an assay report (v1 or v2) ({first['msg']})", file=str(path), field=where or None
         ) from None
 
 
@@ -144,7 +144,7 @@ def build_brief(report: Report, *, budget: int) -> Brief:
             "executions": summary.total_executions,
             "pass_rate": summary.pass_rate,
             "macro_f1": summary.macro_f1,
-            "errored_executions": summary.total_failures,
+            "errored_executions": summary.errored_rows,
         },
         gate_failures=[defang(f) for f in failures[:MAX_GATE_LINES]],
         failing_categories=[
@@ -163,8 +163,8 @@ def build_brief(report: Report, *, budget: int) -> Brief:
                 "metric": m.name,
                 "pass_rate": m.pass_rate,
                 "mean": m.mean,
-                "failed": m.below_threshold,
-                "errored": m.errored if m.errored is not None else m.failed,
+                "failed": m.failed,
+                "errored": m.errored,
             }
             for m in sorted(report.metrics, key=lambda m: (m.pass_rate is not None, m.pass_rate))
         ][:5],

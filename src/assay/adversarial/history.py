@@ -155,7 +155,7 @@ def _entry(report: Report, gate_passed: bool) -> LaneRun:
     summary = report.adversarial
     drift = summary.drift if summary is not None else None
     drift_failed = drift is not None and drift.get("status") == "fail"
-    errored = report.summary.total_failures
+    errored = report.summary.errored_rows
     return LaneRun(
         run_id=report.run.run_id,
         recorded_at=_now(),

@@ -41,7 +41,7 @@ PANELS: dict[str, tuple[str, ...]] = {
 ENTRIES: dict[str, Entry] = {
     "validate": Entry(
         "assay.cli.core",
-        "Check a dataset against the schema and report the first problem precisely.",
+        "Check a dataset against the schema and report every problem (up to 20) precisely.",
     ),
     "import": Entry(
         "assay.cli.importers",

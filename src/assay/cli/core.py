@@ -21,14 +21,22 @@ def register(app: typer.Typer) -> None:
 def validate(
     dataset: Annotated[Path, typer.Argument(help="Dataset file (.yml, .yaml, .json, .jsonl).")],
 ) -> None:
-    """Check a dataset against the schema and report the first problem precisely."""
+    """Check a dataset against the schema and report every problem (up to 20) precisely."""
     from assay.api import metric_plan
     from assay.compare.gate_rules import rules_from_mapping
     from assay.data.dataset_errors import declared_block, declared_metrics
     from assay.data.loading import load_dataset
+    from assay.errors import InputError
     from assay.providers.settings import ProviderSettings, build
 
-    loaded = load_dataset(dataset)
+    try:
+        loaded = load_dataset(dataset)
+    except InputError as exc:
+        if not exc.more:
+            raise
+        for line in (str(exc), *exc.more):  # every problem at once, not one per try
+            typer.echo(f"assay: error: {line}", err=True)
+        raise typer.Exit(2) from None
     if loaded.metrics:  # checked as `assay run` checks them: options, thresholds, tag scopes
         with declared_metrics(dataset):
             metric_plan(loaded, None, ProviderSettings())  # built, never called: no settings read

@@ -9,6 +9,7 @@ import typer
 
 from assay.cli.console import printable, warn
 from assay.data.fileio import is_file
+from assay.report.comparison_model import no_regression_line
 
 if TYPE_CHECKING:
     from assay.compare.streamed_report import StreamedReport
@@ -40,10 +41,10 @@ def baseline_set(
 
     loaded, source = report_from_argument(report, store_path=store)
     path, pointer = set_baseline(loaded, source=source)
-    if loaded.summary.total_failures:
+    if loaded.summary.errored_rows:
         typer.echo(
-            f"assay: warning: the baseline has {loaded.summary.total_failures} errors "
-            "(rows that errored: not scored)",
+            f"assay: warning: the baseline has {loaded.summary.errored_rows} errored rows "
+            "(not scored)",
             err=True,
         )
     line = (
@@ -288,7 +289,7 @@ def _is_outputs_file(target: str) -> bool:
     return (
         isinstance(document, dict)
         and "outputs" in document
-        and document.get("schema_version") != "assay.report.v1"
+        and document.get("schema_version") not in ("assay.report.v1", "assay.report.v2")
     )
 
 
@@ -342,7 +343,7 @@ def _line(item: MetricComparison) -> list[str]:
         interval(item.pass_rate),
         _p(item.pass_rate.p_adjusted),
         _fmt(item.pass_rate.mdd),
-        item.verdict,
+        item.label(),
     ]
 
 
@@ -384,7 +385,7 @@ def _verdict_lines(c: Comparison) -> list[str]:
         lines.append(f"REGRESSIONS beyond noise ({c.regression_count}):")
         lines += [f"  - {item.message}" for item in c.regressions]
     elif c.comparable:
-        lines.append("no regression beyond noise")
+        lines.append(no_regression_line(c.metrics, c.counts.pass_to_fail))
     lines.append(
         f"FLIPPED pass->fail: {c.counts.pass_to_fail}; fail->pass: {c.counts.fail_to_pass}"
     )

@@ -7,12 +7,16 @@
 # No ``from __future__ import annotations``: typer reads ``run``'s 45 annotations twice as it
 # builds the command, and strings would be compiled and evaluated each time (~2 ms).
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from assay.cli import run_options as opt
 from assay.cli.console import fail, printable
+
+if TYPE_CHECKING:
+    from assay.store.runs import RunStore
+    from assay.store.schema import RunRecord
 
 
 def register(app: typer.Typer) -> None:
@@ -49,6 +53,7 @@ def run(
     max_regressions: opt.MaxRegressionsOpt = None,
     max_flips: opt.MaxFlipsOpt = None,
     max_drop: opt.MaxDropOpt = None,
+    reference: opt.ReferenceOpt = None,
     allow_judge_change: opt.AllowJudgeChangeOpt = False,
     redact: opt.RedactOpt = False,
     text_limit: opt.TextLimitOpt = 200,
@@ -112,6 +117,7 @@ def run(
         max_regressions=max_regressions,
         max_flips=max_flips,
         max_drop=max_drop or [],
+        reference=reference,
         redact=redact,
         text_limit=text_limit,
         repetitions=repetitions,
@@ -163,29 +169,52 @@ def runs(
     store = RunStore(store_path)
     try:
         records = store.list_runs(min(limit, 2**63 - 1))  # past SQLite's integer: OverflowError
+        cells = [_run_cells(store, record) for record in records]
     finally:
         store.close()
     if not records:
         typer.echo("no runs yet", err=True)
         return
-    for line in _runs_table(records):
+    for line in _runs_table(cells):
         typer.echo(line)
 
 
-_RUNS_HEADER = ("RUN", "STATUS", "DATASET", "EXECUTIONS", "ERRORED", "CREATED")
+_RUNS_HEADER = (
+    "RUN", "STATUS", "DATASET", "SYSTEM", "EXECUTIONS", "FAILED", "ERRORED", "PASS-RATE",
+    "MACRO-F1", "VERDICT", "CREATED",
+)  # fmt: skip
+_SUMMARISED = 100_000  # larger runs are not re-aggregated for a listing: their numbers read '-'
 
 
-def _runs_table(records: list[Any]) -> list[str]:
-    """``assay runs`` as aligned columns under a header row (numbers right-aligned)."""
-    cells = [_RUNS_HEADER] + [
-        tuple(
-            printable(str(value))
-            for value in (r.run_id, r.status, r.dataset_name, r.executions, r.errored, r.created_at)
+def _run_cells(store: "RunStore", record: "RunRecord") -> tuple[str, ...]:
+    """One run's row: what ran, its counts and numbers, and the gate's verdict."""
+    from assay.engine.rebuild import report_from_store
+    from assay.report.markdown import fmt
+
+    target = record.config.get("system_under_test") or {}
+    system = str(target.get("target") or target.get("kind") or "-")
+    failed, rate, macro = "-", "-", "-"
+    if record.executions <= _SUMMARISED:
+        summary = report_from_store(store, record.run_id, keep_rows=False).summary
+        failed, rate, macro = (
+            str(summary.failed_rows),
+            fmt(summary.pass_rate),
+            fmt(summary.macro_f1),
         )
-        for r in records
-    ]
+    gate = store.gate(record.run_id)
+    verdict = "-" if gate is None else "passed" if gate.get("passed") else "FAILED"
+    return (
+        record.run_id, record.status, record.dataset_name, system, str(record.executions),
+        failed, str(record.errored), rate, macro, verdict, record.created_at,
+    )  # fmt: skip
+
+
+def _runs_table(rows: list[tuple[str, ...]]) -> list[str]:
+    """``assay runs`` as aligned columns under a header row (numbers right-aligned)."""
+    # Run ids, statuses and dataset names are a user's text: escaped for the terminal.
+    cells = [_RUNS_HEADER, *(tuple(printable(cell) for cell in row) for row in rows)]
     widths = [max(len(row[i]) for row in cells) for i in range(len(_RUNS_HEADER))]
-    numeric = {3, 4}
+    numeric = {4, 5, 6, 7, 8}
     return [
         "  ".join(
             c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))
@@ -198,7 +227,7 @@ def report(
     run_id: Annotated[str, typer.Argument(help="A run id from 'assay runs', or 'latest'.")],
     fmt: Annotated[
         str,
-        typer.Option("--format", "-f", help="json | md | html | junit | csv"),
+        typer.Option("--format", "-f", help="json | md | html | junit | csv | padosoft-json"),
     ] = "md",
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from assay.compare.gate_rules import GateRules
     from assay.engine.ray_executor import RayOptions
     from assay.providers.limiter import Limiter
+    from assay.report.comparison_model import Comparison
     from assay.report.model import Report, Row
 
 
@@ -69,7 +70,8 @@ def _preflight(plan: Plan) -> GateRules:
     rules."""
     # The gate's rules (assay.toml [gate], the dataset's gate: block, flags), read before any
     # work so a bad one exits 2 at once; several systems leave the baseline's rules out.
-    flags = plan.config.gate_flags(with_baseline_rules=len(plan.systems) == 1)
+    several = len(plan.systems) > 1
+    flags = plan.config.gate_flags(with_baseline_rules=not several or _reference(plan) is not None)
     rules = gate_rules(plan.selected.gate, flags)
     for message in preflight(plan.chosen, plan.selected, plan.providers):
         warn(message)
@@ -393,6 +395,22 @@ def _public_url(url: str) -> str:
         return "URL"
 
 
+def _reference(plan: Plan, *, say: bool = False) -> str | None:
+    """The system the others are gated against: --reference, or the first one given when a
+    rule that needs one (--max-flips, --max-drop, --max-regressions) is set; else None."""
+    config = plan.config
+    given: str | None = config.reference
+    if given is not None or not config.comparison_flags():
+        return given
+    first = str(plan.systems[0].name)
+    if say and not config.quiet:
+        warn(
+            f"{', '.join(config.comparison_flags())}: the other systems are gated against "
+            f"'{first}', the first given (--reference NAME picks another)"
+        )
+    return first
+
+
 def _run_systems(plan: Plan, rules: GateRules, store: RunStore | None) -> None:
     """Several systems on the same samples (``--outputs``/``--sut`` NAME=...)."""
     config = plan.config
@@ -411,7 +429,8 @@ def _run_systems(plan: Plan, rules: GateRules, store: RunStore | None) -> None:
         },
         options=lambda name: _options(plan, extra_info={**plan.info, "system_name": name}),
         limiter=lambda: system_limiter(config.concurrency, config.rpm),
-        gate=lambda report: gate_verdict(report, rules, None),
+        gate=lambda report, comparison: gate_verdict(report, rules, comparison),
+        reference=_reference(plan, say=True),
         formats=[(config.fmt, config.out), *plan.extra_reports],
         quiet=config.quiet,
     )
@@ -429,11 +448,12 @@ def _run_many(
     scopes: dict[str, frozenset[str]],
     options: Callable[[str], RunOptions],
     limiter: Callable[[], Limiter],
-    gate: Callable[[Report], GateResult],
+    gate: Callable[[Report, Comparison | None], GateResult],
+    reference: str | None = None,
 ) -> None:
     """Several systems on the same samples: one stored run each, one side-by-side report."""
     check_combination(check, formats[0][0], [f for f, _ in formats[1:]])
-    shared = SystemsRun(dataset, metrics, scopes, store, options, limiter, gate)
+    shared = SystemsRun(dataset, metrics, scopes, store, options, limiter, gate, reference)
     try:
         with _collecting():
             run_systems(

@@ -125,7 +125,7 @@ FormatOpt: TypeAlias = Annotated[
         "--format",
         "-f",
         env="ASSAY_FORMAT",
-        help="json | md | html | junit | csv",
+        help="json | md | html | junit | csv | padosoft-json",
         panel="Report",
     ),
 ]
@@ -226,6 +226,16 @@ MaxRegressionsOpt: TypeAlias = Annotated[
         "--max-regressions",
         env="ASSAY_MAX_REGRESSIONS",
         help="Regressions beyond noise allowed (default 0).",
+        panel="Gate",
+    ),
+]
+ReferenceOpt: TypeAlias = Annotated[
+    str | None,
+    _option(
+        "--reference",
+        env="ASSAY_REFERENCE",
+        help="With several systems: gate each other system against this one (flips, drops, "
+        "regressions).",
         panel="Gate",
     ),
 ]

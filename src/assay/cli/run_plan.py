@@ -69,6 +69,10 @@ def _flag_problems(config: RunConfig) -> list[str]:
         problems.append(
             "--sut-url works with one system; it cannot be combined with several systems"
         )
+    names = [spec.name for spec in given]
+    if config.reference is not None and config.reference not in names:
+        known = ", ".join(str(n) for n in names) if len(given) > 1 else "it needs several systems"
+        problems.append(f"--reference {config.reference!r} names no system given ({known})")
     if len(given) + (config.sut_url is not None) != 1 and len(given) <= 1:
         problems.append(
             "give exactly one of --outputs FILE, --sut module:function or --sut-url URL"

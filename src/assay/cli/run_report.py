@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, cast
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from assay.report.comparison_model import Comparison
     from assay.report.model import Report, Row
 
-FORMATS = ("json", "md", "html", "junit", "csv")
+FORMATS = ("json", "md", "html", "junit", "csv", "padosoft-json")
 """The report formats (``--format``, ``--also FORMAT=PATH``)."""
 _RENDERERS = {
     "json": "assay.report.json_stream",
@@ -177,6 +177,10 @@ def render(
         from assay.report.json_stream import iter_json
 
         return iter_json(report_obj, rows(encoded=True) if rows is not None else None)
+    if fmt == "padosoft-json":
+        from assay.report.padosoft import render_padosoft
+
+        return render_padosoft(report_obj)
     if fmt == "md":
         from assay.report.markdown import render_markdown
 
@@ -247,11 +251,9 @@ def finish_run(
     write_out(render(report_obj, config.fmt, comparison, rows), config.out)
     for extra_fmt, extra_path in extra_reports:
         write_out(render(report_obj, extra_fmt, comparison, rows), extra_path)
-    _print_summary(report_obj, gate_result, quiet=config.quiet)
-    if lane is not None:
-        notes = lane.finished(report_obj, gate_result.passed)
-        for line in [*([] if config.quiet else notes), *lane_failures]:  # always says why
-            typer.echo(f"assay: adversarial: {line}", err=True)
+    _print_summary(
+        report_obj, gate_result, quiet=config.quiet, lane=lane, lane_failures=lane_failures
+    )
     if report_obj.run.halted or lane_failures:
         raise typer.Exit(EXIT_GATE_FAILED)
     raise typer.Exit(EXIT_OK if gate_result.passed else EXIT_GATE_FAILED)
@@ -273,10 +275,25 @@ def _gated(
         update["comparison"] = comparison.summary()
         # What the paired tests cannot see (too few samples, a drop under the MDD) is said on
         # stderr and kept in the report, so a green comparison is never mistaken for evidence.
-        update["warnings"] = [*report_obj.warnings, *comparison.warnings]
-        for message in comparison.warnings:
+        said = [*comparison.warnings, *_live_noise(report_obj)]
+        update["warnings"] = [*report_obj.warnings, *said]
+        for message in said:
             warn(f"compare: {message}")
     return report_obj.model_copy(update=update), gate_result
+
+
+LIVE_KINDS = ("python", "http")  # systems that answer anew on each run (not saved outputs)
+
+
+def _live_noise(report_obj: Report) -> list[str]:
+    """A live system run once and compared: a flip may be the system's own noise."""
+    if report_obj.run.repetitions > 1 or report_obj.run.system_under_test.kind not in LIVE_KINDS:
+        return []
+    return [
+        "one repetition of a live system: a row that flipped may be noise (an unchanged system "
+        "re-run can flip rows); run --repetitions 3 or more so each row's state is the majority "
+        "of its repetitions (the flip rule then applies only with --max-flips)"
+    ]
 
 
 def _compare(
@@ -325,13 +342,25 @@ def gate_verdict(report_obj: Report, rules: GateRules, comparison: Comparison | 
     return evaluate_gate(report_obj, rules, comparison)
 
 
-def _print_summary(report_obj: Report, gate_result: GateResult, *, quiet: bool) -> None:
-    """The run's line and the gate's verdict on stderr; --quiet keeps only why a gate failed."""
+def _print_summary(
+    report_obj: Report,
+    gate_result: GateResult,
+    *,
+    quiet: bool,
+    lane: LaneHooks | None = None,
+    lane_failures: Sequence[str] = (),
+) -> None:
+    """The run's line, the lane's notes and one verdict on stderr (the adversarial lane's
+    --fail-on counts in it); --quiet keeps only why a gate failed."""
     from assay.report.markdown import fmt
 
+    # finished() records the lane's run (history) whatever is printed
+    passed = gate_result.passed and not lane_failures
+    notes = [] if lane is None else lane.finished(report_obj, passed)
     if quiet:
-        if not gate_result.passed:
-            _print_gate(gate_result)
+        if not gate_result.passed or lane_failures:
+            _print_causes(report_obj)
+            _print_gate(gate_result, lane_failures)
         return
     s = report_obj.summary
     # The dataset's name and its tags (in cohort rules) are the dataset's text: a backspace or
@@ -344,10 +373,25 @@ def _print_summary(report_obj: Report, gate_result: GateResult, *, quiet: bool) 
         ),
         err=True,
     )
-    _print_gate(gate_result)
+    _print_causes(report_obj)
+    for line in notes:
+        typer.echo(f"assay: adversarial: {line}", err=True)
+    _print_gate(gate_result, lane_failures)
 
 
-def _print_gate(gate_result: GateResult) -> None:
+def _print_causes(report_obj: Report) -> None:
+    """Each distinct reason rows errored, with its count: a setup error reads as one line."""
+    from assay.report.verdict import error_causes
+
+    for line in error_causes(report_obj):
+        typer.echo(printable(f"assay: {line}"), err=True)
+
+
+def _print_gate(gate_result: GateResult, lane_failures: Sequence[str] = ()) -> None:
+    """Each broken rule, then one word for the run: FAILED when a rule or --fail-on failed it."""
     for failure in gate_result.failures:
         typer.echo(printable(f"assay: gate: {failure.message}"), err=True)
-    typer.echo(f"assay: gate {'passed' if gate_result.passed else 'FAILED'}", err=True)
+    for line in lane_failures:
+        typer.echo(printable(f"assay: gate: adversarial: {line}"), err=True)
+    passed = gate_result.passed and not lane_failures
+    typer.echo(f"assay: gate {'passed' if passed else 'FAILED'}", err=True)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 import typer
 
-from assay.cli.console import fail
+from assay.cli.console import fail, printable
 from assay.data.dataset import Dataset
 from assay.data.fileio import exists
 from assay.data.loading import load_outputs
@@ -24,6 +24,7 @@ from assay.store.runs import RunStore
 
 if TYPE_CHECKING:  # systems.model and the gate load numpy: imported where a run needs them
     from assay.compare.gate import GateResult
+    from assay.report.comparison_model import Comparison
     from assay.report.model import Report
     from assay.systems.model import SystemsReport
 
@@ -74,8 +75,9 @@ def check_combination(flags: dict[str, object], fmt: str, extra_formats: Sequenc
     for flag, value in flags.items():
         if value:
             fail(f"{flag} works with one system; it cannot be combined with several systems")
-    if "junit" in (fmt, *extra_formats):
-        fail("JUnit output needs one system; use json, md or html with several systems")
+    for single, label in (("junit", "JUnit"), ("padosoft-json", "padosoft-json")):
+        if single in (fmt, *extra_formats):
+            fail(f"{label} output needs one system; use json, md or html with several systems")
 
 
 def make_system(spec: SystemSpec, sample_ids: list[str], limiter: Limiter) -> SystemUnderTest:
@@ -99,7 +101,8 @@ class SystemsRun:
     store: RunStore | None
     options: Callable[[str], RunOptions]
     limiter: Callable[[], Limiter]
-    gate: Callable[[Report], GateResult]
+    gate: Callable[[Report, Comparison | None], GateResult]  # (report, vs the reference)
+    reference: str | None = None
 
 
 def _run_one(run: SystemsRun, spec: SystemSpec, quiet: bool) -> Report:
@@ -121,7 +124,16 @@ def _run_one(run: SystemsRun, spec: SystemSpec, quiet: bool) -> Report:
             scopes=run.scopes,
             state=state,
         )
-    verdict = run.gate(report).model_dump(mode="json")
+    return report
+
+
+def _gated(run: SystemsRun, report: Report, reference: Report | None) -> Report:
+    """The report with its gate's verdict, judged against the reference system when there is one
+    (flips, drops and regressions then apply), recorded in the store."""
+    from assay.compare.comparison import compare_reports
+
+    comparison = None if reference is None else compare_reports(report, reference)
+    verdict = run.gate(report, comparison).model_dump(mode="json")
     if run.store is not None:
         run.store.record_gate(report.run.run_id, verdict)
     return report.model_copy(update={"gate": verdict})
@@ -154,7 +166,12 @@ def run_systems(
     """Run every system, write the side-by-side report(s), exit 1 when any gate failed."""
     from assay.systems.model import build  # numpy (the comparison): after the runs
 
-    named = [(str(spec.name), _run_one(run, spec, quiet)) for spec in specs]
+    ran = [(str(spec.name), _run_one(run, spec, quiet)) for spec in specs]
+    reference = next((report for name, report in ran if name == run.reference), None)
+    named = [
+        (name, _gated(run, report, None if name == run.reference else reference))
+        for name, report in ran
+    ]
     systems = build(named)
     for fmt, path in outputs:
         write(render(systems, fmt), path)
@@ -164,8 +181,11 @@ def run_systems(
 
         for name, report in named:
             s = report.summary
+            for failure in (report.gate or {}).get("failures", []):
+                typer.echo(printable(f"assay: {name}: gate: {failure['message']}"), err=True)
             typer.echo(
                 f"assay: {name}: pass rate {number(s.pass_rate)}, macro-F1 {number(s.macro_f1)}, "
+                f"{s.failed_rows} failed, {s.errored_rows} errored, "
                 f"gate {'passed' if _passed(report) else 'FAILED'}, run {report.run.run_id}",
                 err=True,
             )

@@ -47,8 +47,16 @@ class BaselineSummary(BaseModel):
     pass_rate: float | None
     total_samples: int
     total_executions: int
-    total_failures: int
+    total_failures: int = Field(
+        description="errors recorded (rows that could not be scored); the v1 name, kept"
+    )
     repetitions: int
+    failed_rows: int | None = Field(
+        default=None, description="executions scored below a threshold (absent before v2 reports)"
+    )
+    errored_rows: int | None = Field(
+        default=None, description="executions that errored (absent before v2 reports)"
+    )
 
 
 class BaselinePointer(BaseModel):
@@ -70,9 +78,16 @@ class BaselinePointer(BaseModel):
         return (
             f"{self.dataset}: run {s.run_id} finished {s.finished_at}; "
             f"macro-F1 {number(s.macro_f1)}, pass-rate {number(s.pass_rate)}, "
-            f"{s.total_samples} samples x {s.repetitions} reps, {s.total_failures} failures; "
+            f"{s.total_samples} samples x {s.repetitions} reps, {_counts(s)}; "
             f"set {self.set_at} from {self.source} ({path})"
         )
+
+
+def _counts(summary: BaselineSummary) -> str:
+    """'N failed, M errored' (a pointer written before v2 knows only its errors)."""
+    if summary.failed_rows is None or summary.errored_rows is None:
+        return f"{summary.total_failures} errored"
+    return f"{summary.failed_rows} failed, {summary.errored_rows} errored"
 
 
 def _number(value: float | None) -> str:
@@ -117,9 +132,9 @@ def load_report(path: Path) -> Report:
     if not isinstance(data, dict):
         raise InputError("a report must be a JSON object", file=str(path))
     version = data.get("schema_version")
-    if version != "assay.report.v1":
+    if version not in ("assay.report.v1", "assay.report.v2"):
         raise InputError(
-            f"unsupported schema_version {version!r}; expected 'assay.report.v1'",
+            f"unsupported schema_version {version!r}; expected 'assay.report.v2' (or v1)",
             file=str(path),
             field="schema_version",
         )
@@ -146,8 +161,10 @@ def _summary(report: Report) -> BaselineSummary:
         pass_rate=report.summary.pass_rate,
         total_samples=report.summary.total_samples,
         total_executions=report.summary.total_executions,
-        total_failures=report.summary.total_failures,
+        total_failures=report.summary.sut_errors + report.summary.metric_errors,
         repetitions=report.run.repetitions,
+        failed_rows=report.summary.failed_rows,
+        errored_rows=report.summary.errored_rows,
     )
 
 

@@ -40,6 +40,7 @@ from assay.report.model import Counts, Regression, Report, Row
 
 DEFAULT_RESAMPLES = 2000
 DATASETS_DIFFER = "datasets differ"
+CANNOT_DETECT = "cannot tell these changes from noise"  # opens the one detectability warning
 """How the warning that the two reports ran different datasets begins."""
 
 
@@ -145,7 +146,7 @@ def compare_reports(
     cells = cells_of(current, reference, metrics, joined)
     overall, by_cohort = tested(cells, alpha=alpha, seed=seed, resamples=resamples)
     regressions = [found for item in overall + by_cohort for found in _regressions(item, alpha)]
-    warnings += _too_few_pairs(overall, alpha) + _undetectable_drops(overall, alpha)
+    warnings += _detectability(overall, alpha)
     reason = _incomparable(joined, metrics)
     warnings += [reason] if reason else []
     flipped, failing = flips(joined, metrics), new_failures(joined, metrics)
@@ -199,6 +200,18 @@ def dataset_warnings(comparison: Comparison) -> list[str]:
     return [found for found in comparison.warnings if found.startswith(DATASETS_DIFFER)]
 
 
+def _detectability(overall: Sequence[MetricComparison], alpha: float) -> list[str]:
+    """At most one warning per comparison: the metrics with too few pairs for any pass-rate
+    change to be detectable, and the drops below what the pairs can detect."""
+    parts = _too_few_pairs(overall, alpha) + _undetectable_drops(overall, alpha)
+    if not parts:
+        return []
+    return [
+        f"{CANNOT_DETECT} at alpha {alpha:g}: {'; '.join(parts)}; the flip rule still counts "
+        "every row that went from pass to fail"
+    ]
+
+
 def _too_few_pairs(overall: Sequence[MetricComparison], alpha: float) -> list[str]:
     """One warning naming the metrics whose exact pass-rate test cannot reach significance
     with this many pairs (each with its pair count)."""
@@ -210,9 +223,8 @@ def _too_few_pairs(overall: Sequence[MetricComparison], alpha: float) -> list[st
     if not named:
         return []
     return [
-        f"paired samples are too few to detect any pass-rate change at alpha {alpha:g} (the "
-        f"exact test needs at least {sign_test_floor(alpha)} one-way flips) for "
-        f"{len(named)} metric(s): {', '.join(named)}; add samples or repetitions"
+        f"too few pairs for any pass-rate change (the exact test needs at least "
+        f"{sign_test_floor(alpha)} one-way flips; add samples or repetitions): {', '.join(named)}"
     ]
 
 
@@ -249,7 +261,8 @@ def _aggregates(report: Report) -> dict[str, dict[str, float | None]]:
 
 
 def _undetectable_drops(overall: Sequence[MetricComparison], alpha: float) -> list[str]:
-    """A drop the paired test did not flag, and could not have: say so, with the MDD."""
+    """Drops the paired tests did not flag, and could not have: one line naming each metric,
+    its drop, its pairs and its MDD (one warning per run, not one per statistic)."""
     found = []
     for item in overall:
         for name, stat in (("mean", item.mean), ("pass-rate", item.pass_rate)):
@@ -261,11 +274,10 @@ def _undetectable_drops(overall: Sequence[MetricComparison], alpha: float) -> li
                 continue
             if stat.mdd is not None and abs(stat.delta) >= stat.mdd:
                 continue
-            mdd = "unknown" if stat.mdd is None else f"{stat.mdd:.4f}"
+            mdd = "n/a" if stat.mdd is None else f"{stat.mdd:.4f}"
             found.append(
-                f"metric '{item.metric}': {name} dropped by {abs(stat.delta):.4f} but "
-                f"{item.paired} paired samples cannot detect a change of this size at alpha "
-                f"{alpha:g} (minimum detectable difference {mdd}); the flip rule still counts "
-                "every row that went from pass to fail"
+                f"{item.metric} {name} -{abs(stat.delta):.4f} ({item.paired} pairs, MDD {mdd})"
             )
-    return found
+    if not found:
+        return []
+    return ["drops below the minimum detectable difference (MDD): " + ", ".join(found)]

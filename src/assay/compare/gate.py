@@ -159,7 +159,7 @@ def _set_floors(floors: MetricFloors) -> list[tuple[str, float]]:
 
 def _failures_check(report: Report, rules: GateRules) -> RuleFailure | None:
     allowed = 0 if rules.max_failures is None else rules.max_failures
-    total = report.summary.total_failures
+    total = report.summary.sut_errors + report.summary.metric_errors
     if total <= allowed:
         return None
     return RuleFailure(

@@ -178,7 +178,19 @@ def _verdict(mean: StatDelta, pass_rate: StatDelta, paired: int, alpha: float) -
         return "regressed"
     if any(stat.delta > 0 for stat in significant if stat.delta is not None):
         return "improved"
-    return "no-change"
+    return _not_significant(mean, pass_rate)
+
+
+def _not_significant(mean: StatDelta, pass_rate: StatDelta) -> Verdict:
+    """No significant test: *too few pairs* when the data lean one way (an interval that excludes
+    zero) or no change is detectable at all (no MDD); otherwise *no detectable change*."""
+    stats = (mean, pass_rate)
+    leaning = any(
+        s.interval is not None and s.delta and (s.interval.high < 0 or s.interval.low > 0)
+        for s in stats
+    )
+    undetectable = all(s.mdd is None for s in stats) and any(s.delta for s in stats)
+    return "too-few-pairs" if leaning or undetectable else "no-detectable-change"
 
 
 def cells_of(current: Report, reference: Report, metrics: list[str], joined: Joined) -> list[Cell]:

@@ -65,7 +65,10 @@ def _scanned(path: Path) -> tuple[dict[str, Any], array[int]] | None:
             spans.extend((item.start, item.end))
     except NotIndexable:
         return None
-    if scan.kind != "array" or scan.header.get("schema_version") != "assay.report.v1":
+    if scan.kind != "array" or scan.header.get("schema_version") not in (
+        "assay.report.v1",
+        "assay.report.v2",
+    ):
         return None
     return scan.header, spans
 

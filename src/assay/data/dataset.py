@@ -389,8 +389,18 @@ def dataset_from_data(data: object, *, source: str = "<dataset>") -> Dataset:
         return Dataset.model_validate(dict(data))
     except ValidationError as exc:
         raise translate(
-            exc, raw_samples, source, DatasetError, supported_schemas=SUPPORTED_DATASET_SCHEMAS
+            exc,
+            raw_samples,
+            source,
+            DatasetError,
+            supported_schemas=SUPPORTED_DATASET_SCHEMAS,
+            known={"": _names(Dataset), "sample": _names(Sample)},
         ) from None
+
+
+def _names(model: type[BaseModel]) -> list[str]:
+    """The keys a document may use for a model's fields (aliases where they are set)."""
+    return [info.alias or name for name, info in model.model_fields.items()]
 
 
 def _check_duplicate_ids(raw_samples: list[Any], source: str) -> None:

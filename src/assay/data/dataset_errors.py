@@ -7,6 +7,7 @@ when it has one, else its index) and the dotted field it is about; the rest are 
 from __future__ import annotations
 
 import contextlib
+import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -60,6 +61,9 @@ def describe(value: object) -> str:
     return type(value).__name__
 
 
+MAX_LISTED_ERRORS = 20  # `assay validate` lists this many problems of one document
+
+
 def translate(
     exc: ValidationError,
     raw_samples: object,
@@ -67,19 +71,47 @@ def translate(
     error: type[InputError],
     *,
     supported_schemas: Sequence[str],
+    known: Mapping[str, Sequence[str]] | None = None,
 ) -> InputError:
-    """The first error of ``exc`` as ``error``, naming the sample and field it is about."""
-    first = exc.errors()[0]
-    loc = list(first["loc"])
+    """The first error of ``exc`` as ``error``, naming the sample and field it is about; the
+    next ones (up to :data:`MAX_LISTED_ERRORS`) as its ``more`` lines. ``known`` names the valid
+    fields ('' top level, 'sample' in a sample) for a "did you mean" on an unknown one."""
+    errors = exc.errors()
+    found = [_one(item, raw_samples, source, error, supported_schemas, known) for item in errors]
+    first = found[0]
+    extra = len(errors) - 1
+    if extra:
+        first = error(
+            f"{first.detail} (and {extra} more error{'s' if extra > 1 else ''})",
+            file=source,
+            sample=first.sample,
+            field=first.field,
+        )
+    first.more = tuple(str(item) for item in found[1:MAX_LISTED_ERRORS])
+    return first
+
+
+def _one(
+    item: ErrorDetails,
+    raw_samples: object,
+    source: str,
+    error: type[InputError],
+    supported_schemas: Sequence[str],
+    known: Mapping[str, Sequence[str]] | None,
+) -> InputError:
+    """One pydantic error as ``error`` naming its sample and field."""
+    loc = list(item["loc"])
     sample: str | int | None = None
+    scope = ""
     if len(loc) >= 2 and loc[0] == "samples" and isinstance(loc[1], int):
         sample = _sample_label(raw_samples, loc[1])
-        loc = loc[2:]
+        loc, scope = loc[2:], "sample"
     field = ".".join(str(part) for part in loc) or None
-    message = _message(first, field, supported_schemas)
-    extra = len(exc.errors()) - 1
-    if extra:
-        message += f" (and {extra} more error{'s' if extra > 1 else ''})"
+    message = _message(item, field, supported_schemas)
+    if item["type"] == "extra_forbidden" and known and len(loc) == 1:
+        close = difflib.get_close_matches(str(loc[0]), known.get(scope, ()), n=1)
+        if close:
+            message = f"unknown field; did you mean '{close[0]}'?"
     return error(message, file=source, sample=sample, field=field)
 
 

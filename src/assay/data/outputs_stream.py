@@ -15,15 +15,21 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.data.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
 from assay.data.json_items import ItemScan, SpanReader, parse_item
-from assay.data.jsonl_lines import LineReader, first_offset, iter_entries
-from assay.data.outputs import Output, coerce_output
+from assay.data.jsonl_lines import BLOCK, LineReader, first_offset, iter_entries
+from assay.data.outputs import Output, coerce_output, parse_retrieved
 from assay.errors import AssayError, NotIndexable, OutputsError, UnusualLineBreaks
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
+KEEP_BUDGET = 16 * 1024 * 1024  # bytes of lines (plus ENTRY_COST each) whose outputs are kept
+ENTRY_COST = 160  # about what an Output and its dict slot take beyond the line's own text
 GUESS_SLACK = 64  # lookups stop trying the next line once it missed this many more than it hit
 
 
@@ -54,6 +60,9 @@ def _entry(value: Any) -> tuple[str, Output]:
     plain = _plain(value)
     if plain is not None:
         return plain[0], Output(plain[1])
+    ranked = _ranked(value)
+    if ranked is not None:
+        return ranked
     if not isinstance(value, Mapping):
         raise ValueError("not an object")
     sample_id = value.get("id")
@@ -63,6 +72,26 @@ def _entry(value: Any) -> tuple[str, Output]:
     if len(value) == 2 and type(text) is str:  # {"id", "output": text}: the common line
         return str(sample_id), Output(text)
     return str(sample_id), coerce_output({k: v for k, v in value.items() if k != "id"})
+
+
+def _ranked(value: object) -> tuple[str, Output] | None:
+    """The id and output of a ranking line, ``{"id", "output", "retrieved": [ids]}``, read as
+    :func:`coerce_output` reads it; None for any other line (or a bad ranking: coerce_output
+    then says why)."""
+    if type(value) is not dict or len(value) != 3:
+        return None
+    sample_id, text, ids = value.get("id"), value.get("output"), value.get("retrieved")
+    if (
+        type(sample_id) is not str
+        or not sample_id
+        or type(text) is not str
+        or type(ids) is not list
+    ):
+        return None
+    try:
+        return sample_id, Output(text, parse_retrieved(ids))
+    except ValueError:
+        return None
 
 
 def _entry_id(value: Any) -> str:
@@ -157,6 +186,43 @@ class IndexedOutputs(Mapping[str, Output]):
         return f"{type(self).__name__}({str(self.path)!r}, {len(self)} outputs)"
 
 
+class KeptOutputs(IndexedOutputs):
+    """The outputs of a file checked by the index pass and kept as it built them: lookups are
+    a dict's, and no line is parsed again. ``id_hashes`` is kept for :func:`same_ids`."""
+
+    def __init__(self, path: Path, hashes: npt.NDArray[np.int64], kept: dict[str, Output]) -> None:
+        super().__init__(path, hashes, None)
+        self._kept = kept
+
+    def __getitem__(self, sample_id: str) -> Output:
+        return self._kept[sample_id]
+
+    def __contains__(self, sample_id: object) -> bool:
+        return sample_id in self._kept
+
+    def outputs_of(self, sample_ids: Sequence[str]) -> list[Output | None]:
+        get = self._kept.get
+        return [get(sample_id) for sample_id in sample_ids]
+
+    def _ids(self) -> Iterator[str]:
+        return iter(self._kept)
+
+
+def _keeping(path: Path) -> dict[str, Output] | None:
+    """An empty dict to keep a file's outputs in, or None when they would not fit the budget
+    (the file's size plus ENTRY_COST a line): then none are built beyond what checking needs.
+    A file that passes this estimate and still outgrows the budget drops what it kept."""
+    try:
+        size = path.stat().st_size
+        if size > KEEP_BUDGET:
+            return None
+        with path.open("rb") as handle:
+            lines = sum(block.count(b"\n") for block in iter(lambda: handle.read(BLOCK), b""))
+    except OSError:
+        return None
+    return {} if size + lines * ENTRY_COST <= KEEP_BUDGET else None
+
+
 def _sorted_index(hashes: array[int], locators: array[int]) -> tuple[Any, Any] | None:
     """The hashes sorted and the locators in the same order; None if a hash repeats (a
     duplicate id, or a collision) or there are none."""
@@ -180,19 +246,36 @@ class JsonlOutputs(IndexedOutputs):
         self._reader = LineReader(path)
 
     @classmethod
-    def from_file(cls, path: Path) -> JsonlOutputs | None:
-        """Check every line and keep its offset; None when the file must be loaded whole."""
+    def from_file(cls, path: Path) -> IndexedOutputs | None:
+        """Check every line and keep its offset; None when the file must be loaded whole.
+
+        While the outputs read so far fit :data:`KEEP_BUDGET`, they are kept as built by the
+        check, and a file that fits whole is answered from them (:class:`KeptOutputs`): each
+        line is parsed once. Past the budget they are dropped and only offsets are kept.
+        """
         start = first_offset(path)
         offsets, hashes = array("q"), array("q")
+        kept = _keeping(path)
+        budget = KEEP_BUDGET
         try:
             for number, offset, line in iter_entries(path, start):
-                sample_id = _entry_id(parse_jsonl_line(line, number, path, OutputsError))
+                value = parse_jsonl_line(line, number, path, OutputsError)
                 offsets.append(offset)
+                if kept is None:
+                    hashes.append(hash(_entry_id(value)))
+                    continue
+                sample_id, output = _entry(value)
                 hashes.append(hash(sample_id))
+                kept[sample_id] = output
+                budget -= len(line) + ENTRY_COST
+                if budget < 0:
+                    kept = None
         except (UnusualLineBreaks, UnicodeDecodeError, AssayError, ValueError, OSError):
             return None
         index = _sorted_index(hashes, offsets)
-        return None if index is None else cls(path, start, *index)
+        if index is None:
+            return None
+        return KeptOutputs(path, index[0], kept) if kept is not None else cls(path, start, *index)
 
     def _entry_at(self, locator: int) -> tuple[str, Output, int]:
         line, following = self._reader.line_and_next(locator)
@@ -250,19 +333,29 @@ class DocumentOutputs(IndexedOutputs):
         self._reader = SpanReader(path)
 
     @classmethod
-    def from_file(cls, path: Path) -> DocumentOutputs | None:
-        """Check every entry and keep its span; None when the file must be loaded whole."""
+    def from_file(cls, path: Path) -> IndexedOutputs | None:
+        """Check every entry and keep its span; None when the file must be loaded whole.
+        Outputs that fit :data:`KEEP_BUDGET` are kept as the check built them, as for JSONL."""
         scan = ItemScan(path, "outputs")
         spans, hashes = array("q"), array("q")
+        kept = _keeping(path)
+        budget = KEEP_BUDGET
         try:
             for item in scan.items():
-                hashes.append(hash(_item_entry(item.key, item.value)[0]))
+                sample_id, output = _item_entry(item.key, item.value)
+                hashes.append(hash(sample_id))
                 spans.extend((item.start, item.end))
+                if kept is not None:
+                    kept[sample_id] = output
+                    budget -= item.end - item.start + ENTRY_COST
+                    kept = kept if budget >= 0 else None
         except (NotIndexable, AssayError, ValueError):
             return None
         index = _sorted_index(hashes, array("q", range(len(hashes))))
         if index is None:
             return None
+        if kept is not None:
+            return KeptOutputs(path, index[0], kept)
         return cls(path, *index, spans, keyed=scan.kind == "object")
 
     def _entry_at(self, locator: int) -> tuple[str, Output, int]:
@@ -289,17 +382,20 @@ def _item_entry(key: str | None, value: Any) -> tuple[str, Output]:
 
 
 def same_ids(outputs: Mapping[str, Output], samples: Sequence[Any]) -> bool:
-    """True when both sides are indexed files with the same set of id hashes.
+    """True when the outputs are an indexed file whose id hashes are the samples' (those of
+    an indexed dataset, or of samples in memory hashed here), each once.
 
     Then every sample has its output and no output is unknown, unless two different ids
     collide on a 64-bit hash (about n / 2**64): such a sample's row would record "no saved
     output" as its error. False means: check id by id (``check_outputs_cover``).
     """
-    theirs = getattr(samples, "id_hashes", None)
-    if not isinstance(outputs, IndexedOutputs) or theirs is None:
+    if not isinstance(outputs, IndexedOutputs):
         return False
     import numpy as np
 
+    theirs = getattr(samples, "id_hashes", None)
+    if theirs is None:  # samples held in memory: hash their ids here (no line is read again)
+        theirs = array("q", [hash(sample.id) for sample in samples])
     mine = outputs.id_hashes
     return len(theirs) == len(mine) and bool(
         np.array_equal(np.sort(np.frombuffer(theirs, dtype=np.int64)), mine)

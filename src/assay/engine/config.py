@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict
 
 from assay.data.dataset import MAX_REPETITIONS
 
-FORMATS = ("json", "md", "html", "junit", "csv")
+FORMATS = ("json", "md", "html", "junit", "csv", "padosoft-json")  # the last: compatibility keys
 MIN_RPM = 0.01  # a slower rate waits hours between calls: a typo (1e-3 for 1e3), not a plan
 
 
@@ -69,6 +69,7 @@ class RunConfig(BaseModel):
     max_regressions: int | None = None
     max_flips: int | None = None
     max_drop: list[str] = []
+    reference: str | None = None  # several systems: the one the others are gated against
     allow_judge_change: bool = False
     # execution
     repetitions: int | None = None
@@ -135,6 +136,15 @@ class RunConfig(BaseModel):
         if with_baseline_rules:
             flags.update(max_flips=self.max_flips, max_drop=self.max_drop)
         return flags
+
+    def comparison_flags(self) -> list[str]:
+        """The rules given as flags that judge a run against another (need a reference)."""
+        given = [
+            ("--max-flips", self.max_flips is not None),
+            ("--max-drop", bool(self.max_drop)),
+            ("--max-regressions", self.max_regressions is not None),
+        ]
+        return [flag for flag, set_ in given if set_]
 
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")

@@ -15,6 +15,8 @@ from assay.data.dataset import Sample
 from assay.errors import MetricConfigError, UsageError
 from assay.metrics.base import Metric, checks_config
 from assay.metrics.registry import applies
+from assay.providers.local_extra import INSTALL_HINT
+from assay.providers.local_extra import runtime_installed as local_available
 from assay.providers.pricing import stale_prices
 from assay.providers.settings import ProviderSettings
 
@@ -36,6 +38,9 @@ def _needs_remote_provider(metric: Metric, settings: ProviderSettings) -> bool:
 def check_providers(metrics: Sequence[Metric], settings: ProviderSettings) -> None:
     """A metric that calls an OpenAI-compatible endpoint needs a key or a base URL, and the
     key and ids sent as headers must be sendable."""
+    local = getattr(settings, "embedding_provider", None) == "local"
+    if local and any(family(m) == "semantic" for m in metrics) and not local_available():
+        raise UsageError(INSTALL_HINT)
     remote = [metric for metric in metrics if _needs_remote_provider(metric, settings)]
     if not remote:
         return

@@ -23,7 +23,7 @@ from assay.metrics.batch import Row, RowScored
 from assay.metrics.retrieval import RELEVANT_KEY, gains
 from assay.providers.settings import ProviderSettings
 from assay.tez.claims import split_response, statements
-from assay.tez.scoring import GENERIC_QUERY_WORDS
+from assay.tez.scoring import GENERIC_QUERY_STEMS
 from assay.tez.support import DEFAULT_TAU, content_words, supports
 
 if TYPE_CHECKING:
@@ -198,7 +198,7 @@ def supported(claim: str, contexts: Sequence[str], tau: float) -> bool:
 
 def question_words(metric: str, question: str) -> set[str]:
     """The question's content words that say what is asked (not 'tell', 'explain', ...)."""
-    wanted = {w for w in content_words(question) if w not in GENERIC_QUERY_WORDS}
+    wanted = {w for w in content_words(question) if w not in GENERIC_QUERY_STEMS}
     if not wanted:
         raise MetricError(f"metric '{metric}': the question has no content words to match")
     return wanted

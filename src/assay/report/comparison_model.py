@@ -21,7 +21,10 @@ from assay.report.model import (
 )
 from assay.report.strict import StrictModel
 
-Verdict = Literal["regressed", "improved", "no-change", "incomparable"]
+# "no-change" is only read (documents written before the labels below); never written.
+Verdict = Literal[
+    "regressed", "improved", "no-detectable-change", "too-few-pairs", "incomparable", "no-change"
+]
 
 
 class Side(StrictModel):
@@ -67,6 +70,30 @@ class MetricComparison(StrictModel):
     coverage_reference: float | None = None
     coverage_current: float | None = None
     verdict: Verdict
+
+    def label(self) -> str:
+        """The verdict in words: 'regressed', 'no detectable change (MDD 0.400)', ..."""
+        if self.verdict in ("no-detectable-change", "no-change"):
+            mdd = self.mean.mdd if self.mean.mdd is not None else self.pass_rate.mdd
+            return f"no detectable change (MDD {'n/a' if mdd is None else f'{mdd:.3f}'})"
+        if self.verdict == "too-few-pairs":
+            return "too few pairs to tell"
+        return self.verdict
+
+    def why(self) -> str:
+        """Which statistic decided the verdict, when the interval and the test disagree."""
+        for name, stat in (("mean", self.mean), ("pass-rate", self.pass_rate)):
+            interval = stat.interval
+            if interval is None or stat.p_adjusted is None:
+                continue
+            excludes = interval.high < 0 or interval.low > 0
+            if excludes and self.verdict not in ("regressed", "improved"):
+                return (
+                    f"{name} interval [{interval.low:.3f}, {interval.high:.3f}] excludes zero "
+                    f"but the Holm-adjusted test (p {stat.p_adjusted:.3f}) decides: "
+                    f"{self.paired} pairs are too few to call it"
+                )
+        return ""
 
 
 class SampleRef(StrictModel):
@@ -174,3 +201,15 @@ class Comparison(StrictModel):
 def distinct_regressions(regressions: Iterable[Regression]) -> int:
     """Distinct (metric, scope, cohort) triples among regressed statistics."""
     return len({(item.metric, item.scope, item.cohort_label) for item in regressions})
+
+
+def no_regression_line(metrics: Iterable[MetricComparison], pass_to_fail: int) -> str:
+    """What 'no regression' means here: the tests confirmed none, which metrics could not tell,
+    and how many rows still went from pass to fail."""
+    unsure = [m.metric for m in metrics if m.verdict == "too-few-pairs" and m.scope == "overall"]
+    line = "no regression the paired tests can confirm"
+    if unsure:
+        line += f"; too few pairs to tell for {', '.join(unsure)}"
+    if pass_to_fail:
+        line += f"; {pass_to_fail} row(s) went from pass to fail"
+    return line

@@ -24,6 +24,7 @@ from assay.data.results import (
 from assay.data.trajectory import parse_trajectory
 from assay.errors import AssayError
 from assay.report.model import FailingRow, Report, Row, trusted
+from assay.report.reasons import failing_reason
 
 LISTING_CAP = 1000
 REDACTED = "(redacted)"
@@ -94,6 +95,11 @@ def _tools(output: Output | None) -> list[str] | None:
         return None
 
 
+def _bare(score: float | None, threshold: float | None) -> str:
+    """A redacted failed row's reason: the numbers only (a reason may quote the texts)."""
+    return f"scored {score or 0.0:.4f}, below the threshold {threshold}"
+
+
 class FailingRowCollector:
     """Builds :class:`FailingRow` entries from finished executions."""
 
@@ -138,10 +144,15 @@ class FailingRowCollector:
             self._append(result, tags, texts, SUT_STAGE, "errored", None, result.sut_error)
         for name, outcome in result.scores.items():
             if outcome.error is not None or outcome.value is None:
-                reason = outcome.error or "metric produced no score"
-                self._append(result, tags, texts, name, "errored", None, reason)
-            elif not passes(outcome.value, threshold_for(self.thresholds, name)):
-                self._append(result, tags, texts, name, "failed", outcome.value, None)
+                error = outcome.error or "metric produced no score"
+                self._append(result, tags, texts, name, "errored", None, error)
+            elif not passes(outcome.value, threshold := threshold_for(self.thresholds, name)):
+                sample, output = texts if texts is not None else (None, None)
+                expected = None if sample is None else sample.expected_output
+                reason = failing_reason(
+                    name, outcome.value, threshold, outcome.details, expected, output
+                )
+                self._append(result, tags, texts, name, "failed", outcome.value, reason)
 
     def _append(
         self,
@@ -151,15 +162,15 @@ class FailingRowCollector:
         metric: str,
         status: str,
         score: float | None,
-        error: str | None,
+        reason: str,
     ) -> None:
+        """Keep one row; an errored row's reason is its error message (redacted with texts)."""
         self._seen += 1
         if self._bound is not None and (self.position, result.repetition) >= self._bound:
             return  # sorts after every listed row: counted, never listed, so not built
         threshold = None if metric == SUT_STAGE else threshold_for(self.thresholds, metric)
-        reason = (
-            error if error is not None else f"scored {score:.4f}, below the threshold {threshold}"
-        )
+        if self.redact:
+            reason = REDACTED if status == "errored" else _bare(score, threshold)
         self._keep(
             trusted(
                 FailingRow,
@@ -171,21 +182,27 @@ class FailingRowCollector:
                     "status": status,
                     "score": score,
                     "threshold": threshold,
-                    "reason": REDACTED if self.redact and error is not None else reason,
-                    **(self._texts(*texts) if texts is not None else _NO_TEXTS),
+                    "reason": reason,
+                    **(self._texts(*texts, metric) if texts is not None else _NO_TEXTS),
                 },
             )
         )
 
-    def _texts(self, sample: Sample, output: Output | None) -> Mapping[str, Any]:
+    def _texts(self, sample: Sample, output: Output | None, metric: str) -> Mapping[str, Any]:
+        """The row's texts; a retrieval metric's actual is the ranking it scored."""
         if self.redact:
             return _NO_TEXTS
         limit = self.text_limit
         expected = sample.expected_output
+        actual = None if output is None else output.text
+        if output is not None and output.retrieved is not None and metric.startswith("retrieval-"):
+            actual = "ranking: " + ", ".join(
+                f"{rank}. {doc}" for rank, doc in enumerate(output.retrieved.ids, 1)
+            )
         return {
             "input": truncate(input_text(sample.input), limit),
             "expected": None if expected is None else truncate(_as_text(expected), limit),
-            "actual": None if output is None else truncate(output.text, limit),
+            "actual": None if actual is None else truncate(actual, limit),
             "tools": _tools(output),
         }
 

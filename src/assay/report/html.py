@@ -1,7 +1,8 @@
 """Self-contained HTML report: one file, inline CSS and SVG, no script, no network.
 
-Sections: verdict, summary, per-metric table, one histogram chart per metric, the baseline
-comparison (when there is one), cohorts, usage, unstable samples and failures. Every string
+Sections: the verdict (gate, deciding rules, counts, warnings once), the failing rows, then the
+numbers: summary, per-metric table, the baseline comparison (when there is one), cohorts (only
+the pairs that apply), histograms, usage, unstable samples and errors. Every string
 that came from a user (dataset name, sample ids, tags, metric names, error messages) is
 HTML-escaped; a Content-Security-Policy forbids loading anything from anywhere.
 """
@@ -26,6 +27,7 @@ from assay.report.html_parts import (
 from assay.report.html_rows import failing_rows_section, script_hash
 from assay.report.judge_sections import judge_html
 from assay.report.model import MetricAggregate, Report
+from assay.report.verdict import gate_warnings, verdict_of
 
 if TYPE_CHECKING:
     from assay.report.comparison_model import Comparison
@@ -55,19 +57,23 @@ def _header(report: Report) -> str:
 
 
 def _verdict(report: Report) -> str:
-    gate = report.gate
-    if not gate:
-        return ""
-    passed = bool(gate.get("passed"))
-    items = "".join(
-        f"<li>{esc(item.get('message', ''))}</li>"
-        for item in gate.get("failures", [])
-        if isinstance(item, dict)
+    """The gate's word, the rules that decided it, the counts; the warnings once, in one block."""
+    verdict = verdict_of(report)
+    css = "warn" if verdict.passed is None else "pass" if verdict.passed else "fail"
+    items = "".join(f"<li>{esc(rule)}</li>" for rule in verdict.rules)
+    items += f'<li class="meta">{esc(verdict.counts)}</li>'
+    warnings = [*report.warnings, *gate_warnings(report)]
+    block = (
+        '<ul class="warnings">'
+        + "".join(f'<li class="warn">{esc(w)}</li>' for w in warnings)
+        + "</ul>"
+        if warnings
+        else ""
     )
-    items += "".join(f'<li class="warn">{esc(w)}</li>' for w in gate.get("warnings", []))
-    title = "Gate passed" if passed else "Gate failed"
-    listed = f"<ul>{items}</ul>" if items else ""
-    return f'<div class="verdict {"pass" if passed else "fail"}" id="verdict">{title}{listed}</div>'
+    return (
+        f'<div class="verdict {css}" id="verdict">{esc(verdict.headline)}<ul>{items}</ul></div>'
+        + block
+    )
 
 
 def _summary(report: Report) -> str:
@@ -77,10 +83,11 @@ def _summary(report: Report) -> str:
         ("executions", str(s.total_executions)),
         ("macro-F1", num(s.macro_f1)),
         ("pass-rate (all metrics)", pct(s.pass_rate)),
+        ("failed (below threshold)", str(s.failed_rows)),
         (
-            "failures",
-            f"{s.total_failures}"
-            + (f" ({s.sut_failures} SUT, {s.metric_failures} metric)" if s.total_failures else ""),
+            "errored (not scored)",
+            f"{s.errored_rows}"
+            + (f" ({s.sut_errors} SUT, {s.metric_errors} metric)" if s.errored_rows else ""),
         ),
     ]
     if report.usage.calls:
@@ -96,10 +103,6 @@ def _summary(report: Report) -> str:
     if s.macro_f1_excluded:
         excluded = esc(", ".join(s.macro_f1_excluded))
         out += f'<p class="warn">Left out of macro-F1 (no score at all): {excluded}</p>'
-    if report.warnings:
-        out += (
-            "<ul>" + "".join(f'<li class="warn">{esc(w)}</li>' for w in report.warnings) + "</ul>"
-        )
     return out
 
 
@@ -116,6 +119,7 @@ def _metrics(report: Report) -> str:
             f"{m.scored}/{m.attempted}",
             pct(m.coverage),
             str(m.failed),
+            str(m.errored),
             str(m.skipped),
         ]
         for m in report.metrics
@@ -127,10 +131,11 @@ def _metrics(report: Report) -> str:
         "p95",
         "min",
         "max",
-        "pass-rate (≥ 0.5)",
+        "pass-rate (≥ threshold)",
         "scored",
         "coverage",
         "failed",
+        "errored",
         "skipped",
     ]
     return "<h2>Per-metric aggregates</h2>" + table(head, rows, cls="metrics")
@@ -152,6 +157,8 @@ def _cohorts(report: Report) -> str:
     rows = []
     for cohort in report.cohorts:
         for metric in cohort.metrics:
+            if metric.scored + metric.errored == 0:
+                continue  # the metric does not apply to this cohort
             rows.append(
                 [
                     esc(cohort.label)
@@ -167,9 +174,20 @@ def _cohorts(report: Report) -> str:
                     num(metric.p95),
                     pct(metric.pass_rate),
                     str(metric.failed),
+                    str(metric.errored),
                 ]
             )
-    head = ["cohort", "metric", "executions", "mean", "p50", "p95", "pass-rate", "failed"]
+    head = [
+        "cohort",
+        "metric",
+        "executions",
+        "mean",
+        "p50",
+        "p95",
+        "pass-rate",
+        "failed",
+        "errored",
+    ]
     return "<h2>Cohorts by tag</h2>" + table(head, rows, left=2, cls="cohorts")
 
 
@@ -245,16 +263,16 @@ def render_html(report: Report, comparison: Comparison | None = None) -> str:
         [
             _header(report),
             _verdict(report),
+            failing_rows_section(report),
             _summary(report),
             _metrics(report),
             judge_html(report.judges),
-            _charts(report.metrics),
             comparison_section(comparison),
-            html_section(report.adversarial),
             _cohorts(report),
+            html_section(report.adversarial),
+            _charts(report.metrics),
             _usage(report),
             _repetitions(report),
-            failing_rows_section(report),
             _failures(report),
             f"<footer>Generated by assay {esc(report.run.assay_version)} · "
             f"{esc(report.schema_version)} · "

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from assay.report.comparison_model import Comparison, MetricComparison, StatDelta
+from assay.report.comparison_model import (
+    Comparison,
+    MetricComparison,
+    StatDelta,
+    no_regression_line,
+)
 from assay.report.html_parts import MAX_LISTED, esc, num, p_text, pct, signed, table
 
 
@@ -34,7 +39,8 @@ def _delta_rows(items: Sequence[MetricComparison], with_scope: bool) -> list[lis
             p_text(item.pass_rate.p_adjusted),
             num(item.pass_rate.mdd),
             f"{item.pass_to_fail}/{item.fail_to_pass}",
-            f'<span class="chip {item.verdict}">{item.verdict}</span>',
+            f'<span class="chip {item.verdict}" title="{esc(item.why())}">'
+            f"{esc(item.label())}</span>",
         ]
         rows.append(row)
     return rows
@@ -111,16 +117,10 @@ def _verdict(c: Comparison) -> list[str]:
             + "".join(f"<li>{esc(r.message)}</li>" for r in c.regressions)
             + "</ul></div>"
         )
-    elif c.comparable and any(
-        m.paired and m.pass_rate.mdd is None and m.mean.mdd is None for m in c.metrics
-    ):
-        parts.append(
-            '<div class="verdict warn">No regression detected, but some metrics have too few '
-            "samples for any change to be detectable (MDD n/a): this is not evidence of no "
-            "change.</div>"
-        )
     elif c.comparable:
-        parts.append('<div class="verdict pass">No regression beyond noise.</div>')
+        line = no_regression_line(c.metrics, c.counts.pass_to_fail)
+        css = "warn" if c.counts.pass_to_fail or "too few" in line else "pass"
+        parts.append(f'<div class="verdict {css}">{esc(line[0].upper() + line[1:])}.</div>')
     return parts
 
 

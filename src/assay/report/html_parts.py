@@ -37,6 +37,9 @@ th{background:var(--panel);font-weight:600}
 td{white-space:nowrap}td.l{white-space:normal}
 .scroll{overflow-x:auto}
 td.l,th.l{text-align:left}
+#failing-rows td,#failing-rows th{text-align:left}
+#failing-rows td.reason{min-width:14em;white-space:normal}
+#failing-rows td.msg{min-width:7em}
 .msg{white-space:pre-wrap;word-break:break-word}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:14px}
 figure{margin:0;background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:8px}
@@ -45,7 +48,7 @@ svg text{fill:var(--muted);font-size:10px}
 .chip{display:inline-block;padding:0 6px;border-radius:9px;font-size:12px;font-weight:600}
 .chip.regressed,.chip.fail{background:rgba(192,57,43,.15);color:var(--bad)}
 .chip.improved,.chip.pass{background:rgba(31,138,76,.15);color:var(--ok)}
-.chip.no-change,.chip.incomparable{background:var(--panel);color:var(--muted)}
+.chip.no-change,.chip.no-detectable-change,.chip.too-few-pairs,.chip.incomparable{background:var(--panel);color:var(--muted)}
 .warn{color:var(--warn)}
 .neg{color:var(--bad)}.pos{color:var(--ok)}
 details{margin:8px 0}summary{cursor:pointer;color:var(--muted)}

@@ -72,10 +72,12 @@ def _row(row: FailingRow) -> str:
         f"<td>{_e(row.metric)}</td>",
         f'<td class="status-{row.status}">{row.status}</td>',
         f"<td>{score}</td><td>{threshold}</td>",
-        _text_cell(row.reason),
+        f'<td class="reason">{_e(row.reason)}</td>',
         _text_cell(row.input),
         _text_cell(row.expected),
-        _text_cell(row.actual),
+        '<td class="meta"><em>(empty answer)</em></td>'
+        if row.actual == ""
+        else _text_cell(row.actual),
     ]
     return (
         f'<tr class="row" data-status="{row.status}" data-metric="{_e(row.metric)}" '
@@ -88,7 +90,13 @@ def failing_rows_section(report: Report) -> str:
     rows = report.failing_rows[:MAX_ROWS]
     failed = sum(1 for r in report.failing_rows if r.status == "failed")
     errored = len(report.failing_rows) - failed
-    title = f"<h2>Failed and errored rows ({failed} failed, {errored} errored)</h2>"
+    executions = len(
+        {(r.sample_id, r.repetition) for r in report.failing_rows if r.status == "failed"}
+    )
+    title = (
+        f"<h2>Failed and errored rows ({failed} results failed in {executions} executions, "
+        f"{errored} errored)</h2>"
+    )
     if not rows:
         return title + '<p class="meta">No row failed or errored.</p>'
     metrics = sorted({r.metric for r in rows})

@@ -21,6 +21,7 @@ from assay.data.results import passes
 from assay.errors import AssayError
 from assay.report.compliance import junit_suite
 from assay.report.model import FailingRow, Report, Row
+from assay.report.verdict import verdict_of
 
 SUT_KEY = "system-under-test"
 SPOOL_BYTES = 8 << 20  # each metric's test cases stay in memory up to this size, then on disk
@@ -43,11 +44,10 @@ def _text(value: str) -> str:
 
 
 def _assertion(metric: str, score: float, threshold: float, row: FailingRow | None) -> str:
-    """``expected 'Canberra', got 'Sydney' (exact-match 0.0000 < threshold 0.5)``."""
-    measured = f"{metric} {score:.4f} < threshold {threshold:g}"
-    if row is None or row.actual is None:
-        return measured
-    return f"expected {row.expected!r}, got {row.actual!r} ({measured})"
+    """The metric's reason: ``exact-match: expected 'Canberra', got 'Sydney' (...)``."""
+    if row is not None:
+        return f"{metric}: {row.reason}"
+    return f"{metric} {score:.4f} < threshold {threshold:g}"
 
 
 def _details(score: float, threshold: float, row: FailingRow | None) -> str:
@@ -132,7 +132,7 @@ def _skeleton(
     """The document cut where each metric's test cases go: one more piece than metrics."""
     dataset = _text(report.dataset.name)
     root = ET.Element("testsuites", name=f"assay: {dataset}")
-    totals = {"tests": 0, "failures": 0, "errors": 0}
+    totals = _verdict_suite(root, report, dataset)
     for (metric, threshold), tally in zip(metrics, counts):
         suite = ET.SubElement(root, "testsuite", name=f"{dataset} / {_text(metric)}")
         _properties(suite, report, metric, threshold)
@@ -158,6 +158,27 @@ def _skeleton(
         (_SUITE_END if i else "") + piece + (_PROPERTIES_END if i < last else "")
         for i, piece in enumerate(pieces)
     ]
+
+
+def _verdict_suite(root: ET.Element, report: Report, dataset: str) -> dict[str, int]:
+    """The first suite: one 'gate' case that fails with the deciding rules, the run's counts in
+    its output (the verdict first, as in every format); the totals it adds."""
+    verdict = verdict_of(report)
+    if verdict.passed is None:  # no gate ran: no verdict to report
+        return {"tests": 0, "failures": 0, "errors": 0}
+    suite = ET.SubElement(root, "testsuite", name=f"{dataset} / verdict")
+    failed = 0 if verdict.passed else 1
+    suite.attrib.update(tests="1", failures=str(failed), errors="0", skipped="0", time="0")
+    case = ET.SubElement(suite, "testcase", name="gate", classname=f"assay.{dataset}.verdict")
+    case.set("time", "0")
+    if failed:
+        rules = "; ".join(verdict.rules)
+        ET.SubElement(case, "failure", message=_text(rules), type="gate").text = _text(
+            "\n".join(verdict.rules)
+        )
+    said = f"{verdict.headline}: {'; '.join(verdict.rules)}. {verdict.counts}."
+    ET.SubElement(case, "system-out").text = _text(said)
+    return {"tests": 1, "failures": failed, "errors": 0}
 
 
 def _properties(suite: ET.Element, report: Report, metric: str, threshold: float) -> None:

@@ -12,6 +12,7 @@ from assay.providers.pricing import format_usd
 from assay.report.compliance import markdown_lines
 from assay.report.judge_sections import judge_markdown
 from assay.report.model import ComparisonSummary, FailingRow, Report
+from assay.report.verdict import gate_warnings, verdict_of
 
 _MAX_FAILURES = 200
 
@@ -50,7 +51,10 @@ def _comparison(comparison: ComparisonSummary) -> list[str]:
         f"{counts.new_failures} | {counts.added} | {counts.removed} | {counts.regressions} |",
     ]
     if not comparison.regressions:
-        return [*out, "", "No regression beyond noise."]
+        line = "no regression the paired tests can confirm"
+        if counts.pass_to_fail:
+            line += f"; {counts.pass_to_fail} row(s) went from pass to fail"
+        return [*out, "", line[0].upper() + line[1:] + "."]
     out += [
         "",
         "| metric | scope | statistic | reference | current | delta | adjusted p |",
@@ -95,18 +99,18 @@ def render_markdown(report: Report) -> str:
     """The whole report as Markdown, sections in a fixed order."""
     out = [
         *_header(report),
+        *_gate(report),
+        *_failing_rows(report),
         *_summary(report),
         *_metric_lines(report),
         *judge_markdown(report.judges),
+        *(_comparison(report.comparison) if report.comparison is not None else []),
+        *_cohort_lines(report),
         *_usage_lines(report),
         *_sampling(report),
         *markdown_lines(report.adversarial),
         *_conversation_lines(report),
-        *_cohort_lines(report),
         *_histograms(report),
-        *(_comparison(report.comparison) if report.comparison is not None else []),
-        *_gate(report),
-        *_failing_rows(report),
         *_errors(report),
     ]
     # Whatever a section quotes of a user's text, no control character reaches a terminal.
@@ -125,8 +129,6 @@ def _header(report: Report) -> list[str]:
     ]
     if report.run.halted:
         out += ["", f"**Run halted:** {cell(report.run.halt_reason or 'stopped early')}"]
-    for warning in report.warnings:
-        out += ["", f"> warning: {cell(warning)}"]
     return out
 
 
@@ -144,9 +146,9 @@ def _summary(report: Report) -> list[str]:
         f"| samples | {s.total_samples} |",
         f"| executions | {s.total_executions} |",
         f"| repetitions | {report.run.repetitions} |",
-        f"| failed executions (a score below its threshold) | {s.failed_rows or 0} |",
-        f"| errored (system under test / metric could not score) | {s.sut_failures} / "
-        f"{s.metric_failures} |",
+        f"| failed executions (a score below its threshold) | {s.failed_rows} |",
+        f"| errored executions (could not be scored) | {s.errored_rows} |",
+        f"| errors (system under test / metric) | {s.sut_errors} / {s.metric_errors} |",
         f"| pass-rate (every metric at or above its threshold) | {fmt(s.pass_rate)} |",
     ]
     if report.run.embedding_provider:
@@ -167,11 +169,10 @@ def _metric_lines(report: Report) -> list[str]:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for m in report.metrics:
-        below = m.below_threshold if m.below_threshold is not None else "n/a"
         out.append(
             f"| {cell(m.name)} | {fmt(m.mean)} | {fmt(m.p50)} | {fmt(m.p95)} | {fmt(m.pass_rate)} "
             "| "
-            f"{fmt(m.threshold, 2)} | {m.scored} | {below} | {m.failed + m.skipped} |"
+            f"{fmt(m.threshold, 2)} | {m.scored} | {m.failed} | {m.errored + m.skipped} |"
         )
     out += ["", f"## Macro-F1 (avg pass-rate across all metrics): {fmt(s.macro_f1)}"]
     if s.macro_f1_excluded:
@@ -241,7 +242,7 @@ def _cohort_lines(report: Report) -> list[str]:
     ]
     for cohort in report.cohorts:
         for cm in cohort.metrics:
-            if cm.scored + cm.failed == 0:
+            if cm.scored + cm.errored == 0:
                 continue  # the metric does not apply to this cohort
             ci = cm.pass_rate_ci
             interval = f"{fmt(ci.low)}–{fmt(ci.high)}" if ci is not None else "n/a"
@@ -266,12 +267,15 @@ def _histograms(report: Report) -> list[str]:
 
 
 def _gate(report: Report) -> list[str]:
-    """The gate's verdict and each failed rule (nothing when no gate ran)."""
-    if report.gate is None:
-        return []
-    out = ["", "## Gate", "", f"**{'passed' if report.gate.get('passed') else 'FAILED'}**"]
-    for failure in report.gate.get("failures", []):
-        out.append(f"- {cell(failure.get('message', ''))}")
+    """The verdict first: the gate's word, the rules that decided it, the counts, the warnings
+    (each once)."""
+    verdict = verdict_of(report)
+    word = verdict.headline if verdict.passed is not False else verdict.headline.upper()
+    out = ["", "## Verdict", "", f"**{word}**", ""]
+    out += [f"- {cell(rule)}" for rule in verdict.rules]
+    out += ["", f"_{cell(verdict.counts)}._"]
+    for warning in [*report.warnings, *gate_warnings(report)]:
+        out += ["", f"> warning: {cell(warning)}"]
     return out
 
 
@@ -308,8 +312,10 @@ def _failing_rows(report: Report) -> list[str]:
         else:
             out.append("No row failed or errored.")
         return out
+    executions = len({(r.sample_id, r.repetition) for r in rows if r.status == "failed"})
     out.append(
-        f"{failed} failed (scored below threshold), {errored} errored (could not be scored)."
+        f"{failed} results failed (scored below threshold) in {executions} executions, "
+        f"{errored} errored (could not be scored)."
     )
     if report.redacted:
         out.append("Texts are redacted.")
@@ -329,7 +335,7 @@ def _failing_rows(report: Report) -> list[str]:
 def _failing_row(r: FailingRow, *, repeated: bool) -> str:
     """One failed or errored row; the tools called follow the actual output."""
     rep = f" (rep {r.repetition})" if repeated else ""
-    actual = r.actual
+    actual = "_(empty answer)_" if r.actual == "" else r.actual
     if r.tools is not None:
         actual = f"{actual or ''} [tools: {' → '.join(r.tools) or 'none'}]"
     texts = " | ".join(cell(t) if t is not None else "" for t in (r.input, r.expected, actual))

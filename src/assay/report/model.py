@@ -1,25 +1,31 @@
-"""The report contract (``assay.report.v1``): pydantic models for every key a report holds.
+"""The report contract (``assay.report.v2``): pydantic models for every key a report holds.
 
-The JSON Schema shipped in ``assay/schemas/report.v1.json`` is generated from these models;
+The JSON Schema shipped in ``assay/schemas/report.v2.json`` is generated from these models;
 evolve them additively (new optional keys only) so dashboards and gates keep working.
 Undefined statistics are ``None`` (``n/a`` in text), never a made-up 0.
+
+v2 gives every count one word: *failed* counts scored rows below their threshold and nothing
+else, *errored* counts rows that could not be scored. A v1 document (where ``failed`` counted
+errored rows) is upgraded when read (:mod:`assay.report.upgrade`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from assay.report.compliance_model import Compliance
 from assay.report.judge_model import JudgeCalibration
 from assay.report.strict import StrictModel
 from assay.report.system_info import SystemUnderTestInfo as SystemUnderTestInfo
+from assay.report.upgrade import upgrade_report
 
 if TYPE_CHECKING:
     import pandas
 
-REPORT_SCHEMA: Final = "assay.report.v1"
+REPORT_SCHEMA: Final = "assay.report.v2"
+REPORT_SCHEMA_V1: Final = "assay.report.v1"  # read (upgraded), never written
 COMPARISON_SCHEMA: Final = "assay.comparison.v1"
 UNTAGGED_LABEL: Final = "(untagged)"  # the cohort of samples without tags
 _M = TypeVar("_M", bound=BaseModel)
@@ -66,9 +72,8 @@ class MetricAggregate(StrictModel):
     name: str
     attempted: int = Field(description="executions the metric was asked to score")
     scored: int
-    failed: int = Field(
-        description="executions the metric could not score (kept for v1 readers; see 'errored')"
-    )
+    failed: int = Field(description="scored executions below the metric's threshold")
+    errored: int = Field(description="executions the metric could not score")
     skipped: int = Field(description="executions not scored because the system under test failed")
     coverage: float | None = Field(description="scored / attempted")
     mean: float | None
@@ -87,18 +92,13 @@ class MetricAggregate(StrictModel):
     )
     histogram: list[Bucket]
     threshold: float = Field(default=0.5, description="the pass threshold: score >= threshold")
-    errored: int | None = Field(
-        default=None, description="executions the metric could not score (same as 'failed')"
-    )
-    below_threshold: int | None = Field(
-        default=None, description="scored executions that failed: score below the threshold"
-    )
 
 
 class CohortMetric(StrictModel):
     name: str
     scored: int
-    failed: int
+    failed: int = Field(description="scored executions below the metric's threshold")
+    errored: int = Field(description="executions the metric could not score")
     mean: float | None
     p50: float | None
     p95: float | None
@@ -247,9 +247,12 @@ class DatasetInfo(StrictModel):
 class Summary(StrictModel):
     total_samples: int
     total_executions: int
-    total_failures: int
-    sut_failures: int
-    metric_failures: int
+    failed_rows: int = Field(description="executions with a score below its threshold and no error")
+    errored_rows: int = Field(
+        description="executions where the system under test or a metric errored"
+    )
+    sut_errors: int = Field(description="executions the system under test could not answer")
+    metric_errors: int = Field(description="(execution, metric) pairs that could not be scored")
     pass_rate: float | None = Field(
         description="share of executions that passed every metric with no failure"
     )
@@ -258,12 +261,6 @@ class Summary(StrictModel):
     )
     macro_f1_excluded: list[str] = Field(
         default_factory=list, description="metrics left out of macro-F1: no score at all"
-    )
-    failed_rows: int | None = Field(
-        default=None, description="executions with a score below its threshold and no error"
-    )
-    errored_rows: int | None = Field(
-        default=None, description="executions where the system under test or a metric errored"
     )
 
 
@@ -356,7 +353,7 @@ class Conversation(StrictModel):
 class Report(StrictModel):
     """A complete evaluation report."""
 
-    schema_version: Literal["assay.report.v1"] = REPORT_SCHEMA
+    schema_version: Literal["assay.report.v2"] = REPORT_SCHEMA
     dataset: DatasetInfo
     run: RunInfo
     summary: Summary
@@ -396,6 +393,12 @@ class Report(StrictModel):
     redacted: bool = Field(default=False, description="texts removed with --redact")
     failures: list[Failure]
     rows: list[Row]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: object) -> object:
+        """A v1 document (where ``failed`` counted errored rows) is read as v2."""
+        return upgrade_report(data)
 
     def metric(self, name: str) -> MetricAggregate:
         for aggregate in self.metrics:

@@ -28,11 +28,11 @@ if TYPE_CHECKING:  # numpy loads where first used: a run's first requests do not
 class SliceScores:
     """Scores of one metric within one slice (overall or a cohort)."""
 
-    __slots__ = ("failed", "skipped", "values")
+    __slots__ = ("errored", "skipped", "values")
 
     def __init__(self) -> None:
         self.values = array("d")
-        self.failed = 0  # executions the metric could not score (errored)
+        self.errored = 0  # executions the metric could not score
         self.skipped = 0  # executions it applied to whose system under test failed
 
     def sorted_values(self) -> npt.NDArray[np.float64]:
@@ -43,23 +43,22 @@ class SliceScores:
         return np.sort(np.frombuffer(self.values, dtype=np.float64))
 
 
-def extend_slice(scores: SliceScores, values: npt.NDArray[np.float64], failed: int) -> None:
+def extend_slice(scores: SliceScores, values: npt.NDArray[np.float64], errored: int) -> None:
     """Append a column's scored values to a slice and count its errored rows."""
     scores.values.frombytes(values.tobytes())
-    scores.failed += failed
+    scores.errored += errored
 
 
 def metric_aggregate(name: str, scores: SliceScores, threshold: float) -> MetricAggregate:
     """The report's aggregate of one metric over every execution."""
     values = scores.sorted_values()
-    attempted = values.size + scores.failed + scores.skipped
+    attempted = values.size + scores.errored + scores.skipped
     return MetricAggregate(
         name=name,
         attempted=attempted,
         scored=int(values.size),
-        failed=scores.failed,
-        errored=scores.failed,
-        below_threshold=int((~(values >= threshold)).sum()),
+        failed=int((~(values >= threshold)).sum()),
+        errored=scores.errored,
         threshold=threshold,
         skipped=scores.skipped,
         coverage=values.size / attempted if attempted else None,
@@ -81,7 +80,8 @@ def cohort_metric(name: str, scores: SliceScores, threshold: float) -> CohortMet
     return CohortMetric(
         name=name,
         scored=int(values.size),
-        failed=scores.failed,
+        failed=int((~(values >= threshold)).sum()),
+        errored=scores.errored,
         mean=mean_or_none(values),
         p50=percentile(values, 50),
         p95=percentile(values, 95),

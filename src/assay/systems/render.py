@@ -37,8 +37,8 @@ def side_by_side(systems: SystemsReport) -> tuple[list[str], Cells]:
         ["executions"] + [str(r.summary.total_executions) for r in reports],
         ["pass rate"] + [fmt(r.summary.pass_rate) for r in reports],
         ["macro-F1"] + [fmt(r.summary.macro_f1) for r in reports],
-        ["errored (system / metric)"]
-        + [f"{r.summary.sut_failures} / {r.summary.metric_failures}" for r in reports],
+        ["failed executions"] + [str(r.summary.failed_rows) for r in reports],
+        ["errored executions"] + [str(r.summary.errored_rows) for r in reports],
         ["gate"] + [_gate(r) for r in reports],
     ]
     names = [m.name for m in reports[0].metrics]
@@ -88,7 +88,7 @@ def pair_rows(pair: PairComparison) -> tuple[list[str], Cells]:
             fmt(m.mean.p_adjusted if m.mean.p_adjusted is not None else m.pass_rate.p_adjusted, 3),
             str(m.pass_to_fail),
             str(m.fail_to_pass),
-            m.verdict,
+            m.label(),
         ]
         for m in pair.comparison.metrics
     ]

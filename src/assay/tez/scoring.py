@@ -26,7 +26,7 @@ from assay.tez.citations import CitationRef, Resolution, resolve
 from assay.tez.claims import Claim, SplitResponse, split_response
 from assay.tez.records import SessionTurn
 from assay.tez.session import Expectation
-from assay.tez.support import content_words
+from assay.tez.support import content_words, stem
 
 GENERIC_QUERY_WORDS = frozenset(
     [
@@ -48,6 +48,9 @@ GENERIC_QUERY_WORDS = frozenset(
         "key",
     ]
 )
+# content_words stems what it returns: the request words are dropped by their stems, so
+# "summarize" and "compare" go as "tell" does (the unstemmed list never matched them).
+GENERIC_QUERY_STEMS = frozenset(stem(word) for word in GENERIC_QUERY_WORDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +228,7 @@ def finish(
 
 def query_coverage(query: str, response: str) -> float:
     """Share of the query's content words that the response uses (1.0 if it has none)."""
-    wanted = {w for w in content_words(query) if w not in GENERIC_QUERY_WORDS}
+    wanted = {w for w in content_words(query) if w not in GENERIC_QUERY_STEMS}
     if not wanted:
         return 1.0
     have = content_words(response)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from assay.compare.pairing import SampleAt, SampleTable
-from assay.report.comparison_model import Comparison, MetricComparison
+from assay.report.comparison_model import Comparison, MetricComparison, no_regression_line
 from assay.report.model import Report
 from assay.view.data import RunView
 from assay.view.layout import e, gate_chip, num, page, pct, run_link, signed, table
@@ -33,7 +33,7 @@ def _metric_row(item: MetricComparison) -> list[str]:
         num(mean.p_adjusted if mean.p_adjusted is not None else rate.p_adjusted),
         str(item.pass_to_fail),
         str(item.fail_to_pass),
-        f'<span class="chip {e(item.verdict)}">{e(item.verdict)}</span>',
+        f'<span class="chip {e(item.verdict)}" title="{e(item.why())}">{e(item.label())}</span>',
     ]
 
 
@@ -152,6 +152,18 @@ def _warnings(warnings: list[str]) -> str:
     )
 
 
+def _verdict(comparison: Comparison) -> str:
+    """The comparison's verdict first: the regressions, or what 'none' means here."""
+    if comparison.regressions:
+        items = "".join(f"<li>{e(r.message)}</li>" for r in comparison.regressions)
+        return (
+            f'<div class="verdict fail">Regressions the paired tests confirm<ul>{items}</ul></div>'
+        )
+    line = no_regression_line(comparison.metrics, comparison.counts.pass_to_fail)
+    css = "warn" if comparison.counts.pass_to_fail or "too few" in line else "pass"
+    return f'<div class="verdict {css}">{e(line[0].upper() + line[1:])}.</div>'
+
+
 def compare_page(reference: RunView, current: RunView, comparison: Comparison) -> str:
     c = comparison.counts
     cards = [
@@ -159,7 +171,7 @@ def compare_page(reference: RunView, current: RunView, comparison: Comparison) -
         ("pass → fail", c.pass_to_fail),
         ("fail → pass", c.fail_to_pass),
         ("new failures", c.new_failures),
-        ("regressions beyond noise", c.regressions),
+        ("regressions the paired tests confirm", c.regressions),
         ("added / removed", f"{c.added} / {c.removed}"),
     ]
     body = (
@@ -173,14 +185,16 @@ def compare_page(reference: RunView, current: RunView, comparison: Comparison) -
             if comparison.comparable
             else f'<p class="warn">{e(comparison.incomparable_reason or "")}</p>'
         )
+        + _verdict(comparison)
         + _warnings(comparison.warnings)
         + '<div class="cards">'
         + "".join(
             f'<div class="card"><div class="v">{v}</div><div class="k">{k}</div></div>'
             for k, v in cards
         )
-        + "</div><h2>Metrics</h2>"
+        + '</div><h2>Metrics</h2><div class="scroll">'
         + _metrics(comparison)
+        + "</div>"
         + '<h2>Samples</h2><p class="meta">Flips first (red: pass → fail, green: fail → pass), '
         "then other changes, then unchanged rows.</p>"
         + _pairs(reference.report, current.report, comparison)

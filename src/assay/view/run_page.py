@@ -6,9 +6,11 @@ import json
 from typing import Any
 
 from assay.data.dataset import Dataset
+from assay.data.outputs import Output
 from assay.report.html_parts import histogram_svg
 from assay.report.judge_sections import judge_html
-from assay.report.model import Report, Row
+from assay.report.model import FailingRow, Report, Row
+from assay.report.reasons import failing_reason
 from assay.view.data import RunView, sample_of
 from assay.view.layout import e, gate_chip, num, page, pct, row_status, table, with_interval
 from assay.view.static import RUN_SCRIPT
@@ -33,8 +35,8 @@ def _cards(report: Report) -> str:
         ("executions", str(s.total_executions)),
         ("pass rate", pct(s.pass_rate)),
         ("macro-F1", num(s.macro_f1)),
-        ("system errors", str(s.sut_failures)),
-        ("metric errors", str(s.metric_failures)),
+        ("failed", str(s.failed_rows)),
+        ("errored", str(s.errored_rows)),
     ]
     return (
         '<div class="cards">'
@@ -52,6 +54,7 @@ def _metrics(report: Report) -> str:
             e(m.name),
             f"{m.scored}/{m.attempted}",
             str(m.failed),
+            str(m.errored),
             with_interval(m.mean, m.mean_ci),
             with_interval(m.pass_rate, m.pass_rate_ci, percent=True),
             num(m.p50),
@@ -59,7 +62,16 @@ def _metrics(report: Report) -> str:
         ]
         for m in report.metrics
     ]
-    head = ["metric", "scored", "errored", "mean [95% CI]", "pass rate [95% CI]", "p50", "p95"]
+    head = [
+        "metric",
+        "scored",
+        "failed",
+        "errored",
+        "mean [95% CI]",
+        "pass rate [95% CI]",
+        "p50",
+        "p95",
+    ]
     return table(head, rows, attrs='class="metrics"')
 
 
@@ -75,12 +87,63 @@ def _cohorts(report: Report) -> str:
         ]
         for c in report.cohorts
         for m in c.metrics
-        if m.scored or m.failed  # a tag-scoped metric that never applied to the cohort: no row
+        if m.scored or m.errored  # a tag-scoped metric that never applied to the cohort: no row
     ]
     if not rows:
         return "<p>No cohorts.</p>"
     head = ["cohort", "metric", "executions", "scored", "mean [95% CI]", "pass rate [95% CI]"]
     return table(head, rows, left=2, attrs='class="cohorts"')
+
+
+def _answer(text: str | None) -> str:
+    if text is None:
+        return "—"
+    return '<em class="meta">(empty answer)</em>' if not text.strip() else e(text[:120])
+
+
+FAILING_SHOWN = 50  # failing rows listed under the verdict (the sample table has every row)
+
+
+def _reason(report: Report, row: FailingRow, dataset: Dataset | None, answer: str | None) -> str:
+    """The row's reason, rebuilt with the dataset's expected text and the stored answer when the
+    viewer has them (a report read back from the store keeps no texts)."""
+    sample = sample_of(dataset, row.sample_id)
+    if row.status != "failed" or row.score is None or row.threshold is None or answer is None:
+        return row.reason
+    found = next(
+        (r for r in report.rows if r.id == row.sample_id and r.repetition == row.repetition), None
+    )
+    score = None if found is None else found.scores.get(row.metric)
+    if score is None or sample is None:
+        return row.reason
+    expected = sample.expected_output
+    return failing_reason(
+        row.metric, row.score, row.threshold, score.details, expected, Output(answer)
+    )
+
+
+def _failing(report: Report, dataset: Dataset | None, answers: dict[str, str]) -> str:
+    """The failing rows under the verdict, each with its metric's reason."""
+    rows = report.failing_rows
+    if not rows:
+        return ""
+    cells = [
+        [
+            e(r.sample_id) + (f" [rep {r.repetition}]" if report.run.repetitions > 1 else ""),
+            e(r.metric),
+            f'<span class="status-{r.status}">{r.status}</span>',
+            "—" if r.score is None else f"{r.score:.3f}",
+            e(_reason(report, r, dataset, answers.get(r.sample_id))),
+            _answer(r.actual if r.actual is not None else answers.get(r.sample_id)),
+        ]
+        for r in rows[:FAILING_SHOWN]
+    ]
+    more = len(rows) - FAILING_SHOWN + report.failing_rows_omitted
+    tail = f'<p class="meta">… and {more} more: filter the samples below.</p>' if more > 0 else ""
+    head = ["sample", "metric", "status", "score", "why", "answer"]
+    title = f"<h2>Failing rows ({report.summary.failed_rows} failed, "
+    title += f"{report.summary.errored_rows} errored executions)</h2>"
+    return title + table(head, cells, left=6, attrs='class="failing"') + tail
 
 
 def _search_text(row: Row, dataset: Dataset | None, answers: dict[str, str]) -> str:
@@ -181,6 +244,7 @@ def run_page(
         f"{report.run.duration_seconds:.1f}s</p>"
         + _gate(view.gate)
         + "".join(f'<p class="warn">{e(w)}</p>' for w in report.warnings)
+        + _failing(report, dataset, answers)
         + "<h2>Summary</h2>"
         + _cards(report)
         + "<h2>Metrics</h2>"

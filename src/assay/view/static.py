@@ -25,6 +25,15 @@ td.flip-down{color:var(--bad);font-weight:700}td.flip-up{color:var(--ok);font-we
 svg.trend circle.pass{fill:var(--ok)}svg.trend circle.fail{fill:var(--bad)}
 svg.trend circle.none{fill:var(--muted)}svg.trend polyline{fill:none;stroke:var(--bar)}
 svg.trend line.ci{stroke:var(--bar);opacity:.45}
+.scroll{max-width:100%}
+#samples th,#samples td{padding:5px 6px;font-size:13px}
+#samples th:first-child,#samples td:first-child{position:sticky;left:0;background:var(--bg);
+z-index:1}
+#samples thead th{white-space:normal;word-break:break-word;min-width:4.5em;vertical-align:bottom}
+table.failing td{text-align:left;white-space:normal}
+table.deltas .chip{white-space:normal}
+table.deltas td:first-child{white-space:normal;min-width:9em}
+table.failing td.reason{min-width:18em}
 """
 )
 
