@@ -11,6 +11,10 @@ WILD_NUMBERS = ["9" * 5000, str(2**1100), "-" + "9" * 400, "1e999", "-1e999", "N
 WILD_TEXT = ["", " ", "\x00", "\ud800", "é", "日本", "```json", "```", "'", '"', "\\", "{", "[",
              "- ", ": ", "&a", "*a", "!!python/object:os.system", "%YAML 1.1", "---",
              "\t"]  # fmt: skip
+# YAML tags PyYAML's safe constructor knows (and some it does not), put before a value
+YAML_TAGS = ["!!timestamp", "!!bool", "!!int", "!!float", "!!binary", "!!set", "!!omap",
+             "!!pairs", "!!map", "!!seq", "!!str", "!!null", "!custom", "!!python/name:os.system",
+             "!<tag:yaml.org,2002:timestamp>"]  # fmt: skip
 KEYS = ["score", "reason", "refusal", "verdict", "verdicts", "relevance", "supported_by",
         "faithful", "id", "input", "expected_output", "metadata", "samples", "name", "outputs",
         "output", "retrieved", "schema_version", "turns", "query", "response", "query_id",
@@ -68,7 +72,18 @@ def document(rng: random.Random, shape: dict[str, Any] | None = None) -> str:
         text = "[" * 30_000 + "]" * 30_000
     if rng.random() < 0.1:
         text = rng.choice(["a: ", "- "]) + "{b: " * rng.choice([50, 5000, 50_000]) + "1"
+    if rng.random() < 0.15:
+        text = tagged(rng, text)
     return mutate(rng, text) if rng.random() < 0.5 else text
+
+
+def tagged(rng: random.Random, text: str) -> str:
+    """``text`` with YAML tags put before up to three of its values (after a ``": "``)."""
+    parts = text.split(": ")
+    for _ in range(min(3, len(parts) - 1)):
+        at = rng.randrange(1, len(parts))
+        parts[at] = f"{rng.choice(YAML_TAGS)} {parts[at]}"
+    return ": ".join(parts)
 
 
 def judge_reply(rng: random.Random) -> str:

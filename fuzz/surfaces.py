@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import random
-import shutil
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -121,7 +121,7 @@ def bundle(rng: random.Random, work: Path) -> None:
                     z.writestr(name, body)
     else:
         target = work / "bundle"  # one folder, emptied per case, so the work area stays small
-        shutil.rmtree(target, ignore_errors=True)
+        remove_tree(target)
         for name, body in files.items():
             path = target / name.replace("\x00", "_")
             inside = path.resolve().is_relative_to(target.resolve())
@@ -130,9 +130,45 @@ def bundle(rng: random.Random, work: Path) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(body)
         target.mkdir(exist_ok=True)
+        if rng.random() < 0.03:
+            nested(target, rng.choice([70, 1500]))
     loaded = open_bundle(target, limits=limits)
     for name in loaded.files:
         loaded.read_text(name)
+
+
+def nested(root: Path, depth: int) -> None:
+    """``depth`` folders one inside the next under ``root``, a file at the bottom."""
+    folder = root / "deep"
+    folder.mkdir()
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        for _ in range(depth):  # relative to an open folder: no path grows past PATH_MAX
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(os.open("f.md", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    finally:
+        os.close(fd)
+
+
+def remove_tree(root: Path) -> None:
+    """Remove ``root`` and all below it without recursion (Python 3.11's rmtree recurses)."""
+    if not root.is_dir() or root.is_symlink():
+        root.unlink(missing_ok=True)
+        return
+    stack, folders = [str(root)], []
+    while stack:
+        folder = stack.pop()
+        folders.append(folder)
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            else:
+                os.unlink(entry.path)
+    for folder in reversed(folders):
+        os.rmdir(folder)
 
 
 def _otlp_value(rng: random.Random) -> object:

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from typing import NoReturn
 
 import typer
 
+from assay.data.terminal import printable as printable  # re-exported: one escape everywhere
+
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
-
-# Characters that would break a diagnostic's one printable line: C0 and C1 controls (NUL, line
-# breaks, ESC...), DEL, the Unicode line and paragraph separators, and the bidi overrides.
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def error_line(message: str) -> str:
@@ -21,11 +18,6 @@ def error_line(message: str) -> str:
     character escaped as ``repr`` writes it (``\\x00``, ``\\n``), so a user's string quoted in
     the message (a metric name with a NUL or a line break) cannot split or hide the line."""
     return f"assay: error: {printable(message)}"
-
-
-def printable(text: str) -> str:
-    """``text`` with the characters :data:`_UNPRINTABLE` matches escaped as ``repr`` does."""
-    return _UNPRINTABLE.sub(lambda found: repr(found.group())[1:-1], text)
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:

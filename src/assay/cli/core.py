@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -43,13 +43,25 @@ def validate(
     with declared_block(dataset, "gate"):
         rules_from_mapping(loaded.gate, "gate")
     with declared_block(dataset, "providers"):
-        build(dataset=loaded.providers, env={})
+        build(dataset=_without_key_variable(loaded.providers), env={})
     tags = sorted({tag for sample in loaded.samples for tag in sample.tags})
+    counts = f"{len(loaded.samples)} samples, {len(loaded.metrics)} default metrics"
     _note_unfilled(loaded.samples)
     typer.echo(
-        f"{dataset}: ok ({len(loaded.samples)} samples, {len(loaded.metrics)} default metrics, "
-        f"{len(tags)} tags, schema {loaded.schema_version})"
+        f"{printable(str(dataset))}: ok ({counts}, {len(tags)} tags, "
+        f"schema {loaded.schema_version})"
     )
+
+
+def _without_key_variable(block: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ``providers:`` block with its ``api_key_env`` name checked and left out: whether the
+    variable is set is the run's business, not the file's."""
+    if isinstance(block, dict) and "api_key_env" in block:
+        from assay.providers.key_scope import key_variable
+
+        key_variable(block["api_key_env"])
+        return {key: value for key, value in block.items() if key != "api_key_env"}
+    return block
 
 
 def _note_unfilled(samples: list[Sample]) -> None:

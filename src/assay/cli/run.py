@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from assay.cli import run_options as opt
-from assay.cli.console import fail
+from assay.cli.console import fail, printable
 
 if TYPE_CHECKING:
     from assay.store.runs import RunStore
@@ -66,6 +66,7 @@ def run(
     tag: opt.TagOpt = None,
     sample_id: opt.IdOpt = None,
     resume: opt.ResumeOpt = None,
+    resume_changed: opt.ResumeChangedOpt = False,
     retry_errors: opt.RetryErrorsOpt = False,
     run_id: opt.RunIdOpt = None,
     executor: opt.ExecutorOpt = None,
@@ -78,6 +79,7 @@ def run(
     embedding_provider: opt.EmbeddingProviderOpt = None,
     reranker: opt.RerankerOpt = None,
     base_url: opt.BaseUrlOpt = None,
+    allow_dataset_endpoints: opt.AllowDatasetEndpointsOpt = False,
     provider_concurrency: opt.ProviderConcurrencyOpt = None,
     no_cache: opt.NoCacheOpt = False,
     refresh_cache: opt.RefreshCacheOpt = False,
@@ -127,6 +129,7 @@ def run(
         tag=tag or [],
         sample_id=sample_id or [],
         resume=resume,
+        resume_changed=resume_changed,
         retry_errors=retry_errors,
         run_id=run_id,
         executor=executor,
@@ -137,6 +140,7 @@ def run(
         embedding_model=embedding_model,
         embedding_provider=embedding_provider,
         base_url=base_url,
+        allow_dataset_endpoints=allow_dataset_endpoints,
         provider_concurrency=provider_concurrency,
         no_cache=no_cache,
         refresh_cache=refresh_cache,
@@ -208,7 +212,8 @@ def _run_cells(store: "RunStore", record: "RunRecord") -> tuple[str, ...]:
 
 def _runs_table(rows: list[tuple[str, ...]]) -> list[str]:
     """``assay runs`` as aligned columns under a header row (numbers right-aligned)."""
-    cells = [_RUNS_HEADER, *rows]
+    # Run ids, statuses and dataset names are a user's text: escaped for the terminal.
+    cells = [_RUNS_HEADER, *(tuple(printable(cell) for cell in row) for row in rows)]
     widths = [max(len(row[i]) for row in cells) for i in range(len(_RUNS_HEADER))]
     numeric = {4, 5, 6, 7, 8}
     return [

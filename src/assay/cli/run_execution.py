@@ -255,6 +255,7 @@ def _options(
         sut_concurrency=config.concurrency,
         run_id=run_id,
         resume=resume,
+        resume_changed=config.resume_changed,
         retry_errors=retry_errors,
         dataset_path=str(config.dataset),
         extra_info=dict(plan.info) if extra_info is None else extra_info,

@@ -306,6 +306,14 @@ BudgetUsdOpt: TypeAlias = Annotated[
         panel="Runner",
     ),
 ]
+ResumeChangedOpt: TypeAlias = Annotated[
+    bool,
+    _option(
+        "--resume-changed",
+        help="With --resume: score again the samples the dataset changed since the run began.",
+        panel="Runner",
+    ),
+]
 ResumeOpt: TypeAlias = Annotated[
     str | None,
     _option(
@@ -416,6 +424,14 @@ BaseUrlOpt: TypeAlias = Annotated[
         "--base-url",
         env="ASSAY_BASE_URL",
         help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL).",
+        panel="Providers",
+    ),
+]
+AllowDatasetEndpointsOpt: TypeAlias = Annotated[
+    bool,
+    _option(
+        "--allow-dataset-endpoints",
+        help="Send the environment's API key to a base_url the dataset names (docs/providers.md).",
         panel="Providers",
     ),
 ]

@@ -47,9 +47,30 @@ def _verbatim_id_loader() -> type[yaml.SafeLoader]:
     import yaml
 
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    loader: type[yaml.SafeLoader] = type("_VerbatimIdLoader", (base,), {})
+    members = {"construct_object": _construct_checked}
+    loader: type[yaml.SafeLoader] = type("_VerbatimIdLoader", (base,), members)
     loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
     return loader
+
+
+def _construct_checked(loader: yaml.SafeLoader, node: yaml.Node, deep: bool = False) -> Any:
+    """The safe constructor's value for ``node``; a tagged value it cannot build (``!!timestamp
+    hello``, ``!!bool maybe``, ``!!int abc``) is a YAML error naming the tag, line and column.
+
+    PyYAML's own constructors raise AttributeError, KeyError or ValueError for these.
+    """
+    import yaml
+
+    try:
+        return yaml.SafeLoader.construct_object(loader, node, deep)
+    except (ValueError, KeyError, AttributeError, TypeError, OverflowError) as exc:
+        tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+        if isinstance(exc, ValueError) and "digits" in str(exc):  # past Python's digit limit
+            problem = "a number is too long to read"
+        else:
+            shown = node.value if isinstance(node, yaml.ScalarNode) else type(node).__name__
+            problem = f"{str(shown)[:40]!r} is not a valid {tag[:40]} value"
+        raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark) from None
 
 
 _NUMERIC_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")

@@ -22,6 +22,7 @@ This module holds values only.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,7 @@ class RunConfig(BaseModel):
     tag: list[str] = []
     sample_id: list[str] = []
     resume: str | None = None
+    resume_changed: bool = False
     retry_errors: bool = False
     run_id: str | None = None
     executor: str | None = None
@@ -93,6 +95,7 @@ class RunConfig(BaseModel):
     embedding_provider: str | None = None
     reranker: str | None = None
     base_url: str | None = None
+    allow_dataset_endpoints: bool = False
     provider_concurrency: int | None = None
     no_cache: bool = False
     refresh_cache: bool = False
@@ -115,6 +118,7 @@ class RunConfig(BaseModel):
             "max_concurrency": self.provider_concurrency,
             "cache_dir": str(self.cache_dir) if self.cache_dir else self._store_cache(),
             "cache_mode": "off" if self.no_cache else "refresh" if self.refresh_cache else None,
+            "allow_dataset_endpoints": self.allow_dataset_endpoints or None,
             "dry_run": True if self.dry_run else None,
         }
         return {key: value for key, value in flags.items() if value is not None}
@@ -152,6 +156,15 @@ class RunConfig(BaseModel):
         return [flag for flag, set_ in given if set_]
 
 
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+
+def is_run_id(value: str | None) -> bool:
+    """Whether ``value`` is unset or a run id assay can show and store as given: no control
+    character, space or path separator (an ESC sequence in one rewrote the terminal)."""
+    return value is None or _RUN_ID.fullmatch(value) is not None
+
+
 def _problems(config: RunConfig) -> list[str]:
     """Every flag value that is wrong on its own, in the order the CLI reports them."""
     checks: list[tuple[bool, str]] = [
@@ -160,6 +173,17 @@ def _problems(config: RunConfig) -> list[str]:
             f"--format must be one of {', '.join(FORMATS)}; got {config.fmt!r}",
         ),
         (config.retry_errors and not config.resume, "--retry-errors needs --resume RUN_ID"),
+        (config.resume_changed and not config.resume, "--resume-changed needs --resume RUN_ID"),
+        (
+            not is_run_id(config.run_id),
+            f"--run-id must be 1-128 letters, digits, '.', '_', ':' or '-' (starting with a "
+            f"letter or digit); got {config.run_id!r}",
+        ),
+        (
+            config.resume != "latest" and not is_run_id(config.resume),
+            f"--resume must be a run id (letters, digits, '.', '_', ':', '-') or 'latest'; "
+            f"got {config.resume!r}",
+        ),
         (
             config.repetitions is not None and not 1 <= config.repetitions <= MAX_REPETITIONS,
             f"--repetitions must be an integer from 1 to {MAX_REPETITIONS}; "

@@ -20,6 +20,7 @@ from assay.data.executions import Execution, iter_plan
 from assay.data.outputs import Output, coerce_output
 from assay.data.results import DEFAULT_TEXT_LIMIT, ExecutionResult
 from assay.engine.recorder import Recorder, ReportParts
+from assay.engine.resume_check import OPTIONS_KEY, check_resume, options_hash, record_hashes
 from assay.engine.runner import Runner, never_stop
 from assay.engine.sut import SystemUnderTest
 from assay.errors import UsageError
@@ -46,6 +47,7 @@ class RunOptions:
     sut_concurrency: int = 8
     run_id: str | None = None
     resume: bool = False
+    resume_changed: bool = False
     retry_errors: bool = False
     dataset_path: str | None = None
     extra_info: dict[str, str | None] = field(default_factory=dict)
@@ -117,7 +119,14 @@ def run_samples(
     planned = iter_plan(dataset.samples, repetitions, skip)
     _drive(runner, recorder.planned(planned, by_chunk=runner.by_chunk), store, state)
     run = _run_info(state, sut, options, repetitions, started)
-    return _report(dataset, recorder, run, options, warnings)
+    notes = [note for metric in metrics for note in _run_notes(metric)]
+    return _report(dataset, recorder, run, options, [*warnings, *notes])
+
+
+def _run_notes(metric: Metric) -> list[str]:
+    """A metric's lines about the whole run (the regex metric's backtracking), if it has any."""
+    notes = getattr(metric, "run_notes", None)
+    return list(notes()) if callable(notes) else []
 
 
 def _open_run(
@@ -156,8 +165,10 @@ def _open_run(
             **_files(sut, options.dataset_path),
             **_labels(dataset),
             **options.extra_info,
+            OPTIONS_KEY: options_hash(dataset, metric_names, options.thresholds),
         },
     )
+    record_hashes(store, run_id, dataset)
     return repetitions, set()
 
 
@@ -375,6 +386,14 @@ def _resume(
             f"resume it with the same metrics (got {metric_names})"
         )
     repetitions = int(record.config.get("repetitions", repetitions))
+    check_resume(
+        store,
+        run_id,
+        dataset,
+        stored_options=record.config.get(OPTIONS_KEY),
+        options=options_hash(dataset, metric_names, options.thresholds),
+        rescore_changed=options.resume_changed,
+    )
     skip = store.done_keys(run_id, include_errored=not options.retry_errors)
     store.set_status(run_id, "running")
     return repetitions, skip

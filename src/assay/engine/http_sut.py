@@ -29,6 +29,7 @@ from assay.data.dataset import Sample
 from assay.data.outputs import Output, parse_retrieved
 from assay.errors import RateLimited, SystemUnderTestError, UsageError
 from assay.providers.limiter import Limiter, is_overload, retry_after_seconds
+from assay.providers.pool import context_for, http_client
 from assay.providers.urls import is_header_value, is_http_url, public_url
 from assay.report.system_info import SystemUnderTestInfo
 
@@ -224,15 +225,15 @@ class HttpTarget:
     # ----------------------------------------------------------------------- calls
 
     def _session(self) -> Any:
-        import httpx
-
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             size = max(10, self.limiter.max_concurrency)
-            self._client = httpx.AsyncClient(
+            # The providers' transport: idle connections with unread bytes are never reused.
+            self._client = http_client(
                 headers=self._headers,
-                timeout=httpx.Timeout(self.timeout_s),
-                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+                timeout_s=self.timeout_s,
+                keep=size,
+                tls=context_for(self.url),
             )
             self._loop = loop
         return self._client
@@ -250,6 +251,8 @@ class HttpTarget:
 
         async def exchange() -> tuple[Any, bytes]:
             async with client.stream("POST", self.url, json=dict(sample.input)) as reply:
+                if not 200 <= reply.status_code < 300:
+                    return reply, b""  # only the status is reported: the body stays unread
                 return reply, await self._body(reply)
 
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import count
 from typing import TYPE_CHECKING
@@ -13,6 +13,7 @@ import regex
 from rapidfuzz.distance import LCSseq
 
 from assay.errors import MetricConfigError, MetricError
+from assay.metrics.backtrack_pool import RUN_BUDGET_S, BacktrackBudget
 from assay.metrics.base import (
     MetricScore,
     check_bool_option,
@@ -159,14 +160,25 @@ class Regex:
 
     name: str = "regex"
     timeout_s: float = 1.0
+    run_budget_s: float = RUN_BUDGET_S
+    # The run's bound on the backtracking engine: a metric object lives for one run.
+    budget: BacktrackBudget = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not (0 < self.timeout_s <= 60):
             raise MetricConfigError("regex timeout_s must be in (0, 60] seconds")
+        if not (0 < self.run_budget_s <= 86_400):
+            raise MetricConfigError("regex run_budget_s must be in (0, 86400] seconds")
+        object.__setattr__(self, "budget", BacktrackBudget(seconds=self.run_budget_s))
+
+    def run_notes(self) -> list[str]:
+        """What the report says of this run's backtracking (nothing when none ran)."""
+        note = self.budget.note()
+        return [note] if note else []
 
     def score(self, sample: Sample, output: Output) -> MetricScore:
         found, engine = _compiled(expected_string(sample, self.name)).find(
-            output.text, self.timeout_s
+            output.text, self.timeout_s, self.budget
         )
         return unit_score(1.0 if found else 0.0, {"match": found, "engine": engine})
 
@@ -193,7 +205,7 @@ class Regex:
                     builder.fail(index, str(exc))
                 continue
             texts = [outputs[index].text for index in rows]
-            for index, found in zip(rows, pattern.find_each(texts, self.timeout_s)):
+            for index, found in zip(rows, pattern.find_each(texts, self.timeout_s, self.budget)):
                 if isinstance(found, str):
                     builder.fail(index, found)
                 else:

@@ -23,7 +23,7 @@ import regex
 from re2 import _re2  # the extension itself: half the per-call cost of re2.compile/search
 
 from assay.errors import MetricError
-from assay.metrics.backtrack import match_in_worker
+from assay.metrics.backtrack_pool import BacktrackBudget
 
 # Python ``regex`` classes spelled for RE2: exactly, on ASCII text (RE2's Perl classes are
 # ASCII, but its \s lacks \v); through Unicode properties otherwise (checked code point by
@@ -68,10 +68,25 @@ class Pattern:
     anchored: bool
     program: Any  # a compiled RE2 for ASCII text, or None: the backtracking worker runs it
 
-    def find(self, text: str, timeout_s: float) -> tuple[bool, str]:
+    def find(
+        self, text: str, timeout_s: float, budget: BacktrackBudget | None = None
+    ) -> tuple[bool, str]:
         """``(matched, engine)``: search, or a match at the start when the pattern is anchored.
         RE2 reads ASCII text with this pattern's program, other text with the Unicode spelling;
-        a text or pattern RE2 cannot take goes to the backtracking worker."""
+        a text or pattern RE2 cannot take goes to the backtracking worker (under ``budget``,
+        the run's, when given)."""
+        found = self._re2(text)
+        if found is not None:
+            return found, "re2"
+        outcome = (budget or BacktrackBudget()).run(
+            [(self.body, self.flags, self.anchored, text)], timeout_s, self.fallback_reason()
+        )[0]
+        if isinstance(outcome, str):
+            raise MetricError(outcome)
+        return outcome, "backtracking"
+
+    def _re2(self, text: str) -> bool | None:
+        """Whether RE2 finds the pattern in ``text``; None when RE2 cannot take the two."""
         if text.isascii():
             program, data = self.program, text.encode("ascii")
         else:
@@ -81,27 +96,42 @@ class Pattern:
             except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8 only
                 program = None
         if program is None:
-            return _backtrack(self, text, timeout_s), "backtracking"
+            return None
         anchor = _START if self.anchored else _ANYWHERE
-        return program.Match(anchor, data, 0, len(data))[0][0] >= 0, "re2"
+        return bool(program.Match(anchor, data, 0, len(data))[0][0] >= 0)
 
-    def find_each(self, texts: Iterable[str], timeout_s: float) -> list[tuple[bool, str] | str]:
+    def fallback_reason(self) -> str:
+        """Why this pattern needs the backtracking engine, in a few words."""
+        if self.program is None:
+            return "constructs RE2 cannot take (backreferences, lookaround, ...)"
+        return "text RE2 cannot read with this pattern (non-ASCII, lone surrogates)"
+
+    def find_each(
+        self, texts: Iterable[str], timeout_s: float, budget: BacktrackBudget | None = None
+    ) -> list[tuple[bool, str] | str]:
         """:meth:`find` of each text, or the message of the MetricError it raised: the loop for
         a batch's texts that share this pattern, with RE2 on ASCII text inline (no call per
-        text but RE2's own)."""
+        text but RE2's own), and the texts RE2 cannot take matched together on the budget's
+        pool of backtracking workers (each hostile text costs its bound once)."""
         program = self.program
         anchor = _START if self.anchored else _ANYWHERE
         found: list[tuple[bool, str] | str] = []
         append = found.append
+        waiting: list[tuple[int, str]] = []
         for text in texts:
             if program is not None and text.isascii():
                 data = text.encode("ascii")
                 append((program.Match(anchor, data, 0, len(data))[0][0] >= 0, "re2"))
                 continue
-            try:
-                append(self.find(text, timeout_s))
-            except MetricError as exc:  # never run twice: a hostile pattern costs its bound once
-                append(str(exc))
+            matched = self._re2(text)
+            if matched is None:
+                waiting.append((len(found), text))
+            append((bool(matched), "re2"))  # replaced below when it waits for a worker
+        if waiting:
+            jobs = [(self.body, self.flags, self.anchored, text) for _, text in waiting]
+            outcomes = (budget or BacktrackBudget()).run(jobs, timeout_s, self.fallback_reason())
+            for (index, _), outcome in zip(waiting, outcomes):
+                found[index] = outcome if isinstance(outcome, str) else (outcome, "backtracking")
         return found
 
 
@@ -129,13 +159,6 @@ def _program(spelled: str | None) -> Any:
 def match(pattern: Pattern, text: str, timeout_s: float) -> tuple[bool, str]:
     """``(matched, engine)``: search, or a match at the start when the pattern is anchored."""
     return pattern.find(text, timeout_s)
-
-
-def _backtrack(pattern: Pattern, text: str, timeout_s: float) -> bool:
-    outcome = match_in_worker(pattern.body, pattern.flags, pattern.anchored, text, timeout_s)
-    if isinstance(outcome, str):
-        raise MetricError(outcome)
-    return outcome
 
 
 def re2_spelling(body: str, flags: int, *, unicode: bool = True) -> str | None:

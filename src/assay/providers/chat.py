@@ -261,18 +261,3 @@ class ChatProvider:
         return record(
             model=self.model, **counts, latency_ms=latency_ms, cost_usd=cost, cost_source=source
         )
-
-
-async def _read_body(raw: Any, *, what: str, host: str) -> bytes:
-    """The raw HTTP body of an SDK raw-response result (read errors are provider errors)."""
-    response = getattr(raw, "http_response", raw)
-    try:
-        content = response.content
-    except Exception:
-        try:
-            content = await response.aread()
-        except Exception:
-            raise ProviderError(
-                f"{what} to {host} failed: the response body could not be read"
-            ) from None
-    return bytes(content)

@@ -14,23 +14,23 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from assay.errors import ProviderError
 from assay.providers import estimate
 from assay.providers.cache import ProviderCache, cache_key
-from assay.providers.chat import PROVIDER_KIND, _read_body
+from assay.providers.chat import PROVIDER_KIND
 from assay.providers.embedding_body import parse_embeddings
+from assay.providers.endpoint import JSONClient
 from assay.providers.limiter import Limiter
-
-if TYPE_CHECKING:
-    from openai import AsyncOpenAI
+from assay.providers.pool import Reply
 from assay.providers.pricing import cost_usd
 from assay.providers.settings import ProviderSettings
 from assay.providers.transport import call_provider, endpoint_host
@@ -313,7 +313,7 @@ class OpenAIEmbedder(MemoEmbedder):
         settings: ProviderSettings,
         model: str,
         *,
-        client: AsyncOpenAI,
+        client: JSONClient,
         limiter: Limiter,
         cache: ProviderCache,
         dimensions: int | None = None,
@@ -375,21 +375,22 @@ class OpenAIEmbedder(MemoEmbedder):
         if self.settings.dry_run:
             return self._planned(texts)
         what = "embeddings request"
+        payload = json.dumps({"model": self.model, "input": list(texts), **self._params}).encode(
+            "utf-8"
+        )
         sent_at = [0.0]
 
-        async def send() -> Any:
+        async def send() -> Reply:
             self.calls += 1
-            sent_at[0] = time.perf_counter()  # latency: the answered attempt, not the waits
-            return await self._client.embeddings.with_raw_response.create(
-                model=self.model, input=list(texts), **self._params
-            )
+            sent_at[0] = time.perf_counter()  # latency: the answered attempt, not queueing
+            return await self._client.post("embeddings", payload)
 
-        raw, _ = await call_provider(
+        reply, _ = await call_provider(
             send, what=what, host=self.host, settings=self.settings, limiter=self._limiter
         )
         latency = (time.perf_counter() - sent_at[0]) * 1000
         self.requests += 1
-        body = await _read_body(raw, what=what, host=self.host)
+        body = reply.body
         vectors, tokens = parse_embeddings(body, len(texts), what=what, host=self.host)
         if self.dimensions is not None and vectors and vectors[0].shape[0] != self.dimensions:
             raise ProviderError(

@@ -1,23 +1,21 @@
-"""One OpenAI-compatible endpoint: its limiter, a lean JSON client, and the SDK on demand.
+"""One OpenAI-compatible endpoint: its limiter and one JSON client for chat and embeddings.
 
-Chat requests are plain JSON POSTs: :class:`JSONClient` sends them over
-:class:`~assay.providers.pool.ConnectionPool` (keep-alive connections, as many kept as the
-endpoint's concurrency; through ``httpx`` when the environment names a proxy). It sends what
-the ``openai`` SDK sends for a request (bearer key, JSON content type, ``OpenAI-Organization``
-/ ``OpenAI-Project`` from ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID``) without the SDK's
-per-request machinery or its import (over a second of CPU at start-up). Embeddings still use
-the SDK client, created on first use.
+Chat and embedding requests are plain JSON POSTs: :class:`JSONClient` sends them over
+:class:`~assay.providers.pool.ConnectionPool` (httpx, keep-alive connections, as many kept as
+the endpoint's concurrency). It sends what the ``openai`` SDK sends for a request (bearer key,
+JSON content type, ``OpenAI-Organization`` / ``OpenAI-Project`` from ``OPENAI_ORG_ID`` /
+``OPENAI_PROJECT_ID``) without the SDK's per-request machinery or its import (over a second of
+CPU at start-up).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from assay.errors import StatusFailure, UsageError
 from assay.providers.limiter import Limiter
-from assay.providers.pool import ConnectionPool, ProxiedClient, Reply, proxied
+from assay.providers.pool import ConnectionPool, Reply
 from assay.providers.settings import ProviderSettings
 from assay.providers.urls import is_header_value
 
@@ -62,8 +60,7 @@ class JSONClient:
             "User-Agent": "assay",
         }
         headers.update({name: os.environ[var] for var, name in _ENV_HEADERS if os.environ.get(var)})
-        kind = ProxiedClient if proxied() else ConnectionPool
-        self._http = kind(base_url, headers=headers, timeout_s=timeout_s, keep=keep)
+        self._http = ConnectionPool(base_url, headers=headers, timeout_s=timeout_s, keep=keep)
 
     async def post(self, path: str, payload: bytes) -> Reply:
         """The endpoint's answer to ``payload`` at ``path`` (relative to the base URL)."""
@@ -86,7 +83,6 @@ class Endpoint:
         self.settings = settings
         self.limiter = Limiter(settings.max_concurrency)
         self._json: JSONClient | None = None
-        self._sdk: Any = None
 
     @property
     def json(self) -> JSONClient:
@@ -100,20 +96,6 @@ class Endpoint:
             )
         return self._json
 
-    @property
-    def sdk(self) -> Any:
-        """The ``openai`` SDK's ``AsyncOpenAI`` client, its own retries off (the limiter's)."""
-        if self._sdk is None:
-            from openai import AsyncOpenAI
-
-            self._sdk = AsyncOpenAI(
-                api_key=_api_key(self.settings),
-                base_url=self.settings.base_url or DEFAULT_BASE_URL,
-                timeout=self.settings.timeout_s,
-                max_retries=0,
-            )
-        return self._sdk
-
-    def clients(self) -> list[Any]:
+    def clients(self) -> list[JSONClient]:
         """The clients opened so far (each has an async ``close()``)."""
-        return [client for client in (self._json, self._sdk) if client is not None]
+        return [self._json] if self._json is not None else []

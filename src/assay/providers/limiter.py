@@ -381,6 +381,11 @@ async def _attempt(
         refusal = classify(failure)
         if refusal is None:
             raise failure
+        # A refused attempt keeps nothing: its traceback and the exception it replaced hold
+        # frames (and the reply read in them) in reference cycles that the run's raised GC
+        # threshold leaves uncollected for a long time.
+        failure.__traceback__ = failure.__context__ = failure.__cause__ = None
+        del failure
         wait = refusal.retry_after
         pause = wait if wait is not None and wait <= policy.max_wait_s else None
         (slot.overloaded if refusal.overloaded else slot.failed)(pause)

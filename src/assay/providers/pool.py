@@ -1,17 +1,23 @@
-"""A lean keep-alive HTTP/1.1 client for provider requests: JSON POSTs to one endpoint.
+"""The one outbound HTTP transport: JSON POSTs through httpx, every reply its request's own.
 
-A judge run sends thousands of small JSON POSTs to one origin, and on a small machine the
-client's CPU per request, not the endpoint's latency, bounds it. httpx's default transport
-(httpcore) scans every pooled connection, and polls each idle socket through anyio, on every
-request; httpx itself adds URL parsing, cookie extraction and header models. This client
-writes the request head itself and reads the response with asyncio streams (``Content-Length``,
-chunked, or up to the close; 1xx answers skipped), keeping idle connections on a stack (the
-most recently used is reused first). TLS uses httpx's trust store (``certifi``, or
-``SSL_CERT_FILE`` / ``SSL_CERT_DIR``). When a proxy is configured in the environment,
-requests go through ``httpx`` instead (:class:`ProxiedClient`), which honours it.
+Chat, embeddings and the HTTP system under test all send through :func:`http_client`, an
+``httpx.AsyncClient`` whose pool keeps as many idle keep-alive connections as the endpoint's
+concurrency (the limiter bounds requests in flight, so nobody waits for a connection). httpx
+parses the replies strictly (a status that is not three digits, a ``Content-Length`` that is not
+digits, an unknown transfer coding: a protocol error), reads LF-only heads, inflates gzip, and
+sends a base URL's query string and a non-ASCII path percent-encoded. TLS is verified against
+the trust store httpx uses (``certifi``, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``); a proxy named
+in the environment is honoured.
 
-Failures are :class:`ConnectionFailure` (or :class:`TimedOut`, a slower answer than the
-timeout) with a message that never carries the body; the caller maps them onto the retry stack.
+HTTP/1.1 has no request ids: a reply is matched to its request only by arriving on its
+connection after it. An endpoint (or a proxy) that sends bytes on an idle connection, a second
+unsolicited response say, would hand them to the next request as its reply; httpcore drops an
+idle connection whose socket is readable, but not one whose parser already buffered the bytes.
+:class:`_CheckedTransport` closes such a connection as soon as the reply before it has ended,
+so the bytes are never read as an answer.
+
+Failures are :class:`ConnectionFailure` (:class:`TimedOut` past the timeout) or, for a TLS
+failure that no retry can mend, a :class:`ProviderError`; no message carries a body.
 """
 
 from __future__ import annotations
@@ -21,33 +27,32 @@ import os
 import socket
 import ssl
 import sys
-from collections.abc import Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
-from urllib.parse import urlsplit
+from typing import Final, TypeVar
 
-from assay.errors import ConnectionFailure, TimedOut
+import httpx
+
+from assay.errors import ConnectionFailure, ProviderError, TimedOut
 
 T = TypeVar("T")
-_PROXY_VARIABLES: Final = ("http_proxy", "https_proxy", "all_proxy")
-_MAX_HEAD: Final = 64 * 1024  # bytes of status line + headers (asyncio's stream limit)
 # Bytes of a reply body: a chat completion is a few KB; a larger answer is refused, not held.
 MAX_BODY: Final = 64 * 1024 * 1024
+_KEEPALIVE_S: Final = 30.0  # an idle connection older than this is closed, not reused
+_SHARD: Final = 4  # connections per httpx pool (see ConnectionPool)
 
 
 @dataclass(frozen=True)
 class Reply:
-    """A complete HTTP answer; header names are lower-case (repeated ones joined by ', ')."""
+    """A complete HTTP answer; header names are lower-case (repeated ones joined by ', ').
+
+    The body of a non-2xx answer is not read (``b""``): only its status and headers are used,
+    and a failing endpoint's 1 MiB error page is never held.
+    """
 
     status: int
     headers: dict[str, str]
     body: bytes
-
-
-def proxied() -> bool:
-    """Whether the environment names an HTTP(S) proxy (then httpx, which honours it, sends)."""
-    names = {name.lower() for name, value in os.environ.items() if value}
-    return any(name in names for name in _PROXY_VARIABLES)
 
 
 def tls_context() -> ssl.SSLContext:
@@ -60,21 +65,98 @@ def tls_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=cafile or None, capath=capath or None)
 
 
-def _is_address(host: str) -> bool:
-    """Whether ``host`` is an IPv4 or IPv6 address literal (not a name to resolve)."""
-    for family in (socket.AF_INET, socket.AF_INET6):
-        try:
-            socket.inet_pton(family, host)
-        except (OSError, ValueError):
-            continue
+def _has_unread_bytes(connection: object) -> bool:
+    """Whether an idle pooled connection holds bytes no request asked for.
+
+    httpcore keeps them in its h11 parser (``trailing_data``). Where that cannot be seen (a
+    connection of another kind, another httpcore layout), the answer is yes: a connection that
+    cannot be checked is closed, never trusted.
+    """
+    inner = getattr(connection, "_connection", None)
+    parser = getattr(inner, "_h11_state", None)
+    trailing = getattr(parser, "trailing_data", None)
+    if not isinstance(trailing, tuple) or len(trailing) != 2:
         return True
-    return False
+    data, closed = trailing
+    return bool(data) or bool(closed)
 
 
-async def _within(awaitable: Awaitable[T], seconds: float) -> T:
-    """``awaitable``'s result, or :class:`TimedOut` after ``seconds``."""
+class _SweptStream(httpx.AsyncByteStream):
+    """A reply body that, once closed, has its transport close tainted idle connections."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, transport: _CheckedTransport) -> None:
+        self._inner = inner
+        self._transport = transport
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+        await self._transport.sweep()
+
+
+class _CheckedTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport, closing every idle connection that received unrequested bytes."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await super().handle_async_request(request)
+        stream = response.stream
+        assert isinstance(stream, httpx.AsyncByteStream)
+        response.stream = _SweptStream(stream, self)
+        return response
+
+    async def sweep(self) -> None:
+        """Close idle connections with unread bytes (the pool drops closed ones)."""
+        for connection in list(self._pool.connections):
+            if connection.is_idle() and _has_unread_bytes(connection):
+                await connection.aclose()
+
+
+def context_for(url: str) -> ssl.SSLContext:
+    """The TLS context for requests to ``url``: verifying for https; for plain http a bare one,
+    never used, that skips loading the trust store (over 0.1 s of CPU each time)."""
+    if url.lower().startswith("https:"):
+        return tls_context()
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def http_client(
+    *, headers: Mapping[str, str], timeout_s: float, keep: int, tls: ssl.SSLContext
+) -> httpx.AsyncClient:
+    """The shared client: at most ``keep`` connections, unread bytes never reused.
+
+    A proxy named in the environment (``HTTPS_PROXY``, ...) is honoured; ``tls`` is from
+    :func:`context_for`.
+    """
+    limits = httpx.Limits(
+        max_connections=keep, max_keepalive_connections=keep, keepalive_expiry=_KEEPALIVE_S
+    )
+    # httpcore writes a request's head and body apart: without TCP_NODELAY the body waits
+    # for the head's ACK, which the server delays while it waits for the body (~40 ms each).
+    nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    transport = _CheckedTransport(verify=tls, limits=limits, trust_env=True, socket_options=nodelay)
+    return httpx.AsyncClient(
+        headers=dict(headers), timeout=httpx.Timeout(timeout_s), transport=transport
+    )
+
+
+def endpoint_url(base_url: str, path: str) -> httpx.URL:
+    """``path`` under ``base_url``'s path, keeping the base URL's query string.
+
+    ``https://host/openai/v1?api-version=X`` and ``chat/completions`` give
+    ``https://host/openai/v1/chat/completions?api-version=X``; httpx percent-encodes what a
+    URL cannot carry raw (a space, non-ASCII letters).
+    """
+    base = httpx.URL(base_url)
+    return base.copy_with(path=base.path.rstrip("/") + "/" + path.lstrip("/"))
+
+
+async def within(awaitable: Awaitable[T], seconds: float) -> T:
+    """``awaitable``'s result, or :class:`TimedOut` after ``seconds`` (one deadline for all)."""
     try:
-        if sys.version_info >= (3, 11):
+        if sys.version_info >= (3, 11):  # no task of its own, unlike wait_for
             async with asyncio.timeout(seconds):
                 return await awaitable
         return await asyncio.wait_for(awaitable, seconds)  # pragma: no cover - Python 3.10
@@ -82,218 +164,105 @@ async def _within(awaitable: Awaitable[T], seconds: float) -> T:
         raise TimedOut(f"no answer within {seconds:g}s") from None
 
 
-class _Connection:
-    __slots__ = ("reader", "writer")
+def is_tls_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is a TLS failure: a certificate, a handshake."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ssl.SSLError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
 
-    def usable(self) -> bool:
-        """Still open: the server has not closed it while it waited in the pool."""
-        return not (self.reader.at_eof() or self.writer.is_closing())
+def transport_failure(exc: httpx.TransportError, host: str) -> Exception:
+    """The assay error for an httpx transport failure: TLS is final, the rest retried."""
+    if isinstance(exc, httpx.TimeoutException):
+        return TimedOut("no answer within the timeout")
+    if is_tls_failure(exc):
+        return ProviderError(
+            f"TLS to {host} failed (certificate or handshake); not retried", retryable=False
+        )
+    if isinstance(exc, httpx.ProtocolError):
+        return ConnectionFailure(f"malformed HTTP response ({type(exc).__name__})")
+    return ConnectionFailure(f"connection error ({type(exc).__name__})")
 
-    def close(self) -> None:
-        self.writer.close()
+
+async def read_capped(response: httpx.Response, most: int) -> bytes:
+    """The decoded body, refused (not held) once it passes ``most`` bytes, or declares more."""
+    refused = ConnectionFailure(f"reply body larger than {most / (1024 * 1024):g} MiB")
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > most:  # httpx checked it is one number
+        raise refused
+    parts: list[bytes] = []
+    size = 0
+    async for piece in response.aiter_bytes():
+        size += len(piece)
+        if size > most:
+            raise refused
+        parts.append(piece)
+    return b"".join(parts)
 
 
 class ConnectionPool:
-    """POSTs to one ``base_url`` over keep-alive connections, at most ``keep`` kept idle.
+    """POSTs to one ``base_url``; a 2xx body is read whole, another's left unread.
 
-    The endpoint's limiter bounds how many requests are in flight, so nobody waits here for a
-    connection: a request with no idle one opens a new one.
+    ``keep`` connections are spread over small httpx clients of :data:`_SHARD` connections
+    each, a request going to the least busy one: httpcore's pool looks at every connection
+    (a ``poll`` each, and a count over all of them per connection) several times per request,
+    so its cost grows with the square of its size; 32 connections in one pool cost about 6 ms
+    of CPU per request here, in eight pools of four well under one.
     """
 
     def __init__(
         self, base_url: str, *, headers: Mapping[str, str], timeout_s: float, keep: int
     ) -> None:
-        parts = urlsplit(base_url)
-        self.secure = parts.scheme == "https"
-        self.host = parts.hostname or ""
-        self.port = parts.port or (443 if self.secure else 80)
+        self.base_url = base_url
+        self.host = httpx.URL(base_url).host
         self.timeout_s = timeout_s
-        self.keep = keep
-        # Happy Eyeballs races a name's addresses; an address literal has one, and racing it
-        # would only add a task to each connection.
-        self._race: float | None = None if _is_address(self.host) else 0.25
-        self._prefix = parts.path.rstrip("/") + "/"
-        lines = [f"Host: {parts.netloc.rpartition('@')[2]}"]
-        lines += [f"{name}: {value}" for name, value in headers.items()]
-        self._head = "\r\n".join(lines)
-        self._idle: list[_Connection] = []
-        self._tls: ssl.SSLContext | None = None
-        self._closed = False
+        count = max(1, -(-keep // _SHARD))
+        size = max(1, -(-keep // count))
+        tls = context_for(base_url)
+        self._shards = [
+            http_client(headers=headers, timeout_s=timeout_s, keep=size, tls=tls)
+            for _ in range(count)
+        ]
+        self._busy = [0] * count
+        self._urls: dict[str, httpx.URL] = {}  # path -> URL, parsed once
 
     def is_closed(self) -> bool:
-        return self._closed
+        return self._shards[0].is_closed
 
     async def post(self, path: str, body: bytes) -> Reply:
-        """The endpoint's complete answer to ``body`` POSTed at ``path`` (under the base URL)."""
-        if self._closed:
+        """The endpoint's answer to ``body`` POSTed at ``path`` (under the base URL)."""
+        if self.is_closed():
             raise ConnectionFailure("the client is closed")
-        head = (
-            f"POST {self._prefix}{path} HTTP/1.1\r\n{self._head}\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n"
-        ).encode("latin-1")
-        connection = await self._checkout()
+        shard = self._busy.index(min(self._busy))
+        self._busy[shard] += 1
         try:
-            reply, reusable = await _within(_exchange(connection, head + body), self.timeout_s)
-        except BaseException:
-            connection.close()
-            raise
-        if reusable and not self._closed and len(self._idle) < self.keep:
-            self._idle.append(connection)
-        else:
-            connection.close()
-        return reply
-
-    async def _checkout(self) -> _Connection:
-        """The most recently used idle connection, or a new one."""
-        while self._idle:
-            connection = self._idle.pop()
-            if connection.usable():
-                return connection
-            connection.close()
-        if self.secure and self._tls is None:
-            self._tls = tls_context()
-        try:
-            reader, writer = await _within(
-                asyncio.open_connection(
-                    self.host,
-                    self.port,
-                    ssl=self._tls,
-                    limit=_MAX_HEAD,
-                    happy_eyeballs_delay=self._race,
-                ),
-                self.timeout_s,
+            url = self._urls.get(path) or self._urls.setdefault(
+                path, endpoint_url(self.base_url, path)
             )
-        except (OSError, ssl.SSLError) as exc:
-            raise ConnectionFailure(f"cannot connect ({type(exc).__name__})") from None
-        return _Connection(reader, writer)
-
-    async def close(self) -> None:
-        self._closed = True
-        idle, self._idle = self._idle, []
-        for connection in idle:
-            connection.close()
-
-
-async def _exchange(connection: _Connection, request: bytes) -> tuple[Reply, bool]:
-    """Send ``request``, read the whole answer: (reply, whether the connection can be reused)."""
-    try:
-        connection.writer.write(request)
-        await connection.writer.drain()
-        return await _read_reply(connection.reader)
-    except (OSError, ssl.SSLError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
-        raise ConnectionFailure(f"connection lost ({type(exc).__name__})") from None
-    except ValueError:  # a status, length or chunk size that is not a number
-        raise ConnectionFailure("malformed HTTP response") from None
-
-
-async def _read_reply(reader: asyncio.StreamReader) -> tuple[Reply, bool]:
-    version, status, headers = await _read_head(reader)
-    while 100 <= status < 200:  # interim answers (100 Continue, 103 Early Hints)
-        version, status, headers = await _read_head(reader)
-    framed = True
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        body = await _read_chunked(reader)
-    elif "content-length" in headers:
-        body = await reader.readexactly(_capped(_length(headers["content-length"])))
-    elif status in (204, 304):
-        body = b""
-    else:  # delimited by the close
-        body, framed = await _read_to_close(reader), False
-    keep_alive = version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
-    return Reply(status, headers, body), framed and keep_alive
-
-
-def _capped(size: int) -> int:
-    """``size`` when a body that large is acceptable (see :data:`MAX_BODY`)."""
-    if size > MAX_BODY:
-        raise ConnectionFailure(f"reply body larger than {MAX_BODY // (1024 * 1024)} MiB")
-    return size
-
-
-async def _read_to_close(reader: asyncio.StreamReader) -> bytes:
-    """A body delimited by the connection's close, refused once it passes :data:`MAX_BODY`."""
-    parts: list[bytes] = []
-    size = 0
-    while piece := await reader.read(1 << 16):
-        parts.append(piece)
-        size = _capped(size + len(piece))
-    return b"".join(parts)
-
-
-async def _read_head(reader: asyncio.StreamReader) -> tuple[str, int, dict[str, str]]:
-    lines = (await reader.readuntil(b"\r\n\r\n"))[:-4].decode("latin-1").split("\r\n")
-    version, _, rest = lines[0].partition(" ")
-    if not version.startswith("HTTP/1."):
-        raise ValueError(version)
-    status = int(rest[:3])
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        name, colon, value = line.partition(":")
-        if not colon:
-            raise ValueError(line)
-        name, value = name.strip().lower(), value.strip()
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    return version, status, headers
-
-
-def _length(raw: str) -> int:
-    values = {value.strip() for value in raw.split(",")}  # a repeated, identical length is fine
-    if len(values) != 1:
-        raise ValueError(raw)
-    length = int(values.pop())
-    if length < 0:
-        raise ValueError(raw)
-    return length
-
-
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    chunks: list[bytes] = []
-    total = 0
-    while True:
-        size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0].strip(), 16)
-        total = _capped(total + size)
-        if size == 0:
-            while await reader.readuntil(b"\r\n") != b"\r\n":  # trailer fields
-                pass
-            return b"".join(chunks)
-        chunks.append(await reader.readexactly(size))
-        if await reader.readexactly(2) != b"\r\n":
-            raise ValueError("chunk")
-
-
-class ProxiedClient:
-    """The same ``post`` through ``httpx``, for environments that name a proxy."""
-
-    def __init__(
-        self, base_url: str, *, headers: Mapping[str, str], timeout_s: float, keep: int
-    ) -> None:
-        import httpx
-
-        self._base = base_url.rstrip("/") + "/"
-        self._http: Any = httpx.AsyncClient(
-            headers=dict(headers),
-            timeout=timeout_s,
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=keep),
-        )
-
-    def is_closed(self) -> bool:
-        return bool(self._http.is_closed)
-
-    async def post(self, path: str, body: bytes) -> Reply:
-        import httpx
-
-        try:
-            response = await self._http.post(self._base + path, content=body)
-        except httpx.TimeoutException:
-            raise TimedOut("no answer within the timeout") from None
+            exchange = self._exchange(self._shards[shard], url, body)
+            return await within(exchange, self.timeout_s)
         except httpx.TransportError as exc:
-            raise ConnectionFailure(f"connection error ({type(exc).__name__})") from None
-        headers = {name.lower(): value for name, value in response.headers.items()}
-        return Reply(response.status_code, headers, response.content)
+            raise transport_failure(exc, self.host) from None
+        except httpx.InvalidURL:
+            raise ConnectionFailure("the URL cannot be sent") from None
+        finally:
+            self._busy[shard] -= 1
+
+    @staticmethod
+    async def _exchange(client: httpx.AsyncClient, url: httpx.URL, body: bytes) -> Reply:
+        async with client.stream("POST", url, content=body) as response:
+            headers = {
+                name: ", ".join(response.headers.get_list(name)) for name in response.headers
+            }
+            if not 200 <= response.status_code < 300:
+                return Reply(response.status_code, headers, b"")
+            return Reply(response.status_code, headers, await read_capped(response, MAX_BODY))
 
     async def close(self) -> None:
-        await self._http.aclose()
+        for client in self._shards:
+            await client.aclose()

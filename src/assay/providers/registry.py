@@ -131,7 +131,7 @@ def _make_embedder(settings: ProviderSettings, model: str, dimensions: int | Non
     endpoint, limiter = _endpoint(settings)
     cache = open_cache(settings.cache_dir, settings.cache_mode)
     return OpenAIEmbedder(
-        settings, model, client=endpoint.sdk, limiter=limiter, cache=cache, dimensions=dimensions
+        settings, model, client=endpoint.json, limiter=limiter, cache=cache, dimensions=dimensions
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from assay.errors import UsageError
+from assay.providers.key_scope import key_variable, scoped_key
 from assay.providers.limiter import (
     BACKOFF_BASE_S,
     MAX_CONCURRENCY,
@@ -212,10 +213,15 @@ def build(
     env: Mapping[str, str] | None = None,
 ) -> ProviderSettings:
     """Merge flags > dataset ``providers:`` > environment > defaults into one immutable value."""
+    environ = os.environ if env is None else env
+    flags = dict(cli or {})
+    allow = bool(flags.pop("allow_dataset_endpoints", False))
+    block = _dataset_block(dataset) if dataset is not None else {}
+    key_env = key_variable(block.pop("api_key_env")) if "api_key_env" in block else None
     layers = [
-        ("environment", _environment(os.environ if env is None else env)),
-        ("dataset 'providers' block", _dataset_block(dataset) if dataset is not None else {}),
-        ("command line", _cli_flags(cli) if cli is not None else {}),
+        ("environment", _environment(environ)),
+        ("dataset 'providers' block", block),
+        ("command line", _cli_flags(flags)),
     ]
     merged: dict[str, Any] = {}
     origin: dict[str, str] = {}
@@ -227,6 +233,7 @@ def build(
             else:
                 merged[key] = value
             origin[key] = source
+    _scope_key(merged, layers, key_env=key_env, env=environ, allow=allow)
     given = merged.get("prices", {})
     if isinstance(given, Mapping):
         merged["prices"] = {**_base_prices(merged.get("prices_file")), **given}
@@ -239,6 +246,30 @@ def build(
         source = origin.get(top, "settings")
         message = "unknown setting" if error["type"] == "extra_forbidden" else error["msg"]
         raise UsageError(f"provider setting '{field}' from the {source}: {message}") from None
+
+
+def _scope_key(
+    merged: dict[str, Any],
+    layers: list[tuple[str, dict[str, Any]]],
+    *,
+    key_env: str | None,
+    env: Mapping[str, str],
+    allow: bool,
+) -> None:
+    """Send the environment's key only where the user pointed (:mod:`.key_scope`)."""
+    environment, block, flags = (values for _, values in layers)
+    dataset_url = block.get("base_url") if "base_url" not in flags else None
+    trusted = flags.get("base_url") or environment.get("base_url")
+    key = scoped_key(
+        dataset_url=dataset_url if isinstance(dataset_url, str) and dataset_url.strip() else None,
+        trusted_url=trusted if isinstance(trusted, str) else None,
+        key_env=key_env,
+        env_key=environment.get("api_key"),
+        env=env,
+        allow=allow,
+    )
+    if key is not None:
+        merged["api_key"] = key
 
 
 def _base_prices(prices_file: object) -> dict[str, Any]:

@@ -1,11 +1,11 @@
 """Provider requests through the shared retry stack (:mod:`assay.providers.limiter`).
 
-Chat requests go out through :mod:`assay.providers.pool`, embeddings through
-the ``openai`` SDK with its own retries switched off: its backoff cannot tell the endpoint's
-other requests to pause or to send fewer at once, and its attempts are invisible to the usage
-count. Here each failure of either becomes a :class:`~assay.providers.limiter.Refusal` (connection
-errors, timeouts, HTTP 429 and 5xx are tried again) or a :class:`~assay.errors.ProviderError`
-at once (other 4xx, anything unexpected). Messages name the request, the endpoint host and the
+Chat and embedding requests go out through :mod:`assay.providers.pool` (httpx) with no retries
+of their own: a client's backoff cannot tell the endpoint's other requests to pause or to send
+fewer at once, and its attempts would be invisible to the usage count. Here each failure
+becomes a :class:`~assay.providers.limiter.Refusal` (connection errors, timeouts, HTTP 429 and
+5xx are tried again) or a :class:`~assay.errors.ProviderError` at once (other 4xx, a TLS
+failure, anything unexpected). Messages name the request, the endpoint host and the
 status, never the key or the response body.
 """
 

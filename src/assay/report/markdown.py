@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 
+from assay.data.terminal import printable, printable_lines
 from assay.providers.pricing import format_usd
 from assay.report.compliance import markdown_lines
 from assay.report.judge_sections import judge_markdown
@@ -21,8 +22,10 @@ def fmt(value: float | None, digits: int = 4) -> str:
 
 
 def cell(text: str) -> str:
-    """Escape a user string for a table cell: HTML, pipes, backticks, newlines."""
-    text = " ".join(str(text).split())
+    """Escape a user string for a table cell: HTML, pipes, backticks, newlines, and the C0 and
+    C1 control characters (written ``\\x1b``: raw, they would reach the terminal of whoever
+    reads the report there)."""
+    text = printable(" ".join(str(text).split()))
     return html.escape(text, quote=False).replace("|", "\\|").replace("`", "\\`")
 
 
@@ -110,7 +113,8 @@ def render_markdown(report: Report) -> str:
         *_histograms(report),
         *_errors(report),
     ]
-    return "\n".join(out) + "\n"
+    # Whatever a section quotes of a user's text, no control character reaches a terminal.
+    return printable_lines("\n".join(out) + "\n")
 
 
 def _header(report: Report) -> list[str]:

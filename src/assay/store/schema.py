@@ -120,6 +120,18 @@ TABLES: Final = (
         ),
         ("name",),
     ),
+    # what each sample held when its run began (input, expected output, metadata), so a resume
+    # can refuse a dataset edited since (assay.store.sample_hashes); a store of an older version
+    # gains it on opening, and a run without hashes resumes unchecked as before
+    Table(
+        "sample_hashes",
+        (
+            Column("run_id", "TEXT NOT NULL", "TEXT NOT NULL"),
+            Column("sample_id", "TEXT NOT NULL", "TEXT NOT NULL"),
+            Column("content_hash", "TEXT NOT NULL", "TEXT NOT NULL"),
+        ),
+        ("run_id", "sample_id"),
+    ),
 )
 
 INSERT_ONE = "INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"

@@ -26,6 +26,7 @@ class Limits:
     max_file_bytes: int = 32 * MiB
     max_total_bytes: int = 256 * MiB
     max_entries: int = 10_000
+    max_depth: int = 64  # folders within folders: deeper is refused, not walked
 
 
 def safe_relpath(raw: str, *, what: str, file: str | None = None) -> str:
@@ -88,6 +89,28 @@ class Reader:
             )
 
 
+def walk_files(root: Path, *, max_depth: int, label: str) -> Iterator[str]:
+    """The relative POSIX paths of the files under ``root``, symlinked folders not followed.
+
+    A stack, not recursion: Python 3.11's ``os.walk`` recursed per folder, so 1,500 nested
+    folders ended in RecursionError. A folder deeper than ``max_depth`` is a TezError.
+    """
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        if depth > max_depth:
+            raise TezError(f"folders nested deeper than {max_depth} levels", file=label)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name, reverse=True)
+        except OSError as exc:
+            raise TezError(f"cannot list a folder ({exc.strerror or exc})", file=label) from None
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((Path(entry.path), depth + 1))
+            elif not entry.is_symlink() or not Path(entry.path).is_dir():
+                yield Path(entry.path).relative_to(root).as_posix()
+
+
 class DirReader(Reader):
     def __init__(self, root: Path, limits: Limits) -> None:
         super().__init__(str(root), limits)
@@ -96,16 +119,13 @@ class DirReader(Reader):
         self._names = tuple(sorted(self._walk()))
 
     def _walk(self) -> Iterator[str]:
-        count = 0
-        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if not (Path(dirpath) / d).is_symlink())
-            for name in filenames:
-                count += 1
-                if count > self.limits.max_entries:
-                    raise TezError(
-                        f"bundle has more than {self.limits.max_entries} files", file=self.label
-                    )
-                yield (Path(dirpath) / name).relative_to(self.root).as_posix()
+        walked = walk_files(self.root, max_depth=self.limits.max_depth, label=self.label)
+        for count, rel in enumerate(walked, start=1):
+            if count > self.limits.max_entries:
+                raise TezError(
+                    f"bundle has more than {self.limits.max_entries} files", file=self.label
+                )
+            yield rel
 
     def names(self) -> tuple[str, ...]:
         return self._names

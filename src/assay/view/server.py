@@ -16,14 +16,17 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import socket
 import sys
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Final
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from assay.data.terminal import printable
 from assay.errors import AssayError, NotFound, StoreError
 from assay.store.labels import LABELS_FILE, LabelStore
 from assay.store.project import project_dir
@@ -33,6 +36,9 @@ from assay.view.data import ViewData, sample_detail
 from assay.view.labelling import MAX_BODY, authorised, label_queue_page, write_label
 from assay.view.layout import e, page
 
+_Request = socket.socket | tuple[bytes, socket.socket]  # what socketserver hands a handler
+_Address = tuple[str, int] | str  # an address (host, port), or a path for a Unix socket
+
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_FORM: Final = 4096  # bytes of a login form read at most
 CSP = (
@@ -41,14 +47,34 @@ CSP = (
 )
 
 
+WORKERS = 16  # requests served at once; more wait in the queue, not in threads of their own
+IDLE_TIMEOUT_S = 15.0  # a connection that sends nothing for this long is closed
+
+
 class ViewServer(ThreadingHTTPServer):
-    """A threading HTTP server that carries the viewer's data source."""
+    """A threading HTTP server that carries the viewer's data source.
+
+    Connections are served by a fixed pool of :data:`WORKERS` threads, and each gives up on a
+    client silent for :data:`IDLE_TIMEOUT_S`: 400 half-sent requests once held 402 threads for
+    ever. A client that disconnects early is not an error worth a traceback.
+    """
 
     daemon_threads = True
 
-    def __init__(self, data: ViewData, host: str, port: int, access: Access | None = None) -> None:
+    def __init__(
+        self,
+        data: ViewData,
+        host: str,
+        port: int,
+        access: Access | None = None,
+        *,
+        workers: int = WORKERS,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
+    ) -> None:
         self.data = data
         self.access = access if access is not None else Access(None)
+        self.idle_timeout_s = idle_timeout_s
+        self._workers = ThreadPoolExecutor(workers, thread_name_prefix="assay-view")
         super().__init__((host, port), Handler)
         self.allowed_hosts = _allowed_hosts(host, self.server_address[1])
         self.loopback = host in LOOPBACK
@@ -58,6 +84,20 @@ class ViewServer(ThreadingHTTPServer):
         place = data.store.path
         folder = place.parent if isinstance(place, Path) else project_dir()
         self.labels = LabelStore(folder / LABELS_FILE)
+
+    def process_request(self, request: _Request, client_address: _Address) -> None:
+        """Serve on a pool thread (ThreadingMixIn starts a thread per connection)."""
+        self._workers.submit(self.process_request_thread, request, client_address)
+
+    def handle_error(self, request: _Request, client_address: _Address) -> None:
+        """Quiet for a client that went away or fell silent; the default report otherwise."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._workers.shutdown(wait=False, cancel_futures=True)
 
     @property
     def url(self) -> str:
@@ -110,6 +150,11 @@ def route(server: ViewServer, path: str, query: dict[str, list[str]]) -> Answer:
 
 class Handler(BaseHTTPRequestHandler):
     server: ViewServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.idle_timeout_s)  # a silent client frees its worker
+
     server_version = "assay-view"
 
     def do_GET(self) -> None:
@@ -130,7 +175,8 @@ class Handler(BaseHTTPRequestHandler):
         except AssayError as exc:
             self._error(HTTPStatus.UNPROCESSABLE_ENTITY, str(exc), parts.path)
         except Exception as exc:  # one bad page must not stop the server
-            print(f"assay view: {parts.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            line = f"assay view: {parts.path}: {type(exc).__name__}: {exc}"
+            print(printable(line), file=sys.stderr)
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}", parts.path)
 
     def do_HEAD(self) -> None:
