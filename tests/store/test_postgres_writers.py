@@ -63,10 +63,13 @@ def test_eight_concurrent_writers_store_every_row_once(pg_url: str, tmp_path: Pa
     assert status == {run_id: "finished" for run_id, _ in runs}
     listing = assay("runs", "--store", pg_url, cwd=tmp_path)
     assert listing.returncode == 0, listing.stderr
-    rows = [line.split() for line in listing.stdout.splitlines()[1:]]
+    header, *lines = listing.stdout.splitlines()
+    columns = header.split()
+    executions, errored = columns.index("EXECUTIONS"), columns.index("ERRORED")
+    rows = [line.split() for line in lines]
     # the python system raises for ids ending in 99: 100 errored rows of 10,000
     expected = {f"w{n}": ("10000", "0" if n % 2 else "100") for n in range(WRITERS)}
-    assert {row[0]: (row[3], row[4]) for row in rows} == expected
+    assert {row[0]: (row[executions], row[errored]) for row in rows} == expected
 
 
 def test_a_server_restart_mid_run_loses_no_row(
