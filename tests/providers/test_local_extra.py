@@ -101,3 +101,33 @@ def test_a_cuda_build_without_a_gpu_is_named_at_load_time():
     assert note is not None and "CUDA 13.0 build but no GPU" in note and "whl/cpu" in note
     assert cuda_build_note(_fake_torch("13.0", gpu=True)) is None  # a GPU uses it
     assert cuda_build_note(_fake_torch(None, gpu=False)) is None  # the CPU build
+
+
+def _readme_semantic_command() -> list[str]:
+    """The README's offline-embeddings `assay run` command, joined across its line break."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
+    (line,) = [ln for ln in text.splitlines() if "-m bertscore-like" in ln]
+    return line.split()[1:]  # without the leading "assay"
+
+
+def test_the_readme_semantic_command_passes_on_the_quickstart(tmp_path: Path) -> None:
+    """README's `-m bertscore-like --embedding-provider local` command, run as written."""
+    if _installed("sentence-transformers") is None:
+        pytest.skip("the [local] extra is not installed")
+    argv = [sys.executable, "-m", "assay", *_readme_semantic_command(), "--no-store", "-q"]
+    env = {**os.environ, "ASSAY_HOME": str(tmp_path)}
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "0 errored" in done.stdout
+
+
+def test_a_metric_on_samples_it_cannot_score_suggests_scoping(tmp_path: Path) -> None:
+    """`-m` puts a metric on every sample: the stderr summary says how to scope it."""
+    argv = [sys.executable, "-m", "assay", "run", "examples/quickstart/dataset.yml"]
+    argv += ["--outputs", "examples/quickstart/outputs.json", "-m", "bertscore-like"]
+    argv += ["--embedding-provider", "hashing", "--no-store", "-q", "-f", "json", "-o", os.devnull]
+    env = {**os.environ, "ASSAY_HOME": str(tmp_path)}
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1
+    assert "expected_output must be a string for bertscore-like" in done.stderr
+    assert "scope it with --tag" in done.stderr

@@ -64,4 +64,13 @@ def error_causes(report: Report, limit: int = 5) -> list[str]:
     if len(ranked) > limit:
         rest = sum(count for _, count in ranked[limit:])
         lines.append(f"{rest} errored with {len(ranked) - limit} other causes (see the report)")
+    if any(_SCOPE_HINTED in message for (_, message) in counts):
+        lines.append(SCOPE_HINT)
     return lines
+
+
+_SCOPE_HINTED = "expected_output must be"
+SCOPE_HINT = (
+    "a metric was applied to samples it cannot score (their expected output has another shape):"
+    " scope it with --tag, or name it in the dataset's metrics: with tags:"
+)
