@@ -175,6 +175,8 @@ def test_compare_trend_and_the_openapi_document(team: tuple[str, str, Path]) -> 
         shown = assay("report", point["run_id"], "--store", store, "-f", "json", cwd=folder)
         metric = json.loads(shown.stdout)["metrics"][0]
         assert (point["mean"], point["pass_rate"]) == (metric["mean"], metric["pass_rate"])
+        # failed: scored below threshold; errored: not scored (never one for the other)
+        assert (point["failed"], point["errored"]) == (metric["failed"], metric["errored"])
     on_main = json.loads(get(f"{url}/api/trend?metric=exact-match&branch=main")[1])
     assert [p["run_id"] for p in on_main["points"]] == ["m1", "m2"]
     document = json.loads(get(f"{url}/api/openapi.json")[1])

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from assay.data.dataset import Dataset, Sample
 from assay.errors import UsageError
@@ -23,7 +22,7 @@ from assay.store.sample_hashes import forget, save_hashes, stored_hashes
 OPTIONS_KEY = "metric_options_hash"  # in the run's stored configuration
 
 
-def _digest(value: Any) -> str:
+def _digest(value: object) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr, allow_nan=True)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 

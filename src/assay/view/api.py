@@ -20,7 +20,7 @@ from assay.engine.rebuild import report_from_store, rows_from_store, stored_rows
 from assay.errors import NotFound, UsageError
 from assay.report.failing import REDACTED, redacted_row
 from assay.report.json_stream import iter_json
-from assay.report.model import Row
+from assay.report.model import MetricAggregate, Row
 from assay.store.schema import RunRecord
 from assay.view.data import ViewData
 from assay.view.openapi import OPENAPI
@@ -214,7 +214,7 @@ def trend(data: ViewData, metric: str, query: dict[str, list[str]]) -> dict[str,
     return {"metric": metric, "points": points[::-1]}
 
 
-def _point(record: RunRecord, found: Any) -> dict[str, Any]:
+def _point(record: RunRecord, found: MetricAggregate) -> dict[str, Any]:
     return {
         "run_id": record.run_id,
         "dataset": record.dataset_name,
@@ -223,5 +223,6 @@ def _point(record: RunRecord, found: Any) -> dict[str, Any]:
         "mean": found.mean,
         "pass_rate": found.pass_rate,
         "scored": found.scored,
-        "errored": found.failed,
+        "failed": found.failed,
+        "errored": found.errored,
     }
