@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -37,6 +37,8 @@ from assay.cli.tez_options import (
     VerdictsOpt,
     WriteOpt,
 )
+from assay.compare.tez_sessions import compare_sessions, compare_text
+from assay.errors import UsageError
 
 if TYPE_CHECKING:
     from assay.tez.bundle import Bundle
@@ -304,3 +306,46 @@ def _emit(text: str, out: Path | None) -> None:
             write_json_atomic(out, doc)
         else:
             out.write_text(text, encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- compare
+
+SessionsOpt = Annotated[
+    list[Path],
+    typer.Option(
+        "--session",
+        "-s",
+        help="A model's session file; repeat it. The first is the reference.",
+    ),
+]
+CompareFormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+
+
+@tez_app.command("compare")
+def compare(
+    bundle: BundleArg,
+    sessions: SessionsOpt,
+    method: MethodOpt = Method.automated_heuristic,
+    tau: TauOpt = 0.5,
+    alpha: Annotated[float, typer.Option(help="Significance level (Holm-adjusted).")] = 0.05,
+    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    fmt: CompareFormatOpt = Format.text,
+) -> None:
+    """Compare models' sessions over the same bundle: paired per-query metric differences."""
+    from assay.tez.bundle import open_bundle
+    from assay.tez.evaluate import score_session
+    from assay.tez.session import load_session
+
+    if not 0.0 < alpha < 1.0:
+        raise UsageError(f"--alpha must lie strictly between 0 and 1, got {alpha}")
+    loaded = open_bundle(bundle)
+    scored = []
+    for path in sessions:
+        evaluation = score_session(loaded, load_session(path), method=method.value, tau=tau)
+        scored.append((evaluation.session.session_id, evaluation))
+    report = compare_sessions(scored, alpha=alpha, resamples=resamples, seed=seed)
+    if fmt is Format.json:
+        typer.echo(json.dumps(report.model_dump(mode="json"), indent=2))
+    else:
+        typer.echo(compare_text(report), nl=False)
