@@ -202,3 +202,17 @@ def test_a_repeat_past_re2_s_limit_keeps_the_regex_engine_s_meaning(body: str) -
         return
     expected = compiled.search(text) is not None
     assert match(compile_pattern(body, 0, False), text, 5.0) == (expected, "backtracking")
+
+
+def test_the_regex_metric_pickles_for_a_ray_worker() -> None:
+    """The run's backtracking budget holds a lock; the metric still crosses to another process."""
+    import pickle
+
+    from assay.metrics.registry import resolve
+
+    metric = resolve("regex")
+    copy = pickle.loads(pickle.dumps(metric))
+    assert copy.run_budget_s == metric.run_budget_s
+    assert copy.budget.seconds == metric.budget.seconds
+    with copy.budget._lock:  # a lock of its own
+        pass

@@ -38,6 +38,16 @@ class BacktrackBudget:
     reasons: dict[str, str] = field(default_factory=dict)  # pattern body -> why it fell back
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    def __getstate__(self) -> dict[str, object]:
+        """Picklable without its lock (a Ray worker gets a copy, with a lock of its own)."""
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def run(self, jobs: Sequence[Job], timeout_s: float, reason: str) -> list[bool | str]:
         """Each job's outcome (a match, or why there is none), on a bounded pool of workers."""
         for body, *_ in jobs:
