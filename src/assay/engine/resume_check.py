@@ -11,6 +11,7 @@ so they are scored again against what the dataset now says.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 
@@ -20,6 +21,7 @@ from assay.store.runs import RunStore
 from assay.store.sample_hashes import forget, save_hashes, stored_hashes
 
 OPTIONS_KEY = "metric_options_hash"  # in the run's stored configuration
+HASH_BATCH = 65_536  # samples whose content hashes are stored in one commit
 
 
 def _digest(value: object) -> str:
@@ -42,8 +44,11 @@ def options_hash(
 
 
 def record_hashes(store: RunStore, run_id: str, dataset: Dataset) -> None:
-    """Store the content hash of every sample of a run that begins now."""
-    save_hashes(store, run_id, {sample.id: content_hash(sample) for sample in dataset.samples})
+    """Store the content hash of every sample of a run that begins now, a batch at a time: the
+    hashes of every sample at once would be the run's largest object (~200 MB at 1M samples)."""
+    samples = iter(dataset.samples)
+    while batch := {s.id: content_hash(s) for s in itertools.islice(samples, HASH_BATCH)}:
+        save_hashes(store, run_id, batch)
 
 
 def check_resume(

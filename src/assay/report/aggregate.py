@@ -156,7 +156,7 @@ class ReportBuilder:
                     part[name].errored += 1
                 continue
             for part in slices:
-                part[name].values.append(value)
+                part[name].append(value)
             total += value
             scored += 1
             all_pass = all_pass and passes(value, threshold_for(self.thresholds, name))

@@ -5,6 +5,7 @@ its Student-t interval, the pass-rate with its Wilson interval. Undefined statis
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from assay.data.results import DEFAULT_THRESHOLD, passes
@@ -32,6 +33,12 @@ def histogram(values: np.ndarray, buckets: int = HISTOGRAM_BUCKETS) -> list[Buck
     Bucketing uses integer arithmetic on the rounded score, so 0.3 lands in [0.3, 0.4) and
     0.7 - 0.4 does too, with no float artefacts at the edges.
     """
+    return buckets_of(histogram_counts(values, buckets))
+
+
+def histogram_counts(values: np.ndarray, buckets: int = HISTOGRAM_BUCKETS) -> np.ndarray:
+    """How many of ``values`` fall in each of :func:`histogram`'s buckets (an int64 array);
+    counts of parts of a column add up to the counts of the whole."""
     import numpy as np
 
     counts = np.zeros(buckets, dtype=np.int64)
@@ -44,12 +51,37 @@ def histogram(values: np.ndarray, buckets: int = HISTOGRAM_BUCKETS) -> list[Buck
         )
         index = np.clip(np.searchsorted(lowers, scaled, side="right") - 1, 0, buckets - 1)
         counts = np.bincount(index, minlength=buckets)
+    return counts
+
+
+def buckets_of(counts: np.ndarray) -> list[Bucket]:
+    """:func:`histogram`'s buckets from their counts."""
+    buckets = len(counts)
     return [
         Bucket(
             lower=round(i / buckets, 10), upper=round((i + 1) / buckets, 10), count=int(counts[i])
         )
         for i in range(buckets)
     ]
+
+
+def linear_percentile(count: int, q: float, order_statistic: Callable[[int], float]) -> float:
+    """numpy's 'linear' percentile ``q`` of ``count`` values, from the one or two order
+    statistics it interpolates between (``order_statistic(k)``: the k-th smallest, from 0).
+
+    The same arithmetic as ``np.percentile(values, q, method="linear")`` (numpy 2: the virtual
+    index ``(count - 1) * q / 100``, then its lerp, which works back from the upper value when
+    the fraction is 0.5 or more), so the result is that call's, bit for bit, without the values
+    in memory.
+    """
+    virtual = (count - 1) * (q / 100)
+    if virtual >= count - 1:
+        return order_statistic(count - 1)
+    below = math.floor(virtual)
+    fraction = virtual - below
+    low, high = order_statistic(below), order_statistic(below + 1)
+    step = high - low
+    return high - step * (1 - fraction) if fraction >= 0.5 else low + step * fraction
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
@@ -73,13 +105,16 @@ def mean_interval(values: np.ndarray, confidence: float = 0.95) -> Interval | No
     n = values.size
     if n < 2:
         return None
+    return t_interval(n, float(values.mean()), float(values.std(ddof=1)), confidence)
+
+
+def t_interval(n: int, mean: float, spread: float, confidence: float = 0.95) -> Interval:
+    """:func:`mean_interval` from the count, mean and sample standard deviation (n >= 2)."""
     from scipy.special import stdtrit  # scipy.special: ~0.3 s of start-up, paid by n >= 2 only
 
-    spread = float(values.std(ddof=1))
     half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * spread / math.sqrt(n)
-    centre = float(values.mean())
     return Interval(
-        low=max(0.0, centre - half), high=min(1.0, centre + half), confidence=confidence
+        low=max(0.0, mean - half), high=min(1.0, mean + half), confidence=confidence
     )
 
 
