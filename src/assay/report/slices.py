@@ -38,7 +38,7 @@ class SliceScores:
     """Scores of one metric within one slice (overall or a cohort); past ``cap`` values in
     memory, they go to a temporary file (deleted when the slice is)."""
 
-    __slots__ = ("cap", "errored", "skipped", "values", "_file", "_spilled")
+    __slots__ = ("_file", "_spilled", "cap", "errored", "skipped", "values")
 
     def __init__(self, cap: int = SPILL_CAP) -> None:
         self.values = array("d")
@@ -66,7 +66,8 @@ class SliceScores:
     def _spill(self) -> None:
         """Move the values held in memory to the file (made at the first spill)."""
         if self._file is None:
-            self._file = tempfile.TemporaryFile(prefix="assay-scores-")
+            # Open as long as the slice lives (closed, and so deleted, with it).
+            self._file = tempfile.TemporaryFile(prefix="assay-scores-")  # noqa: SIM115
         spill(self._file, self.values)
         self._spilled += len(self.values)
         self.values = array("d")

@@ -16,8 +16,8 @@ import math
 import struct
 from array import array
 from collections.abc import Iterator, Sequence
-from itertools import chain
 from dataclasses import dataclass
+from itertools import chain
 from typing import IO, TYPE_CHECKING
 
 from assay.data.results import passes

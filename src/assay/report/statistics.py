@@ -113,9 +113,7 @@ def t_interval(n: int, mean: float, spread: float, confidence: float = 0.95) -> 
     from scipy.special import stdtrit  # scipy.special: ~0.3 s of start-up, paid by n >= 2 only
 
     half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * spread / math.sqrt(n)
-    return Interval(
-        low=max(0.0, mean - half), high=min(1.0, mean + half), confidence=confidence
-    )
+    return Interval(low=max(0.0, mean - half), high=min(1.0, mean + half), confidence=confidence)
 
 
 def pass_interval(values: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> Interval | None:
