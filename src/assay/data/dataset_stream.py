@@ -25,6 +25,7 @@ from assay.data.dataset import Dataset, Sample, dataset_from_data
 from assay.data.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
 from assay.data.json_items import ItemScan, SpanReader
 from assay.data.jsonl_lines import LineReader, first_offset, iter_entries
+from assay.data.spill_log import SpillLog, has_duplicates
 from assay.errors import DatasetError, NotIndexable, UnusualLineBreaks
 
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
@@ -62,20 +63,12 @@ def stream_document(path: Path) -> Dataset | None:
     return head.model_copy(update={"samples": samples})
 
 
-def has_duplicates(hashes: array[int]) -> bool:
-    """Whether two of the 64-bit hashes are equal (a duplicate, or a collision)."""
-    import numpy as np
-
-    ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
-    return bool(ordered.size > 1 and (ordered[1:] == ordered[:-1]).any())
-
-
 class IndexedSamples(Sequence[Sample]):
     """Samples left in a file, parsed and validated each time they are read; subclasses say
     where each sample's text is (:meth:`_texts` in file order, :meth:`_text_at` by index)."""
 
     def __init__(
-        self, path: Path, id_hashes: array[int], metadata_keys: frozenset[str] = frozenset()
+        self, path: Path, id_hashes: SpillLog, metadata_keys: frozenset[str] = frozenset()
     ) -> None:
         self.path = path
         self.id_hashes = id_hashes  # hash(id) per sample, in file order
@@ -133,8 +126,8 @@ class JsonlSamples(IndexedSamples):
         self,
         path: Path,
         start: int,
-        offsets: array[int],
-        id_hashes: array[int],
+        offsets: SpillLog,
+        id_hashes: SpillLog,
         metadata_keys: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__(path, id_hashes, metadata_keys)
@@ -146,7 +139,7 @@ class JsonlSamples(IndexedSamples):
     def from_file(cls, path: Path) -> JsonlSamples | None:
         """Validate every line and keep its offset; None when the file must be loaded whole."""
         start = first_offset(path)
-        offsets, hashes = array("q"), array("q")
+        offsets, hashes = SpillLog(), SpillLog()
         keys: set[str] = set()
         try:
             for number, offset, line in iter_entries(path, start):
@@ -159,7 +152,7 @@ class JsonlSamples(IndexedSamples):
                 keys.update(metadata)
         except (UnusualLineBreaks, UnicodeDecodeError, DatasetError, ValidationError, OSError):
             return None
-        if not offsets or has_duplicates(hashes):
+        if not len(offsets) or has_duplicates(hashes):
             return None
         return cls(path, start, offsets, hashes, frozenset(keys))
 
@@ -200,7 +193,7 @@ class DocumentSamples(IndexedSamples):
         self,
         path: Path,
         spans: array[int],
-        id_hashes: array[int],
+        id_hashes: SpillLog,
         metadata_keys: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__(path, id_hashes, metadata_keys)
@@ -212,7 +205,7 @@ class DocumentSamples(IndexedSamples):
         """Validate every sample and keep its span: the samples, the document's other members,
         and the first sample's value; None when the file must be loaded whole."""
         scan = ItemScan(path, "samples")
-        spans, hashes = array("q"), array("q")
+        spans, hashes = array("q"), SpillLog()
         keys: set[str] = set()
         first: Any = None
         try:
@@ -226,7 +219,7 @@ class DocumentSamples(IndexedSamples):
                 keys.update(checked[1])
         except (NotIndexable, DatasetError, ValidationError):
             return None
-        if scan.kind != "array" or not hashes or has_duplicates(hashes):
+        if scan.kind != "array" or not len(hashes) or has_duplicates(hashes):
             return None
         return cls(path, spans, hashes, frozenset(keys)), scan.header, first
 

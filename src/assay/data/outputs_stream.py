@@ -21,6 +21,7 @@ from assay.data.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_json
 from assay.data.json_items import ItemScan, SpanReader, parse_item
 from assay.data.jsonl_lines import BLOCK, LineReader, first_offset, iter_entries
 from assay.data.outputs import Output, coerce_output, parse_retrieved
+from assay.data.spill_log import SpillLog, has_duplicates, same_order
 from assay.errors import AssayError, NotIndexable, OutputsError, UnusualLineBreaks
 
 if TYPE_CHECKING:
@@ -110,10 +111,20 @@ class IndexedOutputs(Mapping[str, Output]):
 
     def __init__(self, path: Path, hashes: Any, locators: Any) -> None:
         self.path = path
-        self.id_hashes = hashes  # sorted numpy int64 array of hash(id)
+        self._hashes = hashes  # sorted numpy int64 array of hash(id) (see _index)
         self._locators = locators  # where the entry of each hash is
         self._next = -1  # the locator of the entry after the last one read (-1: none read yet)
         self._hits = self._misses = 0  # lookups found on that next entry, and not
+
+    def _index(self) -> tuple[Any, Any]:
+        """The sorted hashes and, in their order, the locators (a subclass may build them at
+        the first lookup that needs them)."""
+        return self._hashes, self._locators
+
+    @property
+    def id_hashes(self) -> npt.NDArray[np.int64]:
+        """The ids' hashes, sorted."""
+        return self._index()[0]
 
     def _entry_at(self, locator: int) -> tuple[str, Output, int]:
         """The id and output of the entry at ``locator``, and the next entry's locator."""
@@ -128,11 +139,12 @@ class IndexedOutputs(Mapping[str, Output]):
             if guessed is not None:
                 return guessed
         key = hash(sample_id)
-        at = int(self.id_hashes.searchsorted(key))
-        if at == len(self.id_hashes) or int(self.id_hashes[at]) != key:
+        hashes, locators = self._index()
+        at = int(hashes.searchsorted(key))
+        if at == len(hashes) or int(hashes[at]) != key:
             raise KeyError(sample_id)
         try:
-            found, output, following = self._entry_at(int(self._locators[at]))
+            found, output, following = self._entry_at(int(locators[at]))
         except (ValueError, AssayError, OSError, RecursionError):  # incl. UnicodeDecodeError
             raise self._changed() from None
         if found != sample_id:  # another id with the same hash: this one has no output
@@ -223,24 +235,32 @@ def _keeping(path: Path) -> dict[str, Output] | None:
     return {} if size + lines * ENTRY_COST <= KEEP_BUDGET else None
 
 
-def _sorted_index(hashes: array[int], locators: array[int]) -> tuple[Any, Any] | None:
+def _sorted_index(hashes: Any, locators: Any) -> tuple[Any, Any] | None:
     """The hashes sorted and the locators in the same order; None if a hash repeats (a
     duplicate id, or a collision) or there are none."""
     import numpy as np
 
-    keys = np.frombuffer(hashes, dtype=np.int64)
+    keys = np.asarray(hashes, dtype=np.int64)
     order = np.argsort(keys, kind="stable")
     ordered = keys[order]
     if ordered.size == 0 or bool((ordered[1:] == ordered[:-1]).any()):
         return None
-    return ordered, np.frombuffer(locators, dtype=np.int64)[order]
+    return ordered, np.asarray(locators, dtype=np.int64)[order]
 
 
 class JsonlOutputs(IndexedOutputs):
-    """Saved outputs in a JSONL file: an entry a line, located by the line's offset."""
+    """Saved outputs in a JSONL file: an entry a line, located by the line's offset.
 
-    def __init__(self, path: Path, start: int, hashes: Any, offsets: Any) -> None:
-        super().__init__(path, hashes, offsets)
+    The ids' hashes and the lines' offsets are kept in file order, on disk past a block
+    (:class:`SpillLog`). Outputs saved in the dataset's order are read line after line and need
+    no more; the sorted index is built in memory (16 bytes a line) only when a lookup is not
+    the next line.
+    """
+
+    def __init__(self, path: Path, start: int, hashes: SpillLog, offsets: SpillLog) -> None:
+        super().__init__(path, None, None)
+        self.file_hashes = hashes  # hash(id) per line, in file order (see same_ids)
+        self._offsets = offsets
         self._start = start
         self._next = start  # before any lookup, the entry "after the last one read" is the first
         self._reader = LineReader(path)
@@ -254,7 +274,7 @@ class JsonlOutputs(IndexedOutputs):
         line is parsed once. Past the budget they are dropped and only offsets are kept.
         """
         start = first_offset(path)
-        offsets, hashes = array("q"), array("q")
+        offsets, hashes = SpillLog(), SpillLog()
         kept = _keeping(path)
         budget = KEEP_BUDGET
         try:
@@ -272,10 +292,22 @@ class JsonlOutputs(IndexedOutputs):
                     kept = None
         except (UnusualLineBreaks, UnicodeDecodeError, AssayError, ValueError, OSError):
             return None
-        index = _sorted_index(hashes, offsets)
-        if index is None:
+        if not len(hashes) or has_duplicates(hashes):
             return None
-        return KeptOutputs(path, index[0], kept) if kept is not None else cls(path, start, *index)
+        if kept is not None:
+            return KeptOutputs(path, _sorted_hashes(hashes), kept)
+        return cls(path, start, hashes, offsets)
+
+    def _index(self) -> tuple[Any, Any]:
+        if self._hashes is None:
+            index = _sorted_index(self.file_hashes.to_array(), self._offsets.to_array())
+            if index is None:  # the ids were unique when the file was read
+                raise self._changed()
+            self._hashes, self._locators = index
+        return self._hashes, self._locators
+
+    def __len__(self) -> int:
+        return len(self.file_hashes)
 
     def _entry_at(self, locator: int) -> tuple[str, Output, int]:
         line, following = self._reader.line_and_next(locator)
@@ -387,16 +419,27 @@ def same_ids(outputs: Mapping[str, Output], samples: Sequence[Any]) -> bool:
 
     Then every sample has its output and no output is unknown, unless two different ids
     collide on a 64-bit hash (about n / 2**64): such a sample's row would record "no saved
-    output" as its error. False means: check id by id (``check_outputs_cover``).
+    output" as its error. False means: check id by id (``check_outputs_cover``). Outputs in
+    the samples' order are compared line by line, from disk; in another order, the sorted
+    hashes of both are compared in memory (8 bytes a line each).
     """
     if not isinstance(outputs, IndexedOutputs):
         return False
     import numpy as np
 
-    theirs = getattr(samples, "id_hashes", None)
+    theirs: SpillLog | npt.NDArray[np.int64] | None = getattr(samples, "id_hashes", None)
     if theirs is None:  # samples held in memory: hash their ids here (no line is read again)
-        theirs = array("q", [hash(sample.id) for sample in samples])
+        theirs = np.fromiter((hash(sample.id) for sample in samples), dtype=np.int64)
+    in_file_order = getattr(outputs, "file_hashes", None)
+    if isinstance(in_file_order, SpillLog) and same_order(in_file_order, theirs):
+        return True
     mine = outputs.id_hashes
-    return len(theirs) == len(mine) and bool(
-        np.array_equal(np.sort(np.frombuffer(theirs, dtype=np.int64)), mine)
-    )
+    every = theirs.to_array() if isinstance(theirs, SpillLog) else theirs
+    return len(every) == len(mine) and bool(np.array_equal(np.sort(every), mine))
+
+
+def _sorted_hashes(hashes: SpillLog) -> npt.NDArray[np.int64]:
+    """The logged hashes, sorted, in memory."""
+    import numpy as np
+
+    return np.sort(hashes.to_array())
