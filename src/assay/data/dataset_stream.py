@@ -17,7 +17,7 @@ import json
 from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, NoReturn, overload
 
 from pydantic import ValidationError
 
@@ -25,7 +25,7 @@ from assay.data.dataset import Dataset, Sample, dataset_from_data
 from assay.data.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
 from assay.data.json_items import ItemScan, SpanReader
 from assay.data.jsonl_lines import LineReader, first_offset, iter_entries
-from assay.data.spill_log import SpillLog, has_duplicates
+from assay.data.spill_log import SpillLog, duplicate_hash, has_duplicates
 from assay.errors import DatasetError, NotIndexable, UnusualLineBreaks
 
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
@@ -34,16 +34,30 @@ PARSE_GROUP = 256  # lines of a large JSONL dataset parsed in one call as a run 
 
 def is_large(path: Path) -> bool:
     """Whether a file is big enough to be kept on disk (and not past the size limit)."""
+    size = _size(path)
+    return size is not None and STREAM_MIN_BYTES <= size <= MAX_DATASET_BYTES
+
+
+def _size(path: Path) -> int | None:
     try:
-        size = path.stat().st_size
+        return path.stat().st_size
     except OSError:
-        return False
-    return STREAM_MIN_BYTES <= size <= MAX_DATASET_BYTES
+        return None
 
 
 def stream_samples(path: Path) -> JsonlSamples | None:
-    """The samples of a large JSONL file, left on disk; None: load the file whole."""
-    return JsonlSamples.from_file(path) if is_large(path) else None
+    """The samples of a large JSONL file, left on disk; None: load the file whole.
+
+    A JSONL file over the size a file read whole may have (:data:`MAX_DATASET_BYTES`) is read
+    only this way, so when the index cannot take it, :func:`explain_jsonl_dataset` says why.
+    """
+    size = _size(path)
+    if size is None or size < STREAM_MIN_BYTES:
+        return None
+    samples = JsonlSamples.from_file(path)
+    if samples is None and size > MAX_DATASET_BYTES:
+        explain_jsonl_dataset(path)
+    return samples
 
 
 def stream_document(path: Path) -> Dataset | None:
@@ -312,3 +326,53 @@ def _built(value: dict[str, Any]) -> Sample:
     _set(sample, "__pydantic_extra__", None)
     _set(sample, "__pydantic_private__", None)
     return sample
+
+
+def explain_jsonl_dataset(path: Path) -> NoReturn:
+    """Why a JSONL dataset too large to read whole cannot be read a line at a time: the first
+    bad line, or a repeated id, named with the file, sample and field as the whole-file reader
+    names them (:class:`DatasetError`)."""
+    hashes = SpillLog()
+    try:
+        for number, _, line in iter_entries(path, first_offset(path)):
+            value = parse_jsonl_line(line, number, path, DatasetError)
+            try:
+                checked = _checked_value(value)
+            except (DatasetError, ValidationError):  # the whole-file reader's words for it
+                dataset_from_data({"name": path.stem, "samples": [value]}, source=str(path))
+                raise
+            if checked is None:
+                raise DatasetError(_TOO_LARGE + "; a conversation is read whole", file=str(path))
+            hashes.append(hash(checked[0]))
+    except UnusualLineBreaks:
+        raise DatasetError(
+            _TOO_LARGE + "; lines must end with \\n or \\r\\n", file=str(path)
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+    repeated = duplicate_hash(hashes)
+    if repeated is not None:
+        _name_duplicate(path, repeated)
+    raise DatasetError(_TOO_LARGE, file=str(path))
+
+
+_TOO_LARGE = f"file is over {MAX_DATASET_BYTES} bytes, the most read whole"
+
+
+def _name_duplicate(path: Path, repeated: int) -> None:
+    """Raise for the id that hashes to ``repeated`` when two lines have it (a 64-bit hash
+    collision of two different ids returns: such a file cannot be indexed)."""
+    seen: dict[str, int] = {}
+    for number, _, line in iter_entries(path, first_offset(path)):
+        checked = _checked(line, number, path)
+        if checked is None or hash(checked[0]) != repeated:
+            continue
+        if checked[0] in seen:
+            raise DatasetError(
+                f"duplicate id {checked[0]!r} (first used at line {seen[checked[0]]}, "
+                f"repeated at line {number})",
+                file=str(path),
+                sample=checked[0],
+                field="id",
+            )
+        seen[checked[0]] = number

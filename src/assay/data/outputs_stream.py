@@ -15,14 +15,20 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from assay.data.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
 from assay.data.json_items import ItemScan, SpanReader, parse_item
 from assay.data.jsonl_lines import BLOCK, LineReader, first_offset, iter_entries
 from assay.data.outputs import Output, coerce_output, parse_retrieved
-from assay.data.spill_log import SpillLog, has_duplicates, same_order
-from assay.errors import AssayError, NotIndexable, OutputsError, UnusualLineBreaks
+from assay.data.spill_log import SpillLog, duplicate_hash, has_duplicates, same_order
+from assay.errors import (
+    AssayError,
+    NotIndexable,
+    OutputsError,
+    SystemUnderTestError,
+    UnusualLineBreaks,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,16 +41,23 @@ GUESS_SLACK = 64  # lookups stop trying the next line once it missed this many m
 
 
 def stream_outputs(path: Path) -> IndexedOutputs | None:
-    """The saved outputs of a large JSONL or JSON file, left on disk; None: load it whole."""
+    """The saved outputs of a large JSONL or JSON file, left on disk; None: load it whole.
+
+    A JSONL file over the size a file read whole may have (:data:`MAX_DATASET_BYTES`) is read
+    only this way, so when the index cannot take it, :func:`explain_jsonl_outputs` says why.
+    """
     try:
         size = path.stat().st_size
     except OSError:
         return None
-    if size < STREAM_MIN_BYTES or size > MAX_DATASET_BYTES:
+    if size < STREAM_MIN_BYTES:
         return None
     if path.suffix.lower() == ".json":
-        return DocumentOutputs.from_file(path)
-    return JsonlOutputs.from_file(path)
+        return DocumentOutputs.from_file(path) if size <= MAX_DATASET_BYTES else None
+    outputs = JsonlOutputs.from_file(path)
+    if outputs is None and size > MAX_DATASET_BYTES:
+        explain_jsonl_outputs(path)
+    return outputs
 
 
 def _plain(value: Any) -> tuple[str, str] | None:
@@ -124,7 +137,8 @@ class IndexedOutputs(Mapping[str, Output]):
     @property
     def id_hashes(self) -> npt.NDArray[np.int64]:
         """The ids' hashes, sorted."""
-        return self._index()[0]
+        hashes: npt.NDArray[np.int64] = self._index()[0]
+        return hashes
 
     def _entry_at(self, locator: int) -> tuple[str, Output, int]:
         """The id and output of the entry at ``locator``, and the next entry's locator."""
@@ -443,3 +457,73 @@ def _sorted_hashes(hashes: SpillLog) -> npt.NDArray[np.int64]:
     import numpy as np
 
     return np.sort(hashes.to_array())
+
+
+def explain_jsonl_outputs(path: Path) -> NoReturn:
+    """Why a JSONL outputs file too large to read whole cannot be read a line at a time: the
+    first bad line, or a repeated id, named with the file, sample and field as the whole-file
+    reader names them (:class:`OutputsError`)."""
+    hashes = SpillLog()
+    try:
+        for number, _, line in iter_entries(path, first_offset(path)):
+            value = parse_jsonl_line(line, number, path, OutputsError)
+            try:
+                hashes.append(hash(_entry(value)[0]))
+            except (ValueError, AssayError):
+                raise _line_problem(value, number, path) from None
+    except UnusualLineBreaks:
+        raise OutputsError(
+            _TOO_LARGE + "; lines must end with \\n or \\r\\n", file=str(path)
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise OutputsError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+    repeated = duplicate_hash(hashes)
+    if repeated is not None:
+        _name_duplicate(path, repeated)
+    raise OutputsError(_TOO_LARGE, file=str(path))
+
+
+_TOO_LARGE = f"file is over {MAX_DATASET_BYTES} bytes, the most read whole"
+
+
+def _line_problem(value: object, number: int, path: Path) -> OutputsError:
+    """What the whole-file reader says of a line :func:`_entry` refused."""
+    if not isinstance(value, Mapping):
+        return OutputsError(
+            f"line {number} must be an object with 'id' and 'output'", file=str(path)
+        )
+    sample_id = value.get("id")
+    if isinstance(sample_id, bool) or not isinstance(sample_id, (str, int)) or str(sample_id) == "":
+        return OutputsError(
+            f"line {number} needs a non-empty string 'id'", file=str(path), field="id"
+        )
+    try:
+        coerce_output({key: item for key, item in value.items() if key != "id"})
+    except SystemUnderTestError as exc:
+        return OutputsError(
+            str(exc).replace("returned", "saved output is", 1),
+            file=str(path),
+            sample=str(sample_id),
+            field=exc.field or "output",
+        )
+    return OutputsError(
+        f"line {number}: {_TOO_LARGE}; a conversation is read whole", file=str(path)
+    )
+
+
+def _name_duplicate(path: Path, repeated: int) -> None:
+    """Raise for the id that hashes to ``repeated`` when two lines have it (a 64-bit hash
+    collision of two different ids returns: such a file cannot be indexed)."""
+    seen: dict[str, int] = {}
+    for number, _, line in iter_entries(path, first_offset(path)):
+        sample_id = _entry_id(parse_jsonl_line(line, number, path, OutputsError))
+        if hash(sample_id) != repeated:
+            continue
+        if sample_id in seen:
+            raise OutputsError(
+                f"duplicate id {sample_id!r} (line {seen[sample_id]} and line {number})",
+                file=str(path),
+                sample=sample_id,
+                field="id",
+            )
+        seen[sample_id] = number

@@ -28,10 +28,12 @@ SORT_BUCKET = 1 << 20  # hashes the duplicate check sorts at a time (8 MB)
 
 
 class SpillLog:
-    """64-bit integers appended in order: in memory up to :data:`LOG_BLOCK`, then in a
-    temporary file (deleted when the log is); read back in chunks or one by index."""
+    """64-bit integers appended in order: in memory up to ``block`` values (default
+    :data:`LOG_BLOCK`), then in a temporary file (deleted when the log is); read back in chunks
+    or one by index."""
 
-    def __init__(self) -> None:
+    def __init__(self, block: int | None = None) -> None:
+        self._block = max(1, block or LOG_BLOCK)
         self._tail = array("q")
         self._file: IO[bytes] | None = None
         self._written = 0
@@ -39,7 +41,7 @@ class SpillLog:
 
     def append(self, value: int) -> None:
         self._tail.append(value)
-        if len(self._tail) >= LOG_BLOCK:
+        if len(self._tail) >= self._block:
             self._flush()
 
     def _flush(self) -> None:
@@ -80,8 +82,9 @@ class SpillLog:
         """The values in order, a block at a time."""
         import numpy as np
 
-        for start in range(0, self._written, LOG_BLOCK):
-            yield np.frombuffer(self._read(start, min(LOG_BLOCK, self._written - start)), np.int64)
+        for start in range(0, self._written, self._block):
+            count = min(self._block, self._written - start)
+            yield np.frombuffer(self._read(start, count), dtype=np.int64)
         if self._tail:
             yield np.frombuffer(self._tail, dtype=np.int64).copy()
 
@@ -93,33 +96,41 @@ class SpillLog:
 
 
 def same_order(first: SpillLog, second: SpillLog | npt.NDArray[np.int64]) -> bool:
-    """Whether a log and another log (or an array) hold the same values in the same order.
-
-    A log's chunks are whole blocks and then its tail, so two logs of one length, or a log
-    and an array cut into blocks, line up chunk for chunk.
-    """
+    """Whether a log and another log (or an array) hold the same values in the same order."""
     import numpy as np
 
     if len(first) != len(second):
         return False
-    if isinstance(second, SpillLog):
-        theirs: Iterator[npt.NDArray[np.int64]] = second.chunks()
-    else:
-        theirs = (second[at : at + LOG_BLOCK] for at in range(0, len(second), LOG_BLOCK))
-    return all(np.array_equal(a, b) for a, b in zip(first.chunks(), theirs, strict=True))
+    theirs = second.chunks() if isinstance(second, SpillLog) else iter([second])
+    mine_left = theirs_left = np.empty(0, dtype=np.int64)
+    for mine in first.chunks():
+        mine_left = np.concatenate([mine_left, mine])
+        while mine_left.size:
+            if not theirs_left.size:
+                theirs_left = next(theirs)
+            size = min(mine_left.size, theirs_left.size)
+            if not np.array_equal(mine_left[:size], theirs_left[:size]):
+                return False
+            mine_left, theirs_left = mine_left[size:], theirs_left[size:]
+    return True
 
 
 def has_duplicates(hashes: SpillLog) -> bool:
-    """Whether two of the 64-bit hashes are equal (a duplicate, or a collision).
+    """Whether two of the 64-bit hashes are equal (a duplicate, or a collision)."""
+    return duplicate_hash(hashes) is not None
 
-    Up to :data:`SORT_BUCKET` hashes are sorted at once; more are split by their top bits into
+
+def duplicate_hash(hashes: SpillLog, bucket: int = SORT_BUCKET) -> int | None:
+    """A hash that occurs twice among ``hashes``; None when each occurs once.
+
+    Up to ``bucket`` hashes are sorted at once; more are split by their top bits into
     temporary files of about half that many each, and each file is sorted and checked alone.
     """
     import numpy as np
 
-    if len(hashes) <= SORT_BUCKET:
-        return _repeats(hashes.to_array())
-    bits = max(1, (2 * len(hashes) // SORT_BUCKET).bit_length())
+    if len(hashes) <= bucket:
+        return _repeated(hashes.to_array())
+    bits = min(16, max(1, (2 * len(hashes) // bucket).bit_length()))
     with contextlib.ExitStack() as stack:
         buckets = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(1 << bits)]
         for chunk in hashes.chunks():
@@ -130,13 +141,16 @@ def has_duplicates(hashes: SpillLog) -> bool:
                 handle.write(chunk[order[bounds[index] : bounds[index + 1]]].tobytes())
         for handle in buckets:
             handle.seek(0)
-            if _repeats(np.frombuffer(handle.read(), dtype=np.int64)):
-                return True
-    return False
+            found = _repeated(np.frombuffer(handle.read(), dtype=np.int64))
+            if found is not None:
+                return found
+    return None
 
 
-def _repeats(values: npt.NDArray[np.int64]) -> bool:
+def _repeated(values: npt.NDArray[np.int64]) -> int | None:
+    """A value that occurs twice in ``values``; None if none does."""
     import numpy as np
 
     ordered = np.sort(values)
-    return bool(ordered.size > 1 and (ordered[1:] == ordered[:-1]).any())
+    twice = np.flatnonzero(ordered[1:] == ordered[:-1])
+    return int(ordered[twice[0]]) if twice.size else None
