@@ -3,13 +3,15 @@
 A 1,000,000-sample dataset is about 2 GB as pydantic objects. Here the file is read once,
 every sample validated as :func:`assay.data.dataset.read_dataset` would, and only where each sample
 is (a JSONL line's offset, 8 bytes; a JSON document's element's byte span, 16 bytes, found by
-:mod:`assay.data.json_items`) and a hash of each id (8 bytes, for the duplicate check) are kept. The
-samples are then parsed again each time the run walks them. Anything unusual (an invalid line,
-a duplicate id or even a hash collision, an odd line break, a document shape the scan does not
-take) makes :func:`stream_samples` or :func:`stream_document` return None, and the caller loads
-the file whole, which reports the problem exactly as before.
+:mod:`assay.data.json_items`) and a hash of each id (8 bytes, for the duplicate check) are kept;
+a JSONL file's offsets and every file's hashes in temporary files (:mod:`assay.data.spill_log`),
+so memory does not grow with the file. The samples are then parsed again each time the run walks
+them. Anything unusual (an invalid line, a duplicate id or even a hash collision, an odd line
+break, a document shape the scan does not take) makes :func:`stream_samples` or
+:func:`stream_document` return None, and the caller loads the file whole, which reports the
+problem exactly as before; a JSONL file too large to be read whole has its problem named by a
+second pass instead (:func:`explain_jsonl_dataset`).
 """
-
 from __future__ import annotations
 
 import itertools

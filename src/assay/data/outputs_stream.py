@@ -1,15 +1,17 @@
 """Large JSONL and JSON saved-outputs files kept on disk: checked once, then looked up by id.
 
 The file is read once and every entry checked as :func:`assay.data.outputs.read_outputs` would;
-what is kept is a sorted array of the ids' hashes and where each entry is: a JSONL line's
-offset (16 bytes an entry), or a JSON document entry's number and byte span (32 bytes; found
-by :mod:`assay.data.json_items`). A lookup finds the entry by hash, reads it (sequential lookups
-read a block at a time) and checks its id. Anything unusual (an invalid entry, a duplicate id or
-a hash collision, an odd line break, a document shape the scan does not take) makes
+what is kept is the ids' hashes and where each entry is: a JSONL line's offset (16 bytes an
+entry, in temporary files: :mod:`assay.data.spill_log`), or a JSON document entry's number and
+byte span (32 bytes, in memory; found by :mod:`assay.data.json_items`). Outputs saved in the
+dataset's order are read line after line (each lookup tries the line after the last one read);
+any other lookup finds the entry by hash in a sorted index (built in memory when first needed),
+reads it and checks its id. Anything unusual (an invalid entry, a duplicate id or a hash
+collision, an odd line break, a document shape the scan does not take) makes
 :func:`stream_outputs` return None, and the caller loads the file whole, which reports the
-problem exactly as before.
+problem exactly as before; a JSONL file too large to be read whole has its problem named by a
+second pass instead (:func:`explain_jsonl_outputs`).
 """
-
 from __future__ import annotations
 
 from array import array
