@@ -12,6 +12,7 @@ break, a document shape the scan does not take) makes :func:`stream_samples` or
 problem exactly as before; a JSONL file too large to be read whole has its problem named by a
 second pass instead (:func:`explain_jsonl_dataset`).
 """
+
 from __future__ import annotations
 
 import itertools

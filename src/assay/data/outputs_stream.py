@@ -12,6 +12,7 @@ collision, an odd line break, a document shape the scan does not take) makes
 problem exactly as before; a JSONL file too large to be read whole has its problem named by a
 second pass instead (:func:`explain_jsonl_outputs`).
 """
+
 from __future__ import annotations
 
 from array import array
