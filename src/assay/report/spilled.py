@@ -65,8 +65,8 @@ def chunks(handle: IO[bytes]) -> Iterator[npt.NDArray[np.float64]]:
 
 def summary_of_file(handle: IO[bytes], count: int, threshold: float) -> ScoreSummary:
     """The summary of ``count`` (>= 1) values spilled to ``handle``: a pass for the counts and
-    extremes, one for the sum, one for the squared deviations, and the radix selects' for the
-    percentiles (four passes for each, both of a percentile's order statistics at once)."""
+    extremes, one for the sum, one for the squared deviations, and four for the radix select
+    of every order statistic the percentiles need."""
     import numpy as np
 
     passed = 0
@@ -77,15 +77,15 @@ def summary_of_file(handle: IO[bytes], count: int, threshold: float) -> ScoreSum
         low, high = min(low, float(chunk.min())), max(high, float(chunk.max()))
         counts += histogram_counts(chunk)
     mean = math.fsum(chain.from_iterable(chunk.tolist() for chunk in chunks(handle))) / count
-    ranked = _Ranked(handle, count)
+    ranked = _percentile_ranks(handle, count, (50, 95))
     return ScoreSummary(
         scored=count,
         failed=count - passed,
         passed=passed,
         mean=mean,
         std=_spread(handle, count, mean),
-        p50=linear_percentile(count, 50, ranked),
-        p95=linear_percentile(count, 95, ranked),
+        p50=linear_percentile(count, 50, ranked.__getitem__),
+        p95=linear_percentile(count, 95, ranked.__getitem__),
         low=low,
         high=high,
         counts=counts,
@@ -100,20 +100,20 @@ def _spread(handle: IO[bytes], count: int, mean: float) -> float | None:
     return math.sqrt(math.fsum(chain.from_iterable(squares)) / (count - 1))
 
 
-class _Ranked:
-    """``k -> the k-th smallest spilled value``, selected with the next one in the same passes
-    (numpy's 'linear' percentile asks for both) and remembered."""
+def _percentile_ranks(handle: IO[bytes], count: int, percents: Sequence[int]) -> dict[int, float]:
+    """The order statistics the percentiles interpolate between, by rank: which ranks those
+    are is asked of :func:`linear_percentile` itself (it picks them from the count alone), and
+    all of them are then selected in the same four passes."""
+    wanted: set[int] = set()
 
-    def __init__(self, handle: IO[bytes], count: int) -> None:
-        self._handle = handle
-        self._count = count
-        self._found: dict[int, float] = {}
+    def note(rank: int) -> float:
+        wanted.add(rank)
+        return 0.0
 
-    def __call__(self, rank: int) -> float:
-        if rank not in self._found:
-            wanted = [rank, rank + 1] if rank + 1 < self._count else [rank]
-            self._found.update(zip(wanted, order_statistics(self._handle, wanted)))
-        return self._found[rank]
+    for percent in percents:
+        linear_percentile(count, percent, note)
+    ranks = sorted(wanted)
+    return dict(zip(ranks, order_statistics(handle, ranks), strict=True))
 
 
 def order_statistics(handle: IO[bytes], ranks: Sequence[int]) -> list[float]:
