@@ -22,13 +22,30 @@ from assay.store.sample_hashes import forget, save_hashes, stored_hashes
 OPTIONS_KEY = "metric_options_hash"  # in the run's stored configuration
 
 
+_CONTENT_SCHEME = "h2:"
+"""Marks a content hash taken from the row hash and the metadata; a value without it was stored
+by an assay that hashed the whole sample's JSON (:func:`_whole_sample_hash`), and a resume of
+such a run compares hashes taken that way."""
+
+
 def _digest(value: object) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr, allow_nan=True)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def content_hash(sample: Sample) -> str:
-    """What a metric may read of ``sample``: input, expected output, metadata (tags aside)."""
+    """What a metric may read of ``sample``: input, expected output, metadata (tags aside).
+
+    The sample's row hash already covers its input and expected output (and is taken once per
+    sample for the report), so only the metadata is encoded here.
+    """
+    metadata = {key: value for key, value in sample.metadata.items() if key != "tags"}
+    text = sample.row_hash + (_digest(metadata) if metadata else "")
+    return _CONTENT_SCHEME + hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
+
+
+def _whole_sample_hash(sample: Sample) -> str:
+    """The content hash an assay before the ``h2:`` scheme stored (kept to resume its runs)."""
     metadata = {key: value for key, value in sample.metadata.items() if key != "tags"}
     return _digest([sample.input, sample.expected_output, metadata])
 
@@ -67,7 +84,9 @@ def check_resume(
     before = stored_hashes(store, run_id)
     if not before:
         return set()
-    now = {sample.id: content_hash(sample) for sample in dataset.samples}
+    legacy = not next(iter(before.values())).startswith(_CONTENT_SCHEME)
+    hashing = _whole_sample_hash if legacy else content_hash
+    now = {sample.id: hashing(sample) for sample in dataset.samples}
     changed = [key for key, value in now.items() if key in before and before[key] != value]
     gone = [key for key in before if key not in now]
     if not (changed or gone):
