@@ -14,7 +14,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 
-from assay.data.dataset import Dataset, Sample
+from assay.data.dataset import Dataset, Sample, canonical_json
 from assay.errors import UsageError
 from assay.store.runs import RunStore
 from assay.store.sample_hashes import forget, save_hashes, stored_hashes
@@ -28,8 +28,12 @@ by an assay that hashed the whole sample's JSON (:func:`_whole_sample_hash`), an
 such a run compares hashes taken that way."""
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=repr, allow_nan=True)
+"""``json.dumps`` with these options, built once (``dumps`` builds an encoder per call)."""
+
+
 def _digest(value: object) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr, allow_nan=True)
+    text = _ENCODER.encode(value)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
@@ -40,8 +44,8 @@ def content_hash(sample: Sample) -> str:
     sample for the report), so only the metadata is encoded here.
     """
     metadata = {key: value for key, value in sample.metadata.items() if key != "tags"}
-    text = sample.row_hash + (_digest(metadata) if metadata else "")
-    return _CONTENT_SCHEME + hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
+    text = sample.row_hash + (canonical_json(metadata) if metadata else "")
+    return _CONTENT_SCHEME + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _whole_sample_hash(sample: Sample) -> str:
