@@ -20,7 +20,7 @@ from assay.data.executions import Execution, iter_plan
 from assay.data.outputs import Output, coerce_output
 from assay.data.results import DEFAULT_TEXT_LIMIT, ExecutionResult
 from assay.engine.recorder import Recorder, ReportParts
-from assay.engine.resume_check import OPTIONS_KEY, check_resume, options_hash, record_hashes
+from assay.engine.resume_check import OPTIONS_KEY, check_resume, options_hash
 from assay.engine.runner import Runner, never_stop
 from assay.engine.sut import SystemUnderTest
 from assay.errors import UsageError
@@ -168,8 +168,7 @@ def _open_run(
             OPTIONS_KEY: options_hash(dataset, metric_names, options.thresholds),
         },
     )
-    record_hashes(store, run_id, dataset)
-    return repetitions, set()
+    return repetitions, set()  # each sample's content hash is stored with its first execution
 
 
 def _recorder(

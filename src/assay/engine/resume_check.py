@@ -1,11 +1,13 @@
 """A resumed run scores the dataset it began with: content hashes per sample, checked.
 
-When a run begins, each sample's content hash (its input, expected output and metadata; the
-``tags`` key aside, which only sorts it into cohorts) and a hash of the metric options are
-stored. ``--resume`` compares them with the dataset as it is now: metric options that differ are
-refused; a sample whose content differs (or that is gone) is refused, exit 2 naming the first
-one, unless ``--resume-changed``, which forgets the stored executions of exactly those samples
-so they are scored again against what the dataset now says.
+When a run begins, a hash of the metric options is stored; each sample's content hash (its
+input, expected output and metadata; the ``tags`` key aside, which only sorts it into cohorts)
+is stored in the same transaction as the sample's executions (the recorder notes it), so the
+dataset is not read an extra time for it. ``--resume`` compares them with the dataset as it is
+now: metric options that differ are refused; a sample whose content differs (or that is gone)
+is refused, exit 2 naming the first one, unless ``--resume-changed``, which forgets the stored
+executions of exactly those samples so they are scored again against what the dataset now
+says. A sample the run has not reached yet has no stored hash: it is scored as it now is.
 """
 
 from __future__ import annotations
@@ -60,11 +62,6 @@ def options_hash(
     """The metrics' names, their options as the dataset gives them, and the thresholds."""
     specs = [[spec.name, spec.options] for spec in dataset.metrics]
     return _digest([list(metric_names), specs, dict(sorted(thresholds.items()))])
-
-
-def record_hashes(store: RunStore, run_id: str, dataset: Dataset) -> None:
-    """Store the content hash of every sample of a run that begins now."""
-    save_hashes(store, run_id, {sample.id: content_hash(sample) for sample in dataset.samples})
 
 
 def check_resume(
