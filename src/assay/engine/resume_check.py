@@ -43,10 +43,14 @@ def content_hash(sample: Sample) -> str:
     """What a metric may read of ``sample``: input, expected output, metadata (tags aside).
 
     The sample's row hash already covers its input and expected output (and is taken once per
-    sample for the report), so only the metadata is encoded here.
+    sample for the report): it is the content hash of a sample with no other metadata, and
+    only the metadata is encoded beside it otherwise.
     """
-    metadata = {key: value for key, value in sample.metadata.items() if key != "tags"}
-    text = sample.row_hash + (canonical_json(metadata) if metadata else "")
+    metadata = sample.metadata
+    if not metadata or (len(metadata) == 1 and "tags" in metadata):
+        return _CONTENT_SCHEME + sample.row_hash[:32]
+    rest = {key: value for key, value in metadata.items() if key != "tags"}
+    text = sample.row_hash + canonical_json(rest)
     return _CONTENT_SCHEME + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
