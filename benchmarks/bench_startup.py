@@ -6,17 +6,24 @@ CPU time of each is printed, with the difference over the bare interpreter. It a
 heavy modules each command imported (numpy, scipy, pydantic, openai, httpx, rich, sklearn, ...),
 so a regression shows where it came from. Target: ``assay --help`` <= 0.2 s.
 
-    python benchmarks/bench_startup.py [--repeat 7]
+``--importtime`` also runs the lexical run under ``python -X importtime`` (three times) and
+prints the median import time of each top-level package it loads (assay's own by subpackage),
+largest first: what the fixed cost of a run is made of.
+
+    python benchmarks/bench_startup.py [--repeat 7] [--importtime]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 
 from timing import compile_package
@@ -63,9 +70,45 @@ def imported(arguments: list[str], env: dict[str, str]) -> str:
         return pipe.read() or "-"
 
 
+_IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)")
+
+
+def import_shares(
+    arguments: list[str], env: dict[str, str], runs: int = 3
+) -> list[tuple[str, float]]:
+    """Median self import time (s) per package over ``runs`` runs under ``-X importtime``:
+    third-party packages by top-level name, assay's by subpackage."""
+    totals: dict[str, list[float]] = defaultdict(list)
+    for _ in range(runs):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "assay", *arguments],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        seen: dict[str, float] = defaultdict(float)
+        for match in _IMPORT_LINE.finditer(done.stderr):
+            parts = match.group(2).split(".")
+            seen[".".join(parts[:2]) if parts[0] == "assay" else parts[0]] += int(match.group(1))
+        for name, micros in seen.items():
+            totals[name].append(micros / 1e6)
+    shares = [(name, statistics.median(values)) for name, values in totals.items()]
+    return sorted(shares, key=lambda item: -item[1])
+
+
+def print_import_shares(arguments: list[str], env: dict[str, str]) -> None:
+    shares = import_shares(arguments, env)
+    total = sum(seconds for _, seconds in shares)
+    print(f"import time of the lexical run, median of 3 (-X importtime): {total:.3f} s in all")
+    for name, seconds in shares[:20]:
+        print(f"  {name:32s} {seconds:7.3f} s {100 * seconds / total:5.1f} %")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--importtime", action="store_true", help="where the run's imports go")
     args = parser.parse_args()
     print(compile_package())
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
@@ -114,6 +157,8 @@ def main() -> None:
         heavy = "" if arguments is None else imported(arguments, env)
         print(f"  {name:22s} {wall:7.3f} {cpu:7.3f} {cpu - base_cpu:10.3f} s  {heavy}")
     print("  target: assay --help <= 0.2 s")
+    if args.importtime:
+        print_import_shares(commands["assay run (lexical)"] or [], env)
 
 
 if __name__ == "__main__":

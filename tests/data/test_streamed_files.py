@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import pickle
 import random
+import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -207,6 +208,33 @@ def test_a_streamed_run_reports_what_a_whole_run_does(
     got = run_report(capsys, tmp_path, "streamed", data, out)
     assert got == expected
     assert len(got["rows"]) == 5000 and got["cohorts"] and got["failing_rows"]
+
+
+def test_a_streamed_run_stores_the_tags_a_whole_run_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The team viewer's tag filter reads the run's ``sample_tags``: a dataset left on disk
+    collects them while it is checked (no extra read), and they are the whole load's."""
+    rows = [
+        {"id": "a", "input": {}, "expected_output": "x", "metadata": {"tags": [" vip ", "b"]}},
+        {"id": "b", "input": {}, "expected_output": "x", "metadata": {"tags": "solo"}},
+        {"id": "c", "input": {}, "expected_output": "x", "metadata": {"tags": [3, "", "b"]}},
+        {"id": "d", "input": {}, "expected_output": "x"},
+    ]
+    data = write_lines(tmp_path / "tags.jsonl", rows)
+    out = write_lines(tmp_path / "o.jsonl", [{"id": r["id"], "output": "x"} for r in rows])
+    configs = []
+    for name, threshold in (("whole", 1 << 62), ("streamed", 0)):
+        monkeypatch.setattr(dataset_stream, "STREAM_MIN_BYTES", threshold)
+        store = tmp_path / f"{name}.db"
+        argv = ["run", str(data), "--outputs", str(out), "-m", "exact-match", "-q"]
+        argv += ["--store", str(store)]
+        with pytest.raises(SystemExit):
+            main([*argv, "--run-id", name])
+        with sqlite3.connect(store) as db:
+            (config,) = db.execute("SELECT config FROM runs").fetchone()
+        configs.append(json.loads(config)["sample_tags"])
+    assert configs == [["b", "solo", "vip"], ["b", "solo", "vip"]]
 
 
 def test_a_streamed_dataset_knows_its_metadata_keys(tmp_path: Path, streamed: None) -> None:

@@ -443,3 +443,29 @@ def test_answer_containment_needs_an_answer_span(expected: Any, label: str) -> N
         MetricError, match=f"non-empty answer span for answer-containment-at-k; got {label}"
     ):
         AnswerContainmentAtK().score(sample(expected), passages("text"))
+
+
+@pytest.mark.parametrize("odd_k", [None, "7", True, 0], ids=["ints", "digits", "bool", "zero"])
+def test_batches_with_metadata_k_agree_with_pytrec_eval(odd_k: Any) -> None:
+    """A batch whose samples carry ``metadata.k`` (scored without a per-row loop when every k
+    is a plain int) agrees with trec_eval; one odd k sends the batch row by row, where the
+    same scores come out and only the odd row's k is its own (or its error)."""
+    rng = random.Random(99)
+    queries = [random_query(rng, graded=True) for _ in range(400)]
+    reference = trec_scores(queries)
+    samples = [sample(dict(q), k=k) for q, _, k in queries]
+    if odd_k is not None:
+        samples[3] = sample(dict(queries[3][0]), k=odd_k)
+    outputs = [ids_output(*ranking) for _, ranking, _ in queries]
+    names = {HitAtK: "success_{k}", RecallAtK: "recall_{k}", NDCGAtK: "ndcg_cut_{k}", MRR: None}
+    for metric_type, measure in names.items():
+        column = metric_type().score_batch(samples, outputs)
+        for n, (_, _, k) in enumerate(queries):
+            if n == 3 and odd_k is not None and measure is not None:
+                bad = isinstance(odd_k, bool) or odd_k == 0
+                assert (n in column.errors) == bad
+                if not bad:
+                    assert column.values[n] == pytest.approx(reference["q3"][measure.format(k=7)])
+                continue
+            theirs = reference[f"q{n}"][measure.format(k=k) if measure else "recip_rank"]
+            assert column.values[n] == pytest.approx(theirs, abs=1e-12)

@@ -6,7 +6,9 @@ was not: a resumed report scored half its rows against the old values and half a
 
 from __future__ import annotations
 
+import hashlib
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,41 @@ def test_other_metric_options_are_refused(
     (tmp_path / "d.yml").write_text(yaml.safe_dump(document), encoding="utf-8")
     code, _, err = _run(capsys, "--sut", "resume_bot:answer", "--resume", "r3", "--resume-changed")
     assert code == 2 and "other metric options" in err
+
+
+def test_edited_metadata_is_a_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _dataset(tmp_path / "d.yml", {"a": "A", "b": "B"})
+    assert _run(capsys, "--sut", "resume_bot:answer", "--run-id", "r4")[0] == 0
+    document = yaml.safe_load((tmp_path / "d.yml").read_text())
+    document["samples"][1]["metadata"] = {"tags": ["new"]}  # tags only sort: no change
+    (tmp_path / "d.yml").write_text(yaml.safe_dump(document), encoding="utf-8")
+    assert _run(capsys, "--sut", "resume_bot:answer", "--resume", "r4")[0] == 0
+    document["samples"][1]["metadata"] = {"tags": ["new"], "k": 3}
+    (tmp_path / "d.yml").write_text(yaml.safe_dump(document), encoding="utf-8")
+    code, _, err = _run(capsys, "--sut", "resume_bot:answer", "--resume", "r4")
+    assert code == 2 and "sample 'b' changed" in err
+
+
+def _json_sample_hash(sample: dict[str, object]) -> str:
+    """How assay 0.1 (before the h2: scheme) hashed a sample: sha256 of its whole JSON."""
+    value = [sample["input"], sample["expected_output"], {}]
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr, allow_nan=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def test_a_run_stored_with_whole_sample_hashes_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = {"a": "A", "b": "B"}
+    _dataset(tmp_path / "d.yml", expected)
+    assert _run(capsys, "--sut", "resume_bot:answer", "--run-id", "r5")[0] == 0
+    samples = yaml.safe_load((tmp_path / "d.yml").read_text())["samples"]
+    with sqlite3.connect(tmp_path / "runs.db") as db:  # as the older assay left it
+        db.executemany(
+            "UPDATE sample_hashes SET content_hash = ? WHERE run_id = 'r5' AND sample_id = ?",
+            [(_json_sample_hash(sample), sample["id"]) for sample in samples],
+        )
+    assert _run(capsys, "--sut", "resume_bot:answer", "--resume", "r5")[0] == 0
+    _dataset(tmp_path / "d.yml", {**expected, "a": "not A"})
+    code, _, err = _run(capsys, "--sut", "resume_bot:answer", "--resume", "r5")
+    assert code == 2 and "sample 'a' changed" in err

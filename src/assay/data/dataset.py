@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -165,9 +166,12 @@ class Sample(BaseModel):
         """Cohort tags: ``metadata.tags`` as a string or list, trimmed and de-duplicated."""
         return normalise_tags(self.metadata.get("tags"))
 
-    @property
+    @cached_property
     def row_hash(self) -> str:
-        """Stable identity of the sample's content (input + expected), independent of its id."""
+        """Stable identity of the sample's content (input + expected), independent of its id.
+
+        Taken once per sample (a frozen model): the recorder and the resume check both read it.
+        """
         return row_hash(self.input, self.expected_output)
 
 

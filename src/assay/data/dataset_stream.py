@@ -24,7 +24,7 @@ from typing import Any, NoReturn, overload
 
 from pydantic import ValidationError
 
-from assay.data.dataset import Dataset, Sample, dataset_from_data
+from assay.data.dataset import Dataset, Sample, dataset_from_data, normalise_tags
 from assay.data.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
 from assay.data.json_items import ItemScan, SpanReader
 from assay.data.jsonl_lines import LineReader, first_offset, iter_entries
@@ -85,12 +85,17 @@ class IndexedSamples(Sequence[Sample]):
     where each sample's text is (:meth:`_texts` in file order, :meth:`_text_at` by index)."""
 
     def __init__(
-        self, path: Path, id_hashes: SpillLog, metadata_keys: frozenset[str] = frozenset()
+        self,
+        path: Path,
+        id_hashes: SpillLog,
+        metadata_keys: frozenset[str] = frozenset(),
+        tags: frozenset[str] = frozenset(),
     ) -> None:
         self.path = path
         self.id_hashes = id_hashes  # hash(id) per sample, in file order
         # Every key any sample's metadata has: a walk looking for one no sample has is skipped.
         self.metadata_keys = metadata_keys
+        self.tags = tags  # every cohort tag a sample carries, seen by the checking pass
 
     def _texts(self) -> Iterator[str]:
         raise NotImplementedError
@@ -146,8 +151,9 @@ class JsonlSamples(IndexedSamples):
         offsets: SpillLog,
         id_hashes: SpillLog,
         metadata_keys: frozenset[str] = frozenset(),
+        tags: frozenset[str] = frozenset(),
     ) -> None:
-        super().__init__(path, id_hashes, metadata_keys)
+        super().__init__(path, id_hashes, metadata_keys, tags)
         self._start = start
         self._offsets = offsets
         self._reader = LineReader(path)
@@ -158,6 +164,7 @@ class JsonlSamples(IndexedSamples):
         start = first_offset(path)
         offsets, hashes = SpillLog(), SpillLog()
         keys: set[str] = set()
+        tags: set[str] = set()
         try:
             for number, offset, line in iter_entries(path, start):
                 checked = _checked(line, number, path)
@@ -167,11 +174,13 @@ class JsonlSamples(IndexedSamples):
                 offsets.append(offset)
                 hashes.append(hash(sample_id))
                 keys.update(metadata)
+                if "tags" in metadata:
+                    tags.update(normalise_tags(metadata["tags"]))
         except (UnusualLineBreaks, UnicodeDecodeError, DatasetError, ValidationError, OSError):
             return None
         if not len(offsets) or has_duplicates(hashes):
             return None
-        return cls(path, start, offsets, hashes, frozenset(keys))
+        return cls(path, start, offsets, hashes, frozenset(keys), frozenset(tags))
 
     def _texts(self) -> Iterator[str]:
         for _, _, line in iter_entries(self.path, self._start):
@@ -212,8 +221,9 @@ class DocumentSamples(IndexedSamples):
         spans: array[int],
         id_hashes: SpillLog,
         metadata_keys: frozenset[str] = frozenset(),
+        tags: frozenset[str] = frozenset(),
     ) -> None:
-        super().__init__(path, id_hashes, metadata_keys)
+        super().__init__(path, id_hashes, metadata_keys, tags)
         self._spans = spans  # start, end, start, end... byte offsets
         self._reader = SpanReader(path)
 
@@ -224,6 +234,7 @@ class DocumentSamples(IndexedSamples):
         scan = ItemScan(path, "samples")
         spans, hashes = array("q"), SpillLog()
         keys: set[str] = set()
+        tags: set[str] = set()
         first: Any = None
         try:
             for item in scan.items():
@@ -234,11 +245,14 @@ class DocumentSamples(IndexedSamples):
                 spans.extend((item.start, item.end))
                 hashes.append(hash(checked[0]))
                 keys.update(checked[1])
+                if "tags" in checked[1]:
+                    tags.update(normalise_tags(checked[1]["tags"]))
         except (NotIndexable, DatasetError, ValidationError):
             return None
         if scan.kind != "array" or not len(hashes) or has_duplicates(hashes):
             return None
-        return cls(path, spans, hashes, frozenset(keys)), scan.header, first
+        found = cls(path, spans, hashes, frozenset(keys), frozenset(tags))
+        return found, scan.header, first
 
     def _texts(self) -> Iterator[str]:
         spans, reader = self._spans, SpanReader(self.path)

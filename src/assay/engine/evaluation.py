@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.data.dataset import Dataset, conversation_of
+from assay.data.dataset_stream import IndexedSamples
 from assay.data.executions import Execution, iter_plan
 from assay.data.outputs import Output, coerce_output
 from assay.data.results import DEFAULT_TEXT_LIMIT, ExecutionResult
 from assay.engine.recorder import Recorder, ReportParts
-from assay.engine.resume_check import OPTIONS_KEY, check_resume, options_hash, record_hashes
+from assay.engine.resume_check import OPTIONS_KEY, check_resume, options_hash
 from assay.engine.runner import Runner, never_stop
 from assay.engine.sut import SystemUnderTest
 from assay.errors import UsageError
@@ -168,8 +169,7 @@ def _open_run(
             OPTIONS_KEY: options_hash(dataset, metric_names, options.thresholds),
         },
     )
-    record_hashes(store, run_id, dataset)
-    return repetitions, set()
+    return repetitions, set()  # each sample's content hash is stored with its first execution
 
 
 def _recorder(
@@ -402,7 +402,13 @@ def _resume(
 def _labels(dataset: Dataset) -> dict[str, Any]:
     """What a team's viewer filters runs by: the branch the run was made on (CI's variables,
     else the checkout's ``.git/HEAD``) and the tags its samples carry."""
-    tags = sorted({tag for sample in dataset.samples for tag in sample.tags})[:MAX_LABELS]
+    samples = dataset.samples
+    seen = (  # a dataset left on disk saw its tags while checking it: no second read
+        samples.tags
+        if isinstance(samples, IndexedSamples)
+        else {tag for sample in samples for tag in sample.tags}
+    )
+    tags = sorted(seen)[:MAX_LABELS]
     branch = current_branch()
     return {"sample_tags": tags, **({"branch": branch} if branch else {})}
 

@@ -28,6 +28,7 @@ from assay.data.results import (
     scored_rows,
     threshold_for,
 )
+from assay.engine.resume_check import content_hash
 from assay.store.runs import RunStore
 from assay.store.schema import StoredExecution, encode_json, encode_plain_rows
 
@@ -147,6 +148,7 @@ class Recorder:
         if self.store is not None:
             stored = self._stored(result, output, execution, tags, row_hash)
             self.store.record_many(self.run_id, [stored])
+            self.store.note_contents(self.run_id, [sample.id], [content_hash(sample)])
         self._held.append(_Held(result, sample, output, tags, row_hash, position))
         if not self._loading():
             self._parts()
@@ -164,6 +166,8 @@ class Recorder:
             del waiting[(execution.sample.id, execution.repetition)]
         if self.store is not None:
             self._store_chunk(self.store, chunk, tags, hashes, outputs)
+            contents = [content_hash(sample) for sample in samples]
+            self.store.note_contents(self.run_id, [sample.id for sample in samples], contents)
         passed = self.builder.add_chunk(chunk, tags, hashes)
         for index, sample in enumerate(samples):
             if CONVERSATION_KEY in sample.metadata:  # a turn (see conversation_of)

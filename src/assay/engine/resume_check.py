@@ -1,36 +1,61 @@
 """A resumed run scores the dataset it began with: content hashes per sample, checked.
 
-When a run begins, each sample's content hash (its input, expected output and metadata; the
-``tags`` key aside, which only sorts it into cohorts) and a hash of the metric options are
-stored. ``--resume`` compares them with the dataset as it is now: metric options that differ are
-refused; a sample whose content differs (or that is gone) is refused, exit 2 naming the first
-one, unless ``--resume-changed``, which forgets the stored executions of exactly those samples
-so they are scored again against what the dataset now says.
+When a run begins, a hash of the metric options is stored; each sample's content hash (its
+input, expected output and metadata; the ``tags`` key aside, which only sorts it into cohorts)
+is stored in the same transaction as the sample's executions (the recorder notes it), so the
+dataset is not read an extra time for it. ``--resume`` compares them with the dataset as it is
+now: metric options that differ are refused; a sample whose content differs (or that is gone)
+is refused, exit 2 naming the first one, unless ``--resume-changed``, which forgets the stored
+executions of exactly those samples so they are scored again against what the dataset now
+says. A sample the run has not reached yet has no stored hash: it is scored as it now is.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from collections.abc import Mapping, Sequence
 
-from assay.data.dataset import Dataset, Sample
+from assay.data.dataset import Dataset, Sample, canonical_json
 from assay.errors import UsageError
 from assay.store.runs import RunStore
 from assay.store.sample_hashes import forget, save_hashes, stored_hashes
 
 OPTIONS_KEY = "metric_options_hash"  # in the run's stored configuration
-HASH_BATCH = 65_536  # samples whose content hashes are stored in one commit
+
+
+_CONTENT_SCHEME = "h2:"
+"""Marks a content hash taken from the row hash and the metadata; a value without it was stored
+by an assay that hashed the whole sample's JSON (:func:`_whole_sample_hash`), and a resume of
+such a run compares hashes taken that way."""
+
+
+_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=repr, allow_nan=True)
+"""``json.dumps`` with these options, built once (``dumps`` builds an encoder per call)."""
 
 
 def _digest(value: object) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr, allow_nan=True)
+    text = _ENCODER.encode(value)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def content_hash(sample: Sample) -> str:
-    """What a metric may read of ``sample``: input, expected output, metadata (tags aside)."""
+    """What a metric may read of ``sample``: input, expected output, metadata (tags aside).
+
+    The sample's row hash already covers its input and expected output (and is taken once per
+    sample for the report): it is the content hash of a sample with no other metadata, and
+    only the metadata is encoded beside it otherwise.
+    """
+    metadata = sample.metadata
+    if not metadata or (len(metadata) == 1 and "tags" in metadata):
+        return _CONTENT_SCHEME + sample.row_hash[:32]
+    rest = {key: value for key, value in metadata.items() if key != "tags"}
+    text = sample.row_hash + canonical_json(rest)
+    return _CONTENT_SCHEME + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _whole_sample_hash(sample: Sample) -> str:
+    """The content hash an assay before the ``h2:`` scheme stored (kept to resume its runs)."""
     metadata = {key: value for key, value in sample.metadata.items() if key != "tags"}
     return _digest([sample.input, sample.expected_output, metadata])
 
@@ -41,14 +66,6 @@ def options_hash(
     """The metrics' names, their options as the dataset gives them, and the thresholds."""
     specs = [[spec.name, spec.options] for spec in dataset.metrics]
     return _digest([list(metric_names), specs, dict(sorted(thresholds.items()))])
-
-
-def record_hashes(store: RunStore, run_id: str, dataset: Dataset) -> None:
-    """Store the content hash of every sample of a run that begins now, a batch at a time: the
-    hashes of every sample at once would be the run's largest object (~200 MB at 1M samples)."""
-    samples = iter(dataset.samples)
-    while batch := {s.id: content_hash(s) for s in itertools.islice(samples, HASH_BATCH)}:
-        save_hashes(store, run_id, batch)
 
 
 def check_resume(
@@ -72,7 +89,9 @@ def check_resume(
     before = stored_hashes(store, run_id)
     if not before:
         return set()
-    now = {sample.id: content_hash(sample) for sample in dataset.samples}
+    legacy = not next(iter(before.values())).startswith(_CONTENT_SCHEME)
+    hashing = _whole_sample_hash if legacy else content_hash
+    now = {sample.id: hashing(sample) for sample in dataset.samples}
     changed = [key for key, value in now.items() if key in before and before[key] != value]
     gone = [key for key in before if key not in now]
     if not (changed or gone):

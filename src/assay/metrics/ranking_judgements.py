@@ -100,12 +100,13 @@ def _judge(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged:
 
 
 def _judge_plain(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged | None:
-    """The common batch, read with no per-row Python loop: no metadata.relevant nor k, each
-    ``expected_output`` is ``{id: integer level}`` with a level above zero (all a float holds)
-    and each output has a ``retrieved`` list; None for any other batch. What ``_judge_rows``
-    gives for it (:func:`~assay.metrics.relevance.ordered_gains` keeps such a mapping as is)."""
-    metadata = [sample.metadata for sample in samples]
-    if any(metadata) and any(_reads(entries) for entries in metadata if entries):
+    """The common batch, read with no per-row Python loop: no metadata.relevant, any
+    metadata.k a plain positive integer, each ``expected_output`` is ``{id: integer level}``
+    with a level above zero (all a float holds) and each output has a ``retrieved`` list; None
+    for any other batch. What ``_judge_rows`` gives for it
+    (:func:`~assay.metrics.relevance.ordered_gains` keeps such a mapping as is)."""
+    metadata_k = _plain_ks([sample.metadata for sample in samples])
+    if metadata_k is None:
         return None
     raws = [sample.expected_output for sample in samples]
     if {*map(type, raws)} != _DICT:
@@ -132,7 +133,7 @@ def _judge_plain(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged
         relevance=raws,
         rankings=rankings,
         counts=levels[1],
-        metadata_k=[None] * size,
+        metadata_k=metadata_k,
         derived={("ordered",): levels[0]},
     )
 
@@ -170,9 +171,18 @@ def _sorted_levels(
     return (-inside.reshape(-1), bounds), counts.tolist()
 
 
-def _reads(metadata: Mapping[str, Any]) -> bool:
-    """Whether a sample's metadata holds what the ranking metrics read (relevance or k)."""
-    return metadata.get(RELEVANT_KEY) is not None or metadata.get("k") is not None
+def _plain_ks(metadata: list[dict[str, Any]]) -> list[int | None] | None:
+    """Each sample's ``metadata.k`` where every one is absent or an ``int`` of at least 1 and
+    no sample names its relevance in metadata; None otherwise (the per-row path reads those,
+    and says why a k is refused)."""
+    if not any(metadata):
+        return [None] * len(metadata)
+    if any(entries.get(RELEVANT_KEY) is not None for entries in metadata):
+        return None
+    ks = [entries.get("k") for entries in metadata]
+    if all(k is None or (type(k) is int and k >= 1) for k in ks):
+        return ks
+    return None
 
 
 def _judge_rows(samples: Sequence[Sample], outputs: Sequence[Output]) -> Judged:

@@ -118,6 +118,7 @@ class FailingRowCollector:
         self._kept: list[tuple[int, int, FailingRow]] = []
         self._seen = 0
         self._bound: tuple[int, int] | None = None  # key of the last listed row, once full
+        self._in_order = True  # every row kept so far arrived in dataset order
         self.position = 0  # the dataset position of the execution being added
 
     def add(self, result: ExecutionResult, sample: Sample, output: Output | None) -> None:
@@ -140,25 +141,26 @@ class FailingRowCollector:
     def _add(
         self, result: ExecutionResult, tags: list[str], texts: tuple[Sample, Output | None] | None
     ) -> None:
+        row_texts = _RowTexts(texts, self.text_limit, redact=self.redact)
         if result.sut_error is not None:
-            self._append(result, tags, texts, SUT_STAGE, "errored", None, result.sut_error)
+            self._append(result, tags, row_texts, SUT_STAGE, "errored", None, result.sut_error)
         for name, outcome in result.scores.items():
             if outcome.error is not None or outcome.value is None:
                 error = outcome.error or "metric produced no score"
-                self._append(result, tags, texts, name, "errored", None, error)
+                self._append(result, tags, row_texts, name, "errored", None, error)
             elif not passes(outcome.value, threshold := threshold_for(self.thresholds, name)):
                 sample, output = texts if texts is not None else (None, None)
                 expected = None if sample is None else sample.expected_output
                 reason = failing_reason(
                     name, outcome.value, threshold, outcome.details, expected, output
                 )
-                self._append(result, tags, texts, name, "failed", outcome.value, reason)
+                self._append(result, tags, row_texts, name, "failed", outcome.value, reason)
 
     def _append(
         self,
         result: ExecutionResult,
         tags: list[str],
-        texts: tuple[Sample, Output | None] | None,
+        texts: _RowTexts,
         metric: str,
         status: str,
         score: float | None,
@@ -183,33 +185,21 @@ class FailingRowCollector:
                     "score": score,
                     "threshold": threshold,
                     "reason": reason,
-                    **(self._texts(*texts, metric) if texts is not None else _NO_TEXTS),
+                    **texts.of(metric),
                 },
             )
         )
 
-    def _texts(self, sample: Sample, output: Output | None, metric: str) -> Mapping[str, Any]:
-        """The row's texts; a retrieval metric's actual is the ranking it scored."""
-        if self.redact:
-            return _NO_TEXTS
-        limit = self.text_limit
-        expected = sample.expected_output
-        actual = None if output is None else output.text
-        if output is not None and output.retrieved is not None and metric.startswith("retrieval-"):
-            actual = "ranking: " + ", ".join(
-                f"{rank}. {doc}" for rank, doc in enumerate(output.retrieved.ids, 1)
-            )
-        return {
-            "input": truncate(input_text(sample.input), limit),
-            "expected": None if expected is None else truncate(_as_text(expected), limit),
-            "actual": None if actual is None else truncate(actual, limit),
-            "tools": _tools(output),
-        }
-
     def _keep(self, row: FailingRow) -> None:
-        """Keep the ``cap`` rows first in dataset order, whatever order results arrive in."""
-        self._kept.append((self.position, row.repetition, row))
-        if len(self._kept) >= 2 * self.cap:
+        """Keep the ``cap`` rows first in dataset order, whatever order results arrive in.
+
+        Results that arrive in dataset order (a sequential run) fix the bound at the cap-th
+        row, so no later row is built at all.
+        """
+        key = (self.position, row.repetition)
+        self._in_order = self._in_order and (not self._kept or self._kept[-1][:2] <= key)
+        self._kept.append((*key, row))
+        if len(self._kept) >= 2 * self.cap or (self._in_order and len(self._kept) >= self.cap):
             self._trim()
 
     def _trim(self) -> None:
@@ -228,3 +218,37 @@ class FailingRowCollector:
     def omitted(self) -> int:
         """Failing rows beyond the cap: counted, not listed."""
         return max(0, self._seen - self.cap)
+
+
+class _RowTexts:
+    """The texts of one execution's failing rows, built once however many of its metrics fail;
+    a retrieval metric's actual is the ranking it scored."""
+
+    def __init__(
+        self, texts: tuple[Sample, Output | None] | None, limit: int, *, redact: bool
+    ) -> None:
+        self._texts = None if redact else texts
+        self._limit = limit
+        self._plain: Mapping[str, Any] | None = None
+        self._ranked: Mapping[str, Any] | None = None
+
+    def of(self, metric: str) -> Mapping[str, Any]:
+        if self._texts is None:
+            return _NO_TEXTS
+        sample, output = self._texts
+        if self._plain is None:
+            expected = sample.expected_output
+            self._plain = {
+                "input": truncate(input_text(sample.input), self._limit),
+                "expected": None if expected is None else truncate(_as_text(expected), self._limit),
+                "actual": None if output is None else truncate(output.text, self._limit),
+                "tools": _tools(output),
+            }
+        if output is None or output.retrieved is None or not metric.startswith("retrieval-"):
+            return self._plain
+        if self._ranked is None:
+            ranking = ", ".join(
+                f"{rank}. {doc}" for rank, doc in enumerate(output.retrieved.ids, 1)
+            )
+            self._ranked = {**self._plain, "actual": truncate("ranking: " + ranking, self._limit)}
+        return self._ranked

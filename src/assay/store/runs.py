@@ -31,6 +31,7 @@ from assay.store.reads import StoredRuns
 from assay.store.schema import (
     INSERT_MANY,
     INSERT_ONE,
+    INSERT_SAMPLE_HASH,
     ROWS_PER_INSERT,
     RunRecord,
     StoredExecution,
@@ -64,6 +65,7 @@ class RunStore(StoredRuns):
         self._pending = 0
         self._rows: list[tuple[Any, ...]] = []
         self._chunks: list[tuple[Any, ...]] = []  # chunk rows not yet written
+        self._hashes: list[tuple[str, str, str]] = []  # sample content hashes not yet written
         self._created: set[str] = set()  # runs this store object created: they take chunks
         self._tags_json: dict[tuple[str, ...], bytes] = {}
         self._last_commit = time.monotonic()
@@ -254,6 +256,14 @@ class RunStore(StoredRuns):
         self._pending += len(ids)
         self._flush_when_due()
 
+    def note_contents(self, run_id: str, sample_ids: Sequence[str], hashes: Sequence[str]) -> None:
+        """Each sample's content hash (:mod:`assay.store.sample_hashes`), written in the same
+        transaction as the executions recorded with it, so a resume finds a hash for every
+        sample it has a stored execution of."""
+        self._hashes.extend(
+            (run_id, sample_id, value) for sample_id, value in zip(sample_ids, hashes)
+        )
+
     def _flush_when_due(self) -> None:
         """Commit once ``commit_interval_s`` has passed since the last commit."""
         if time.monotonic() - self._last_commit >= self.commit_interval_s:
@@ -279,19 +289,22 @@ class RunStore(StoredRuns):
 
     def flush(self) -> None:
         """Write and commit what was recorded since the last flush, in one transaction."""
-        if self._rows or self._chunks:
+        if self._rows or self._chunks or self._hashes:
             rows, self._rows = self._rows, []
             chunks, self._chunks = self._chunks, []
+            hashes, self._hashes = self._hashes, []
 
             def write() -> None:
                 self._insert(rows)
                 self.db.executemany(INSERT_CHUNK, chunks)
+                self.db.executemany(INSERT_SAMPLE_HASH, hashes)
 
             try:
                 transaction(self.db, write)
             except BaseException:
                 # e.g. Ctrl-C between BEGIN and COMMIT: keep the rows for the next flush
                 self._rows, self._chunks = rows + self._rows, chunks + self._chunks
+                self._hashes = hashes + self._hashes
                 raise
         self._pending = 0
         self._last_commit = time.monotonic()

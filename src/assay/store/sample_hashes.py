@@ -13,16 +13,15 @@ from collections.abc import Iterable, Mapping
 from assay.store.backend import transaction
 from assay.store.chunks import chunk_entries
 from assay.store.runs import RunStore
-from assay.store.schema import decode_json, encode_json, has_table
+from assay.store.schema import INSERT_SAMPLE_HASH, decode_json, encode_json, has_table
 
-_INSERT = "INSERT OR REPLACE INTO sample_hashes VALUES (?, ?, ?)"
 _ROW = "INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, 0, NULL, ?)"
 
 
 def save_hashes(store: RunStore, run_id: str, hashes: Mapping[str, str]) -> None:
     """Record (or replace) the content hash of each sample id of ``run_id``, in one commit."""
     rows = [(run_id, key, value) for key, value in hashes.items()]
-    transaction(store.db, lambda: store.db.executemany(_INSERT, rows))
+    transaction(store.db, lambda: store.db.executemany(INSERT_SAMPLE_HASH, rows))
 
 
 def stored_hashes(store: RunStore, run_id: str) -> dict[str, str]:

@@ -135,6 +135,7 @@ TABLES: Final = (
 )
 
 INSERT_ONE = "INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+INSERT_SAMPLE_HASH: Final = "INSERT OR REPLACE INTO sample_hashes VALUES (?, ?, ?)"
 # 900 parameters a statement: under SQLite's oldest limit (999), so any build takes it.
 ROWS_PER_INSERT: Final = 100
 INSERT_MANY = "INSERT OR REPLACE INTO executions VALUES " + ", ".join(
