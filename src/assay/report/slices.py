@@ -54,11 +54,13 @@ class SliceScores:
         return self._spilled + len(self.values)
 
     def append(self, value: float) -> None:
+        """Add one score (written out with the others once they pass the cap)."""
         self.values.append(value)
         if len(self.values) > self.cap:
             self._spill()
 
     def extend(self, values: npt.NDArray[np.float64]) -> None:
+        """Add a column's scores (written out with the others once they pass the cap)."""
         self.values.frombytes(values.tobytes())
         if len(self.values) > self.cap:
             self._spill()
