@@ -67,7 +67,10 @@ def test_spilled_aggregate_is_numpy_over_the_whole_array(
 ) -> None:
     rng = np.random.default_rng(size + cap)
     values = _scores(rng, size)
-    aggregate = metric_aggregate("m", _slice(values, cap), threshold)
+    scores = _slice(values, cap)
+    assert scores.scored == size
+    assert size <= max(cap, 1) or len(scores.values) < size  # the rest went to the file
+    aggregate = metric_aggregate("m", scores, threshold)
     passed = int((values >= threshold).sum())
     assert (aggregate.scored, aggregate.failed, aggregate.attempted) == (size, size - passed, size)
     assert aggregate.p50 == float(np.percentile(values, 50))
