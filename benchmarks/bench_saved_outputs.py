@@ -278,7 +278,8 @@ def one_round(
         "wall": wall_s,
         "cpu": cpu_s,
         "peak": peak_mb,
-        "failures": summary["total_failures"],
+        "failed_rows": summary["failed_rows"],
+        "errored_rows": summary["errored_rows"],
         "help_cpu": help_cpu,
         "small_cpu": small_cpu,
         "plain_cpu": plain_cpu,
@@ -334,7 +335,8 @@ def print_summary(done: list[dict[str, float]], samples: int, report: Path) -> N
     print(
         f"assay run (median of {len(done)}): {mid('wall'):.2f}s wall, {mid('cpu'):.2f}s CPU, "
         f"peak RSS {max(row['peak'] for row in done):.0f} MB (largest), report "
-        f"{report.stat().st_size / 1e6:.1f} MB, {done[-1]['failures']:.0f} failures captured"
+        f"{report.stat().st_size / 1e6:.1f} MB, {done[-1]['failed_rows']:.0f} rows failed, "
+        f"{done[-1]['errored_rows']:.0f} errored"
     )
     print(
         f"reference (the four metrics' score() in a loop, a child of its own): "

@@ -305,7 +305,7 @@ def test_the_plain_shape_check_accepts_only_valid_samples(value: dict[str, Any])
     from pydantic import ValidationError
 
     from assay.data.dataset import Sample
-    from assay.data.dataset_stream import _plain_sample
+    from assay.data.dataset import is_plain_sample as _plain_sample
 
     if not _plain_sample(value):
         return

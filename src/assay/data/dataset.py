@@ -369,6 +369,49 @@ def _flat(value: Any) -> bool:
     return kind in _FLAT_TYPES
 
 
+_SAMPLE_KEYS = frozenset({"id", "input", "expected_output", "metadata"})
+_set = object.__setattr__  # a Sample is frozen: its parts are set as pydantic sets them
+
+
+def is_plain_sample(value: object) -> bool:
+    """Whether a parsed sample has the common shape :class:`Sample` accepts as it is: a string
+    or integer id, an object input, an expected output, an object metadata, nothing else (no
+    ``turns``). Such a value is valid by construction (see :func:`built_sample`)."""
+    if type(value) is not dict or not value.keys() <= _SAMPLE_KEYS:
+        return False
+    sample_id = value.get("id")
+    return (
+        ((type(sample_id) is str and sample_id != "") or type(sample_id) is int)
+        and type(value.get("input")) is dict
+        and "expected_output" in value
+        and type(value.get("metadata", {})) is dict
+    )
+
+
+def built_sample(value: dict[str, Any]) -> Sample:
+    """The sample of a plain-shaped value (:func:`is_plain_sample`), as ``Sample.model_construct``
+    (and validation) build it: fields in declaration order, the id as a string, the keys given
+    as the fields set.
+
+    Set directly, as ``model_construct`` and unpickling set them, since model_construct's
+    per-field default resolution cost as much as validating the value.
+    """
+    sample_id = value["id"]
+    fields = {
+        "id": sample_id if type(sample_id) is str else str(sample_id),
+        "input": value["input"],
+        "expected_output": value["expected_output"],
+        "metadata": value.get("metadata", {}),
+        "turns": None,
+    }
+    sample = Sample.__new__(Sample)
+    _set(sample, "__dict__", fields)
+    _set(sample, "__pydantic_fields_set__", set(value))
+    _set(sample, "__pydantic_extra__", None)
+    _set(sample, "__pydantic_private__", None)
+    return sample
+
+
 # --------------------------------------------------------------------------- validation
 
 
@@ -433,7 +476,19 @@ def read_dataset(path: str | Path) -> Dataset:
     text = read_text(path)
     if path.suffix.lower() == ".jsonl":
         samples = [value for _, value in iter_jsonl(text, path, DatasetError)]
+        if samples and all(map(is_plain_sample, samples)):
+            return _plain_dataset(path, samples)
         data: Any = {"name": path.stem, "samples": samples}
     else:
         data = parse_document(text, path)
     return dataset_from_data(data, source=str(path))
+
+
+def _plain_dataset(path: Path, samples: list[dict[str, Any]]) -> Dataset:
+    """A JSONL dataset whose every sample has the plain shape: checked for duplicate ids, then
+    built without the model's walk over each value (the document around them, with the first
+    sample, still goes through the model), as a dataset left on disk reads its lines."""
+    source = str(path)
+    _check_duplicate_ids(samples, source)
+    head = dataset_from_data({"name": path.stem, "samples": samples[:1]}, source=source)
+    return head.model_copy(update={"samples": [built_sample(value) for value in samples]})

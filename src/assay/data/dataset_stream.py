@@ -24,7 +24,14 @@ from typing import Any, NoReturn, overload
 
 from pydantic import ValidationError
 
-from assay.data.dataset import Dataset, Sample, dataset_from_data, normalise_tags
+from assay.data.dataset import (
+    Dataset,
+    Sample,
+    built_sample,
+    dataset_from_data,
+    is_plain_sample,
+    normalise_tags,
+)
 from assay.data.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
 from assay.data.json_items import ItemScan, SpanReader
 from assay.data.jsonl_lines import LineReader, first_offset, iter_entries
@@ -269,10 +276,6 @@ class DocumentSamples(IndexedSamples):
             raise self._changed() from None
 
 
-_SAMPLE_KEYS = frozenset({"id", "input", "expected_output", "metadata"})
-_set = object.__setattr__  # a Sample is frozen: its parts are set as pydantic sets them
-
-
 def _checked(line: str, number: int, path: Path) -> tuple[str, dict[str, Any]] | None:
     """A line's sample id and metadata, once the line is known to validate as a sample; None
     for a conversation (``turns``).
@@ -286,63 +289,27 @@ def _checked(line: str, number: int, path: Path) -> tuple[str, dict[str, Any]] |
 
 def _checked_value(value: Any) -> tuple[str, dict[str, Any]] | None:
     """:func:`_checked` for a value already parsed."""
-    if _plain_sample(value):
+    if is_plain_sample(value):
         return str(value["id"]), value.get("metadata", {})
     sample = Sample.model_validate(value)
     return None if sample.turns else (sample.id, sample.metadata)
 
 
-def _plain_sample(value: object) -> bool:
-    """Whether a parsed line has the shape :class:`Sample` accepts as it is (see _checked)."""
-    if type(value) is not dict or not value.keys() <= _SAMPLE_KEYS:
-        return False
-    sample_id = value.get("id")
-    return (
-        ((type(sample_id) is str and sample_id != "") or type(sample_id) is int)
-        and type(value.get("input")) is dict
-        and "expected_output" in value
-        and type(value.get("metadata", {})) is dict
-    )
-
-
 def _sample(line: str, number: int, path: Path) -> Sample:
     """One line's sample, validated as a sample of :class:`Dataset` is.
 
-    A line of the common shape (:func:`_plain_sample`) is valid by construction: it is built
-    as validation would build it (the id as a string, the same fields set), without the model's
-    walk over its values.
+    A line of the common shape (:func:`~assay.data.dataset.is_plain_sample`) is valid by
+    construction: it is built as validation would build it (the id as a string, the same fields
+    set), without the model's walk over its values.
     """
     return _sample_value(parse_jsonl_line(line, number, path, DatasetError))
 
 
 def _sample_value(value: Any) -> Sample:
     """:func:`_sample` for a value already parsed."""
-    if _plain_sample(value):
-        return _built(value)
+    if is_plain_sample(value):
+        return built_sample(value)
     return Sample.model_validate(value)
-
-
-def _built(value: dict[str, Any]) -> Sample:
-    """The sample of a plain-shaped line, as ``Sample.model_construct`` (and validation) build
-    it: fields in declaration order, the id as a string, the keys given as the fields set.
-
-    Set directly, as ``model_construct`` and unpickling set them, since model_construct's
-    per-field default resolution cost as much as validating the line.
-    """
-    sample_id = value["id"]
-    fields = {
-        "id": sample_id if type(sample_id) is str else str(sample_id),
-        "input": value["input"],
-        "expected_output": value["expected_output"],
-        "metadata": value.get("metadata", {}),
-        "turns": None,
-    }
-    sample = Sample.__new__(Sample)
-    _set(sample, "__dict__", fields)
-    _set(sample, "__pydantic_fields_set__", set(value))
-    _set(sample, "__pydantic_extra__", None)
-    _set(sample, "__pydantic_private__", None)
-    return sample
 
 
 def explain_jsonl_dataset(path: Path) -> NoReturn:

@@ -147,8 +147,8 @@ class Recorder:
         tags, row_hash = sample.tags, sample.row_hash
         if self.store is not None:
             stored = self._stored(result, output, execution, tags, row_hash)
-            self.store.record_many(self.run_id, [stored])
             self.store.note_contents(self.run_id, [sample.id], [content_hash(sample)])
+            self.store.record_many(self.run_id, [stored])  # may commit: the hash goes with it
         self._held.append(_Held(result, sample, output, tags, row_hash, position))
         if not self._loading():
             self._parts()
@@ -165,9 +165,9 @@ class Recorder:
         for execution in executions if waiting else ():  # remembered: see planned
             del waiting[(execution.sample.id, execution.repetition)]
         if self.store is not None:
-            self._store_chunk(self.store, chunk, tags, hashes, outputs)
             contents = [content_hash(sample) for sample in samples]
             self.store.note_contents(self.run_id, [sample.id for sample in samples], contents)
+            self._store_chunk(self.store, chunk, tags, hashes, outputs)  # commits them together
         passed = self.builder.add_chunk(chunk, tags, hashes)
         for index, sample in enumerate(samples):
             if CONVERSATION_KEY in sample.metadata:  # a turn (see conversation_of)
