@@ -8,7 +8,8 @@ Each round runs, each in a fresh interpreter and interleaved:
 - ``assay run DATASET --outputs OUTPUTS -m retrieval-hit-at-k -m retrieval-recall-at-k
   -m retrieval-mrr -m retrieval-ndcg-at-k -f json -o report.json --store runs.db -q``;
 - pytrec_eval: read both files with the stdlib's ``json``, build its qrels and run dicts
-  (a score per rank), evaluate success@10, recall@10, recip_rank and ndcg_cut@10;
+  (a score per rank), evaluate success@10, recall@10, recip_rank and ndcg_cut@10 (the child
+  imports nothing else: this script's own imports are the standard library's);
 - the plain loop: read both files the same way and call assay's four metrics' ``score()`` on
   each (sample, output) pair, with no runner, store or report (the floor of a harness that
   uses these metrics).
@@ -30,7 +31,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_ranking import make_data
 from bench_saved_outputs import child_env, measure
 from timing import compile_package
 
@@ -46,6 +46,10 @@ TREC = {
 
 def write_files(directory: Path, queries: int, docs: int, seed: int) -> tuple[Path, Path]:
     """The dataset and the saved outputs as JSONL files."""
+    # here, not at the top: the pytrec_eval and plain-loop children run this script too, and
+    # bench_ranking imports pytrec_eval, numpy and assay, which neither child may be charged for
+    from bench_ranking import make_data
+
     qrels, rankings = make_data(queries, docs, seed)
     dataset, outputs = directory / "dataset.jsonl", directory / "outputs.jsonl"
     with dataset.open("w", encoding="utf-8") as ds, outputs.open("w", encoding="utf-8") as out:

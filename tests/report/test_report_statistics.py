@@ -24,6 +24,18 @@ def test_percentile_is_the_inclusive_quantile(values: list[float], q: int) -> No
     assert got == pytest.approx(expected, rel=1e-12, abs=1e-9)
 
 
+@settings(max_examples=400, deadline=None)
+@given(
+    values=st.lists(st.floats(0, 1) | st.sampled_from([0.0, 0.5, 1.0]), min_size=1, max_size=80),
+    q=st.sampled_from([0, 1, 5, 25, 50, 75, 95, 99, 100]) | st.floats(0, 100),
+)
+def test_percentile_is_numpys_bit_for_bit(values: list[float], q: float) -> None:
+    """Reports stay bit-identical: the percentile read off the sorted scores is exactly
+    ``np.percentile(..., method="linear")``."""
+    ordered = np.sort(np.array(values, dtype=np.float64))
+    assert percentile(ordered, q) == float(np.percentile(ordered, q, method="linear"))
+
+
 @pytest.mark.parametrize("q", [0, 50, 95, 100])
 def test_percentile_of_nothing_is_none(q: int) -> None:
     assert percentile(np.empty(0), q) is None

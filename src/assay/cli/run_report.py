@@ -51,9 +51,9 @@ _AFTER_THE_RUN = (
     "assay.data.fileio",
 )
 _STDLIB_AFTER_THE_RUN = ("statistics",)  # NormalDist, for every report's Wilson intervals
-_NUMPY = ("numpy", "numpy.ma")
-"""numpy, and numpy.ma, which numpy loads lazily and ``np.percentile`` imports at its first call
-(``np.unique`` asks ``np.ma.is_masked``): ~12 ms after a judge run's last reply, until here."""
+_NUMPY = ("numpy",)
+"""numpy, for the statistics (the percentiles are read off the sorted scores, so ``numpy.ma``,
+which ``np.percentile`` imported through ``np.unique``, is no longer needed by a report)."""
 _PAUSE_S: Final = 0.0003
 """How long the preload waits, the GIL free, before each module it imports while the run's
 event loop runs (numpy is ~110 modules: ~0.03 s more for the thread)."""
@@ -95,7 +95,7 @@ def _running_loop() -> AbstractEventLoop | None:
 def preload(formats: Iterable[str]) -> threading.Thread:
     """Import what the end of a run needs in a daemon thread; return the thread.
 
-    That is numpy for the statistics (~0.1-0.2 s of CPU, numpy.ma included), the Wilson interval's
+    That is numpy for the statistics (~0.1-0.2 s of CPU), the Wilson interval's
     normal quantile, the compliance summary, the gate, the run store's rows and the renderers
     of ``formats``; then the report models' validators are built (``defer_build``: a judge
     run's first request does not wait for them). While the run's event loop runs, the thread

@@ -27,12 +27,14 @@ _T_TABLE_LEVEL = 0.975
 
 
 def percentile(sorted_values: np.ndarray, q: float) -> float | None:
-    """Linear-interpolation percentile (numpy 'linear', Excel PERCENTILE.INC); None if empty."""
-    import numpy as np
+    """Linear-interpolation percentile (numpy 'linear', Excel PERCENTILE.INC); None if empty.
 
+    The values are sorted already, so the order statistics are read off them
+    (:func:`linear_percentile`: ``np.percentile``'s result bit for bit, without its partition
+    and the ``numpy.ma`` import it makes)."""
     if sorted_values.size == 0:
         return None
-    return float(np.percentile(sorted_values, q, method="linear"))
+    return linear_percentile(sorted_values.size, q, lambda k: float(sorted_values[k]))
 
 
 def histogram(values: np.ndarray, buckets: int = HISTOGRAM_BUCKETS) -> list[Bucket]:
