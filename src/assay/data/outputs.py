@@ -291,11 +291,23 @@ def _jsonl_entries(text: str, path: Path) -> Iterator[_Entry]:
     from assay.data.documents import iter_jsonl
 
     for number, value in iter_jsonl(text, path, OutputsError):
-        if not isinstance(value, Mapping):
-            raise OutputsError(
-                f"line {number} must be an object with 'id' and 'output'", file=str(path)
-            )
-        yield value.get("id"), {k: v for k, v in value.items() if k != "id"}, f"line {number}"
+        yield _jsonl_entry(value, number, path)
+
+
+def _jsonl_entry(value: object, number: int, path: Path) -> _Entry:
+    """One JSONL line's (id, output, where); an OutputsError when the line is not an object."""
+    if not isinstance(value, Mapping):
+        raise OutputsError(
+            f"line {number} must be an object with 'id' and 'output'", file=str(path)
+        )
+    return value.get("id"), {k: v for k, v in value.items() if k != "id"}, f"line {number}"
+
+
+def check_jsonl_entry(value: object, number: int, path: Path) -> None:
+    """Raise what :func:`read_outputs` raises for one JSONL line's value, if anything (a line
+    read on its own: only a duplicate id across lines goes unseen)."""
+    sample_id, entry, where = _jsonl_entry(value, number, path)
+    _add({}, sample_id, entry, where=where, path=path)
 
 
 def _document_entries(text: str, path: Path) -> Iterator[_Entry]:

@@ -23,13 +23,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from assay.data.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
 from assay.data.json_items import ItemScan, SpanReader, parse_item
 from assay.data.jsonl_lines import BLOCK, LineReader, first_offset, iter_entries
-from assay.data.outputs import Output, coerce_output, parse_retrieved
+from assay.data.outputs import Output, check_jsonl_entry, coerce_output, parse_retrieved
 from assay.data.spill_log import SpillLog, duplicate_hash, has_duplicates, same_order
 from assay.errors import (
     AssayError,
     NotIndexable,
     OutputsError,
-    SystemUnderTestError,
     UnusualLineBreaks,
 )
 
@@ -490,25 +489,12 @@ _TOO_LARGE = f"file is over {MAX_DATASET_BYTES} bytes, the most read whole"
 
 
 def _line_problem(value: object, number: int, path: Path) -> OutputsError:
-    """What the whole-file reader says of a line :func:`_entry` refused."""
-    if not isinstance(value, Mapping):
-        return OutputsError(
-            f"line {number} must be an object with 'id' and 'output'", file=str(path)
-        )
-    sample_id = value.get("id")
-    if isinstance(sample_id, bool) or not isinstance(sample_id, (str, int)) or str(sample_id) == "":
-        return OutputsError(
-            f"line {number} needs a non-empty string 'id'", file=str(path), field="id"
-        )
+    """What the whole-file reader says of a line :func:`_entry` refused (its own check); a line
+    it takes (a conversation's replies) is one only the whole-file reader reads."""
     try:
-        coerce_output({key: item for key, item in value.items() if key != "id"})
-    except SystemUnderTestError as exc:
-        return OutputsError(
-            str(exc).replace("returned", "saved output is", 1),
-            file=str(path),
-            sample=str(sample_id),
-            field=exc.field or "output",
-        )
+        check_jsonl_entry(value, number, path)
+    except OutputsError as exc:
+        return exc
     return OutputsError(
         f"line {number}: {_TOO_LARGE}; a conversation is read whole", file=str(path)
     )

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assay.data.results import DEFAULT_THRESHOLD, passes
 from assay.report.model import Bucket, Interval
 
 if TYPE_CHECKING:  # numpy loads where first used: a run's first requests do not wait for it
@@ -142,17 +141,3 @@ def t_interval(n: int, mean: float, spread: float, confidence: float = 0.95) -> 
     """:func:`mean_interval` from the count, mean and sample standard deviation (n >= 2)."""
     half = t_quantile(n - 1, 0.5 + confidence / 2) * spread / math.sqrt(n)
     return Interval(low=max(0.0, mean - half), high=min(1.0, mean + half), confidence=confidence)
-
-
-def pass_interval(values: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> Interval | None:
-    if values.size == 0:
-        return None
-    return wilson_interval(int(passes(values, threshold).sum()), int(values.size))
-
-
-def mean_or_none(values: np.ndarray) -> float | None:
-    return float(values.mean()) if values.size else None
-
-
-def pass_rate_of(values: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> float | None:
-    return float(passes(values, threshold).mean()) if values.size else None
