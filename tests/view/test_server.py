@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import http.client
 import json
 import re
@@ -52,6 +53,26 @@ def test_run_page_has_every_row_and_the_metric_intervals(server, runs):
     low, high = exact["mean_ci"]["low"], exact["mean_ci"]["high"]
     assert f"[{low:.3f}, {high:.3f}]" in body
     assert body.count('class="histogram"') == len(report["metrics"])
+
+
+def test_failing_rows_show_what_the_report_shows_for_a_ranking(server, runs):
+    """A retrieval row's answer is the ranking it scored and its reason names the rank, as in
+    the run's own report (the viewer rebuilds both from the saved outputs file)."""
+    report = runs.reports[runs.first]
+    wanted = next(
+        r
+        for r in report["failing_rows"]
+        if r["sample_id"] == "rag-warranty" and r["metric"] == "retrieval-hit-at-k"
+    )
+    _, body, _ = get(server, f"/run/{runs.first}")
+    table = body.split('class="failing"', 1)[1].split("</table>", 1)[0]
+    row = next(
+        cells
+        for cells in re.findall(r"<tr>(.*?)</tr>", table, re.S)
+        if "rag-warranty" in cells and "retrieval-hit-at-k" in cells
+    )
+    assert html.escape(wanted["reason"], quote=False) in row
+    assert html.escape(wanted["actual"], quote=False)[:120] in row
 
 
 def test_sample_api_gives_input_expected_actual_and_scores(server, runs):

@@ -247,8 +247,15 @@ class _RowTexts:
         if output is None or output.retrieved is None or not metric.startswith("retrieval-"):
             return self._plain
         if self._ranked is None:
-            ranking = ", ".join(
-                f"{rank}. {doc}" for rank, doc in enumerate(output.retrieved.ids, 1)
-            )
-            self._ranked = {**self._plain, "actual": truncate("ranking: " + ranking, self._limit)}
+            ranking = truncate(actual_text(output, metric), self._limit)
+            self._ranked = {**self._plain, "actual": ranking}
         return self._ranked
+
+
+def actual_text(output: Output, metric: str) -> str:
+    """What a failing row shows as the answer ``metric`` scored: a retrieval metric's is the
+    ranking (``ranking: 1. doc, 2. doc ...``), any other's the answer's text."""
+    if output.retrieved is None or not metric.startswith("retrieval-"):
+        return output.text
+    ranks = ", ".join(f"{rank}. {doc}" for rank, doc in enumerate(output.retrieved.ids, 1))
+    return "ranking: " + ranks

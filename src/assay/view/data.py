@@ -16,7 +16,7 @@ from typing import Any
 
 from assay.data.dataset import Dataset, Sample
 from assay.data.loading import load_dataset, load_outputs
-from assay.data.outputs import Output
+from assay.data.outputs import Output, coerce_output
 from assay.engine.rebuild import report_from_store
 from assay.errors import AssayError
 from assay.report.failing import REDACTED, redacted_report
@@ -132,17 +132,17 @@ class ViewData:
             return {}
         return outputs
 
-    def answer_texts(self, record: RunRecord) -> dict[str, str]:
-        """Sample id -> its (first) answer's text, for the sample table's text search."""
+    def first_outputs(self, record: RunRecord) -> dict[str, Output]:
+        """Sample id -> its (first) answer: the stored ones, else the saved-outputs file's (for
+        the failing rows' answers and reasons, and the sample table's text search)."""
         if self.redact:
             return {}
         with self._lock:
-            texts: dict[str, str] = {}
+            stored: dict[str, Output] = {}
             for sample_id, _, output in self.store.outputs(record.run_id):
-                texts.setdefault(sample_id, str(output.get("output", "")))
-        if texts:
-            return texts
-        return {key: output.text for key, output in self.saved_outputs(record).items()}
+                if sample_id not in stored:
+                    stored[sample_id] = _as_output(output)
+        return stored or self.saved_outputs(record)
 
     def answers(self, record: RunRecord, sample_id: str) -> dict[int, dict[str, Any]]:
         """A sample's answers by repetition: stored ones, else the saved-outputs file's."""
@@ -155,6 +155,14 @@ class ViewData:
         saved = self.saved_outputs(record).get(sample_id)
         repetitions = int(record.config.get("repetitions", 1))
         return {} if saved is None else dict.fromkeys(range(repetitions), saved.to_json())
+
+
+def _as_output(stored: dict[str, Any]) -> Output:
+    """A stored answer as an Output; one that no longer reads as one keeps its text only."""
+    try:
+        return coerce_output(stored)
+    except AssayError:
+        return Output(str(stored.get("output", "")))
 
 
 def sample_of(dataset: Dataset | None, sample_id: str) -> Sample | None:

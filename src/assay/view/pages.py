@@ -34,7 +34,7 @@ def index(data: ViewData) -> str:
 def run(data: ViewData, run_id: str) -> str:
     view = data.run(run_id)
     dataset, note = data.dataset(view.record)
-    return run_page(view, dataset, note, data.answer_texts(view.record))
+    return run_page(view, dataset, note, data.first_outputs(view.record))
 
 
 def compare(data: ViewData, reference_id: str, current_id: str) -> str:

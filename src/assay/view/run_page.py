@@ -7,6 +7,7 @@ from typing import Any
 
 from assay.data.dataset import Dataset
 from assay.data.outputs import Output
+from assay.report.failing import actual_text
 from assay.report.html_parts import histogram_svg
 from assay.report.judge_sections import judge_html
 from assay.report.model import FailingRow, Report, Row
@@ -101,10 +102,16 @@ def _answer(text: str | None) -> str:
     return '<em class="meta">(empty answer)</em>' if not text.strip() else e(text[:120])
 
 
+def _actual(answers: dict[str, Output], row: FailingRow) -> str | None:
+    """The answer the row's metric scored, as the report's failing rows show it."""
+    output = answers.get(row.sample_id)
+    return None if output is None else actual_text(output, row.metric)
+
+
 FAILING_SHOWN = 50  # failing rows listed under the verdict (the sample table has every row)
 
 
-def _reason(report: Report, row: FailingRow, dataset: Dataset | None, answer: str | None) -> str:
+def _reason(report: Report, row: FailingRow, dataset: Dataset | None, answer: Output | None) -> str:
     """The row's reason, rebuilt with the dataset's expected text and the stored answer when the
     viewer has them (a report read back from the store keeps no texts)."""
     sample = sample_of(dataset, row.sample_id)
@@ -117,12 +124,10 @@ def _reason(report: Report, row: FailingRow, dataset: Dataset | None, answer: st
     if score is None or sample is None:
         return row.reason
     expected = sample.expected_output
-    return failing_reason(
-        row.metric, row.score, row.threshold, score.details, expected, Output(answer)
-    )
+    return failing_reason(row.metric, row.score, row.threshold, score.details, expected, answer)
 
 
-def _failing(report: Report, dataset: Dataset | None, answers: dict[str, str]) -> str:
+def _failing(report: Report, dataset: Dataset | None, answers: dict[str, Output]) -> str:
     """The failing rows under the verdict, each with its metric's reason."""
     rows = report.failing_rows
     if not rows:
@@ -134,7 +139,7 @@ def _failing(report: Report, dataset: Dataset | None, answers: dict[str, str]) -
             f'<span class="status-{r.status}">{r.status}</span>',
             "—" if r.score is None else f"{r.score:.3f}",
             e(_reason(report, r, dataset, answers.get(r.sample_id))),
-            _answer(r.actual if r.actual is not None else answers.get(r.sample_id)),
+            _answer(r.actual if r.actual is not None else _actual(answers, r)),
         ]
         for r in rows[:FAILING_SHOWN]
     ]
@@ -146,7 +151,7 @@ def _failing(report: Report, dataset: Dataset | None, answers: dict[str, str]) -
     return title + table(head, cells, left=6, attrs='class="failing"') + tail
 
 
-def _search_text(row: Row, dataset: Dataset | None, answers: dict[str, str]) -> str:
+def _search_text(row: Row, dataset: Dataset | None, answers: dict[str, Output]) -> str:
     parts = [row.id, " ".join(row.tags), " ".join(row.errors.values())]
     sample = sample_of(dataset, row.id)
     if sample is not None:
@@ -154,7 +159,8 @@ def _search_text(row: Row, dataset: Dataset | None, answers: dict[str, str]) -> 
             json.dumps(sample.input, ensure_ascii=False),
             json.dumps(sample.expected_output, ensure_ascii=False, default=str),
         ]
-    parts.append(answers.get(row.id, ""))
+    answer = answers.get(row.id)
+    parts.append("" if answer is None else answer.text)
     return " ".join(parts).lower()[:SEARCH_CHARS]
 
 
@@ -207,7 +213,7 @@ def _filters(report: Report) -> str:
     )
 
 
-def _samples(data_answers: dict[str, str], dataset: Dataset | None, view: RunView) -> str:
+def _samples(data_answers: dict[str, Output], dataset: Dataset | None, view: RunView) -> str:
     report = view.report
     metrics = [m.name for m in report.metrics]
     shown = report.rows[:MAX_ROWS]
@@ -228,7 +234,7 @@ def _samples(data_answers: dict[str, str], dataset: Dataset | None, view: RunVie
 
 
 def run_page(
-    view: RunView, dataset: Dataset | None, note: str | None, answers: dict[str, str]
+    view: RunView, dataset: Dataset | None, note: str | None, answers: dict[str, Output]
 ) -> str:
     report, record = view.report, view.record
     target = report.run.system_under_test
