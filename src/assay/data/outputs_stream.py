@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from assay.data.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
 from assay.data.json_items import ItemScan, SpanReader, parse_item
-from assay.data.jsonl_lines import BLOCK, LineReader, first_offset, iter_entries
+from assay.data.jsonl_lines import LineReader, first_offset, iter_entries
 from assay.data.outputs import Output, check_jsonl_entry, coerce_output, parse_retrieved
 from assay.data.spill_log import SpillLog, duplicate_hash, has_duplicates, same_order
 from assay.errors import (
@@ -237,18 +237,15 @@ class KeptOutputs(IndexedOutputs):
 
 
 def _keeping(path: Path) -> dict[str, Output] | None:
-    """An empty dict to keep a file's outputs in, or None when they would not fit the budget
-    (the file's size plus ENTRY_COST a line): then none are built beyond what checking needs.
-    A file that passes this estimate and still outgrows the budget drops what it kept."""
+    """An empty dict to keep a file's outputs in, or None when the file alone is over the
+    budget: then none are built beyond what checking needs. The reader counts each line's
+    bytes plus ENTRY_COST against the budget and drops what it kept once it is spent (no
+    pass over the file beforehand to count its lines)."""
     try:
         size = path.stat().st_size
-        if size > KEEP_BUDGET:
-            return None
-        with path.open("rb") as handle:
-            lines = sum(block.count(b"\n") for block in iter(lambda: handle.read(BLOCK), b""))
     except OSError:
         return None
-    return {} if size + lines * ENTRY_COST <= KEEP_BUDGET else None
+    return {} if size <= KEEP_BUDGET else None
 
 
 def _sorted_index(hashes: Any, locators: Any) -> tuple[Any, Any] | None:
@@ -303,7 +300,7 @@ class JsonlOutputs(IndexedOutputs):
                 sample_id, output = _entry(value)
                 hashes.append(hash(sample_id))
                 kept[sample_id] = output
-                budget -= len(line) + ENTRY_COST
+                budget -= len(line) + 1 + ENTRY_COST  # the line, its break, its output
                 if budget < 0:
                     kept = None
         except (UnusualLineBreaks, UnicodeDecodeError, AssayError, ValueError, OSError):
