@@ -15,6 +15,7 @@ import pydantic_core
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from assay.data.executions import DetailRows
 from assay.data.results import (
     SUT_STAGE,
     ExecutionResult,
@@ -25,7 +26,7 @@ from assay.data.results import (
     threshold_for,
 )
 from assay.report.model import Row
-from assay.store.schema import encode_plain_rows
+from assay.store.schema import encode_plain_rows, encode_scored_columns
 
 _text = st.text(max_size=12)
 _leaf = st.one_of(
@@ -165,3 +166,56 @@ def test_rows_built_from_plain_columns_are_each_rows_document(
         result = ExecutionResult(ids[index], repetitions[index], scores)
         assert row == row_document(result, tags[index], hashes[index], METRICS, thresholds)
     assert encode_plain_rows(rows) == [pydantic_core.to_json(row) for row in rows]
+
+
+_cell_text = st.one_of(
+    st.text(max_size=8), st.sampled_from(["a,b", "%s", '"q"', "%b,%%", "\u2028"])
+)
+
+
+@st.composite
+def _detail_column_set(draw: st.DrawFn, size: int) -> DetailRows | list[dict[str, Any]]:
+    """A metric's details over ``size`` rows: columns of one scalar kind each (DetailRows),
+    or a dict per row with keys that differ from row to row."""
+    if draw(st.booleans()):
+        return [draw(_plain_details) for _ in range(size)]
+    keys = draw(st.lists(_cell_text, unique=True, max_size=3))
+    kinds = [st.none(), st.booleans(), st.integers(-(2**70), 2**70), _cell_text]
+    columns = []
+    for _ in keys:
+        kind = draw(
+            st.sampled_from(
+                [*kinds, st.floats(-1e16, 1e16, exclude_min=True, exclude_max=True), _scalar]
+            )
+        )
+        columns.append([draw(kind) for _ in range(size)])
+    return DetailRows(keys, columns, size)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), size=st.integers(0, 6), count=st.integers(0, 3))
+def test_rows_encoded_from_columns_are_pydantic_cores_bytes(
+    data: st.DataObject, size: int, count: int
+) -> None:
+    """encode_scored_columns writes the bytes pydantic-core writes for scored_rows' rows (the
+    stored rows a report copies as they are), from columns of any scalars: strings with commas,
+    quotes and percent signs, integers past 64 bits, floats, ids and tags of any text."""
+    names = data.draw(st.lists(_cell_text, unique=True, min_size=count, max_size=count))
+    names = [name.replace("%", "%%") if data.draw(st.booleans()) else name for name in names]
+    ids = data.draw(st.lists(_cell_text, min_size=size, max_size=size))
+    repetitions = data.draw(st.lists(st.integers(0, 9), min_size=size, max_size=size))
+    tags = data.draw(st.lists(st.lists(_cell_text, max_size=2), min_size=size, max_size=size))
+    hashes = data.draw(st.lists(_cell_text, min_size=size, max_size=size))
+    spec = [
+        (
+            name,
+            data.draw(st.floats(0.0, 1.0)),
+            data.draw(st.lists(st.floats(0.0, 1.0), min_size=size, max_size=size)),
+            data.draw(_detail_column_set(size)),
+        )
+        for name in names
+    ]
+    expected = [
+        pydantic_core.to_json(row) for row in scored_rows(ids, repetitions, tags, hashes, spec)
+    ]
+    assert encode_scored_columns(ids, repetitions, tags, hashes, spec) == expected

@@ -66,6 +66,42 @@ class MetricColumn:
         return cls(np.asarray(rows, dtype=np.intp), values, np.zeros(len(values), dtype=np.bool_))
 
 
+class DetailRows(Sequence[dict[str, Any]]):
+    """Rows' details kept as the metric's batch gave them, a column per key (every row has
+    every key): a row's dict is built only when it is read (a failing row's reason), and the
+    store encodes the rows from the columns (:func:`assay.store.schema.encode_scored_columns`).
+    """
+
+    __slots__ = ("columns", "keys", "size")
+
+    def __init__(self, keys: list[str], columns: list[Sequence[Any]], size: int) -> None:
+        self.keys = keys
+        self.columns = columns
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        if not -self.size <= index < self.size:
+            raise IndexError(index)
+        return {key: column[index] for key, column in zip(self.keys, self.columns)}
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        keys = self.keys
+        if not keys:
+            return ({} for _ in range(self.size))
+        return (dict(zip(keys, row)) for row in zip(*self.columns))
+
+
 @dataclass(frozen=True, slots=True)
 class PlainScores:
     """One metric's outcomes over the rows it scored, every one a value in [0, 1] with plain
@@ -73,7 +109,7 @@ class PlainScores:
     :func:`assay.engine.scoring.score_plain`): no result object per row."""
 
     values: list[float]
-    details: list[dict[str, Any]]
+    details: Sequence[dict[str, Any]]  # a list, or DetailRows (the batch's columns)
 
 
 Outcomes = PlainScores | list[ScoreResult]

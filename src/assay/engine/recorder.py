@@ -25,12 +25,11 @@ from assay.data.results import (
     Thresholds,
     row_document,
     row_documents,
-    scored_rows,
     threshold_for,
 )
 from assay.engine.resume_check import content_hash
 from assay.store.runs import RunStore
-from assay.store.schema import StoredExecution, encode_json, encode_plain_rows
+from assay.store.schema import StoredExecution, encode_json, encode_scored_columns
 
 if TYPE_CHECKING:
     import numpy as np
@@ -256,7 +255,7 @@ class Recorder:
             )
             for name in self.metric_names
         ]
-        return encode_plain_rows(scored_rows(ids, repetitions, tags, hashes, columns))
+        return encode_scored_columns(ids, repetitions, tags, hashes, columns)
 
     def _stored(
         self,

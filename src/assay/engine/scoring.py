@@ -14,7 +14,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from assay.data.dataset import Sample
-from assay.data.executions import Execution, MetricColumn, Outcomes, PlainScores, ResultChunk
+from assay.data.executions import (
+    DetailRows,
+    Execution,
+    MetricColumn,
+    Outcomes,
+    PlainScores,
+    ResultChunk,
+)
 from assay.data.outputs import Output
 from assay.data.results import ScoreResult
 from assay.errors import AssayError, MetricError
@@ -82,14 +89,16 @@ def score_plain(
         return [score_sync(metric, s, o) for s, o in zip(samples, outputs)]
     details = _column_details(column, len(values))
     if not column.errors and _all_plain(details) and all(0.0 <= v <= 1.0 for v in values):
-        return PlainScores(
-            values, cast("list[dict[str, Any]]", details)
-        )  # none errs or needs a check
+        plain = cast("Sequence[dict[str, Any]]", details)  # none errs or needs a check
+        return PlainScores(values, plain)
     return _checked_rows(metric, column, values, details)
 
 
 def _checked_rows(
-    metric: Metric, column: ScoreColumn, values: list[float], details: list[dict[str, Any] | None]
+    metric: Metric,
+    column: ScoreColumn,
+    values: list[float],
+    details: Sequence[dict[str, Any] | None],
 ) -> list[ScoreResult]:
     """Each row of a column with its error, range and details checks (see score_column)."""
     results = []
@@ -114,12 +123,13 @@ def _checked_rows(
 _SAFE_TYPES = frozenset({str, int, bool, type(None)})
 
 
-def _all_plain(details: list[dict[str, Any] | None]) -> bool:
+def _all_plain(details: Sequence[dict[str, Any] | None]) -> bool:
     """Whether every row's details were built without needing a check (see _column_details)."""
-    return not details or details[0] is not None  # built for all rows or for none
+    # built for all rows or for none
+    return type(details) is DetailRows or not details or details[0] is not None
 
 
-def _column_details(column: ScoreColumn, size: int) -> list[dict[str, Any] | None]:
+def _column_details(column: ScoreColumn, size: int) -> Sequence[dict[str, Any] | None]:
     """Rows' details built in one pass where every column is plain JSON (None: check the row).
 
     A details column of strings, integers, booleans, None and finite floats cannot fail
@@ -139,10 +149,7 @@ def _column_details(column: ScoreColumn, size: int) -> list[dict[str, Any] | Non
             {k: c[i] for k, c, missing in zip(keys, columns, gone) if i not in missing}
             for i in range(size)
         ]
-    if len(keys) == 1:
-        key = keys[0]
-        return [{key: value} for value in columns[0]]
-    return [dict(zip(keys, row)) for row in zip(*columns)] if keys else [{} for _ in range(size)]
+    return DetailRows(keys, columns, size)  # a row's dict is built when it is read
 
 
 def _plain_column(values: Sequence[Any]) -> bool:
