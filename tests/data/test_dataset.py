@@ -162,6 +162,30 @@ def test_row_hash_is_the_sha256_of_the_stdlib_encoding(input_: object, expected:
     assert row_hash(input_, expected) == wanted
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    metadata=st.dictionaries(st.text(max_size=5), st.one_of(_flat_json, _any_json), max_size=4),
+    tags=st.one_of(st.none(), st.lists(st.text(max_size=4), max_size=2)),
+)
+def test_content_hash_is_the_sha256_of_the_stdlib_encoding(
+    metadata: dict[str, object], tags: list[str] | None
+) -> None:
+    """A resume's content hash: the row hash, then the metadata (tags aside) as json.dumps
+    writes it, surrogates passed through; the orjson path must give the same bytes."""
+    from assay.data.dataset import Sample
+    from assay.engine.resume_check import content_hash
+
+    given_metadata = {**metadata, **({"tags": tags} if tags is not None else {})}
+    sample = Sample(id="s", input={"q": "x"}, expected_output="y", metadata=given_metadata)
+    rest = {key: value for key, value in given_metadata.items() if key != "tags"}
+    if not rest:
+        assert content_hash(sample) == "h2:" + sample.row_hash[:32]
+        return
+    text = json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    digest = hashlib.sha256((sample.row_hash + text).encode("utf-8", "surrogatepass"))
+    assert content_hash(sample) == "h2:" + digest.hexdigest()[:32]
+
+
 _raw_tags = st.one_of(
     st.none(),
     st.text(max_size=3),

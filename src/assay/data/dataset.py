@@ -350,20 +350,29 @@ def canonical_json(value: object) -> str:
 def row_hash(input_: object, expected: object) -> str:
     """SHA-256 (hex) of the canonical JSON of ``{"input": ..., "expected": ...}``."""
     value = {"input": input_, "expected": expected}
-    if _flat(input_) and _flat(expected):
+    return hashlib.sha256(
+        canonical_bytes(value, flat=flat_values(input_) and flat_values(expected))
+    ).hexdigest()
+
+
+def canonical_bytes(value: object, *, flat: bool, errors: str = "strict") -> bytes:
+    """:func:`canonical_json` of ``value`` in UTF-8 (``errors`` as ``str.encode`` takes it);
+    written by orjson, about 3x faster, when ``flat`` says its leaves are what orjson writes
+    exactly as canonical_json does (see :func:`flat_values`)."""
+    if flat:
         import orjson  # here, not at import: a judge run's first request does not wait for it
 
         try:  # the same bytes as canonical_json for strings, small integers, booleans, null
-            return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
         except TypeError:  # a key that is not a string, an integer past 64 bits, a surrogate
             pass
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    return canonical_json(value).encode("utf-8", errors)
 
 
 _FLAT_TYPES = frozenset({str, int, bool, type(None)})
 
 
-def _flat(value: Any) -> bool:
+def flat_values(value: Any) -> bool:
     """Whether ``value`` is a JSON scalar other than a float, or a dict of them: what orjson
     writes exactly as :func:`canonical_json` does (floats, subclasses and other types it may
     write differently: 1e-05 against 0.00001, an enum's value against its ``str``)."""

@@ -16,7 +16,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 
-from assay.data.dataset import Dataset, Sample, canonical_json
+from assay.data.dataset import Dataset, Sample, canonical_bytes, flat_values
 from assay.errors import UsageError
 from assay.store.runs import RunStore
 from assay.store.sample_hashes import forget, save_hashes, stored_hashes
@@ -50,8 +50,8 @@ def content_hash(sample: Sample) -> str:
     if not metadata or (len(metadata) == 1 and "tags" in metadata):
         return _CONTENT_SCHEME + sample.row_hash[:32]
     rest = {key: value for key, value in metadata.items() if key != "tags"}
-    text = sample.row_hash + canonical_json(rest)
-    return _CONTENT_SCHEME + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    text = canonical_bytes(rest, flat=flat_values(rest), errors="surrogatepass")
+    return _CONTENT_SCHEME + hashlib.sha256(sample.row_hash.encode() + text).hexdigest()[:32]
 
 
 def _whole_sample_hash(sample: Sample) -> str:
