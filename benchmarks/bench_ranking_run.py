@@ -9,7 +9,10 @@ Each round runs, each in a fresh interpreter and interleaved:
   -m retrieval-mrr -m retrieval-ndcg-at-k -f json -o report.json --store runs.db -q``;
 - pytrec_eval: read both files with the stdlib's ``json``, build its qrels and run dicts
   (a score per rank), evaluate success@10, recall@10, recip_rank and ndcg_cut@10 (the child
-  imports nothing else: this script's own imports are the standard library's);
+  imports nothing else: this script's own imports are the standard library's), run as a user
+  runs it; and once more with ``OPENBLAS_THREAD_TIMEOUT=4``, the setting the ``assay``
+  command makes for itself (numpy's idle OpenBLAS workers sleep at once instead of polling
+  ~0.1 s each), to show how much of assay's margin that setting is;
 - the plain loop: read both files the same way and call assay's four metrics' ``score()`` on
   each (sample, output) pair, with no runner, store or report (the floor of a harness that
   uses these metrics).
@@ -35,6 +38,7 @@ from bench_saved_outputs import child_env, measure
 from timing import compile_package
 
 K = 10
+BLAS_TIMEOUT_ENV = "OPENBLAS_THREAD_TIMEOUT"  # what the assay command sets for itself
 METRICS = ("retrieval-hit-at-k", "retrieval-recall-at-k", "retrieval-mrr", "retrieval-ndcg-at-k")
 TREC = {
     "retrieval-hit-at-k": f"success_{K}",
@@ -160,8 +164,12 @@ def race_rounds(
     directory: Path, dataset: Path, outputs: Path, rounds: int, baseline: Path | None
 ) -> None:
     """Interleaved rounds of the commands; medians and per-round ratios."""
-    env = child_env()
-    envs = {"assay run": env, "pytrec_eval": env, "plain loop": env}
+    env = {k: v for k, v in child_env().items() if k != BLAS_TIMEOUT_ENV}
+    # "pytrec_eval, idle BLAS asleep": the reference with the setting the assay command makes
+    # for itself (assay.cli.let_idle_blas_threads_sleep), to show what assay's margin owes it
+    asleep = {**env, BLAS_TIMEOUT_ENV: "4"}
+    envs = {"assay run": env, "pytrec_eval": env, "pytrec_eval, BLAS asleep": asleep}
+    envs["plain loop"] = env
     if baseline is not None:
         envs["baseline run"] = {**env, "PYTHONPATH": str(baseline.resolve())}
     seen: dict[str, list[tuple[float, float, float]]] = {name: [] for name in envs}
@@ -170,7 +178,7 @@ def race_rounds(
             if name.endswith(" run"):
                 command = assay_command(dataset, outputs, directory)
             else:
-                flag = "--trec" if name == "pytrec_eval" else "--loop"
+                flag = "--trec" if name.startswith("pytrec_eval") else "--loop"
                 command = [sys.executable, __file__, flag, str(dataset), str(outputs)]
             wall, cpu, peak, code, tail = measure(command, child)
             if code not in (0, 1):
@@ -180,7 +188,7 @@ def race_rounds(
         wall = statistics.median(r[0] for r in rows)
         cpu = statistics.median(r[1] for r in rows)
         peak = max(r[2] for r in rows)
-        print(f"  {name:12s} median of {rounds}: {cpu:.3f} s CPU, {wall:.3f} s wall, {peak:.0f} MB")
+        print(f"  {name:24s} median of {rounds}: {cpu:.3f} s CPU, {wall:.3f} s wall, {peak:.0f} MB")
     runs = [name for name in seen if name.endswith(" run")]
     for ours in runs:
         for name in [n for n in seen if n != ours and not (n in runs and ours != "assay run")]:
