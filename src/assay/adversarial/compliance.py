@@ -25,7 +25,11 @@ def blocks_of(dataset: Dataset) -> dict[str, dict[str, Any]]:
     keys = getattr(dataset.samples, "metadata_keys", None)  # a streamed dataset knows them
     if keys is not None and "adversarial" not in keys:
         return {}
-    found = ((s.id, adversarial_block(s.metadata)) for s in dataset.samples)
+    found = (
+        (s.id, adversarial_block(s.metadata))
+        for s in dataset.samples
+        if "adversarial" in s.metadata  # most samples: no call at all
+    )
     return {sid: block for sid, block in found if block is not None}
 
 

@@ -312,6 +312,9 @@ def tags_of(samples: Sequence[Sample]) -> list[list[str]]:
     found = []
     for sample in samples:
         raw = sample.metadata.get("tags")
+        if raw is None:  # most samples
+            found.append([])
+            continue
         key = (type(raw), tuple(raw) if type(raw) is list else raw)
         try:
             tags = normalised.get(key)

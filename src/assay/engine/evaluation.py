@@ -406,7 +406,7 @@ def _labels(dataset: Dataset) -> dict[str, Any]:
     seen = (  # a dataset left on disk saw its tags while checking it: no second read
         samples.tags
         if isinstance(samples, IndexedSamples)
-        else {tag for sample in samples for tag in sample.tags}
+        else {tag for sample in samples if "tags" in sample.metadata for tag in sample.tags}
     )
     tags = sorted(seen)[:MAX_LABELS]
     branch = current_branch()
