@@ -169,3 +169,22 @@ def test_a_bad_line_stops_the_run_before_any_row(
     assert ended.value.code == 2
     assert str(expected.value) in capsys.readouterr().err
     assert not store.exists()
+
+
+def test_a_jsonl_file_whose_first_block_misleads_drops_what_it_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The line count is estimated from the first block: long lines first, then many short
+    ones, pass the estimate and outgrow the budget while read; the outputs are then looked up
+    by offset, the same as read whole."""
+    rows = [{"id": f"long{i}", "output": "x" * 400} for i in range(4)]
+    rows += [{"id": f"s{i}", "output": "y"} for i in range(300)]
+    path = write_lines(tmp_path / "out.jsonl", rows)
+    monkeypatch.setattr(outputs_stream, "ESTIMATE_BLOCK", 1024)  # the long lines only
+    monkeypatch.setattr(outputs_stream, "KEEP_BUDGET", path.stat().st_size + 40 * 160)
+    assert outputs_stream._keeping(path) == {}  # the estimate says they fit
+    got = load_outputs(path)
+    assert type(got) is JsonlOutputs
+    expected = read_outputs(path)
+    assert list(got) == list(expected)
+    assert all(got[key] == expected[key] for key in expected)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 STREAM_MIN_BYTES = 8 * 1024 * 1024  # smaller files are simply loaded whole
 KEEP_BUDGET = 16 * 1024 * 1024  # bytes of lines (plus ENTRY_COST each) whose outputs are kept
 ENTRY_COST = 160  # about what an Output and its dict slot take beyond the line's own text
+ESTIMATE_BLOCK = 1 << 16  # bytes read to estimate a file's line count for the keep budget
 GUESS_SLACK = 64  # lookups stop trying the next line once it missed this many more than it hit
 
 
@@ -237,15 +238,20 @@ class KeptOutputs(IndexedOutputs):
 
 
 def _keeping(path: Path) -> dict[str, Output] | None:
-    """An empty dict to keep a file's outputs in, or None when the file alone is over the
-    budget: then none are built beyond what checking needs. The reader counts each line's
-    bytes plus ENTRY_COST against the budget and drops what it kept once it is spent (no
-    pass over the file beforehand to count its lines)."""
+    """An empty dict to keep a file's outputs in, or None when they would not fit the budget
+    (the file's size plus ENTRY_COST a line, the lines counted in its first block and the rest
+    estimated from it): then none are built beyond what checking needs. A file whose first
+    block misleads is caught by the reader's running budget, which drops what it kept."""
     try:
         size = path.stat().st_size
+        if size > KEEP_BUDGET:
+            return None
+        with path.open("rb") as handle:
+            head = handle.read(ESTIMATE_BLOCK)
     except OSError:
         return None
-    return {} if size <= KEEP_BUDGET else None
+    lines = head.count(b"\n") * size / max(1, len(head))
+    return {} if size + lines * ENTRY_COST <= KEEP_BUDGET else None
 
 
 def _sorted_index(hashes: Any, locators: Any) -> tuple[Any, Any] | None:
