@@ -309,7 +309,7 @@ def tags_of(samples: Sequence[Sample]) -> list[list[str]]:
     """Each sample's :attr:`Sample.tags`, each distinct ``metadata.tags`` list normalised once
     (a dataset has few distinct tag lists); every sample gets its own list."""
     normalised: dict[Any, list[str]] = {}
-    found = []
+    found: list[list[str]] = []
     for sample in samples:
         raw = sample.metadata.get("tags")
         if raw is None:  # most samples
