@@ -101,6 +101,14 @@ class DetailRows(Sequence[dict[str, Any]]):
             return ({} for _ in range(self.size))
         return (dict(zip(keys, row)) for row in zip(*self.columns))
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to a sequence of the same rows, as the list of dicts it stands for is."""
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(other) == self.size and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # a list's rows: unhashable, as a list is
+
 
 @dataclass(frozen=True, slots=True)
 class PlainScores:
