@@ -131,6 +131,13 @@ def over_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(module, "MAX_DATASET_BYTES", 10)
 
 
+def insert_line(path: Path, index: int, line: str) -> None:
+    """``line`` put into a JSONL file before its line ``index`` (0-based)."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines.insert(index, line + "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+
+
 DATASET_PROBLEMS = {
     "bad json": '{"id": "x", "input": {',
     "bad field": '{"id": "x", "input": 5, "expected_output": "a"}',
@@ -145,9 +152,7 @@ def test_a_dataset_over_the_limit_names_its_problem(
     tmp_path: Path, problem: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dataset_path, _ = _files(tmp_path, 120)
-    lines = dataset_path.read_text(encoding="utf-8").splitlines(keepends=True)
-    lines.insert(90, DATASET_PROBLEMS[problem] + "\n")
-    dataset_path.write_text("".join(lines), encoding="utf-8")
+    insert_line(dataset_path, 90, DATASET_PROBLEMS[problem])
     expected = _whole_file_error(read_dataset, dataset_path)
     over_the_limit(monkeypatch)
     with pytest.raises(DatasetError) as caught:
@@ -176,9 +181,7 @@ def test_outputs_over_the_limit_name_their_problem(
     tmp_path: Path, problem: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, outputs_path = _files(tmp_path, 120)
-    lines = outputs_path.read_text(encoding="utf-8").splitlines(keepends=True)
-    lines.insert(90, OUTPUT_PROBLEMS[problem] + "\n")
-    outputs_path.write_text("".join(lines), encoding="utf-8")
+    insert_line(outputs_path, 90, OUTPUT_PROBLEMS[problem])
     expected = _whole_file_error(read_outputs, outputs_path)
     over_the_limit(monkeypatch)
     with pytest.raises(OutputsError) as caught:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sqlite3
 import uuid
 from collections.abc import Iterator, Sequence
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.data.bounded import loads_json
 from assay.data.executions import DetailRows
-from assay.data.results import ExecutionResult, scored_rows
+from assay.data.results import ExecutionResult, passes, scored_rows
 from assay.errors import StoreError
 from assay.store.backend import Column, Connection, PgConnection, Table, create_tables
 from assay.store.backend import has_table as has_table
@@ -191,7 +192,7 @@ def encode_scored_columns(
     try:
         entries, verdicts = [], []
         for name, threshold, values, details in columns:
-            passed = [value >= threshold for value in values]  # passes(), inlined
+            passed = list(map(passes, values, itertools.repeat(threshold)))
             verdicts.append(passed)
             entries.append(_entry_bytes(_literal(name), values, passed, details))
         labels = [b"[]" if not labels else orjson.dumps(labels) for labels in tags]
@@ -242,9 +243,13 @@ def _scalar_bytes(values: Sequence[Any]) -> list[bytes]:
 
     if not values:
         return []
-    if str in set(map(type, values)):  # a string may hold a comma: one by one
-        return list(map(orjson.dumps, values))
-    return orjson.dumps(values)[1:-1].split(b",")
+    if set(map(type, values)) <= _COMMALESS:  # one call, cut at the commas between values
+        return orjson.dumps(values)[1:-1].split(b",")
+    return list(map(orjson.dumps, values))  # a string (or a subclass) may hold a comma
+
+
+_COMMALESS = frozenset({int, float, bool, type(None)})
+"""The JSON scalars whose written form never holds a comma."""
 
 
 # How a result stored as its report row starts (the row's first key); a full result document
