@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from assay.data.outputs import Output
+from assay.errors import MetricError
 
 _SHOWN = 60  # characters of a quoted text in a reason
 _LISTED = 5  # items of a list in a reason
@@ -66,11 +67,14 @@ def _trajectory(details: Mapping[str, Any], _e: Any, _o: Output | None) -> str |
 
 
 def _relevant(expected: object) -> list[str]:
-    if isinstance(expected, str):
-        return [expected]
-    if isinstance(expected, list):
-        return [str(e.get("id", e)) if isinstance(e, dict) else str(e) for e in expected]
-    return []
+    """The relevant ids (gain above zero) as the retrieval metrics read ``expected``: a list
+    of ids, an id -> gain map, or a JSON string of either; none when it is neither."""
+    from assay.metrics.relevance import parse_gains  # here: renderers load without metrics
+
+    try:
+        return [doc for doc, gain in parse_gains(expected).items() if gain > 0]
+    except MetricError:
+        return []
 
 
 def _retrieval(details: Mapping[str, Any], expected: object, output: Output | None) -> str | None:
@@ -194,7 +198,8 @@ def failing_reason(
 ) -> str:
     """One line: what the metric found, then ``(score 0.0000 < threshold 0.5)``."""
     measured = f"score {score:.4f} < threshold {threshold:g}"
-    if output is not None and not output.text.strip():
+    scored_ranking = metric.startswith("retrieval-") and output is not None and output.retrieved
+    if output is not None and not output.text.strip() and not scored_ranking:
         why = "empty answer"
         if isinstance(expected, str) and metric in _TEXT_METRICS:
             why += f"; expected {_quote(expected)}"  # (a diff against nothing says no more)
