@@ -76,13 +76,18 @@ def test_each_line_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     """Loading, the coverage check and every lookup parse each line once between them."""
     path = write_lines(tmp_path / "out.jsonl", ranking_rows(50))
     parsed: list[str] = []
-    real = documents.parse_jsonl_line
+    real, real_call = documents.parse_jsonl_line, documents.LineParser.__call__
 
     def counting(line: str, *args: Any) -> Any:
         parsed.append(line)
         return real(line, *args)
 
+    def counting_call(parser: documents.LineParser, line: str, number: int) -> Any:
+        parsed.append(line)
+        return real_call(parser, line, number)
+
     monkeypatch.setattr(outputs_stream, "parse_jsonl_line", counting)
+    monkeypatch.setattr(documents.LineParser, "__call__", counting_call)
     saved = load_outputs(path)
     samples = [Sample(id=f"q{i}", input={}, expected_output=None) for i in range(50)]
     assert same_ids(saved, samples)  # the coverage check of samples held in memory

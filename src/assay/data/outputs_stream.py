@@ -20,7 +20,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from assay.data.documents import MAX_DATASET_BYTES, parse_jsonl_line, parse_jsonl_lines
+from assay.data.documents import (
+    MAX_DATASET_BYTES,
+    LineParser,
+    parse_jsonl_line,
+    parse_jsonl_lines,
+)
 from assay.data.json_items import ItemScan, SpanReader, parse_item
 from assay.data.jsonl_lines import LineReader, first_offset, iter_entries
 from assay.data.outputs import Output, check_jsonl_entry, coerce_output, parse_retrieved
@@ -296,9 +301,10 @@ class JsonlOutputs(IndexedOutputs):
         offsets, hashes = SpillLog(), SpillLog()
         kept = _keeping(path)
         budget = KEEP_BUDGET
+        parse = LineParser(path, OutputsError)
         try:
             for number, offset, line in iter_entries(path, start):
-                value = parse_jsonl_line(line, number, path, OutputsError)
+                value = parse(line, number)
                 offsets.append(offset)
                 if kept is None:
                     hashes.append(hash(_entry_id(value)))
