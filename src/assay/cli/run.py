@@ -190,7 +190,7 @@ _SUMMARISED = 100_000  # larger runs are not re-aggregated for a listing: their 
 def _run_cells(store: "RunStore", record: "RunRecord") -> tuple[str, ...]:
     """One run's row: what ran, its counts and numbers, and the gate's verdict."""
     from assay.engine.rebuild import report_from_store
-    from assay.report.markdown import fmt
+    from assay.report.numbers import fmt
 
     target = record.config.get("system_under_test") or {}
     system = str(target.get("target") or target.get("kind") or "-")

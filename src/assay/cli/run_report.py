@@ -352,7 +352,7 @@ def _print_summary(
 ) -> None:
     """The run's line, the lane's notes and one verdict on stderr (the adversarial lane's
     --fail-on counts in it); --quiet keeps only why a gate failed."""
-    from assay.report.markdown import fmt
+    from assay.report.numbers import fmt
 
     # finished() records the lane's run (history) whatever is printed
     passed = gate_result.passed and not lane_failures

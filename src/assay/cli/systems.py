@@ -177,7 +177,7 @@ def run_systems(
         write(render(systems, fmt), path)
     failed = [name for name, report in named if not _passed(report) or report.run.halted]
     if not quiet:
-        from assay.report.markdown import fmt as number  # preloaded while the runs go
+        from assay.report.numbers import fmt as number  # preloaded while the runs go
 
         for name, report in named:
             s = report.summary

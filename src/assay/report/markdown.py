@@ -12,13 +12,10 @@ from assay.providers.pricing import format_usd
 from assay.report.compliance import markdown_lines
 from assay.report.judge_sections import judge_markdown
 from assay.report.model import ComparisonSummary, FailingRow, Report
+from assay.report.numbers import fmt
 from assay.report.verdict import gate_warnings, verdict_of
 
 _MAX_FAILURES = 200
-
-
-def fmt(value: float | None, digits: int = 4) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
 
 
 def cell(text: str) -> str:

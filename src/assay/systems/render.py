@@ -6,8 +6,9 @@ from collections.abc import Callable, Sequence
 
 from assay.report.comparison_model import Comparison, StatDelta
 from assay.report.html_parts import CSS, esc
-from assay.report.markdown import cell, fmt
+from assay.report.markdown import cell
 from assay.report.model import Interval, Report
+from assay.report.numbers import fmt
 from assay.systems.model import PairComparison, SystemsReport
 
 MAX_FLIPS = 50
