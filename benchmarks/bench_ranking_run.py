@@ -20,8 +20,9 @@ Each round runs, each in a fresh interpreter and interleaved:
 Before timing, the scores of the assay report are checked against pytrec_eval's (1e-9). The
 medians of the rounds' CPU (user + system, from the child's rusage) and wall times are printed,
 with the ratio of assay's CPU to each reference's taken round by round (medians of those), and
-the rounds in which each command used less CPU, with the 95 % Wilson interval of that share: a
-claim of "less CPU" needs the interval above one half (a median alone moves with the machine).
+the rounds in which that ratio was under 1, with the 95 % Wilson interval of that share: "less
+CPU" is supported only when the interval lies above one half (a median alone moves with the
+machine).
 ``--baseline SRC`` adds ``assay run`` from another checkout's ``src`` (before/after in one run).
 
     python benchmarks/bench_ranking_run.py [--queries 10000] [--rounds 5] [--baseline SRC]
@@ -37,7 +38,7 @@ import tempfile
 from pathlib import Path
 
 from bench_saved_outputs import child_env, measure
-from timing import compile_package
+from timing import compile_package, rounds_verdict
 
 K = 10
 BLAS_TIMEOUT_ENV = "OPENBLAS_THREAD_TIMEOUT"  # what the assay command sets for itself
@@ -199,25 +200,6 @@ def race_rounds(
                 f"  {ours} CPU / {name} CPU, per round: median {statistics.median(ratios):.2f} "
                 f"(rounds {', '.join(f'{r:.2f}' for r in ratios)}); {rounds_verdict(ratios)}"
             )
-
-
-def rounds_verdict(ratios: list[float]) -> str:
-    """How many rounds the first command used less CPU in, the 95 % Wilson interval of that
-    share, and what it supports: a median ratio moved by this machine's noise (rounds from
-    0.6 to 1.5 for the same two commands here) is not, alone, a claim."""
-    from assay.report.statistics import wilson_interval
-
-    wins = sum(ratio < 1.0 for ratio in ratios)
-    share = wilson_interval(wins, len(ratios))
-    low, high = share.low, share.high
-    finding = (
-        "less CPU: supported"
-        if low > 0.5
-        else "more CPU: supported"
-        if high < 0.5
-        else "no difference these rounds can resolve"
-    )
-    return f"less CPU in {wins} of {len(ratios)} rounds (95 % {low:.2f}-{high:.2f}): {finding}"
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from timing import compile_package
+from timing import compile_package, rounds_verdict
 
 METRICS = ("exact-match", "contains", "regex", "rouge-l")
 DISTINCT_ANSWERS = 256  # golden answers repeat, as order ids and policy phrases do
@@ -354,7 +354,8 @@ def print_summary(done: list[dict[str, float]], samples: int, report: Path) -> N
     print(
         f"plain-loop floor (stdlib json, Sample and Output, the four metrics' score(), a whole "
         f"process): {mid('plain_cpu'):.2f}s CPU; run CPU / plain-loop CPU, per round: median "
-        f"{statistics.median(ratios):.2f} (rounds {', '.join(f'{r:.2f}' for r in ratios)})"
+        f"{statistics.median(ratios):.2f} (rounds {', '.join(f'{r:.2f}' for r in ratios)}); "
+        f"{rounds_verdict(ratios, bound=1.2)}"
     )
     print(
         f"  of which fixed: a {FIXED_SAMPLES}-sample run's CPU beyond `assay --help` "

@@ -51,3 +51,20 @@ def race(
             finally:
                 gc.enable()
     return best
+
+
+def rounds_verdict(ratios: list[float], bound: float = 1.0) -> str:
+    """In how many rounds a CPU ratio was under ``bound``, the 95 % Wilson interval of that
+    share, and whether "under ``bound``" is supported (the interval above one half), refuted
+    (below it) or not resolved: a median ratio moved by this machine's noise (rounds from 0.6
+    to 1.5 for the same two commands here) is not, alone, a claim."""
+    from assay.report.statistics import wilson_interval
+
+    under = sum(ratio < bound for ratio in ratios)
+    share = wilson_interval(under, len(ratios))
+    low, high = share.low, share.high
+    finding = "supported" if low > 0.5 else "refuted" if high < 0.5 else "not resolved"
+    return (
+        f"under {bound:g}x in {under} of {len(ratios)} rounds (95 % {low:.2f}-{high:.2f}): "
+        f"{finding} by these rounds"
+    )
