@@ -87,8 +87,10 @@ def repeats_a_key(line: str) -> bool:
 @given(lines)
 def test_a_repeated_key_is_refused_whatever_the_line_holds(line: str) -> None:
     parse = LineParser(PATH, DatasetError)
-    kind, _ = outcome(parse, line, 1)
+    kind, value = outcome(parse, line, 1)
     assert (kind == "error") == repeats_a_key(line)
+    if kind == "value":  # and the value is the stdlib's reading of the line
+        assert same((kind, value), ("value", json.loads(line)))
 
 
 @pytest.mark.parametrize(

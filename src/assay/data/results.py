@@ -201,12 +201,16 @@ def row_documents(
     return [_row(r, labels, h, limits) for r, labels, h in zip(results, tags, row_hashes)]
 
 
+ScoredColumn = tuple[str, float, Sequence[float], Sequence[dict[str, Any]]]
+"""One metric's part of a clean chunk: its name, threshold, values and details, a row each."""
+
+
 def scored_rows(
     ids: Sequence[str],
     repetitions: Sequence[int],
     tags: Sequence[list[str]],
     row_hashes: Sequence[str],
-    columns: Sequence[tuple[str, float, Sequence[float], Sequence[dict[str, Any]]]],
+    columns: Sequence[ScoredColumn],
 ) -> list[dict[str, Any]]:
     """The rows :func:`row_document` gives for executions that every metric scored, built
     from each metric's name, threshold, values and details (one entry per row, in the

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.data.bounded import loads_json
 from assay.data.executions import DetailRows
-from assay.data.results import ExecutionResult, passes, scored_rows
+from assay.data.results import ExecutionResult, ScoredColumn, passes, scored_rows
 from assay.errors import StoreError
 from assay.store.backend import Column, Connection, PgConnection, Table, create_tables
 from assay.store.backend import has_table as has_table
@@ -176,7 +176,7 @@ def encode_scored_columns(
     repetitions: Sequence[int],
     tags: Sequence[list[str]],
     row_hashes: Sequence[str],
-    columns: Sequence[tuple[str, float, Sequence[float], Sequence[dict[str, Any]]]],
+    columns: Sequence[ScoredColumn],
 ) -> list[bytes]:
     """:func:`encode_plain_rows` of :func:`~assay.data.results.scored_rows`'s rows, byte for
     byte, written from the columns without building a dict per row, score or detail.
